@@ -1,0 +1,20 @@
+// Tuning knobs read from COHORT_* environment variables, all in this one place (README lists them).
+#pragma once
+
+#include <string>
+
+namespace cohort {
+
+struct EnvConfig {
+  // COHORT_LOG_LEVEL: trace, debug, info, warn, error, critical or off (default info).
+  std::string log_level = "info";
+  // COHORT_NUM_THREADS: worker threads for CPU kernels in all (default: hardware concurrency).
+  int num_threads = 0;
+  // COHORT_GPU_MEM_POOL: 1 caches freed GPU blocks for reuse, 0 frees them at once (default 1).
+  bool gpu_mem_pool = true;
+};
+
+// Read once, on first use; a malformed value throws naming the variable.
+const EnvConfig& Env();
+
+}  // namespace cohort

@@ -1,0 +1,23 @@
+// ThreadArena.
+#include "base/thread_arena.h"
+
+#include <algorithm>
+
+#include "base/env.h"
+#include "base/error.h"
+
+namespace cohort {
+
+ThreadArena::ThreadArena(int num_threads)
+    : num_threads_(num_threads > 0 ? num_threads : Env().num_threads), arena_(num_threads_) {}
+
+std::vector<int> SplitThreads(int total, int parts) {
+  COHORT_CHECK_GT(parts, 0) << "SplitThreads needs at least one device";
+  std::vector<int> out(parts, std::max(1, total / parts));
+  if (total > parts) {
+    for (int i = 0; i < total % parts; ++i) ++out[i];
+  }
+  return out;
+}
+
+}  // namespace cohort

@@ -1,0 +1,30 @@
+// The few CUDA runtime services that storage and copies need, behind a plain C++ interface:
+// device_api.cu implements them with CUDA; device_api_stub.cc, in builds without CUDA, reports
+// no GPUs and throws a clear error from everything that would need one.
+#pragma once
+
+#include <cstddef>
+
+#include "base/context.h"
+
+namespace cohort::device {
+
+// Whether this build has CUDA support compiled in.
+bool BuiltWithCuda();
+// Number of GPUs visible to this process: 0 without CUDA, without a driver, or without a GPU.
+int Count();
+
+// Raw device memory on GPU `device`; nullptr when the device is out of memory.
+void* Malloc(int device, size_t bytes);
+void Free(int device, void* ptr);
+// Page-locked host memory; throws when it cannot be had.
+void* MallocPinned(size_t bytes);
+void FreePinned(void* ptr);
+
+// Copies `bytes` from src on src_ctx to dst on dst_ctx (any pair of host and GPU contexts) and
+// returns when the copy is complete.
+void Copy(void* dst, Context dst_ctx, const void* src, Context src_ctx, size_t bytes);
+// Writes `count` copies of the `elem_size`-byte pattern (1, 2, 4 or 8 bytes) to dst on GPU.
+void Fill(void* dst, int device, const void* pattern, size_t elem_size, size_t count);
+
+}  // namespace cohort::device

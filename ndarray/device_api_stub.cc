@@ -1,0 +1,25 @@
+// device_api for builds without CUDA: no GPUs, and a clear error from anything that needs one.
+#include "base/error.h"
+#include "ndarray/device_api.h"
+
+namespace cohort::device {
+namespace {
+
+[[noreturn]] void NoCuda(const char* what) {
+  throw Error(std::string(what) + " needs a GPU, but Cohort was built without CUDA "
+                                  "(configure on a machine with nvcc to enable COHORT_CUDA)",
+              __FILE__, __LINE__);
+}
+
+}  // namespace
+
+bool BuiltWithCuda() { return false; }
+int Count() { return 0; }
+void* Malloc(int, size_t) { NoCuda("GPU memory"); }
+void Free(int, void*) { NoCuda("GPU memory"); }
+void* MallocPinned(size_t) { NoCuda("pinned host memory"); }
+void FreePinned(void*) { NoCuda("pinned host memory"); }
+void Copy(void*, Context, const void*, Context, size_t) { NoCuda("a copy to or from a GPU"); }
+void Fill(void*, int, const void*, size_t, size_t) { NoCuda("filling a GPU array"); }
+
+}  // namespace cohort::device

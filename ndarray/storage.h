@@ -1,0 +1,45 @@
+// Storage: one block of memory on one context, freed (or returned to its pool) when dropped.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "base/context.h"
+
+namespace cohort {
+
+// Host memory is 64-byte aligned (cache lines, AVX-512 loads); pinned host memory comes from
+// cudaHostAlloc; GPU memory from the device's caching pool (Note [Caching device allocator]).
+// NDArrays share a Storage through std::shared_ptr: views keep the block alive.
+class Storage {
+ public:
+  static constexpr size_t kHostAlignment = 64;
+
+  // A block of `bytes` on ctx; zero bytes gives a valid Storage with a null data pointer.
+  static std::shared_ptr<Storage> Alloc(size_t bytes, Context ctx);
+
+  // Only Alloc makes a Storage (the key is private); public so make_shared can call it.
+  struct Key {
+   private:
+    Key() = default;
+    friend class Storage;
+  };
+  Storage(Key, void* data, size_t size, Context ctx) : data_(data), size_(size), ctx_(ctx) {}
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  Context ctx() const { return ctx_; }
+
+ private:
+  void* data_;
+  size_t size_;
+  Context ctx_;
+};
+
+// Frees the GPU blocks cached by device `device`'s pool (no-op without CUDA).
+void ReleaseCachedDeviceMemory(int device);
+
+}  // namespace cohort

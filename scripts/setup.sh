@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package Cohort needs (only those missing, with one apt-get update) and
+# builds into build/ (Release, tests on). Safe to run again: it skips what is present and the
+# build is incremental.
+#   scripts/setup.sh [--no-build]
+# Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), CMAKE_ARGS (extra flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  cmake ninja-build g++ pkg-config ccache git
+  libtbb-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev libdnnl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libopenmpi-dev openmpi-bin
+  dataset-fashion-mnist
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+[[ "${1:-}" == "--no-build" ]] && exit 0
+
+build_dir=${BUILD_DIR:-build}
+# shellcheck disable=SC2086  # CMAKE_ARGS is a list of flags
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
+  -DCOHORT_BUILD_TESTS=ON ${CMAKE_ARGS:-}
+cmake --build "$build_dir" -j "$(nproc)"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# cohort-params against MXNet-written files: output lines, and exit codes 0, 1 and 2.
+set -u
+bin=$1 data=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # expect CODE PATTERN CMD...: exit code CODE and output matching PATTERN
+  local code=$1 pattern=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1)
+  local got=$?
+  if [[ $got -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $got (want $code), output:"
+    echo "$out"
+    echo "  (wanted /$pattern/)"
+    fail=1
+  else
+    echo "ok: $*"
+  fi
+}
+expect 0 $'^arg:fc1_bias\tfloat32\t\\(6,\\)\tmin=1\tmax=6\tmean=4$' "$bin" show "$data/checkpoint_v2.params"
+expect 0 $'^arg:big\tfloat32\t\\(10000,\\)\tmin=0\tmax=9999\tmean=4999.5$' "$bin" show "$data/checkpoint_v2.params"
+expect 0 $'^arg:bfloat16\tbfloat16\t\\(2,3\\)\tmin=-2.5\tmax=3\tmean=0.208333333$' "$bin" show "$data/all_dtypes_v2.params"
+expect 0 $'^scalar\tfloat32\t\\(\\)\tmin=42.5' "$bin" show "$data/numpy_v3.params"
+expect 0 $'^empty\tfloat32\t\\(2,0\\)\tmin=-' "$bin" show "$data/numpy_v3.params"
+expect 0 $'^#1\tint32\t\\(1,1\\)\tmin=7' "$bin" show "$data/list_v2.params"
+expect 0 $'^arg:fc1_weight\tmax_abs_diff=0$' "$bin" diff "$data/checkpoint_v2.params" "$data/checkpoint_v2.params"
+expect 1 'only in .*all_dtypes_v2.params: arg:float32' "$bin" diff "$data/all_dtypes_v2.params" "$data/checkpoint_v2.params"
+expect 2 "^cohort-params: cannot open '$tmp/none.params'" "$bin" show "$tmp/none.params"
+head -c 200 "$data/checkpoint_v2.params" > "$tmp/cut.params"
+expect 2 "^cohort-params: '$tmp/cut.params': array 1: file ends inside" "$bin" show "$tmp/cut.params"
+expect 2 "cannot open" "$bin" diff "$data/list_v2.params" "$tmp/none.params"
+expect 2 "" "$bin" frobnicate
+cp "$data/list_v2.params" "$tmp/changed.params"  # first array [1,2,3] -> [1,2,3.5]
+printf '\x00\x00\x60\x40' | dd of="$tmp/changed.params" bs=1 seek=64 conv=notrunc status=none
+expect 1 $'^#0\tmax_abs_diff=0.5\tEXCEEDS$' "$bin" diff "$data/list_v2.params" "$tmp/changed.params"
+expect 0 $'^#0\tmax_abs_diff=0.5$' "$bin" diff "$data/list_v2.params" "$tmp/changed.params" --tol 0.5
+echo "not params" > "$tmp/text.params"
+expect 2 "not an MXNet NDArray file" "$bin" show "$tmp/text.params"
+exit $fail
