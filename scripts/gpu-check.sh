@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Run ON THE GPU MACHINE, from the repository root, after scripts/fetch-gpu-deps.sh ran here and
+# .deps was carried there. That machine has nvcc, CMake, ninja and PyTorch (with NVIDIA's cuDNN and
+# NCCL wheels) but no Debian packages and no network, so this script:
+#   1. unpacks the carried .deb files into .deps/root (dpkg -x) and points CMake at them,
+#   2. finds cuDNN and NCCL (a system install, else PyTorch's nvidia-* wheels),
+#   3. builds Cohort with CUDA into build-gpu and runs every test (GPU tests included; the MPI
+#      tests need an mpirun, which is not carried, and are run on CPU machines instead),
+#   4. prints the GPU tests' results and a summary line.
+# Usage: scripts/gpu-check.sh [ctest -R regex]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+root=$top/.deps/root
+lib=$root/usr/lib/x86_64-linux-gnu
+
+[[ -d .deps/debs ]] || { echo "gpu-check: .deps/debs missing: run scripts/fetch-gpu-deps.sh first" >&2; exit 2; }
+if [[ ! -d $root ]]; then
+  mkdir -p "$root"
+  for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
+fi
+
+# cuDNN and NCCL: headers and unversioned library links in one prefix each.
+find_nvidia() {  # find_nvidia NAME HEADER LIB -> prints a prefix with include/ and lib/
+  local name=$1 header=$2 libname=$3 dir
+  for dir in /usr/local/cuda /usr /usr/local; do
+    if [[ -f $dir/include/$header ]] && ls "$dir"/lib*/lib"$libname".so* >/dev/null 2>&1; then
+      echo "$dir"; return
+    fi
+  done
+  dir=$(python3 -c "import nvidia.$name, os; print(os.path.dirname(nvidia.$name.__file__) if nvidia.$name.__file__ else list(nvidia.$name.__path__)[0])" 2>/dev/null) || return 1
+  local prefix=$top/.deps/$name
+  mkdir -p "$prefix/lib"
+  ln -sfn "$dir/include" "$prefix/include"
+  for so in "$dir"/lib/lib*.so.*; do
+    ln -sf "$so" "$prefix/lib/$(basename "$so")"
+    ln -sf "$so" "$prefix/lib/$(basename "$so" | sed 's/\.so\..*/.so/')"
+  done
+  echo "$prefix"
+}
+export CUDNN_ROOT=${CUDNN_ROOT:-$(find_nvidia cudnn cudnn.h cudnn)}
+export NCCL_ROOT=${NCCL_ROOT:-$(find_nvidia nccl nccl.h nccl || true)}
+echo "gpu-check: cuDNN from $CUDNN_ROOT, NCCL from ${NCCL_ROOT:-nowhere}"
+
+export PKG_CONFIG_SYSROOT_DIR=$root
+export PKG_CONFIG_PATH=$lib/openblas-pthread/pkgconfig:$lib/pkgconfig:$root/usr/share/pkgconfig
+export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread:$lib/openmpi/lib:$CUDNN_ROOT/lib:${NCCL_ROOT:+$NCCL_ROOT/lib:}${LD_LIBRARY_PATH:-}
+export CMAKE_POLICY_VERSION_MINIMUM=3.5  # CMake 4 refuses some Debian config files otherwise
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_TESTS=ON \
+  -DCMAKE_PREFIX_PATH="$root/usr" -DCOHORT_CUDA_ARCHS=90 \
+  -DMPI_C_HEADER_DIR="$lib/openmpi/include" -DMPI_C_LIB_NAMES=mpi \
+  -DMPI_mpi_LIBRARY="$lib/libmpi.so.40" -DMPIEXEC_EXECUTABLE=/bin/false
+cmake --build build-gpu -j "$(nproc)"
+
+status=0
+ctest --test-dir build-gpu --output-on-failure -j 8 -E mpi ${1:+-R "$1"} || status=$?
+echo "gpu-check: GPU tests"
+build-gpu/tests/ndarray/ndarray_test --gtest_filter='*Gpu*' --gtest_brief=1 || status=$?
+echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED)"
+exit $status
