@@ -117,12 +117,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string show_file, diff_a, diff_b;
   double tol = 0;
-  CLI::App* show = app.add_subcommand("show", "one line per array: name, dtype, shape, min, max, mean");
+  CLI::App* show =
+      app.add_subcommand("show", "one line per array: name, dtype, shape, min, max, mean");
   show->add_option("FILE", show_file, "a .params file")->required();
   CLI::App* diff = app.add_subcommand("diff", "largest absolute difference per common array");
   diff->add_option("A", diff_a, "first .params file")->required();
   diff->add_option("B", diff_b, "second .params file")->required();
-  diff->add_option("--tol", tol, "largest allowed absolute difference")->check(CLI::NonNegativeNumber);
+  diff->add_option("--tol", tol, "largest allowed absolute difference")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,8 +13,8 @@ namespace cohort {
 AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), temp_path_(path_ + ".tmp." + std::to_string(::getpid())) {
   file_ = std::fopen(temp_path_.c_str(), "wb");
-  COHORT_CHECK(file_ != nullptr) << "cannot write '" << path_ << "': cannot create '"
-                                 << temp_path_ << "': " << std::strerror(errno);
+  COHORT_CHECK(file_ != nullptr) << "cannot write '" << path_ << "': cannot create '" << temp_path_
+                                 << "': " << std::strerror(errno);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {

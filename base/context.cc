@@ -23,10 +23,14 @@ bool ParseId(std::string_view s, int32_t* out) {
 }
 
 bool ParseType(std::string_view s, DeviceType* type) {
-  if (s == "cpu") *type = DeviceType::kCPU;
-  else if (s == "gpu") *type = DeviceType::kGPU;
-  else if (s == "cpu_pinned") *type = DeviceType::kCPUPinned;
-  else return false;
+  if (s == "cpu")
+    *type = DeviceType::kCPU;
+  else if (s == "gpu")
+    *type = DeviceType::kGPU;
+  else if (s == "cpu_pinned")
+    *type = DeviceType::kCPUPinned;
+  else
+    return false;
   return true;
 }
 

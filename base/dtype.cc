@@ -24,10 +24,16 @@ std::string_view DTypeName(DType dtype) {
 
 std::optional<DType> DTypeFromFlag(int32_t flag) {
   switch (flag) {
-    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 12:
-      return static_cast<DType>(flag);
-    default:
-      return std::nullopt;
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 12: return static_cast<DType>(flag);
+    default: return std::nullopt;
   }
 }
 

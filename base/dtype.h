@@ -40,15 +40,42 @@ std::ostream& operator<<(std::ostream& os, DType dtype);
 // The DType of a C++ element type.
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
-template <> struct DTypeOf<float16> { static constexpr DType value = DType::kFloat16; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUint8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
-template <> struct DTypeOf<bfloat16> { static constexpr DType value = DType::kBFloat16; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kFloat64;
+};
+template <>
+struct DTypeOf<float16> {
+  static constexpr DType value = DType::kFloat16;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kUint8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kInt8;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
+template <>
+struct DTypeOf<bfloat16> {
+  static constexpr DType value = DType::kBFloat16;
+};
 template <typename T>
 inline constexpr DType kDTypeOf = DTypeOf<T>::value;
 

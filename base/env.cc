@@ -18,8 +18,7 @@ int ReadInt(const char* name, int fallback, int min_value) {
   int value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   COHORT_CHECK(ec == std::errc() && ptr == s.data() + s.size() && value >= min_value)
-      << "environment variable " << name << "='" << s << "': expected an integer >= "
-      << min_value;
+      << "environment variable " << name << "='" << s << "': expected an integer >= " << min_value;
   return value;
 }
 

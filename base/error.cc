@@ -24,7 +24,8 @@ ErrorStream::~ErrorStream() noexcept(false) {
   if (check_) {
     const std::string values = values_.empty() ? "" : ": " + values_;
     if (message.empty()) {
-      message = std::string("Check failed: ") + check_ + (values_.empty() ? "" : " (" + values_ + ")");
+      message =
+          std::string("Check failed: ") + check_ + (values_.empty() ? "" : " (" + values_ + ")");
     } else if (!values_.empty()) {
       message += std::string(" (") + check_ + values + ")";
     }

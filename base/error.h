@@ -68,13 +68,13 @@ std::optional<std::string> CheckOp(const A& a, const B& b, Pred pred) {
 #define COHORT_THROW() ::cohort::detail::ErrorStream(__FILE__, __LINE__).stream()
 
 // COHORT_CHECK(cond) << "what was expected": throws when cond is false.
-#define COHORT_CHECK(cond)                       \
-  (cond) ? (void)0                               \
-         : ::cohort::detail::Voidify() &         \
+#define COHORT_CHECK(cond)               \
+  (cond) ? (void)0                       \
+         : ::cohort::detail::Voidify() & \
                ::cohort::detail::ErrorStream(__FILE__, __LINE__, #cond).stream()
 
-#define COHORT_CHECK_OP_(a, b, pred, op)                                               \
-  while (auto cohort_check_values_ = ::cohort::detail::CheckOp((a), (b), pred))       \
+#define COHORT_CHECK_OP_(a, b, pred, op)                                                     \
+  while (auto cohort_check_values_ = ::cohort::detail::CheckOp((a), (b), pred))              \
   ::cohort::detail::ErrorStream(__FILE__, __LINE__, #a " " op " " #b, *cohort_check_values_) \
       .stream()
 

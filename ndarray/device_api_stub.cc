@@ -6,8 +6,9 @@ namespace cohort::device {
 namespace {
 
 [[noreturn]] void NoCuda(const char* what) {
-  throw Error(std::string(what) + " needs a GPU, but Cohort was built without CUDA "
-                                  "(configure on a machine with nvcc to enable COHORT_CUDA)",
+  throw Error(std::string(what) +
+                  " needs a GPU, but Cohort was built without CUDA "
+                  "(configure on a machine with nvcc to enable COHORT_CUDA)",
               __FILE__, __LINE__);
 }
 

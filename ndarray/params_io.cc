@@ -220,7 +220,9 @@ NDArray ReadArray(Reader& in) {
   const auto stype = in.Get<int32_t>("storage type");
   COHORT_CHECK(stype == kDenseStorage || stype == kUndefinedStorage)
       << in.Where() << "storage type " << stype
-      << (stype == 1 ? " (row_sparse)" : stype == 2 ? " (csr)" : "")
+      << (stype == 1   ? " (row_sparse)"
+          : stype == 2 ? " (csr)"
+                       : "")
       << " is not supported: only dense arrays";
   const auto ndim = in.Get<int32_t>("ndim");
   const bool v3 = magic == kV3Magic;
@@ -232,9 +234,8 @@ NDArray ReadArray(Reader& in) {
 
 ParamsFile ReadFile(Reader& in) {
   const auto magic = in.Get<uint64_t>("list header");
-  COHORT_CHECK_EQ(magic, kListMagic)
-      << in.Where() << "not an MXNet NDArray file (list magic 0x" << std::hex << magic
-      << ", expected 0x112)";
+  COHORT_CHECK_EQ(magic, kListMagic) << in.Where() << "not an MXNet NDArray file (list magic 0x"
+                                     << std::hex << magic << ", expected 0x112)";
   in.Get<uint64_t>("reserved field");
   const auto count = in.Get<uint64_t>("array count");
   COHORT_CHECK(count <= in.remaining() / 4)  // every array takes at least 4 bytes

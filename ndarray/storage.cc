@@ -38,12 +38,11 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
       case DeviceType::kCPU: {
         const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
         data = std::aligned_alloc(kHostAlignment, rounded);
-        COHORT_CHECK(data != nullptr) << "out of host memory: cannot allocate " << bytes << " bytes";
+        COHORT_CHECK(data != nullptr)
+            << "out of host memory: cannot allocate " << bytes << " bytes";
         break;
       }
-      case DeviceType::kCPUPinned:
-        data = device::MallocPinned(bytes);
-        break;
+      case DeviceType::kCPUPinned: data = device::MallocPinned(bytes); break;
       case DeviceType::kGPU:
         if (Env().gpu_mem_pool) {
           data = DevicePool(ctx.id).Alloc(bytes);

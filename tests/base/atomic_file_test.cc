@@ -21,9 +21,10 @@ std::string Slurp(const fs::path& p) {
 }
 
 fs::path TempDir() {
-  fs::path dir = fs::temp_directory_path() /
-                 ("cohort_atomic_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                  "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path dir =
+      fs::temp_directory_path() /
+      ("cohort_atomic_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

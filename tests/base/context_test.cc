@@ -22,18 +22,16 @@ TEST(Context, PrintsAsItParses) {
 }
 
 TEST(Context, ParsesListsAndRanges) {
-  EXPECT_EQ(ParseContexts("gpu:0-3"),
-            (std::vector<Context>{Context::GPU(0), Context::GPU(1), Context::GPU(2),
-                                  Context::GPU(3)}));
-  EXPECT_EQ(ParseContexts("cpu:0,cpu:1"),
-            (std::vector<Context>{Context::CPU(0), Context::CPU(1)}));
+  EXPECT_EQ(ParseContexts("gpu:0-3"), (std::vector<Context>{Context::GPU(0), Context::GPU(1),
+                                                            Context::GPU(2), Context::GPU(3)}));
+  EXPECT_EQ(ParseContexts("cpu:0,cpu:1"), (std::vector<Context>{Context::CPU(0), Context::CPU(1)}));
   EXPECT_EQ(ParseContexts("cpu:0, gpu:2-3"),
             (std::vector<Context>{Context::CPU(0), Context::GPU(2), Context::GPU(3)}));
 }
 
 TEST(Context, RejectsMalformedSpecsNamingThem) {
-  for (const char* bad : {"", "tpu:0", "gpu:", "gpu:-1", "gpu:3-1", "gpu:a", "cpu:0,,cpu:1",
-                          "gpu:1x"}) {
+  for (const char* bad :
+       {"", "tpu:0", "gpu:", "gpu:-1", "gpu:3-1", "gpu:a", "cpu:0,,cpu:1", "gpu:1x"}) {
     try {
       ParseContexts(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

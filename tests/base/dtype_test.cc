@@ -15,8 +15,8 @@ TEST(DType, SizesAndMXNetFlags) {
     size_t size;
   };
   for (Case c : {Case{0, "float32", 4}, Case{1, "float64", 8}, Case{2, "float16", 2},
-                 Case{3, "uint8", 1}, Case{4, "int32", 4}, Case{5, "int8", 1},
-                 Case{6, "int64", 8}, Case{7, "bool", 1}, Case{12, "bfloat16", 2}}) {
+                 Case{3, "uint8", 1}, Case{4, "int32", 4}, Case{5, "int8", 1}, Case{6, "int64", 8},
+                 Case{7, "bool", 1}, Case{12, "bfloat16", 2}}) {
     std::optional<DType> d = DTypeFromFlag(c.flag);
     ASSERT_TRUE(d.has_value()) << c.flag;
     EXPECT_EQ(DTypeName(*d), c.name);
@@ -29,8 +29,10 @@ TEST(DType, SizesAndMXNetFlags) {
 }
 
 TEST(DType, DispatchGivesTheMatchingType) {
-  EXPECT_TRUE(DispatchDType(DType::kInt64, [](auto t) { return std::is_same_v<decltype(t), int64_t>; }));
-  EXPECT_TRUE(DispatchDType(DType::kBFloat16, [](auto t) { return std::is_same_v<decltype(t), bfloat16>; }));
+  EXPECT_TRUE(
+      DispatchDType(DType::kInt64, [](auto t) { return std::is_same_v<decltype(t), int64_t>; }));
+  EXPECT_TRUE(DispatchDType(DType::kBFloat16,
+                            [](auto t) { return std::is_same_v<decltype(t), bfloat16>; }));
   EXPECT_EQ(kDTypeOf<float16>, DType::kFloat16);
 }
 
@@ -38,14 +40,14 @@ TEST(Half, KnownBitPatterns) {
   // IEEE 754 binary16 reference values.
   EXPECT_EQ(float16(1.0f).bits, 0x3c00);
   EXPECT_EQ(float16(-2.0f).bits, 0xc000);
-  EXPECT_EQ(float16(65504.0f).bits, 0x7bff);                // largest finite
-  EXPECT_EQ(float16(65520.0f).bits, 0x7c00);                // ties to even: overflows to inf
+  EXPECT_EQ(float16(65504.0f).bits, 0x7bff);  // largest finite
+  EXPECT_EQ(float16(65520.0f).bits, 0x7c00);  // ties to even: overflows to inf
   EXPECT_EQ(float16(65519.0f).bits, 0x7bff);
-  EXPECT_EQ(float16(std::ldexp(1.0f, -24)).bits, 0x0001);   // smallest subnormal
-  EXPECT_EQ(float16(std::ldexp(1.0f, -25)).bits, 0x0000);   // tie to even: zero
-  EXPECT_EQ(float16(std::ldexp(3.0f, -26)).bits, 0x0001);   // 0.75 ulp rounds up
-  EXPECT_EQ(float16(std::ldexp(1.0f, -14)).bits, 0x0400);   // smallest normal
-  EXPECT_EQ(float16(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);  // tie to even, down
+  EXPECT_EQ(float16(std::ldexp(1.0f, -24)).bits, 0x0001);             // smallest subnormal
+  EXPECT_EQ(float16(std::ldexp(1.0f, -25)).bits, 0x0000);             // tie to even: zero
+  EXPECT_EQ(float16(std::ldexp(3.0f, -26)).bits, 0x0001);             // 0.75 ulp rounds up
+  EXPECT_EQ(float16(std::ldexp(1.0f, -14)).bits, 0x0400);             // smallest normal
+  EXPECT_EQ(float16(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);      // tie to even, down
   EXPECT_EQ(float16(1.0f + 3 * std::ldexp(1.0f, -11)).bits, 0x3c02);  // tie to even, up
   EXPECT_EQ(float16(std::numeric_limits<float>::infinity()).bits, 0x7c00);
   EXPECT_TRUE(std::isnan(static_cast<float>(float16(std::nanf("")))));

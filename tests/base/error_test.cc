@@ -15,7 +15,10 @@ std::string MessageOf(const std::function<void()>& fn) {
 }
 
 TEST(Error, CheckNamesConditionMessageAndLocation) {
-  std::string what = MessageOf([] { COHORT_CHECK(1 + 1 == 3) << "arithmetic is " << "broken"; });
+  std::string what = MessageOf([] {
+    COHORT_CHECK(1 + 1 == 3) << "arithmetic is "
+                             << "broken";
+  });
   EXPECT_EQ(what.find("arithmetic is broken [tests/base/error_test.cc:"), 0u) << what;
   what = MessageOf([] { COHORT_CHECK(1 + 1 == 3); });
   EXPECT_EQ(what.find("Check failed: 1 + 1 == 3 [tests/base/error_test.cc:"), 0u) << what;
@@ -40,7 +43,9 @@ TEST(Error, PassingChecksEvaluateOperandsOnce) {
 
 TEST(Error, ThrowKeepsMessageSeparately) {
   try {
-    COHORT_THROW() << "bad key '" << "lr" << "'";
+    COHORT_THROW() << "bad key '"
+                   << "lr"
+                   << "'";
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.message(), "bad key 'lr'");

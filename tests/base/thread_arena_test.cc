@@ -27,7 +27,8 @@ TEST(ThreadArena, UsesAtMostItsThreads) {
   arena.ParallelFor(0, 64, 1, [&](int64_t, int64_t) {
     int now = ++running;
     int seen = peak.load();
-    while (now > seen && !peak.compare_exchange_weak(seen, now)) {}
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     --running;
   });

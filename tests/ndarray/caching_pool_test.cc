@@ -73,7 +73,7 @@ TEST(CachingPool, OutOfMemoryReleasesTheCacheAndRetries) {
   FakeDevice dev{8 << 20};
   CachingPool pool = dev.MakePool();
   void* a = pool.Alloc(6 << 20);
-  pool.Free(a, 6 << 20);  // cached, still counted against the device
+  pool.Free(a, 6 << 20);          // cached, still counted against the device
   void* b = pool.Alloc(4 << 20);  // does not fit beside the cached 6 MiB block
   EXPECT_NE(b, nullptr);
   EXPECT_EQ(dev.frees, 1);

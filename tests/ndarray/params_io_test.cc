@@ -60,8 +60,8 @@ TEST(ParamsFormat, HandWrittenV2) {
 TEST(ParamsFormat, HandWrittenV3WithScalarAndNone) {
   Bytes b;
   b.U64(0x112).U64(0).U64(3);
-  b.U32(0xF993FACA).I32(0).I32(0).I32(1).I32(0).I32(6).I64(-9);  // int64 scalar
-  b.U32(0xF993FACA).I32(-1).I32(-1);                              // none
+  b.U32(0xF993FACA).I32(0).I32(0).I32(1).I32(0).I32(6).I64(-9);        // int64 scalar
+  b.U32(0xF993FACA).I32(-1).I32(-1);                                   // none
   b.U32(0xF993FACA).I32(0).I32(2).I64(1).I64(0).I32(2).I32(3).I32(1);  // float64 (1,0) from gpu
   b.U64(0);
   ParamsFile f = ParseParams(b.data, "v3");
@@ -80,7 +80,7 @@ TEST(ParamsFormat, HandWrittenV1AndPreV1) {
   b.U64(0x112).U64(0).U64(3);
   b.U32(0xF993FAC8).I32(2).I64(1).I64(2).I32(1).I32(0).I32(4).I32(7).I32(-8);  // V1 int32 (1,2)
   b.U32(2).U32(2).U32(1).I32(1).I32(0).I32(0).F32(0.25f).F32(4.0f);            // pre-V1: ndim 2
-  b.U32(0);                                                                  // pre-V1 none
+  b.U32(0);                                                                    // pre-V1 none
   b.U64(3).Str("v1").Str("legacy").Str("none");
   ParamsFile f = ParseParams(b.data, "v1");
   ASSERT_EQ(f.arrays.size(), 3u);
@@ -104,8 +104,7 @@ TEST(ParamsFormat, RoundTripsEveryDType) {
   for (int flag : {0, 1, 2, 3, 4, 5, 6, 7, 12}) {
     DType d = *DTypeFromFlag(flag);
     f.names.push_back(std::string(DTypeName(d)));
-    f.arrays.push_back(
-        NDArray::FromVector<double>({3, 1}, std::vector<double>{1, 0, 3}).AsType(d));
+    f.arrays.push_back(NDArray::FromVector<double>({3, 1}, std::vector<double>{1, 0, 3}).AsType(d));
   }
   for (ParamsFormat format : {ParamsFormat::kV2, ParamsFormat::kV3}) {
     ParamsFile back = ParseParams(SerializeParams(f, format), "round trip");
@@ -113,7 +112,8 @@ TEST(ParamsFormat, RoundTripsEveryDType) {
     for (size_t i = 0; i < f.arrays.size(); ++i) {
       EXPECT_EQ(back.arrays[i].dtype(), f.arrays[i].dtype());
       EXPECT_EQ(back.arrays[i].shape(), f.arrays[i].shape());
-      EXPECT_EQ(std::memcmp(back.arrays[i].raw_data(), f.arrays[i].raw_data(), f.arrays[i].nbytes()), 0)
+      EXPECT_EQ(
+          std::memcmp(back.arrays[i].raw_data(), f.arrays[i].raw_data(), f.arrays[i].nbytes()), 0)
           << f.names[i];
     }
   }
@@ -157,14 +157,19 @@ TEST(ParamsFormat, TruncationAtEveryByteIsAnErrorNamingTheField) {
     }
   }
   // The field names, at the start of each header field of the second array.
-  const std::pair<size_t, const char*> fields[] = {
-      {0, "list header"},         {8, "reserved field"},
-      {16, "array count"},        {second_array, "array magic"},
-      {second_array + 4, "storage type"}, {second_array + 8, "ndim"},
-      {second_array + 12, "shape"},       {second_array + 20, "context"},
-      {second_array + 28, "type flag"},   {second_array + 32, "data"},
-      {second_array + 40, "name count"},  {second_array + 48, "name length"},
-      {second_array + 56, "name"}};
+  const std::pair<size_t, const char*> fields[] = {{0, "list header"},
+                                                   {8, "reserved field"},
+                                                   {16, "array count"},
+                                                   {second_array, "array magic"},
+                                                   {second_array + 4, "storage type"},
+                                                   {second_array + 8, "ndim"},
+                                                   {second_array + 12, "shape"},
+                                                   {second_array + 20, "context"},
+                                                   {second_array + 28, "type flag"},
+                                                   {second_array + 32, "data"},
+                                                   {second_array + 40, "name count"},
+                                                   {second_array + 48, "name length"},
+                                                   {second_array + 56, "name"}};
   for (auto [offset, field] : fields) {
     std::string what = ErrorOf(std::string_view(b.data).substr(0, offset));
     EXPECT_NE(what.find(std::string("inside the ") + field), std::string::npos)
@@ -220,9 +225,8 @@ class ParamsFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("cohort_params_" + std::string(::testing::UnitTest::GetInstance()
-                                               ->current_test_info()
-                                               ->name()));
+           ("cohort_params_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

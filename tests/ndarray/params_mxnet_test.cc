@@ -29,7 +29,7 @@ std::vector<double> Range(int n, double scale, double shift) {
 
 TEST(MXNetParams, EveryDTypeLoadsWithTheScriptsValues) {
   ParamsFile f = LoadParamsFile(Fixture("all_dtypes_v2.params"));
-  const std::vector<std::string> dtypes = {"float32", "float64", "float16", "uint8", "int32",
+  const std::vector<std::string> dtypes = {"float32", "float64", "float16", "uint8",   "int32",
                                            "int8",    "int64",   "bool",    "bfloat16"};
   ASSERT_EQ(f.names.size(), dtypes.size());
   for (size_t i = 0; i < dtypes.size(); ++i) {
@@ -38,10 +38,14 @@ TEST(MXNetParams, EveryDTypeLoadsWithTheScriptsValues) {
     EXPECT_EQ(a.dtype(), ParseDType(dtypes[i]));
     EXPECT_EQ(a.shape(), Shape({2, 3}));
     std::vector<double> expected;
-    if (IsFloatingPoint(a.dtype())) expected = {-2.5, -1.0, 0.0, 0.5, 1.25, 3.0};
-    else if (dtypes[i] == "uint8") expected = {0, 1, 2, 3, 250, 255};
-    else if (dtypes[i] == "bool") expected = {1, 0, 0, 1, 1, 0};
-    else expected = {-2, -1, 0, 1, 2, 3};
+    if (IsFloatingPoint(a.dtype()))
+      expected = {-2.5, -1.0, 0.0, 0.5, 1.25, 3.0};
+    else if (dtypes[i] == "uint8")
+      expected = {0, 1, 2, 3, 250, 255};
+    else if (dtypes[i] == "bool")
+      expected = {1, 0, 0, 1, 1, 0};
+    else
+      expected = {-2, -1, 0, 1, 2, 3};
     EXPECT_EQ(a.ToVector<double>(), expected) << dtypes[i];
   }
 }
@@ -50,11 +54,16 @@ TEST(MXNetParams, CohortWritesMXNetsBytes) {
   // The same arrays made from scratch in C++ serialise to exactly the file MXNet wrote.
   ParamsFile f;
   const std::vector<double> floats = {-2.5, -1.0, 0.0, 0.5, 1.25, 3.0};
-  for (auto [name, values] : std::vector<std::pair<std::string, std::vector<double>>>{
-           {"float32", floats}, {"float64", floats}, {"float16", floats},
-           {"uint8", {0, 1, 2, 3, 250, 255}}, {"int32", {-2, -1, 0, 1, 2, 3}},
-           {"int8", {-2, -1, 0, 1, 2, 3}}, {"int64", {-2, -1, 0, 1, 2, 3}},
-           {"bool", {1, 0, 0, 1, 1, 0}}, {"bfloat16", floats}}) {
+  for (auto [name, values] :
+       std::vector<std::pair<std::string, std::vector<double>>>{{"float32", floats},
+                                                                {"float64", floats},
+                                                                {"float16", floats},
+                                                                {"uint8", {0, 1, 2, 3, 250, 255}},
+                                                                {"int32", {-2, -1, 0, 1, 2, 3}},
+                                                                {"int8", {-2, -1, 0, 1, 2, 3}},
+                                                                {"int64", {-2, -1, 0, 1, 2, 3}},
+                                                                {"bool", {1, 0, 0, 1, 1, 0}},
+                                                                {"bfloat16", floats}}) {
     f.names.push_back("arg:" + name);
     f.arrays.push_back(NDArray::FromVector<double>({2, 3}, values).AsType(ParseDType(name)));
   }
