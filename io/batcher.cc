@@ -1,0 +1,135 @@
+// Batcher: order, shuffling, last-batch handling, sharding and gathering.
+#include "io/batcher.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace cohort {
+
+LastBatchHandle ParseLastBatchHandle(std::string_view text) {
+  if (text == "pad") return LastBatchHandle::kPad;
+  if (text == "discard") return LastBatchHandle::kDiscard;
+  if (text == "roll_over") return LastBatchHandle::kRollOver;
+  COHORT_THROW() << "unknown last_batch_handle '" << text
+                 << "': expected pad, discard or roll_over";
+  return LastBatchHandle::kPad;
+}
+
+std::vector<int64_t> ShardIndices(int64_t num_samples, int num_parts, int part_index) {
+  COHORT_CHECK(num_parts >= 1 && part_index >= 0 && part_index < num_parts)
+      << "part_index " << part_index << " of num_parts " << num_parts
+      << ": expected num_parts >= 1 and 0 <= part_index < num_parts";
+  COHORT_CHECK_GT(num_samples, 0) << "cannot shard an empty data set";
+  const int64_t per_part = (num_samples + num_parts - 1) / num_parts;
+  std::vector<int64_t> out(per_part);
+  for (int64_t i = 0; i < per_part; ++i) out[i] = (part_index * per_part + i) % num_samples;
+  return out;
+}
+
+namespace {
+
+NDArray MakeBatchArray(const BatchField& f, int64_t batch_size) {
+  Shape shape = f.samples.shape().WithDim0(batch_size);
+  return NDArray::Empty(shape, f.dtype, Context::CPU());
+}
+
+DataDesc Describe(const BatchField& f, int64_t batch_size) {
+  Shape shape = f.samples.shape().WithDim0(batch_size);
+  return {f.name, shape, f.dtype, DefaultLayout(shape.ndim())};
+}
+
+}  // namespace
+
+Batcher::Batcher(std::vector<BatchField> data, std::vector<BatchField> label,
+                 const BatchOptions& options)
+    : data_(std::move(data)), label_(std::move(label)), options_(options), rng_(options.seed) {
+  COHORT_CHECK_GT(options_.batch_size, 0) << "batch_size must be positive";
+  COHORT_CHECK(!data_.empty()) << "an iterator needs at least one data array";
+  const int64_t n = data_[0].samples.shape().ndim() > 0 ? data_[0].samples.shape()[0] : 0;
+  for (const auto* fields : {&data_, &label_}) {
+    for (const BatchField& f : *fields) {
+      COHORT_CHECK(!f.samples.is_none() && f.samples.ctx().is_host())
+          << "'" << f.name << "': samples must be an array in host memory";
+      COHORT_CHECK(f.samples.shape().ndim() > 0 && f.samples.shape()[0] == n)
+          << "'" << f.name << "' has shape " << f.samples.shape() << " but '" << data_[0].name
+          << "' has " << n << " samples: every array needs the same first dimension";
+    }
+  }
+  part_ = ShardIndices(n, options_.num_parts, options_.part_index);
+  order_ = part_;
+  stream_.reserve(part_.size() + options_.batch_size);
+  carry_.reserve(options_.batch_size);
+  for (const BatchField& f : data_) {
+    batch_.data.push_back(MakeBatchArray(f, options_.batch_size));
+    batch_.provide_data.push_back(Describe(f, options_.batch_size));
+  }
+  for (const BatchField& f : label_) {
+    batch_.label.push_back(MakeBatchArray(f, options_.batch_size));
+    batch_.provide_label.push_back(Describe(f, options_.batch_size));
+  }
+  batch_.index.resize(options_.batch_size);
+  StartEpoch();
+}
+
+void Batcher::StartEpoch() {
+  if (options_.shuffle) std::shuffle(order_.begin(), order_.end(), rng_);
+  stream_.assign(carry_.begin(), carry_.end());
+  stream_.insert(stream_.end(), order_.begin(), order_.end());
+  carry_.clear();
+  cursor_ = 0;
+}
+
+void Batcher::Reset() { StartEpoch(); }
+
+bool Batcher::Next() {
+  const int64_t bs = options_.batch_size;
+  const int64_t left = static_cast<int64_t>(stream_.size() - cursor_);
+  if (left <= 0) return false;
+  int64_t* rows = batch_.index.data();
+  if (left >= bs) {
+    std::copy_n(stream_.begin() + cursor_, bs, rows);
+    batch_.pad = 0;
+  } else if (options_.last_batch == LastBatchHandle::kPad) {
+    std::copy_n(stream_.begin() + cursor_, left, rows);
+    for (int64_t i = left; i < bs; ++i) rows[i] = stream_[(i - left) % stream_.size()];
+    batch_.pad = bs - left;
+  } else {
+    if (options_.last_batch == LastBatchHandle::kRollOver) {
+      carry_.assign(stream_.begin() + cursor_, stream_.end());
+    }
+    cursor_ = stream_.size();
+    return false;
+  }
+  cursor_ += std::min(left, bs);
+  for (size_t i = 0; i < data_.size(); ++i) Gather(data_[i], batch_.data[i], rows);
+  for (size_t i = 0; i < label_.size(); ++i) Gather(label_[i], batch_.label[i], rows);
+  return true;
+}
+
+void Batcher::Gather(const BatchField& field, const NDArray& out, const int64_t* rows) const {
+  const int64_t n = field.samples.shape()[0];
+  const int64_t per_row = n == 0 ? 0 : field.samples.size() / n;
+  const size_t in_row_bytes = per_row * DTypeSize(field.samples.dtype());
+  const size_t out_row_bytes = per_row * DTypeSize(field.dtype);
+  const char* in = static_cast<const char*>(field.samples.raw_data());
+  char* out_data = static_cast<char*>(out.raw_data());
+  const bool same_dtype = field.samples.dtype() == field.dtype;
+  for (int64_t i = 0; i < options_.batch_size; ++i) {
+    const char* src = in + rows[i] * in_row_bytes;
+    char* dst = out_data + i * out_row_bytes;
+    if (same_dtype) {
+      std::memcpy(dst, src, out_row_bytes);
+    } else {
+      CastElements(src, field.samples.dtype(), dst, field.dtype, per_row);
+    }
+  }
+  if (field.scale != 1.0f) {
+    COHORT_CHECK(field.dtype == DType::kFloat32) << "'" << field.name << "': scale needs float32";
+    float* values = out.data<float>();
+    const int64_t count = out.size();
+    for (int64_t i = 0; i < count; ++i) values[i] *= field.scale;
+  }
+}
+
+}  // namespace cohort

@@ -1,0 +1,69 @@
+// Batcher: serves an in-memory data set in batches, the core of every file iterator.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/data_iter.h"
+
+namespace cohort {
+
+struct BatchOptions {
+  int64_t batch_size = 128;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  LastBatchHandle last_batch = LastBatchHandle::kPad;
+  // Data-parallel sharding: this iterator serves part `part_index` of `num_parts`.
+  int num_parts = 1;
+  int part_index = 0;
+};
+
+// Note [Sharding]
+// Rank r of n reads the contiguous part [r*m, (r+1)*m) of the N samples, m = ceil(N/n), wrapping
+// to the start of the data set for the last part when n does not divide N (as PyTorch's
+// DistributedSampler pads). Every part then has exactly m samples, hence the same number of
+// batches, so data-parallel workers stay in step; the parts are disjoint when n divides N and
+// together always cover the data set. Shuffling permutes within a part.
+std::vector<int64_t> ShardIndices(int64_t num_samples, int num_parts, int part_index);
+
+// One input or label of the data set, all samples in one host array of shape (N, ...).
+struct BatchField {
+  std::string name;
+  NDArray samples;
+  DType dtype = DType::kFloat32;  // the dtype of the batch array (converted from samples)
+  float scale = 1.0f;             // multiplies every value (e.g. 1/255 for pixels)
+};
+
+// Batches of BatchFields: the order (with shuffling by seed), last-batch handling and sharding,
+// and gathering rows into batch arrays allocated once.
+class Batcher {
+ public:
+  Batcher(std::vector<BatchField> data, std::vector<BatchField> label, const BatchOptions& options);
+
+  void Reset();
+  bool Next();
+  const DataBatch& batch() const { return batch_; }
+  const std::vector<DataDesc>& provide_data() const { return batch_.provide_data; }
+  const std::vector<DataDesc>& provide_label() const { return batch_.provide_label; }
+  int64_t batch_size() const { return options_.batch_size; }
+  // Samples in this iterator's part.
+  int64_t num_samples() const { return static_cast<int64_t>(part_.size()); }
+
+ private:
+  void StartEpoch();
+  void Gather(const BatchField& field, const NDArray& out, const int64_t* rows) const;
+
+  std::vector<BatchField> data_, label_;
+  BatchOptions options_;
+  std::vector<int64_t> part_;    // sample indices of this part
+  std::vector<int64_t> order_;   // this epoch's order of part_
+  std::vector<int64_t> stream_;  // rolled-over samples, then order_
+  std::vector<int64_t> carry_;   // samples rolled over into the next epoch
+  size_t cursor_ = 0;
+  std::mt19937_64 rng_;
+  DataBatch batch_;
+};
+
+}  // namespace cohort

@@ -1,0 +1,45 @@
+// CSVIter: rows of comma-separated numbers as samples (MXNet's io.CSVIter).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "io/batcher.h"
+#include "io/data_iter.h"
+
+namespace cohort {
+
+struct CSVIterOptions {
+  std::string data_csv;
+  Shape data_shape;         // the shape of one sample; each row holds data_shape.Size() values
+  std::string label_csv;    // optional; without it every label is 0
+  Shape label_shape = {1};  // the shape of one label
+  std::string data_name = "data";
+  std::string label_name = "softmax_label";
+  BatchOptions batch{.batch_size = 128};
+};
+
+// Values are float32. Both files are read whole; rows are parsed in place (no allocation per
+// value). A row of the wrong width or a field that is not a number is an error naming the file,
+// the line and the field.
+class CSVIter : public DataIter {
+ public:
+  explicit CSVIter(const CSVIterOptions& options);
+
+  void Reset() override { batcher_->Reset(); }
+  bool Next() override { return batcher_->Next(); }
+  const DataBatch& Value() const override { return batcher_->batch(); }
+  const std::vector<DataDesc>& provide_data() const override { return batcher_->provide_data(); }
+  const std::vector<DataDesc>& provide_label() const override { return batcher_->provide_label(); }
+  int64_t batch_size() const override { return batcher_->batch_size(); }
+  int64_t num_samples() const { return batcher_->num_samples(); }
+
+ private:
+  std::unique_ptr<Batcher> batcher_;
+};
+
+// Parses a CSV file with sample_shape.Size() numbers per row into a float32 array of shape
+// (rows, sample_shape...). Blank lines are skipped.
+NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape);
+
+}  // namespace cohort

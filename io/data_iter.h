@@ -1,0 +1,40 @@
+// DataIter: the interface of every data iterator (MXNet's io.DataIter).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "io/data_desc.h"
+
+namespace cohort {
+
+// Yields batches until the end of an epoch; Reset starts the next epoch.
+//   while (iter.Next()) { const DataBatch& b = iter.Value(); ... }   iter.Reset();
+// Value() stays valid until the next Next() or Reset(): iterators reuse their batch arrays, so a
+// training step allocates nothing.
+class DataIter {
+ public:
+  virtual ~DataIter() = default;
+
+  virtual void Reset() = 0;
+  // Advances to the next batch; false at the end of the epoch.
+  virtual bool Next() = 0;
+  virtual const DataBatch& Value() const = 0;
+
+  virtual const std::vector<DataDesc>& provide_data() const = 0;
+  virtual const std::vector<DataDesc>& provide_label() const = 0;
+  virtual int64_t batch_size() const = 0;
+};
+
+// What to do with the samples left over at the end of an epoch when they do not fill a batch.
+enum class LastBatchHandle {
+  kPad,  // fill the batch with samples from the start of the epoch; DataBatch::pad says how many
+  kDiscard,   // drop them
+  kRollOver,  // keep them for the first batch of the next epoch
+};
+
+// "pad", "discard" or "roll_over"; throws naming the text otherwise.
+LastBatchHandle ParseLastBatchHandle(std::string_view text);
+
+}  // namespace cohort

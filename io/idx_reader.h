@@ -1,0 +1,19 @@
+// Reading IDX files (the MNIST format), plain or gzip-compressed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ndarray/ndarray.h"
+
+namespace cohort {
+
+// An IDX file of unsigned bytes (type 0x08) with `expected_ndim` dimensions, as a uint8 array of
+// the shape its header gives. Plain and gzip files are both read (gzip is detected). Throws naming
+// the file on a missing or unreadable file, a wrong magic number, or data shorter than the header
+// says (naming the first incomplete record). Memory grows with the data actually read, never with
+// what a corrupt header claims.
+NDArray ReadIdxFile(const std::string& path, int expected_ndim);
+
+}  // namespace cohort

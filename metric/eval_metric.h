@@ -1,0 +1,126 @@
+// EvalMetric: the interface of every evaluation metric (MXNet's metric.EvalMetric), the
+// composite, custom and loss metrics, and creation by name.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ndarray/ndarray.h"
+
+namespace cohort {
+
+// Note [Mergeable metric state]
+// Every metric keeps its running value as a few sums of doubles (state()): state[0] is
+// sum_metric and state[1] num_inst, as in MXNet, and some kinds add more (counts of true and
+// false positives, sums of products). All of them add up: the state of a metric updated on two
+// devices, or on two ranks, is the sum of the two states. So data-parallel training keeps one
+// metric per device, Merges them, and reduces the raw sums across ranks with one allreduce of
+// state(); Get() then reports the value over all the data.
+class EvalMetric {
+ public:
+  using NameValue = std::pair<std::string, double>;
+
+  virtual ~EvalMetric() = default;
+
+  const std::string& name() const { return name_; }
+  // labels[i] and preds[i] belong to the network's output i (batch-major arrays on any context).
+  virtual void Update(const std::vector<NDArray>& labels, const std::vector<NDArray>& preds);
+  // (name, value) pairs; the value is NaN before any update.
+  virtual std::vector<NameValue> Get() const;
+  virtual void Reset();
+
+  double sum_metric() const { return State()[0]; }
+  double num_inst() const { return State()[1]; }
+  // The raw sums (Note [Mergeable metric state]).
+  virtual std::vector<double> State() const { return state_; }
+  virtual void SetState(std::span<const double> state);
+  // Adds another metric's state; it must be the same kind with the same options.
+  void Merge(const EvalMetric& other);
+
+  // A fresh metric of the same kind and options (for one per device).
+  virtual std::unique_ptr<EvalMetric> Clone() const = 0;
+
+ protected:
+  EvalMetric(std::string name, size_t state_size);
+
+  // One output's labels and predictions.
+  virtual void UpdateOne(const NDArray& label, const NDArray& pred) = 0;
+  virtual double Value() const;
+  // Metrics that look only at predictions (Loss) accept an empty label list.
+  virtual bool needs_labels() const { return true; }
+
+  // The array's values as floats on the host: its own memory when it is a float32 host array,
+  // else a converted copy in a buffer reused across calls.
+  const float* HostFloats(const NDArray& array, int which) const;
+
+  std::string name_;
+  std::vector<double> state_;
+
+ private:
+  mutable std::vector<float> scratch_[2];
+};
+
+// Several metrics updated together; Get() lists all their values.
+class CompositeEvalMetric : public EvalMetric {
+ public:
+  CompositeEvalMetric() : EvalMetric("composite", 2) {}
+  void Add(std::unique_ptr<EvalMetric> metric) { metrics_.push_back(std::move(metric)); }
+  const std::vector<std::unique_ptr<EvalMetric>>& metrics() const { return metrics_; }
+
+  void Update(const std::vector<NDArray>& labels, const std::vector<NDArray>& preds) override;
+  std::vector<NameValue> Get() const override;
+  void Reset() override;
+  std::vector<double> State() const override;
+  void SetState(std::span<const double> state) override;
+  std::unique_ptr<EvalMetric> Clone() const override;
+
+ protected:
+  void UpdateOne(const NDArray&, const NDArray&) override {}
+
+ private:
+  std::vector<std::unique_ptr<EvalMetric>> metrics_;
+};
+
+// A metric from a function of (label, pred) returning (sum, count) to add to sum_metric and
+// num_inst; the value is sum_metric / num_inst.
+class CustomMetric : public EvalMetric {
+ public:
+  using Fn = std::function<std::pair<double, double>(const NDArray& label, const NDArray& pred)>;
+  CustomMetric(std::string name, Fn fn) : EvalMetric(std::move(name), 2), fn_(std::move(fn)) {}
+  std::unique_ptr<EvalMetric> Clone() const override {
+    return std::make_unique<CustomMetric>(name_, fn_);
+  }
+
+ protected:
+  void UpdateOne(const NDArray& label, const NDArray& pred) override;
+
+ private:
+  Fn fn_;
+};
+
+// The mean of the predictions themselves (for networks whose output is a loss).
+class Loss : public EvalMetric {
+ public:
+  explicit Loss(std::string name = "loss") : EvalMetric(std::move(name), 2) {}
+  std::unique_ptr<EvalMetric> Clone() const override { return std::make_unique<Loss>(name_); }
+
+ protected:
+  void UpdateOne(const NDArray& label, const NDArray& pred) override;
+  bool needs_labels() const override { return false; }
+};
+
+// Creates a metric by name, as mx.metric.create: "acc" / "accuracy", "top_k_accuracy" /
+// "top_k_acc", "f1", "mcc", "mae", "mse", "rmse", "ce" / "cross-entropy", "nll_loss", "perplexity",
+// "pearsonr", "loss". Options by name as strings: axis, top_k, average (macro | micro), eps,
+// ignore_label, name. An unknown name or option is an error naming it.
+std::unique_ptr<EvalMetric> CreateMetric(const std::string& name,
+                                         const std::map<std::string, std::string>& options = {});
+// A composite of several metrics by name.
+std::unique_ptr<EvalMetric> CreateMetric(const std::vector<std::string>& names);
+
+}  // namespace cohort

@@ -1,0 +1,261 @@
+// The built-in metric kinds.
+#include "metric/kinds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace cohort {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void ShapeMismatch(const std::string& metric, const NDArray& label,
+                                const NDArray& pred, const char* expected) {
+  throw Error("metric '" + metric + "': labels of shape " + label.shape().ToString() +
+                  " do not match predictions of shape " + pred.shape().ToString() + ": " + expected,
+              __FILE__, __LINE__);
+}
+
+// The class number a label value names; labels are stored as floats (MXNet's convention).
+int64_t ClassOf(float value) { return static_cast<int64_t>(value); }
+
+// Predictions (batch, classes) and labels (batch,) or (batch, 1): the common case of the
+// probabilistic and top-k metrics.
+void CheckClassification(const std::string& metric, const NDArray& label, const NDArray& pred) {
+  if (pred.shape().ndim() != 2 || label.size() != pred.shape()[0]) {
+    ShapeMismatch(metric, label, pred, "expected predictions (batch, classes) and one label each");
+  }
+}
+
+void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64_t sample) {
+  COHORT_CHECK(label >= 0 && label < classes)
+      << "metric '" << metric << "': sample " << sample << " has label " << label
+      << ", outside the " << classes << " classes of the predictions";
+}
+
+}  // namespace
+
+// ---- Accuracy -----------------------------------------------------------------------------
+
+void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  int64_t correct = 0;
+  if (pred.shape() == label.shape()) {  // predictions are class numbers already
+    for (int64_t i = 0; i < label.size(); ++i) correct += ClassOf(p[i]) == ClassOf(l[i]);
+  } else {
+    const Shape& s = pred.shape();
+    const int axis = axis_ < 0 ? axis_ + s.ndim() : axis_;
+    if (axis < 0 || axis >= s.ndim()) {
+      ShapeMismatch(name_, label, pred, "the class axis is out of range");
+    }
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= s[d];
+    for (int d = axis + 1; d < s.ndim(); ++d) inner *= s[d];
+    const int64_t classes = s[axis];
+    if (label.size() != outer * inner) {
+      ShapeMismatch(name_, label, pred, "expected one label per prediction along the class axis");
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const float* row = p + o * classes * inner + i;
+        int64_t best = 0;
+        for (int64_t c = 1; c < classes; ++c) {
+          if (row[c * inner] > row[best * inner]) best = c;
+        }
+        correct += best == ClassOf(l[o * inner + i]);
+      }
+    }
+  }
+  state_[0] += static_cast<double>(correct);
+  state_[1] += static_cast<double>(label.size());
+}
+
+// ---- Top-k accuracy -----------------------------------------------------------------------
+
+TopKAccuracy::TopKAccuracy(int top_k, std::string name)
+    : EvalMetric(name.empty() ? "top_k_accuracy_" + std::to_string(top_k) : std::move(name), 2),
+      top_k_(top_k) {
+  COHORT_CHECK_GE(top_k_, 1) << "top_k_accuracy: top_k";
+}
+
+void TopKAccuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
+  CheckClassification(name_, label, pred);
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  const int64_t n = pred.shape()[0], classes = pred.shape()[1];
+  int64_t correct = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t target = ClassOf(l[i]);
+    CheckLabel(name_, target, classes, i);
+    const float* row = p + i * classes;
+    int64_t higher = 0;  // classes that outrank the label; ties count in the label's favour
+    for (int64_t c = 0; c < classes; ++c) higher += row[c] > row[target];
+    correct += higher < top_k_;
+  }
+  state_[0] += static_cast<double>(correct);
+  state_[1] += static_cast<double>(n);
+}
+
+// ---- F1 and MCC ---------------------------------------------------------------------------
+
+void BinaryClassificationMetric::UpdateOne(const NDArray& label, const NDArray& pred) {
+  CheckClassification(name_, label, pred);
+  if (pred.shape()[1] != 2)
+    ShapeMismatch(name_, label, pred, "binary classification needs 2 classes");
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  double tp = 0, fp = 0, fn = 0, tn = 0;
+  for (int64_t i = 0; i < pred.shape()[0]; ++i) {
+    const int64_t truth = ClassOf(l[i]);
+    COHORT_CHECK(truth == 0 || truth == 1)
+        << "metric '" << name_ << "': sample " << i << " has label " << l[i]
+        << "; binary classification needs labels 0 and 1";
+    const bool positive = p[2 * i + 1] > p[2 * i];
+    if (positive)
+      (truth ? tp : fp) += 1;
+    else
+      (truth ? fn : tn) += 1;
+  }
+  state_[2] += tp;
+  state_[3] += fp;
+  state_[4] += fn;
+  state_[5] += tn;
+  if (average_ == Average::kMacro) {
+    state_[0] += Score(tp, fp, fn, tn);
+    state_[1] += 1;
+  } else {
+    state_[1] += static_cast<double>(pred.shape()[0]);
+  }
+}
+
+double BinaryClassificationMetric::Value() const {
+  if (state_[1] == 0) return kNaN;
+  if (average_ == Average::kMacro) return state_[0] / state_[1];
+  return Score(state_[2], state_[3], state_[4], state_[5]);
+}
+
+double F1::Score(double tp, double fp, double fn, double) const {
+  const double precision = tp + fp > 0 ? tp / (tp + fp) : 0;
+  const double recall = tp + fn > 0 ? tp / (tp + fn) : 0;
+  return precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0;
+}
+
+double MCC::Score(double tp, double fp, double fn, double tn) const {
+  const double denominator = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn);
+  return denominator > 0 ? (tp * tn - fp * fn) / std::sqrt(denominator) : 0;
+}
+
+// ---- Regression ---------------------------------------------------------------------------
+
+RegressionMetric::RegressionMetric(Kind kind, std::string name)
+    : EvalMetric(!name.empty()        ? std::move(name)
+                 : kind == Kind::kMAE ? "mae"
+                 : kind == Kind::kMSE ? "mse"
+                                      : "rmse",
+                 2),
+      kind_(kind) {}
+
+void RegressionMetric::UpdateOne(const NDArray& label, const NDArray& pred) {
+  // (batch,) labels against (batch, 1) predictions, as MXNet reshapes them.
+  if (label.size() != pred.size() || label.shape()[0] != pred.shape()[0]) {
+    ShapeMismatch(name_, label, pred, "expected one label per prediction");
+  }
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  double sum = 0;
+  for (int64_t i = 0; i < pred.size(); ++i) {
+    const double d = static_cast<double>(l[i]) - p[i];
+    sum += kind_ == Kind::kMAE ? std::fabs(d) : d * d;
+  }
+  state_[0] += sum;
+  state_[1] += static_cast<double>(pred.size());
+}
+
+double RegressionMetric::Value() const {
+  const double mean = EvalMetric::Value();
+  return kind_ == Kind::kRMSE ? std::sqrt(mean) : mean;
+}
+
+// ---- Pearson correlation ------------------------------------------------------------------
+
+namespace {
+
+double Correlation(double n, double sx, double sy, double sxx, double syy, double sxy) {
+  const double cov = sxy - sx * sy / n;
+  const double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+  return vx > 0 && vy > 0 ? cov / std::sqrt(vx * vy) : kNaN;
+}
+
+}  // namespace
+
+void PearsonCorrelation::UpdateOne(const NDArray& label, const NDArray& pred) {
+  if (label.size() != pred.size()) {
+    ShapeMismatch(name_, label, pred, "expected one label per prediction");
+  }
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  for (int64_t i = 0; i < pred.size(); ++i) {
+    const double x = p[i], y = l[i];
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    syy += y * y;
+    sxy += x * y;
+  }
+  const double n = static_cast<double>(pred.size());
+  const double sums[6] = {n, sx, sy, sxx, syy, sxy};
+  for (int i = 0; i < 6; ++i) state_[2 + i] += sums[i];
+  if (average_ == Average::kMacro) {
+    state_[0] += Correlation(n, sx, sy, sxx, syy, sxy);
+    state_[1] += 1;
+  } else {
+    state_[1] += n;
+  }
+}
+
+double PearsonCorrelation::Value() const {
+  if (state_[1] == 0) return kNaN;
+  if (average_ == Average::kMacro) return state_[0] / state_[1];
+  return Correlation(state_[2], state_[3], state_[4], state_[5], state_[6], state_[7]);
+}
+
+// ---- Cross-entropy and perplexity ---------------------------------------------------------
+
+void CrossEntropy::UpdateOne(const NDArray& label, const NDArray& pred) {
+  CheckClassification(name_, label, pred);
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  const int64_t n = pred.shape()[0], classes = pred.shape()[1];
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t target = ClassOf(l[i]);
+    CheckLabel(name_, target, classes, i);
+    sum -= std::log(static_cast<double>(p[i * classes + target]) + eps_);
+  }
+  state_[0] += sum;
+  state_[1] += static_cast<double>(n);
+}
+
+void Perplexity::UpdateOne(const NDArray& label, const NDArray& pred) {
+  CheckClassification(name_, label, pred);
+  const float* l = HostFloats(label, 0);
+  const float* p = HostFloats(pred, 1);
+  const int64_t n = pred.shape()[0], classes = pred.shape()[1];
+  double sum = 0, count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t target = ClassOf(l[i]);
+    if (ignore_label_ && target == *ignore_label_) continue;
+    CheckLabel(name_, target, classes, i);
+    sum -= std::log(std::max(1e-10, static_cast<double>(p[i * classes + target])));
+    count += 1;
+  }
+  state_[0] += sum;
+  state_[1] += count;
+}
+
+double Perplexity::Value() const { return state_[1] == 0 ? kNaN : std::exp(state_[0] / state_[1]); }
+
+}  // namespace cohort
