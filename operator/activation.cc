@@ -1,0 +1,153 @@
+// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu): one
+// pointwise operator whose loops are specialised per function (no dispatch per element).
+#include <cmath>
+
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+enum class Act { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign, kLeaky, kElu, kSelu };
+
+constexpr float kSeluAlpha = 1.6732632423543772f;
+constexpr float kSeluLambda = 1.0507009873554805f;
+
+// dx = dy * d(x, y), or dx += ... for kAdd.
+template <typename D>
+void Grad(GradReq req, int64_t n, const float* dy, const float* x, const float* y, float* dx, D d) {
+  if (req == GradReq::kAdd) {
+    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * d(x ? x[i] : 0.0f, y[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * d(x ? x[i] : 0.0f, y[i]);
+  }
+}
+
+class Pointwise : public Operator {
+ public:
+  Pointwise(const Attrs& attrs, bool leaky) {
+    if (leaky) {
+      ParamReader r("LeakyReLU", attrs);
+      const std::string t = r.Enum("act_type", {"leaky", "elu", "selu"}, "leaky");
+      act_ = t == "leaky" ? Act::kLeaky : t == "elu" ? Act::kElu : Act::kSelu;
+      slope_ = static_cast<float>(r.Float("slope", 0.25));
+      r.Float("lower_bound", 0.125);  // rrelu's bounds: accepted, unused by these act types
+      r.Float("upper_bound", 0.334);
+      r.Finish();
+    } else {
+      ParamReader r("Activation", attrs);
+      const std::string t =
+          r.Enum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "");
+      COHORT_CHECK(!t.empty()) << "Activation: required attribute 'act_type' is missing";
+      r.Finish();
+      act_ = t == "relu"       ? Act::kRelu
+             : t == "sigmoid"  ? Act::kSigmoid
+             : t == "tanh"     ? Act::kTanh
+             : t == "softrelu" ? Act::kSoftrelu
+                               : Act::kSoftsign;
+    }
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], in[0], type(), "output");
+    AssignShape(in[0], out[0], type(), "data");
+    return ShapeKnown(in[0]);
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const float* x = F(in[0]);
+    float* y = F(out[0]);
+    const int64_t n = in[0].size();
+    const float s = slope_;
+    switch (act_) {
+      case Act::kRelu:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
+        break;
+      case Act::kSigmoid:
+        for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        break;
+      case Act::kTanh:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+        break;
+      case Act::kSoftrelu:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 20 ? x[i] : std::log1p(std::exp(x[i]));
+        break;
+      case Act::kSoftsign:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1 + std::fabs(x[i]));
+        break;
+      case Act::kLeaky:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : s * x[i];
+        break;
+      case Act::kElu:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : s * std::expm1(x[i]);
+        break;
+      case Act::kSelu:
+        for (int64_t i = 0; i < n; ++i) {
+          y[i] = kSeluLambda * (x[i] > 0 ? x[i] : kSeluAlpha * std::expm1(x[i]));
+        }
+        break;
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    const float* dy = F(out_grad[0]);
+    const float* x = BackwardNeedsInputs() ? F(in[0]) : nullptr;
+    const float* y = F(out[0]);
+    float* dx = F(in_grad[0]);
+    const int64_t n = out[0].size();
+    const float s = slope_;
+    const GradReq r = req[0];
+    switch (act_) {
+      case Act::kRelu:
+        Grad(r, n, dy, x, y, dx, [](float, float v) { return v > 0 ? 1.0f : 0.0f; });
+        break;
+      case Act::kSigmoid:
+        Grad(r, n, dy, x, y, dx, [](float, float v) { return v * (1 - v); });
+        break;
+      case Act::kTanh: Grad(r, n, dy, x, y, dx, [](float, float v) { return 1 - v * v; }); break;
+      case Act::kSoftrelu:  // sigmoid(x) = 1 - e^-y
+        Grad(r, n, dy, x, y, dx, [](float, float v) { return -std::expm1(-v); });
+        break;
+      case Act::kSoftsign:
+        Grad(r, n, dy, x, y, dx, [](float u, float) {
+          const float d = 1 + std::fabs(u);
+          return 1 / (d * d);
+        });
+        break;
+      case Act::kLeaky:
+        Grad(r, n, dy, x, y, dx, [s](float u, float) { return u > 0 ? 1.0f : s; });
+        break;
+      case Act::kElu:
+        Grad(r, n, dy, x, y, dx, [s](float u, float) { return u > 0 ? 1.0f : s * std::exp(u); });
+        break;
+      case Act::kSelu:
+        Grad(r, n, dy, x, y, dx, [](float u, float) {
+          return kSeluLambda * (u > 0 ? 1.0f : kSeluAlpha * std::exp(u));
+        });
+        break;
+    }
+  }
+
+  // relu, sigmoid, tanh and softrelu differentiate from the output alone, so the input's memory
+  // may be reused by the output.
+  bool BackwardNeedsInputs() const override { return act_ >= Act::kSoftsign; }
+  std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+
+ private:
+  Act act_ = Act::kRelu;
+  float slope_ = 0.25f;
+};
+
+}  // namespace
+
+void RegisterActivations(OpRegistry& r) {
+  r.Register("Activation", [](const Attrs& a) { return std::make_unique<Pointwise>(a, false); });
+  r.Register("LeakyReLU", [](const Attrs& a) { return std::make_unique<Pointwise>(a, true); });
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,30 @@
+// OpenBLAS behind Gemm.
+#include <cblas.h>
+
+#include <vector>
+
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+
+void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, const float* b, float beta, float* c) {
+  if (m == 0 || n == 0) return;
+  const int64_t lda = transpose_a ? m : k;
+  const int64_t ldb = transpose_b ? k : n;
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+              transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
+              b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(n));
+}
+
+void SetBlasThreads(int threads) { openblas_set_num_threads(threads); }
+
+float* Scratch(size_t n, int slot) {
+  thread_local std::vector<float> buffers[4];
+  COHORT_CHECK(slot >= 0 && slot < 4) << "Scratch slot " << slot;
+  if (buffers[slot].size() < n) buffers[slot].resize(n);
+  return buffers[slot].data();
+}
+
+}  // namespace cohort::op

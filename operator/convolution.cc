@@ -1,0 +1,237 @@
+// Convolution (2-D, NCHW): im2col + OpenBLAS GEMM per sample and group, as MXNet's own CPU path.
+#include <cstring>
+
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+struct ConvGeometry {
+  int64_t channels, height, width;  // per group input
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t out_h, out_w;
+};
+
+// col[(c*kh + i)*kw + j][oy*out_w + ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside).
+void Im2Col(const float* x, const ConvGeometry& g, float* col) {
+  const int64_t spatial = g.out_h * g.out_w;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        float* row = col + ((c * g.kh + i) * g.kw + j) * spatial;
+        for (int64_t oy = 0; oy < g.out_h; ++oy) {
+          const int64_t y = oy * g.sh - g.ph + i * g.dh;
+          float* out = row + oy * g.out_w;
+          if (y < 0 || y >= g.height) {
+            std::fill_n(out, g.out_w, 0.0f);
+            continue;
+          }
+          const float* in = x + (c * g.height + y) * g.width;
+          for (int64_t ox = 0; ox < g.out_w; ++ox) {
+            const int64_t xx = ox * g.sw - g.pw + j * g.dw;
+            out[ox] = xx >= 0 && xx < g.width ? in[xx] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of Im2Col: adds each column entry back to the pixel it came from.
+void Col2ImAdd(const float* col, const ConvGeometry& g, float* x) {
+  const int64_t spatial = g.out_h * g.out_w;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const float* row = col + ((c * g.kh + i) * g.kw + j) * spatial;
+        for (int64_t oy = 0; oy < g.out_h; ++oy) {
+          const int64_t y = oy * g.sh - g.ph + i * g.dh;
+          if (y < 0 || y >= g.height) continue;
+          float* out = x + (c * g.height + y) * g.width;
+          for (int64_t ox = 0; ox < g.out_w; ++ox) {
+            const int64_t xx = ox * g.sw - g.pw + j * g.dw;
+            if (xx >= 0 && xx < g.width) out[xx] += row[oy * g.out_w + ox];
+          }
+        }
+      }
+    }
+  }
+}
+
+class Convolution : public Operator {
+ public:
+  explicit Convolution(const Attrs& attrs) {
+    ParamReader r("Convolution", attrs);
+    kernel_ = r.Tuple("kernel", Shape());
+    COHORT_CHECK_EQ(kernel_.ndim(), 2)
+        << "Convolution: only 2-D kernels are supported, got " << kernel_;
+    stride_ = r.Tuple("stride", Shape({1, 1}));
+    dilate_ = r.Tuple("dilate", Shape({1, 1}));
+    pad_ = r.Tuple("pad", Shape({0, 0}));
+    num_filter_ = r.Int("num_filter");
+    num_group_ = r.Int("num_group", 1);
+    no_bias_ = r.Bool("no_bias", false);
+    r.Int("workspace", 1024);
+    r.Enum("cudnn_tune", {"None", "off", "limited_workspace", "fastest"}, "None");
+    r.Bool("cudnn_off", false);
+    const std::string layout = r.Enum("layout", {"None", "NCHW"}, "None");
+    r.Finish();
+    for (const Shape* s : {&stride_, &dilate_, &pad_}) {
+      if (s->ndim() == 0) continue;
+      COHORT_CHECK_EQ(s->ndim(), 2) << "Convolution: stride, dilate and pad need 2 values";
+    }
+    if (stride_.ndim() == 0) stride_ = {1, 1};
+    if (dilate_.ndim() == 0) dilate_ = {1, 1};
+    if (pad_.ndim() == 0) pad_ = {0, 0};
+    COHORT_CHECK(num_filter_ > 0 && num_group_ > 0 && num_filter_ % num_group_ == 0)
+        << "Convolution: num_filter " << num_filter_ << " must be a positive multiple of "
+        << "num_group " << num_group_;
+  }
+
+  std::vector<std::string> ListArguments() const override {
+    if (no_bias_) return {"data", "weight"};
+    return {"data", "weight", "bias"};
+  }
+  bool BackwardNeedsOutputs() const override { return false; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    const Shape& d = in[0];
+    if (!ShapeKnown(d)) return false;
+    COHORT_CHECK_EQ(d.ndim(), 4)
+        << "Convolution: data must be (batch, channel, height, width), got " << d;
+    COHORT_CHECK_EQ(d[1] % num_group_, 0)
+        << "Convolution: " << d[1] << " input channels do not divide into " << num_group_
+        << " groups";
+    AssignShape(in[1], Shape({num_filter_, d[1] / num_group_, kernel_[0], kernel_[1]}),
+                "Convolution", "weight");
+    if (!no_bias_) AssignShape(in[2], Shape({num_filter_}), "Convolution", "bias");
+    const ConvGeometry g = Geometry(d);
+    COHORT_CHECK(g.out_h > 0 && g.out_w > 0)
+        << "Convolution: kernel " << kernel_ << " does not fit input " << d << " with pad " << pad_;
+    AssignShape(out[0], Shape({d[0], num_filter_, g.out_h, g.out_w}), "Convolution", "output");
+    return true;
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const Shape& d = in[0].shape();
+    const ConvGeometry g = Geometry(d);
+    const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
+    const int64_t filters = num_filter_ / num_group_;
+    float* col = Scratch(patch * spatial);
+    const float* x = F(in[0]);
+    const float* w = F(in[1]);
+    float* y = F(out[0]);
+    for (int64_t n = 0; n < d[0]; ++n) {
+      for (int64_t grp = 0; grp < num_group_; ++grp) {
+        const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
+        float* yg = y + (n * num_filter_ + grp * filters) * spatial;
+        if (IsPointwise(g)) {  // 1x1, stride 1, no pad: the input is its own column matrix
+          Gemm(false, false, filters, spatial, patch, 1.0f, w + grp * filters * patch, xg, 0.0f,
+               yg);
+        } else {
+          Im2Col(xg, g, col);
+          Gemm(false, false, filters, spatial, patch, 1.0f, w + grp * filters * patch, col, 0.0f,
+               yg);
+        }
+      }
+      if (!no_bias_) {
+        const float* b = F(in[2]);
+        for (int64_t f = 0; f < num_filter_; ++f) {
+          float* row = y + (n * num_filter_ + f) * spatial;
+          for (int64_t s = 0; s < spatial; ++s) row[s] += b[f];
+        }
+      }
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const Shape& d = in[0].shape();
+    const ConvGeometry g = Geometry(d);
+    const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
+    const int64_t filters = num_filter_ / num_group_;
+    const float* x = F(in[0]);
+    const float* w = F(in[1]);
+    const float* dy = F(out_grad[0]);
+    float* col = Scratch(patch * spatial, 0);
+    float* dcol = Scratch(patch * spatial, 1);
+    const bool pointwise = IsPointwise(g);
+    if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
+    for (int64_t n = 0; n < d[0]; ++n) {
+      for (int64_t grp = 0; grp < num_group_; ++grp) {
+        const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
+        const float* dyg = dy + (n * num_filter_ + grp * filters) * spatial;
+        const float* wg = w + grp * filters * patch;
+        if (req[1] != GradReq::kNull) {  // dW_g (+)= dy_g · colᵀ
+          const float* cols = xg;
+          if (!pointwise) {
+            Im2Col(xg, g, col);
+            cols = col;
+          }
+          const float beta = n == 0 && req[1] == GradReq::kWrite ? 0.0f : 1.0f;
+          Gemm(false, true, filters, patch, spatial, 1.0f, dyg, cols, beta,
+               F(in_grad[1]) + grp * filters * patch);
+        }
+        if (req[0] != GradReq::kNull) {  // dcol = W_gᵀ · dy_g, scattered back to the pixels
+          float* dxg = F(in_grad[0]) + (n * d[1] + grp * g.channels) * g.height * g.width;
+          if (pointwise) {
+            Gemm(true, false, patch, spatial, filters, 1.0f, wg, dyg, 1.0f, dxg);
+          } else {
+            Gemm(true, false, patch, spatial, filters, 1.0f, wg, dyg, 0.0f, dcol);
+            Col2ImAdd(dcol, g, dxg);
+          }
+        }
+      }
+    }
+    if (!no_bias_ && req[2] != GradReq::kNull) {
+      float* db = F(in_grad[2]);
+      if (req[2] == GradReq::kWrite) std::fill_n(db, num_filter_, 0.0f);
+      for (int64_t n = 0; n < d[0]; ++n) {
+        for (int64_t f = 0; f < num_filter_; ++f) {
+          const float* row = dy + (n * num_filter_ + f) * spatial;
+          float sum = 0;
+          for (int64_t s = 0; s < spatial; ++s) sum += row[s];
+          db[f] += sum;
+        }
+      }
+    }
+  }
+
+ private:
+  ConvGeometry Geometry(const Shape& d) const {
+    ConvGeometry g;
+    g.channels = d[1] / num_group_;
+    g.height = d[2];
+    g.width = d[3];
+    g.kh = kernel_[0];
+    g.kw = kernel_[1];
+    g.sh = stride_[0];
+    g.sw = stride_[1];
+    g.ph = pad_[0];
+    g.pw = pad_[1];
+    g.dh = dilate_[0];
+    g.dw = dilate_[1];
+    g.out_h = (g.height + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
+    g.out_w = (g.width + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
+    return g;
+  }
+  static bool IsPointwise(const ConvGeometry& g) {
+    return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  }
+
+  Shape kernel_, stride_, dilate_, pad_;
+  int64_t num_filter_, num_group_;
+  bool no_bias_;
+};
+
+}  // namespace
+
+void RegisterConvolution(OpRegistry& r) {
+  r.Register("Convolution", [](const Attrs& a) { return std::make_unique<Convolution>(a); });
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,203 @@
+// Elementwise arithmetic: elemwise_add/_sub/_mul/_div on equal shapes, and the scalar forms
+// (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar).
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+enum class BinaryKind { kAdd, kSub, kMul, kDiv };
+
+class Binary : public Operator {
+ public:
+  Binary(BinaryKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
+    ParamReader(name, attrs).Finish();
+  }
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    for (int pass = 0; pass < 2; ++pass) {  // any known shape determines the other two
+      AssignShape(out[0], in[0], type(), "output");
+      AssignShape(out[0], in[1], type(), "output");
+      AssignShape(in[0], out[0], type(), "lhs");
+      AssignShape(in[1], out[0], type(), "rhs");
+    }
+    return ShapeKnown(out[0]);
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const float* a = F(in[0]);
+    const float* b = F(in[1]);
+    float* y = F(out[0]);
+    const int64_t n = out[0].size();
+    switch (kind_) {
+      case BinaryKind::kAdd:
+        for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+        break;
+      case BinaryKind::kSub:
+        for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
+        break;
+      case BinaryKind::kMul:
+        for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+        break;
+      case BinaryKind::kDiv:
+        for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+        break;
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const float* dy = F(out_grad[0]);
+    const int64_t n = out_grad[0].size();
+    for (int side = 0; side < 2; ++side) {
+      if (req[side] == GradReq::kNull) continue;
+      float* dx = F(in_grad[side]);
+      const float* a = F(in[0]);
+      const float* b = F(in[1]);
+      for (int64_t i = 0; i < n; ++i) {
+        float g = dy[i];
+        switch (kind_) {
+          case BinaryKind::kAdd: break;
+          case BinaryKind::kSub: g = side == 0 ? g : -g; break;
+          case BinaryKind::kMul: g *= side == 0 ? b[i] : a[i]; break;
+          case BinaryKind::kDiv: g = side == 0 ? g / b[i] : -g * a[i] / (b[i] * b[i]); break;
+        }
+        Assign(req[side], dx, i, g);
+      }
+    }
+  }
+
+  bool BackwardNeedsInputs() const override {
+    return kind_ == BinaryKind::kMul || kind_ == BinaryKind::kDiv;
+  }
+  bool BackwardNeedsOutputs() const override { return false; }
+  std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}, {1, 0}}; }
+
+ private:
+  BinaryKind kind_;
+};
+
+enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv };
+
+class Scalar : public Operator {
+ public:
+  Scalar(ScalarKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
+    ParamReader r(name, attrs);
+    scalar_ = static_cast<float>(r.Float("scalar", 1.0));
+    r.Bool("is_int", false);  // MXNet 1.9 records whether the scalar was an integer
+    r.Finish();
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], in[0], type(), "output");
+    AssignShape(in[0], out[0], type(), "data");
+    return ShapeKnown(in[0]);
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const float* x = F(in[0]);
+    float* y = F(out[0]);
+    const int64_t n = out[0].size();
+    const float s = scalar_;
+    switch (kind_) {
+      case ScalarKind::kPlus:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] + s;
+        break;
+      case ScalarKind::kMinus:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s;
+        break;
+      case ScalarKind::kRMinus:
+        for (int64_t i = 0; i < n; ++i) y[i] = s - x[i];
+        break;
+      case ScalarKind::kMul:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+        break;
+      case ScalarKind::kDiv:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] / s;
+        break;
+      case ScalarKind::kRDiv:
+        for (int64_t i = 0; i < n; ++i) y[i] = s / x[i];
+        break;
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    const float* dy = F(out_grad[0]);
+    const float* x = F(in[0]);
+    float* dx = F(in_grad[0]);
+    const int64_t n = out_grad[0].size();
+    for (int64_t i = 0; i < n; ++i) {
+      float g = dy[i];
+      switch (kind_) {
+        case ScalarKind::kPlus:
+        case ScalarKind::kMinus: break;
+        case ScalarKind::kRMinus: g = -g; break;
+        case ScalarKind::kMul: g *= scalar_; break;
+        case ScalarKind::kDiv: g /= scalar_; break;
+        case ScalarKind::kRDiv: g *= -scalar_ / (x[i] * x[i]); break;
+      }
+      Assign(req[0], dx, i, g);
+    }
+  }
+
+  bool BackwardNeedsInputs() const override { return kind_ == ScalarKind::kRDiv; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+
+ private:
+  ScalarKind kind_;
+  float scalar_;
+};
+
+}  // namespace
+
+void RegisterElemwise(OpRegistry& r) {
+  const std::pair<const char*, BinaryKind> binary[] = {{"elemwise_add", BinaryKind::kAdd},
+                                                       {"elemwise_sub", BinaryKind::kSub},
+                                                       {"elemwise_mul", BinaryKind::kMul},
+                                                       {"elemwise_div", BinaryKind::kDiv}};
+  for (auto [name, kind] : binary) {
+    std::string n = name;
+    r.Register(n, [kind, n](const Attrs& a) { return std::make_unique<Binary>(kind, n, a); });
+  }
+  for (auto [alias, name] : {std::pair{"_Plus", "elemwise_add"},
+                             {"_plus", "elemwise_add"},
+                             {"_add", "elemwise_add"},
+                             {"_Minus", "elemwise_sub"},
+                             {"_minus", "elemwise_sub"},
+                             {"_sub", "elemwise_sub"},
+                             {"_Mul", "elemwise_mul"},
+                             {"_mul", "elemwise_mul"},
+                             {"_Div", "elemwise_div"},
+                             {"_div", "elemwise_div"}}) {
+    r.Alias(alias, name);
+  }
+  const std::pair<const char*, ScalarKind> scalar[] = {
+      {"_plus_scalar", ScalarKind::kPlus},     {"_minus_scalar", ScalarKind::kMinus},
+      {"_rminus_scalar", ScalarKind::kRMinus}, {"_mul_scalar", ScalarKind::kMul},
+      {"_div_scalar", ScalarKind::kDiv},       {"_rdiv_scalar", ScalarKind::kRDiv}};
+  for (auto [name, kind] : scalar) {
+    std::string n = name;
+    r.Register(n, [kind, n](const Attrs& a) { return std::make_unique<Scalar>(kind, n, a); });
+  }
+  for (auto [alias, name] : {std::pair{"_PlusScalar", "_plus_scalar"},
+                             {"_MinusScalar", "_minus_scalar"},
+                             {"_RMinusScalar", "_rminus_scalar"},
+                             {"_MulScalar", "_mul_scalar"},
+                             {"_DivScalar", "_div_scalar"},
+                             {"_RDivScalar", "_rdiv_scalar"}}) {
+    r.Alias(alias, name);
+  }
+}
+
+}  // namespace cohort::op

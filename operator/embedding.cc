@@ -1,0 +1,78 @@
+// Embedding: rows of a weight table looked up by integer indices.
+#include <cstring>
+
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+class Embedding : public Operator {
+ public:
+  explicit Embedding(const Attrs& attrs) {
+    ParamReader r("Embedding", attrs);
+    input_dim_ = r.Int("input_dim");
+    output_dim_ = r.Int("output_dim");
+    r.Enum("dtype", {"float32"}, "float32");
+    r.Bool("sparse_grad", false);
+    r.Finish();
+  }
+  std::vector<std::string> ListArguments() const override { return {"data", "weight"}; }
+  bool BackwardNeedsOutputs() const override { return false; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(in[1], Shape({input_dim_, output_dim_}), "Embedding", "weight");
+    if (!ShapeKnown(in[0])) return false;
+    std::vector<int64_t> dims(in[0].begin(), in[0].end());
+    dims.push_back(output_dim_);
+    AssignShape(out[0], Shape(std::span<const int64_t>(dims)), "Embedding", "output");
+    return true;
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const float* idx = F(in[0]);
+    const float* w = F(in[1]);
+    float* y = F(out[0]);
+    for (int64_t i = 0; i < in[0].size(); ++i) {
+      const int64_t row = Row(idx[i], i);
+      std::memcpy(y + i * output_dim_, w + row * output_dim_, output_dim_ * sizeof(float));
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);  // indices get no gradient
+    if (req[1] == GradReq::kNull) return;
+    if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);
+    const float* idx = F(in[0]);
+    const float* dy = F(out_grad[0]);
+    float* dw = F(in_grad[1]);
+    for (int64_t i = 0; i < in[0].size(); ++i) {
+      float* dst = dw + Row(idx[i], i) * output_dim_;
+      const float* src = dy + i * output_dim_;
+      for (int64_t j = 0; j < output_dim_; ++j) dst[j] += src[j];
+    }
+  }
+
+ private:
+  int64_t Row(float index, int64_t position) const {
+    const int64_t row = static_cast<int64_t>(index);
+    COHORT_CHECK(row >= 0 && row < input_dim_)
+        << "Embedding: index " << index << " at position " << position << " is outside [0, "
+        << input_dim_ << ")";
+    return row;
+  }
+
+  int64_t input_dim_, output_dim_;
+};
+
+}  // namespace
+
+void RegisterEmbedding(OpRegistry& r) {
+  r.Register("Embedding", [](const Attrs& a) { return std::make_unique<Embedding>(a); });
+}
+
+}  // namespace cohort::op

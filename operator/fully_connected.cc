@@ -1,0 +1,93 @@
+// FullyConnected: out = data · weightᵀ + bias (MXNet's FullyConnected), on OpenBLAS.
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+class FullyConnected : public Operator {
+ public:
+  explicit FullyConnected(const Attrs& attrs) {
+    ParamReader r("FullyConnected", attrs);
+    num_hidden_ = r.Int("num_hidden");
+    no_bias_ = r.Bool("no_bias", false);
+    flatten_ = r.Bool("flatten", true);
+    r.Finish();
+    COHORT_CHECK_GT(num_hidden_, 0) << "FullyConnected: num_hidden";
+  }
+
+  std::vector<std::string> ListArguments() const override {
+    if (no_bias_) return {"data", "weight"};
+    return {"data", "weight", "bias"};
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    const Shape& d = in[0];
+    if (!ShapeKnown(d)) return false;
+    int64_t k = 1;
+    Shape o;
+    if (flatten_) {
+      for (int i = 1; i < d.ndim(); ++i) k *= d[i];
+      o = Shape({d[0], num_hidden_});
+    } else {
+      k = d[d.ndim() - 1];
+      o = d;
+      o[d.ndim() - 1] = num_hidden_;
+    }
+    AssignShape(in[1], Shape({num_hidden_, k}), "FullyConnected", "weight");
+    if (!no_bias_) AssignShape(in[2], Shape({num_hidden_}), "FullyConnected", "bias");
+    AssignShape(out[0], o, "FullyConnected", "output");
+    return true;
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const int64_t k = in[1].shape()[1];
+    const int64_t rows = in[0].size() / k;
+    float* y = F(out[0]);
+    Gemm(false, true, rows, num_hidden_, k, 1.0f, F(in[0]), F(in[1]), 0.0f, y);
+    if (!no_bias_) {
+      const float* b = F(in[2]);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < num_hidden_; ++j) y[r * num_hidden_ + j] += b[j];
+      }
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const int64_t k = in[1].shape()[1];
+    const int64_t rows = in[0].size() / k;
+    const float* dy = F(out_grad[0]);
+    if (req[0] != GradReq::kNull) {  // ddata = dy · W
+      Gemm(false, false, rows, k, num_hidden_, 1.0f, dy, F(in[1]), BetaFor(req[0]), F(in_grad[0]));
+    }
+    if (req[1] != GradReq::kNull) {  // dW = dyᵀ · data
+      Gemm(true, false, num_hidden_, k, rows, 1.0f, dy, F(in[0]), BetaFor(req[1]), F(in_grad[1]));
+    }
+    if (!no_bias_ && req[2] != GradReq::kNull) {  // db = Σ_rows dy
+      float* db = F(in_grad[2]);
+      if (req[2] == GradReq::kWrite) std::fill_n(db, num_hidden_, 0.0f);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < num_hidden_; ++j) db[j] += dy[r * num_hidden_ + j];
+      }
+    }
+  }
+
+  bool BackwardNeedsOutputs() const override { return false; }
+
+ private:
+  int64_t num_hidden_;
+  bool no_bias_;
+  bool flatten_;
+};
+
+}  // namespace
+
+void RegisterFullyConnected(OpRegistry& r) {
+  r.Register("FullyConnected", [](const Attrs& a) { return std::make_unique<FullyConnected>(a); });
+}
+
+}  // namespace cohort::op

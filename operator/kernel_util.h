@@ -1,0 +1,50 @@
+// Small helpers shared by the CPU kernels: typed access, grad_req writes, BLAS.
+#pragma once
+
+#include <cstdint>
+
+#include "operator/operator.h"
+
+namespace cohort::op {
+
+// The float32 host data of an array used by a CPU kernel.
+inline float* F(const NDArray& a) {
+  COHORT_CHECK(a.dtype() == DType::kFloat32 && a.ctx().is_host())
+      << "CPU kernels take float32 host arrays, got " << a.dtype() << " on " << a.ctx();
+  return static_cast<float*>(a.raw_data());
+}
+
+// dst[i] = v (kWrite) or dst[i] += v (kAdd); kNull callers skip the loop entirely.
+inline void Assign(GradReq req, float* dst, int64_t i, float v) {
+  if (req == GradReq::kAdd)
+    dst[i] += v;
+  else
+    dst[i] = v;
+}
+
+// Row-major C = alpha * op(A) * op(B) + beta * C, op(X) = X or Xᵀ; A is M×K after op, B K×N.
+void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, const float* b, float beta, float* c);
+// How many threads OpenBLAS uses (a process-wide setting).
+void SetBlasThreads(int threads);
+
+// A per-thread scratch buffer of at least n floats: grows on first use, then reused, so kernels
+// allocate nothing in the steady state (one device = one thread).
+float* Scratch(size_t n, int slot = 0);
+
+// beta for a GEMM that writes a gradient: 0 overwrites, 1 accumulates.
+inline float BetaFor(GradReq req) { return req == GradReq::kAdd ? 1.0f : 0.0f; }
+
+// Collapses a shape to (outer, axis, inner) around `axis`.
+struct AxisSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+inline AxisSplit SplitAt(const Shape& s, int axis) {
+  AxisSplit r;
+  for (int d = 0; d < axis; ++d) r.outer *= s[d];
+  r.size = s[axis];
+  for (int d = axis + 1; d < s.ndim(); ++d) r.inner *= s[d];
+  return r;
+}
+
+}  // namespace cohort::op

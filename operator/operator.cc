@@ -1,0 +1,199 @@
+// The operator registry, parameter parsing and shape helpers.
+#include "operator/operator.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace cohort {
+
+GradReq ParseGradReq(std::string_view text) {
+  if (text == "null") return GradReq::kNull;
+  if (text == "write" || text == "inplace") return GradReq::kWrite;
+  if (text == "add") return GradReq::kAdd;
+  COHORT_THROW() << "unknown grad_req '" << text << "': expected null, write or add";
+  return GradReq::kNull;
+}
+
+const char* GradReqName(GradReq req) {
+  switch (req) {
+    case GradReq::kNull: return "null";
+    case GradReq::kWrite: return "write";
+    case GradReq::kAdd: return "add";
+  }
+  return "?";
+}
+
+namespace op {
+
+OpRegistry& OpRegistry::Get() {
+  static OpRegistry registry;
+  return registry;
+}
+
+OpRegistry::OpRegistry() {
+  RegisterFullyConnected(*this);
+  RegisterActivations(*this);
+  RegisterElemwise(*this);
+  RegisterLossOutputs(*this);
+  RegisterShapeOps(*this);
+  RegisterConvolution(*this);
+  RegisterPooling(*this);
+  RegisterBatchNorm(*this);
+  RegisterDropout(*this);
+  RegisterEmbedding(*this);
+  RegisterSoftmax(*this);
+}
+
+void OpRegistry::Register(const std::string& name, Factory factory) {
+  factories_[name] = std::move(factory);
+}
+
+void OpRegistry::Alias(const std::string& alias, const std::string& name) {
+  aliases_[alias] = name;
+}
+
+const std::string& OpRegistry::Canonical(const std::string& name) const {
+  auto it = aliases_.find(name);
+  return it == aliases_.end() ? name : it->second;
+}
+
+std::unique_ptr<Operator> OpRegistry::Create(const std::string& name, const Attrs& attrs) const {
+  const std::string& canonical = Canonical(name);
+  auto it = factories_.find(canonical);
+  COHORT_CHECK(it != factories_.end()) << "unknown operator '" << name << "'";
+  std::unique_ptr<Operator> op = it->second(attrs);
+  op->type_ = canonical;
+  op->attrs_ = attrs;
+  return op;
+}
+
+std::vector<std::string> OpRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, factory] : factories_) out.push_back(name);
+  return out;
+}
+
+// ---- ParamReader --------------------------------------------------------------------------
+
+const std::string* ParamReader::Find(const std::string& key) {
+  used_.push_back(key);
+  auto it = attrs_.find(key);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
+void ParamReader::Bad(const std::string& key, const std::string& value,
+                      const std::string& expected) const {
+  throw Error(op_ + ": attribute " + key + "='" + value + "': expected " + expected, __FILE__,
+              __LINE__);
+}
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\'' || s.front() == '"')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\'' || s.back() == '"')) s.remove_suffix(1);
+  return s;
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  s = Trim(s);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+int64_t ParamReader::Int(const std::string& key, std::optional<int64_t> fallback) {
+  const std::string* v = Find(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    throw Error(op_ + ": required attribute '" + key + "' is missing", __FILE__, __LINE__);
+  }
+  int64_t out = 0;
+  if (!ParseNumber(*v, &out)) Bad(key, *v, "an integer");
+  return out;
+}
+
+std::optional<int64_t> ParamReader::OptionalInt(const std::string& key) {
+  const std::string* v = Find(key);
+  if (!v || Trim(*v) == "None") return std::nullopt;
+  int64_t out = 0;
+  if (!ParseNumber(*v, &out)) Bad(key, *v, "an integer or None");
+  return out;
+}
+
+double ParamReader::Float(const std::string& key, std::optional<double> fallback) {
+  const std::string* v = Find(key);
+  if (!v) {
+    if (fallback) return *fallback;
+    throw Error(op_ + ": required attribute '" + key + "' is missing", __FILE__, __LINE__);
+  }
+  double out = 0;
+  std::string_view t = Trim(*v);
+  if (t == "inf") return HUGE_VAL;
+  if (t == "-inf") return -HUGE_VAL;
+  if (!ParseNumber(t, &out)) Bad(key, *v, "a number");
+  return out;
+}
+
+bool ParamReader::Bool(const std::string& key, bool fallback) {
+  const std::string* v = Find(key);
+  if (!v) return fallback;
+  std::string_view t = Trim(*v);
+  if (t == "True" || t == "true" || t == "1") return true;
+  if (t == "False" || t == "false" || t == "0") return false;
+  Bad(key, *v, "True or False");
+}
+
+std::string ParamReader::Enum(const std::string& key, const std::vector<std::string>& choices,
+                              const std::string& fallback) {
+  const std::string* v = Find(key);
+  if (!v) return fallback;
+  std::string t(Trim(*v));
+  if (std::find(choices.begin(), choices.end(), t) == choices.end()) {
+    std::string expected = "one of";
+    for (const auto& c : choices) expected += " " + c;
+    Bad(key, *v, expected);
+  }
+  return t;
+}
+
+Shape ParamReader::Tuple(const std::string& key, const Shape& fallback) {
+  const std::string* v = Find(key);
+  if (!v) return fallback;
+  try {
+    return Shape::Parse(Trim(*v));
+  } catch (const Error&) {
+    Bad(key, *v, "a tuple of integers such as (3, 3)");
+  }
+}
+
+void ParamReader::Finish() const {
+  for (const auto& [key, value] : attrs_) {
+    if (key.size() > 4 && key.starts_with("__") && key.ends_with("__")) continue;
+    COHORT_CHECK(std::find(used_.begin(), used_.end(), key) != used_.end())
+        << op_ << ": unknown attribute '" << key << "'";
+  }
+}
+
+// ---- Shapes -------------------------------------------------------------------------------
+
+bool ShapeKnown(const Shape& s) {
+  return s.ndim() > 0 && std::all_of(s.begin(), s.end(), [](int64_t d) { return d > 0; });
+}
+
+void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what) {
+  if (!ShapeKnown(value)) return;
+  if (!ShapeKnown(slot)) {
+    slot = value;
+    return;
+  }
+  COHORT_CHECK(slot == value) << op << ": " << what << " has shape " << slot << " but " << value
+                              << " is expected";
+}
+
+}  // namespace op
+}  // namespace cohort

@@ -1,0 +1,156 @@
+// Operator: one node's computation (forward, backward, shape inference) and the registry that
+// makes operators from MXNet op names and string attributes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/thread_arena.h"
+#include "ndarray/ndarray.h"
+
+namespace cohort {
+
+// What to do with a gradient buffer (MXNet's OpReqType): leave it, overwrite it, add to it.
+enum class GradReq { kNull, kWrite, kAdd };
+GradReq ParseGradReq(std::string_view text);  // "null", "write", "add" (also "inplace" = write)
+const char* GradReqName(GradReq req);
+
+namespace op {
+
+// String attributes, as in MXNet's symbol JSON ("num_hidden": "128").
+using Attrs = std::map<std::string, std::string>;
+
+// What an operator's kernels may use while they run.
+struct OpContext {
+  bool is_train = false;
+  Context ctx = Context::CPU();
+  ThreadArena* arena = nullptr;  // CPU kernels run their loops here (nullptr: serial)
+  uint64_t seed = 0;             // for random ops (Dropout): changes every forward
+};
+
+// One operator node. Made from attributes by the registry and immutable afterwards, so one
+// instance serves every executor bound from the same symbol.
+//
+// Inputs are the arguments (ListArguments) followed by the auxiliary states
+// (ListAuxiliaryStates); outputs are NumOutputs() arrays of which the first NumVisibleOutputs()
+// are seen by users (the rest are saved for backward, e.g. BatchNorm's batch mean).
+class Operator {
+ public:
+  virtual ~Operator() = default;
+
+  const std::string& type() const { return type_; }
+  const Attrs& attrs() const { return attrs_; }
+
+  virtual std::vector<std::string> ListArguments() const { return {"data"}; }
+  virtual std::vector<std::string> ListAuxiliaryStates() const { return {}; }
+  virtual std::vector<std::string> ListOutputs() const { return {"output"}; }
+  virtual int NumVisibleOutputs() const { return static_cast<int>(ListOutputs().size()); }
+  int NumOutputs() const { return static_cast<int>(ListOutputs().size()); }
+
+  // Fills unknown shapes (ndim 0 or unknown dims) of arguments, outputs and aux states from the
+  // known ones. Returns false when it cannot finish yet; throws on shapes that conflict.
+  virtual bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                          std::vector<Shape>& aux) const = 0;
+
+  // out_req says how to write each output (kWrite, or kNull for outputs nobody needs).
+  virtual void Forward(const OpContext& ctx, const std::vector<NDArray>& in,
+                       const std::vector<GradReq>& out_req, const std::vector<NDArray>& out,
+                       const std::vector<NDArray>& aux) const = 0;
+  // Gradients of the arguments given the gradients of the visible outputs. in_grad[i] follows
+  // in_req[i]: kWrite overwrites, kAdd accumulates, kNull must leave it untouched.
+  virtual void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                        const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                        const std::vector<GradReq>& in_req, const std::vector<NDArray>& in_grad,
+                        const std::vector<NDArray>& aux) const = 0;
+
+  // A loss layer (SoftmaxOutput, MakeLoss, ...) starts backward itself and needs no head gradient.
+  virtual bool IsLoss() const { return false; }
+  // Whether Backward reads the forward inputs / outputs (for memory planning; conservative).
+  virtual bool BackwardNeedsInputs() const { return true; }
+  virtual bool BackwardNeedsOutputs() const { return true; }
+  // (input, output) pairs whose memory may be shared when the input is not used afterwards.
+  virtual std::vector<std::pair<int, int>> ForwardInplace() const { return {}; }
+  // Whether an output is a view of its input (Flatten, Reshape): forward copies only when the
+  // planner did not place both in one buffer.
+  virtual bool IsIdentity() const { return false; }
+
+ protected:
+  std::string type_;
+  Attrs attrs_;
+
+  friend class OpRegistry;
+};
+
+// Makes operators by MXNet name ("FullyConnected", "_mul_scalar", ...) or alias.
+class OpRegistry {
+ public:
+  using Factory = std::function<std::unique_ptr<Operator>(const Attrs&)>;
+
+  static OpRegistry& Get();
+  // Throws naming the op for an unknown name, an unknown attribute or a malformed value.
+  std::unique_ptr<Operator> Create(const std::string& name, const Attrs& attrs) const;
+  bool Has(const std::string& name) const { return factories_.count(name) > 0; }
+  void Register(const std::string& name, Factory factory);
+  void Alias(const std::string& alias, const std::string& name);
+  std::vector<std::string> Names() const;
+  // The canonical name of an op or alias.
+  const std::string& Canonical(const std::string& name) const;
+
+ private:
+  OpRegistry();
+  std::map<std::string, Factory> factories_;
+  std::map<std::string, std::string> aliases_;
+};
+
+// Reads typed parameters from string attributes, as MXNet's dmlc::Parameter does, and checks
+// that every attribute was a known parameter (attributes named "__...__" are not parameters).
+class ParamReader {
+ public:
+  ParamReader(std::string op, const Attrs& attrs) : op_(std::move(op)), attrs_(attrs) {}
+
+  int64_t Int(const std::string& key, std::optional<int64_t> fallback = std::nullopt);
+  std::optional<int64_t> OptionalInt(const std::string& key);
+  double Float(const std::string& key, std::optional<double> fallback = std::nullopt);
+  bool Bool(const std::string& key, bool fallback);
+  std::string Enum(const std::string& key, const std::vector<std::string>& choices,
+                   const std::string& fallback);
+  // "(5, 5)", "[5,5]" or "5"; an absent key gives `fallback`.
+  Shape Tuple(const std::string& key, const Shape& fallback);
+  // Throws naming any attribute that was never asked for.
+  void Finish() const;
+
+ private:
+  const std::string* Find(const std::string& key);
+  [[noreturn]] void Bad(const std::string& key, const std::string& value,
+                        const std::string& expected) const;
+
+  std::string op_;
+  const Attrs& attrs_;
+  std::vector<std::string> used_;
+};
+
+// Each operator file defines one of these; the registry calls them all once.
+void RegisterFullyConnected(OpRegistry& r);
+void RegisterActivations(OpRegistry& r);
+void RegisterElemwise(OpRegistry& r);
+void RegisterLossOutputs(OpRegistry& r);
+void RegisterShapeOps(OpRegistry& r);
+void RegisterConvolution(OpRegistry& r);
+void RegisterPooling(OpRegistry& r);
+void RegisterBatchNorm(OpRegistry& r);
+void RegisterDropout(OpRegistry& r);
+void RegisterEmbedding(OpRegistry& r);
+void RegisterSoftmax(OpRegistry& r);
+
+// Shape helpers for InferShape: a shape is "unknown" when ndim is 0 or a dim is below zero.
+bool ShapeKnown(const Shape& s);
+// Sets `slot` to `value` when unknown; throws naming `what` when both are known and differ.
+void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what);
+
+}  // namespace op
+}  // namespace cohort

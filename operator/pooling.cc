@@ -1,0 +1,177 @@
+// Pooling (2-D, NCHW): max, avg and sum; global pooling; "valid" and "full" conventions.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+class Pooling : public Operator {
+ public:
+  explicit Pooling(const Attrs& attrs) {
+    ParamReader r("Pooling", attrs);
+    kernel_ = r.Tuple("kernel", Shape());
+    const std::string pool = r.Enum("pool_type", {"max", "avg", "sum"}, "max");
+    kind_ = pool == "max" ? kMax : pool == "avg" ? kAvg : kSum;
+    global_ = r.Bool("global_pool", false);
+    full_ = r.Enum("pooling_convention", {"valid", "full"}, "valid") == "full";
+    stride_ = r.Tuple("stride", Shape());
+    pad_ = r.Tuple("pad", Shape());
+    count_include_pad_ = r.Bool("count_include_pad", true);
+    r.Bool("cudnn_off", false);
+    r.Enum("layout", {"None", "NCHW"}, "None");
+    r.Finish();
+    if (stride_.ndim() == 0) stride_ = {1, 1};
+    if (pad_.ndim() == 0) pad_ = {0, 0};
+    COHORT_CHECK(global_ || kernel_.ndim() == 2)
+        << "Pooling: a 2-D kernel is required unless global_pool=True, got " << kernel_;
+    COHORT_CHECK(stride_.ndim() == 2 && pad_.ndim() == 2)
+        << "Pooling: stride and pad need 2 values";
+  }
+
+  bool BackwardNeedsOutputs() const override { return false; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    const Shape& d = in[0];
+    if (!ShapeKnown(d)) return false;
+    COHORT_CHECK_EQ(d.ndim(), 4) << "Pooling: data must be (batch, channel, height, width), got "
+                                 << d;
+    const Window w = WindowFor(d);
+    COHORT_CHECK(w.out_h > 0 && w.out_w > 0)
+        << "Pooling: kernel " << kernel_ << " does not fit input " << d;
+    AssignShape(out[0], Shape({d[0], d[1], w.out_h, w.out_w}), "Pooling", "output");
+    return true;
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const Shape& d = in[0].shape();
+    const Window w = WindowFor(d);
+    const float* x = F(in[0]);
+    float* y = F(out[0]);
+    const int64_t planes = d[0] * d[1];
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* plane = x + p * w.h * w.w;
+      float* o = y + p * w.out_h * w.out_w;
+      for (int64_t oy = 0; oy < w.out_h; ++oy) {
+        for (int64_t ox = 0; ox < w.out_w; ++ox) {
+          Span s = SpanAt(w, oy, ox);
+          float v;
+          if (kind_ == kMax) {
+            v = -std::numeric_limits<float>::infinity();
+            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
+              for (int64_t xx = s.x0; xx < s.x1; ++xx) v = std::max(v, plane[yy * w.w + xx]);
+            }
+          } else {
+            float sum = 0;
+            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
+              for (int64_t xx = s.x0; xx < s.x1; ++xx) sum += plane[yy * w.w + xx];
+            }
+            v = kind_ == kSum ? sum : sum / s.count;
+          }
+          o[oy * w.out_w + ox] = v;
+        }
+      }
+    }
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
+    const Shape& d = in[0].shape();
+    const Window w = WindowFor(d);
+    const float* x = F(in[0]);
+    const float* dy = F(out_grad[0]);
+    float* dx = F(in_grad[0]);
+    const int64_t planes = d[0] * d[1];
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* plane = x + p * w.h * w.w;
+      float* grad = dx + p * w.h * w.w;
+      const float* g = dy + p * w.out_h * w.out_w;
+      for (int64_t oy = 0; oy < w.out_h; ++oy) {
+        for (int64_t ox = 0; ox < w.out_w; ++ox) {
+          const Span s = SpanAt(w, oy, ox);
+          const float go = g[oy * w.out_w + ox];
+          if (kind_ == kMax) {  // the first maximum takes the gradient
+            int64_t best = -1;
+            float v = -std::numeric_limits<float>::infinity();
+            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
+              for (int64_t xx = s.x0; xx < s.x1; ++xx) {
+                if (best < 0 || plane[yy * w.w + xx] > v) {
+                  v = plane[yy * w.w + xx];
+                  best = yy * w.w + xx;
+                }
+              }
+            }
+            if (best >= 0) grad[best] += go;
+          } else {
+            const float share = kind_ == kSum ? go : go / s.count;
+            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
+              for (int64_t xx = s.x0; xx < s.x1; ++xx) grad[yy * w.w + xx] += share;
+            }
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  struct Window {
+    int64_t h, w, kh, kw, sh, sw, ph, pw, out_h, out_w;
+  };
+  struct Span {
+    int64_t y0, y1, x0, x1;
+    float count;  // the divisor of avg pooling
+  };
+
+  Window WindowFor(const Shape& d) const {
+    Window w;
+    w.h = d[2];
+    w.w = d[3];
+    if (global_) {
+      w.kh = w.h, w.kw = w.w, w.sh = w.sw = 1, w.ph = w.pw = 0;
+    } else {
+      w.kh = kernel_[0], w.kw = kernel_[1], w.sh = stride_[0], w.sw = stride_[1];
+      w.ph = pad_[0], w.pw = pad_[1];
+    }
+    auto size = [&](int64_t in, int64_t k, int64_t s, int64_t p) {
+      const int64_t span = in + 2 * p - k;
+      if (span < 0) return int64_t{0};
+      return (full_ ? (span + s - 1) / s : span / s) + 1;
+    };
+    w.out_h = size(w.h, w.kh, w.sh, w.ph);
+    w.out_w = size(w.w, w.kw, w.sw, w.pw);
+    return w;
+  }
+
+  // The window of output (oy, ox) clipped to the image, with MXNet's avg divisor.
+  Span SpanAt(const Window& w, int64_t oy, int64_t ox) const {
+    int64_t y0 = oy * w.sh - w.ph, x0 = ox * w.sw - w.pw;
+    int64_t y1 = std::min(y0 + w.kh, w.h + w.ph), x1 = std::min(x0 + w.kw, w.w + w.pw);
+    const float padded = static_cast<float>((y1 - y0) * (x1 - x0));
+    y0 = std::max<int64_t>(y0, 0);
+    x0 = std::max<int64_t>(x0, 0);
+    y1 = std::min(y1, w.h);
+    x1 = std::min(x1, w.w);
+    const float inside = static_cast<float>((y1 - y0) * (x1 - x0));
+    return {y0, y1, x0, x1, count_include_pad_ ? padded : std::max(inside, 1.0f)};
+  }
+
+  Shape kernel_, stride_, pad_;
+  enum Kind { kMax, kAvg, kSum } kind_;
+  bool global_, full_, count_include_pad_;
+};
+
+}  // namespace
+
+void RegisterPooling(OpRegistry& r) {
+  r.Register("Pooling", [](const Attrs& a) { return std::make_unique<Pooling>(a); });
+}
+
+}  // namespace cohort::op

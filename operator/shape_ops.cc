@@ -1,0 +1,219 @@
+// Flatten, Reshape (with MXNet's special values) and Concat.
+#include <cstring>
+
+#include "operator/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+// An output that holds the input's elements unchanged under another shape: forward and backward
+// copy only when the planner did not place input and output (or their gradients) in one buffer.
+class Relabel : public Operator {
+ public:
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool IsIdentity() const override { return true; }
+  std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    if (out[0].raw_data() != in[0].raw_data()) in[0].Reshape(out[0].shape()).CopyTo(out[0]);
+  }
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>& req,
+                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    const float* dy = F(out_grad[0]);
+    float* dx = F(in_grad[0]);
+    const int64_t n = in_grad[0].size();
+    if (req[0] == GradReq::kAdd) {
+      for (int64_t i = 0; i < n; ++i) dx[i] += dy[i];
+    } else if (dx != dy) {
+      std::memcpy(dx, dy, n * sizeof(float));
+    }
+  }
+};
+
+class Flatten : public Relabel {
+ public:
+  explicit Flatten(const Attrs& attrs) { ParamReader("Flatten", attrs).Finish(); }
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    AssignShape(out[0], Shape({in[0][0], in[0].Size() / in[0][0]}), "Flatten", "output");
+    return true;
+  }
+};
+
+// MXNet's Reshape: 0 copies a dimension, -1 infers one, -2 copies the rest, -3 merges two,
+// -4 splits one into the next two values (one of which may be -1).
+class Reshape : public Relabel {
+ public:
+  explicit Reshape(const Attrs& attrs) {
+    ParamReader r("Reshape", attrs);
+    target_ = r.Tuple("shape", Shape());
+    reverse_ = r.Bool("reverse", false);
+    target_shape_legacy_ = r.Tuple("target_shape", Shape());
+    r.Bool("keep_highest", false);
+    r.Finish();
+    COHORT_CHECK(!reverse_) << "Reshape: reverse=True is not supported";
+    if (target_.ndim() == 0) target_ = target_shape_legacy_;
+    COHORT_CHECK_GT(target_.ndim(), 0) << "Reshape: attribute 'shape' is required";
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    AssignShape(out[0], Resolve(in[0]), "Reshape", "output");
+    return true;
+  }
+
+ private:
+  Shape Resolve(const Shape& src) const {
+    std::vector<int64_t> dims;
+    int infer = -1;
+    int s = 0;  // position in src
+    for (int i = 0; i < target_.ndim(); ++i) {
+      const int64_t t = target_[i];
+      if (t > 0) {
+        dims.push_back(t);
+        ++s;
+      } else if (t == 0) {
+        COHORT_CHECK_LT(s, src.ndim()) << "Reshape " << target_ << " of " << src;
+        dims.push_back(src[s++]);
+      } else if (t == -1) {
+        COHORT_CHECK_LT(infer, 0) << "Reshape " << target_ << ": more than one -1";
+        infer = static_cast<int>(dims.size());
+        dims.push_back(1);
+        ++s;
+      } else if (t == -2) {
+        while (s < src.ndim()) dims.push_back(src[s++]);
+      } else if (t == -3) {
+        COHORT_CHECK_LT(s + 1, src.ndim()) << "Reshape " << target_ << " of " << src;
+        dims.push_back(src[s] * src[s + 1]);
+        s += 2;
+      } else if (t == -4) {
+        COHORT_CHECK(i + 2 < target_.ndim() && s < src.ndim())
+            << "Reshape " << target_ << ": -4 needs two values after it";
+        int64_t a = target_[i + 1], b = target_[i + 2];
+        if (a == -1) a = src[s] / b;
+        if (b == -1) b = src[s] / a;
+        COHORT_CHECK_EQ(a * b, src[s]) << "Reshape " << target_ << " of " << src;
+        dims.push_back(a);
+        dims.push_back(b);
+        ++s;
+        i += 2;
+      } else {
+        COHORT_THROW() << "Reshape: invalid value " << t << " in shape " << target_;
+      }
+    }
+    if (infer >= 0) {
+      int64_t known = 1;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (static_cast<int>(i) != infer) known *= dims[i];
+      }
+      COHORT_CHECK(known > 0 && src.Size() % known == 0)
+          << "Reshape: cannot reshape " << src << " to " << target_;
+      dims[infer] = src.Size() / known;
+    }
+    Shape out{std::span<const int64_t>(dims)};
+    COHORT_CHECK_EQ(out.Size(), src.Size())
+        << "Reshape: " << src << " to " << target_ << " gives " << out;
+    return out;
+  }
+
+  Shape target_, target_shape_legacy_;
+  bool reverse_;
+};
+
+// Joins its inputs along `dim`.
+class Concat : public Operator {
+ public:
+  explicit Concat(const Attrs& attrs) {
+    ParamReader r("Concat", attrs);
+    num_args_ = static_cast<int>(r.Int("num_args"));
+    dim_ = static_cast<int>(r.Int("dim", 1));
+    r.Finish();
+    COHORT_CHECK_GE(num_args_, 1) << "Concat: num_args";
+  }
+  std::vector<std::string> ListArguments() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < num_args_; ++i) names.push_back("arg" + std::to_string(i));
+    return names;
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    for (const Shape& s : in) {
+      if (!ShapeKnown(s)) return false;
+    }
+    Shape o = in[0];
+    COHORT_CHECK(dim_ >= 0 && dim_ < o.ndim()) << "Concat: dim " << dim_ << " for " << o;
+    o[dim_] = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      Shape expect = in[i];
+      expect[dim_] = in[0][dim_];
+      COHORT_CHECK(expect == in[0])
+          << "Concat: input " << i << " has shape " << in[i] << ", which differs from input 0 "
+          << in[0] << " outside dim " << dim_;
+      o[dim_] += in[i][dim_];
+    }
+    AssignShape(out[0], o, "Concat", "output");
+    return true;
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    Copy(in, out[0], true, {});
+  }
+  void Backward(const OpContext&, const std::vector<NDArray>& out_grad, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>& req,
+                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    Copy(in_grad, out_grad[0], false, req);
+  }
+
+ private:
+  // Moves blocks between the parts and the joined array (to_joined: parts -> joined).
+  void Copy(const std::vector<NDArray>& parts, const NDArray& joined, bool to_joined,
+            const std::vector<GradReq>& req) const {
+    const AxisSplit j = SplitAt(joined.shape(), dim_);
+    float* all = F(joined);
+    int64_t offset = 0;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const int64_t width = parts[p].shape()[dim_] * j.inner;
+      if (!to_joined && req[p] == GradReq::kNull) {
+        offset += width;
+        continue;
+      }
+      float* part = F(parts[p]);
+      for (int64_t o = 0; o < j.outer; ++o) {
+        float* joined_row = all + o * j.size * j.inner + offset;
+        float* part_row = part + o * width;
+        if (to_joined) {
+          std::memcpy(joined_row, part_row, width * sizeof(float));
+        } else {
+          for (int64_t k = 0; k < width; ++k) Assign(req[p], part_row, k, joined_row[k]);
+        }
+      }
+      offset += width;
+    }
+  }
+
+  int num_args_;
+  int dim_;
+};
+
+}  // namespace
+
+void RegisterShapeOps(OpRegistry& r) {
+  r.Register("Flatten", [](const Attrs& a) { return std::make_unique<Flatten>(a); });
+  r.Alias("flatten", "Flatten");
+  r.Register("Reshape", [](const Attrs& a) { return std::make_unique<Reshape>(a); });
+  r.Alias("reshape", "Reshape");
+  r.Register("Concat", [](const Attrs& a) { return std::make_unique<Concat>(a); });
+  r.Alias("concat", "Concat");
+}
+
+}  // namespace cohort::op

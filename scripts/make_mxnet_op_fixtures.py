@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Runs each operator case through MXNet 1.9.1 (simple_bind, forward, backward) and saves the
+inputs, outputs, gradients and auxiliary states to tests/data/mxnet_ops/<case>.params, with
+tests/data/mxnet_ops/cases.txt listing  name|op|attr=value;...|is_train  per line. The C++ test
+tests/operator/mxnet_ops_test.cc runs the same cases through Cohort and compares.
+
+    pip install mxnet==1.9.1 'numpy<1.24'
+    python3 scripts/make_mxnet_op_fixtures.py
+
+Array names in each file: "in:<arg>" inputs, "aux:<name>" aux states before forward,
+"out:<i>" visible outputs, "head:<i>" head gradients, "grad:<arg>" input gradients,
+"auxout:<name>" aux states after forward."""
+import os
+
+import mxnet as mx
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "mxnet_ops")
+LOSS_OPS = {"SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput",
+            "MAERegressionOutput", "MakeLoss"}
+
+# name, op, attrs, input shapes (in argument order), is_train
+CASES = [
+    ("fc", "FullyConnected", {"num_hidden": "5"}, [(3, 4)], True),
+    ("fc_nobias_3d", "FullyConnected", {"num_hidden": "3", "no_bias": "True", "flatten": "False"},
+     [(2, 3, 4)], True),
+    ("fc_flatten_4d", "FullyConnected", {"num_hidden": "4"}, [(2, 2, 2, 3)], True),
+    ("conv3x3", "Convolution", {"kernel": "(3, 3)", "num_filter": "4"}, [(2, 3, 6, 5)], True),
+    ("conv_pad_stride", "Convolution",
+     {"kernel": "(3, 3)", "num_filter": "4", "pad": "(1, 1)", "stride": "(2, 2)"},
+     [(2, 3, 7, 7)], True),
+    ("conv_dilate", "Convolution", {"kernel": "(3, 3)", "num_filter": "2", "dilate": "(2, 2)"},
+     [(1, 2, 7, 7)], True),
+    ("conv_group", "Convolution",
+     {"kernel": "(3, 3)", "num_filter": "4", "num_group": "2", "no_bias": "True"},
+     [(2, 4, 5, 5)], True),
+    ("conv1x1", "Convolution", {"kernel": "(1, 1)", "num_filter": "3"}, [(2, 4, 3, 3)], True),
+    ("pool_max", "Pooling", {"kernel": "(2, 2)", "stride": "(2, 2)", "pool_type": "max"},
+     [(2, 3, 6, 6)], True),
+    ("pool_max_full", "Pooling",
+     {"kernel": "(3, 3)", "stride": "(2, 2)", "pool_type": "max", "pooling_convention": "full"},
+     [(1, 2, 6, 6)], True),
+    ("pool_avg_pad", "Pooling",
+     {"kernel": "(3, 3)", "stride": "(2, 2)", "pad": "(1, 1)", "pool_type": "avg"},
+     [(2, 2, 5, 5)], True),
+    ("pool_avg_nopadcount", "Pooling",
+     {"kernel": "(3, 3)", "stride": "(2, 2)", "pad": "(1, 1)", "pool_type": "avg",
+      "count_include_pad": "False"}, [(1, 2, 5, 5)], True),
+    ("pool_sum", "Pooling", {"kernel": "(2, 2)", "stride": "(1, 1)", "pool_type": "sum"},
+     [(1, 2, 4, 4)], True),
+    ("pool_global_avg", "Pooling", {"kernel": "(1, 1)", "global_pool": "True", "pool_type": "avg"},
+     [(2, 3, 4, 5)], True),
+    ("relu", "Activation", {"act_type": "relu"}, [(3, 5)], True),
+    ("sigmoid", "Activation", {"act_type": "sigmoid"}, [(3, 5)], True),
+    ("tanh", "Activation", {"act_type": "tanh"}, [(3, 5)], True),
+    ("softrelu", "Activation", {"act_type": "softrelu"}, [(3, 5)], True),
+    ("softsign", "Activation", {"act_type": "softsign"}, [(3, 5)], True),
+    ("leaky", "LeakyReLU", {"act_type": "leaky", "slope": "0.1"}, [(3, 5)], True),
+    ("elu", "LeakyReLU", {"act_type": "elu", "slope": "0.7"}, [(3, 5)], True),
+    ("bn_train", "BatchNorm", {"fix_gamma": "False"}, [(4, 3, 2, 2)], True),
+    ("bn_fix_gamma", "BatchNorm", {}, [(4, 3, 2, 2)], True),
+    ("bn_global", "BatchNorm", {"use_global_stats": "True", "fix_gamma": "False"},
+     [(4, 3, 2, 2)], True),
+    ("bn_2d_momentum", "BatchNorm", {"fix_gamma": "False", "momentum": "0.5", "eps": "0.01"},
+     [(5, 4)], True),
+    ("softmax", "softmax", {}, [(3, 4)], True),
+    ("log_softmax_axis1", "log_softmax", {"axis": "1"}, [(2, 3, 4)], True),
+    ("softmax_output", "SoftmaxOutput", {}, [(4, 5)], True),
+    ("softmax_output_batch_scale", "SoftmaxOutput",
+     {"normalization": "batch", "grad_scale": "2"}, [(4, 5)], True),
+    ("softmax_output_ignore_valid", "SoftmaxOutput",
+     {"use_ignore": "True", "ignore_label": "1", "normalization": "valid"}, [(6, 3)], True),
+    ("softmax_output_multi", "SoftmaxOutput", {"multi_output": "True"}, [(2, 3, 4)], True),
+    ("linear_regression", "LinearRegressionOutput", {}, [(4, 3)], True),
+    ("logistic_regression", "LogisticRegressionOutput", {"grad_scale": "0.5"}, [(4, 2)], True),
+    ("mae_regression", "MAERegressionOutput", {}, [(4, 2)], True),
+    ("make_loss", "MakeLoss", {"grad_scale": "0.3"}, [(2, 3)], True),
+    ("block_grad", "BlockGrad", {}, [(2, 3)], True),
+    ("add", "elemwise_add", {}, [(2, 3), (2, 3)], True),
+    ("sub", "elemwise_sub", {}, [(2, 3), (2, 3)], True),
+    ("mul", "elemwise_mul", {}, [(2, 3), (2, 3)], True),
+    ("div", "elemwise_div", {}, [(2, 3), (2, 3)], True),
+    ("plus_scalar", "_plus_scalar", {"scalar": "1.5"}, [(2, 3)], True),
+    ("minus_scalar", "_minus_scalar", {"scalar": "1.5"}, [(2, 3)], True),
+    ("rminus_scalar", "_rminus_scalar", {"scalar": "1.5"}, [(2, 3)], True),
+    ("mul_scalar", "_mul_scalar", {"scalar": "-2"}, [(2, 3)], True),
+    ("div_scalar", "_div_scalar", {"scalar": "4"}, [(2, 3)], True),
+    ("rdiv_scalar", "_rdiv_scalar", {"scalar": "3"}, [(2, 3)], True),
+    ("flatten", "Flatten", {}, [(2, 3, 2)], True),
+    ("reshape", "Reshape", {"shape": "(0, -1, 2)"}, [(2, 3, 4)], True),
+    ("reshape_special", "Reshape", {"shape": "(-3, -2)"}, [(2, 3, 4, 5)], True),
+    ("concat", "Concat", {"num_args": "3", "dim": "1"}, [(2, 1, 3), (2, 2, 3), (2, 3, 3)], True),
+    ("embedding", "Embedding", {"input_dim": "5", "output_dim": "3"}, [(2, 3)], True),
+]
+
+
+def make_inputs(name, op, shapes, sym, rng):
+    arg_shapes, _, aux_shapes = sym.infer_shape(**dict(zip(sym.list_arguments(), shapes)))
+    args = {}
+    for arg, shape in zip(sym.list_arguments(), arg_shapes):
+        if arg.endswith("label"):
+            if op == "SoftmaxOutput":
+                classes = shapes[0][1]
+                args[arg] = rng.randint(0, classes, size=shape).astype("float32")
+            else:
+                args[arg] = rng.uniform(0, 1, size=shape).astype("float32")
+        elif op == "Embedding" and arg == "data":
+            args[arg] = rng.randint(0, 5, size=shape).astype("float32")
+        elif op == "Pooling" or (op == "Activation" and name == "relu"):
+            # distinct values far from ties and from relu's kink
+            n = int(np.prod(shape))
+            args[arg] = (rng.permutation(n) - n / 2 + 0.5).reshape(shape).astype("float32") * 0.1
+        elif op in ("elemwise_div", "_rdiv_scalar"):
+            args[arg] = rng.uniform(0.5, 2, size=shape).astype("float32")
+        else:
+            args[arg] = rng.uniform(-1, 1, size=shape).astype("float32")
+    aux = {a: rng.uniform(0.5, 1.5, size=s).astype("float32")
+           for a, s in zip(sym.list_auxiliary_states(), aux_shapes)}
+    return args, aux
+
+
+def run_case(name, op, attrs, shapes, is_train, rng):
+    arg_names = [f"x{i}" for i in range(len(shapes))]
+    inputs = [mx.sym.var(n) for n in arg_names]
+    make = getattr(mx.sym, op, None) or getattr(mx.sym._internal, op)
+    sym = make(*inputs, name="op", **attrs)
+    args, aux = make_inputs(name, op, shapes, sym, rng)
+    # Embedding's indices take no gradient in MXNet: their grad_req is null (no "grad:" array).
+    req = {a: "null" if op == "Embedding" and a == "x0" else "write" for a in args}
+    exe = sym.simple_bind(mx.cpu(), grad_req=req, **{a: v.shape for a, v in args.items()})
+    for a, v in args.items():
+        exe.arg_dict[a][:] = v
+    for a, v in aux.items():
+        exe.aux_dict[a][:] = v
+    exe.forward(is_train=is_train)
+    outs = [o.asnumpy() for o in exe.outputs]
+    heads = [rng.uniform(-1, 1, size=o.shape).astype("float32") for o in outs]
+    if op in LOSS_OPS:
+        exe.backward()
+    else:
+        exe.backward([mx.nd.array(h) for h in heads])
+    save = {}
+    positional = sym.list_arguments()
+    for i, a in enumerate(positional):
+        save[f"in:{i}"] = mx.nd.array(args[a])
+        if exe.grad_dict.get(a) is not None:
+            save[f"grad:{i}"] = exe.grad_dict[a].copy()
+    for i, a in enumerate(sym.list_auxiliary_states()):
+        save[f"aux:{i}"] = mx.nd.array(aux[a])
+        save[f"auxout:{i}"] = exe.aux_dict[a].copy()
+    for i, o in enumerate(outs):
+        save[f"out:{i}"] = mx.nd.array(o)
+        save[f"head:{i}"] = mx.nd.array(heads[i])
+    mx.nd.save(os.path.join(OUT, name + ".params"), save)
+    return f"{name}|{op}|{';'.join(f'{k}={v}' for k, v in attrs.items())}|{int(is_train)}"
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    rng = np.random.RandomState(0)
+    lines = [run_case(*case, rng) for case in CASES]
+    with open(os.path.join(OUT, "cases.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(lines)} cases to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+// Finite-difference gradient checks for every operator and attribute family, and grad_req
+// add / null for each.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "op_harness.h"
+
+namespace cohort {
+namespace {
+
+using testing::CheckGradient;
+using testing::CheckGradReqs;
+using testing::OpInstance;
+
+// Distinct values spaced 0.1 apart and away from 0, so that max pooling and relu have no ties or
+// kinks within the finite-difference step.
+void Spaced(OpInstance& inst, std::mt19937& rng) {
+  for (auto& a : inst.in) {
+    std::vector<int> order(a.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    float* p = static_cast<float*>(a.raw_data());
+    for (int64_t i = 0; i < a.size(); ++i) p[i] = (order[i] - a.size() / 2.0f + 0.5f) * 0.1f;
+  }
+}
+
+struct GradCase {
+  std::string name, op;
+  op::Attrs attrs;
+  std::vector<Shape> shapes;
+  std::vector<int> check;
+  bool spaced = false;
+};
+
+void PrintTo(const GradCase& c, std::ostream* os) { *os << c.name; }
+
+class GradCheck : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradCheck, AnalyticEqualsFiniteDifferences) {
+  const GradCase& c = GetParam();
+  CheckGradient(c.op, c.attrs, c.shapes, c.check, c.spaced ? Spaced : nullptr);
+}
+
+TEST_P(GradCheck, AddAccumulatesAndNullLeavesBuffers) {
+  const GradCase& c = GetParam();
+  for (int i : c.check) CheckGradReqs(c.op, c.attrs, c.shapes, i, c.spaced ? Spaced : nullptr);
+}
+
+const GradCase kCases[] = {
+    {"fc", "FullyConnected", {{"num_hidden", "4"}}, {{3, 5}}, {0, 1, 2}},
+    {"fc_no_flatten",
+     "FullyConnected",
+     {{"num_hidden", "2"}, {"flatten", "False"}, {"no_bias", "True"}},
+     {{2, 3, 4}},
+     {0, 1}},
+    {"conv", "Convolution", {{"kernel", "(3,3)"}, {"num_filter", "3"}}, {{2, 2, 5, 5}}, {0, 1, 2}},
+    {"conv_stride_pad_dilate",
+     "Convolution",
+     {{"kernel", "(3,3)"},
+      {"num_filter", "2"},
+      {"stride", "(2,2)"},
+      {"pad", "(1,1)"},
+      {"dilate", "(2,1)"}},
+     {{1, 2, 7, 6}},
+     {0, 1, 2}},
+    {"conv_groups",
+     "Convolution",
+     {{"kernel", "(2,2)"}, {"num_filter", "4"}, {"num_group", "2"}},
+     {{2, 4, 4, 4}},
+     {0, 1, 2}},
+    {"conv_1x1",
+     "Convolution",
+     {{"kernel", "(1,1)"}, {"num_filter", "3"}},
+     {{2, 4, 3, 3}},
+     {0, 1, 2}},
+    {"pool_max", "Pooling", {{"kernel", "(2,2)"}, {"stride", "(2,2)"}}, {{2, 2, 4, 4}}, {0}, true},
+    {"pool_max_full_pad",
+     "Pooling",
+     {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pooling_convention", "full"}},
+     {{1, 2, 6, 6}},
+     {0},
+     true},
+    {"pool_avg",
+     "Pooling",
+     {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pool_type", "avg"}},
+     {{1, 2, 5, 5}},
+     {0}},
+    {"pool_avg_exclude_pad",
+     "Pooling",
+     {{"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"pool_type", "avg"}, {"count_include_pad", "False"}},
+     {{1, 1, 4, 4}},
+     {0}},
+    {"pool_sum", "Pooling", {{"kernel", "(2,2)"}, {"pool_type", "sum"}}, {{1, 2, 3, 3}}, {0}},
+    {"pool_global",
+     "Pooling",
+     {{"global_pool", "True"}, {"pool_type", "avg"}},
+     {{2, 3, 3, 2}},
+     {0}},
+    {"relu", "Activation", {{"act_type", "relu"}}, {{4, 5}}, {0}, true},
+    {"sigmoid", "Activation", {{"act_type", "sigmoid"}}, {{4, 5}}, {0}},
+    {"tanh", "Activation", {{"act_type", "tanh"}}, {{4, 5}}, {0}},
+    {"softrelu", "Activation", {{"act_type", "softrelu"}}, {{4, 5}}, {0}},
+    {"softsign", "Activation", {{"act_type", "softsign"}}, {{4, 5}}, {0}, true},
+    {"leaky", "LeakyReLU", {{"act_type", "leaky"}, {"slope", "0.2"}}, {{4, 5}}, {0}, true},
+    {"elu", "LeakyReLU", {{"act_type", "elu"}}, {{4, 5}}, {0}, true},
+    {"selu", "LeakyReLU", {{"act_type", "selu"}}, {{4, 5}}, {0}, true},
+    {"bn", "BatchNorm", {{"fix_gamma", "False"}}, {{4, 3, 2, 2}}, {0, 1, 2}},
+    {"bn_fix_gamma", "BatchNorm", {}, {{3, 2, 2}}, {0, 2}},
+    {"bn_global_stats",
+     "BatchNorm",
+     {{"use_global_stats", "True"}, {"fix_gamma", "False"}},
+     {{3, 2, 2}},
+     {0, 1, 2}},
+    {"dropout", "Dropout", {{"p", "0.3"}}, {{6, 7}}, {0}},
+    {"softmax", "softmax", {}, {{3, 4}}, {0}},
+    {"softmax_axis0_temperature", "softmax", {{"axis", "0"}, {"temperature", "2"}}, {{3, 4}}, {0}},
+    {"log_softmax", "log_softmax", {{"axis", "1"}}, {{2, 3, 2}}, {0}},
+    {"add", "elemwise_add", {}, {{2, 3}, {2, 3}}, {0, 1}},
+    {"sub", "elemwise_sub", {}, {{2, 3}, {2, 3}}, {0, 1}},
+    {"mul", "elemwise_mul", {}, {{2, 3}, {2, 3}}, {0, 1}},
+    {"div", "elemwise_div", {}, {{2, 3}, {2, 3}}, {0}},
+    {"plus_scalar", "_plus_scalar", {{"scalar", "2"}}, {{2, 3}}, {0}},
+    {"rminus_scalar", "_rminus_scalar", {{"scalar", "2"}}, {{2, 3}}, {0}},
+    {"mul_scalar", "_mul_scalar", {{"scalar", "-3"}}, {{2, 3}}, {0}},
+    {"div_scalar", "_div_scalar", {{"scalar", "4"}}, {{2, 3}}, {0}},
+    {"flatten", "Flatten", {}, {{2, 3, 2}}, {0}},
+    {"reshape", "Reshape", {{"shape", "(-1, 3)"}}, {{2, 3, 2}}, {0}},
+    {"concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {{2, 1, 2}, {2, 3, 2}}, {0, 1}},
+    {"block_grad", "BlockGrad", {}, {{2, 3}}, {}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Ops, GradCheck, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<GradCase>& info) {
+                           return info.param.name;
+                         });
+
+// elemwise_div's divisor and _rdiv_scalar's input must stay away from zero.
+TEST(GradCheckSpecial, DivisionAwayFromZero) {
+  auto positive = [](OpInstance& inst, std::mt19937& rng) {
+    for (auto& a : inst.in) testing::FillUniform(a, rng, 0.5f, 2.0f);
+  };
+  CheckGradient("elemwise_div", {}, {{2, 3}, {2, 3}}, {0, 1}, positive);
+  CheckGradient("_rdiv_scalar", {{"scalar", "3"}}, {{2, 3}}, {0}, positive);
+}
+
+// Embedding: the weight gradient sums the head gradient rows of each index.
+TEST(GradCheckSpecial, EmbeddingWeight) {
+  auto indices = [](OpInstance& inst, std::mt19937& rng) {
+    float* idx = static_cast<float*>(inst.in[0].raw_data());
+    for (int64_t i = 0; i < inst.in[0].size(); ++i) idx[i] = static_cast<float>(rng() % 4);
+    testing::FillUniform(inst.in[1], rng);
+  };
+  CheckGradient("Embedding", {{"input_dim", "4"}, {"output_dim", "3"}}, {{2, 5}}, {1}, indices);
+  CheckGradReqs("Embedding", {{"input_dim", "4"}, {"output_dim", "3"}}, {{2, 5}}, 1, indices);
+}
+
+// Loss layers: their gradient is that of the loss they stand for, not of their output.
+double SoftmaxCrossEntropy(OpInstance& inst) {
+  inst.Forward(true);
+  std::vector<float> y = inst.out[0].ToVector<float>(), label = inst.in[1].ToVector<float>();
+  const int64_t classes = inst.out[0].shape()[1];
+  double loss = 0;
+  for (size_t n = 0; n < label.size(); ++n)
+    loss -= std::log(y[n * classes + static_cast<int>(label[n])]);
+  return loss;
+}
+
+TEST(GradCheckSpecial, SoftmaxOutputIsTheCrossEntropyGradient) {
+  std::mt19937 rng(5);
+  OpInstance inst = testing::MakeOp("SoftmaxOutput", {}, {{4, 3}});
+  testing::FillUniform(inst.in[0], rng);
+  inst.in[1].CopyFrom(NDArray::FromVector<float>({4}, std::vector<float>{0, 2, 1, 2}));
+  NDArray grad = NDArray::Zeros({4, 3}), label_grad = NDArray::Full({4}, 7.0);
+  inst.Forward(true);
+  inst.Backward(true, {}, {GradReq::kWrite, GradReq::kWrite}, {grad, label_grad});
+  EXPECT_EQ(label_grad.ToVector<float>(), std::vector<float>(4, 0.0f));
+  float* x = static_cast<float*>(inst.in[0].raw_data());
+  std::vector<float> analytic = grad.ToVector<float>();
+  for (int j = 0; j < 12; ++j) {
+    const float saved = x[j];
+    x[j] = saved + 1e-2f;
+    const double up = SoftmaxCrossEntropy(inst);
+    x[j] = saved - 1e-2f;
+    const double down = SoftmaxCrossEntropy(inst);
+    x[j] = saved;
+    EXPECT_NEAR(analytic[j], (up - down) / 2e-2, 2e-3) << j;
+  }
+}
+
+TEST(GradCheckSpecial, RegressionOutputsAreSquaredAndLogisticLossGradients) {
+  std::mt19937 rng(6);
+  for (const char* name : {"LinearRegressionOutput", "LogisticRegressionOutput"}) {
+    OpInstance inst = testing::MakeOp(name, {}, {{3, 2}});
+    testing::FillUniform(inst.in[0], rng);
+    testing::FillUniform(inst.in[1], rng, 0, 1);
+    inst.Forward(true);
+    NDArray grad = NDArray::Zeros({3, 2}), label_grad = NDArray::Zeros({3, 2});
+    inst.Backward(true, {}, {GradReq::kWrite, GradReq::kNull}, {grad, label_grad});
+    // d/dx of ½(y-l)² (linear) and of the logistic log-loss, both (y - l), over 2 outputs each.
+    std::vector<float> y = inst.out[0].ToVector<float>(), l = inst.in[1].ToVector<float>();
+    std::vector<float> g = grad.ToVector<float>();
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(g[i], (y[i] - l[i]) / 2, 1e-6) << name << " " << i;
+  }
+}
+
+TEST(GradCheckSpecial, MakeLossSendsTheScaleAndBlockGradSendsNothing) {
+  OpInstance loss =
+      testing::MakeOp("MakeLoss", {{"grad_scale", "0.5"}, {"normalization", "batch"}}, {{4, 2}});
+  loss.Forward(true);
+  NDArray g = NDArray::Zeros({4, 2});
+  loss.Backward(true, {}, {GradReq::kWrite}, {g});
+  EXPECT_EQ(g.ToVector<float>(), std::vector<float>(8, 0.125f));
+  OpInstance block = testing::MakeOp("BlockGrad", {}, {{2}});
+  NDArray b = NDArray::Full({2}, 3.0);
+  block.Backward(true, {NDArray::Full({2}, 1.0)}, {GradReq::kWrite}, {b});
+  EXPECT_EQ(b.ToVector<float>(), std::vector<float>(2, 0.0f));
+}
+
+TEST(Dropout, DropsAboutPAndScalesTheRestInTrainingOnly) {
+  OpInstance inst = testing::MakeOp("Dropout", {{"p", "0.25"}}, {{100, 100}});
+  inst.in[0].Fill(1.0);
+  inst.Forward(true, 11);
+  std::vector<float> y = inst.out[0].ToVector<float>();
+  const auto zeros = std::count(y.begin(), y.end(), 0.0f);
+  EXPECT_NEAR(zeros / 10000.0, 0.25, 0.02);
+  for (float v : y) ASSERT_TRUE(v == 0.0f || std::fabs(v - 1 / 0.75f) < 1e-6);
+  inst.Forward(true, 11);
+  EXPECT_EQ(inst.out[0].ToVector<float>(), y);  // the same seed, the same mask
+  inst.Forward(false, 11);
+  EXPECT_EQ(inst.out[0].ToVector<float>(), std::vector<float>(10000, 1.0f));
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include "operator/operator.h"
+
+namespace cohort {
+namespace {
+
+std::string ErrorOf(const std::string& op, const op::Attrs& attrs) {
+  try {
+    op::OpRegistry::Get().Create(op, attrs);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(OpRegistry, ErrorsNameTheOpAndAttribute) {
+  EXPECT_NE(ErrorOf("Convolutoin", {}).find("unknown operator 'Convolutoin'"), std::string::npos);
+  EXPECT_NE(ErrorOf("FullyConnected", {}).find("FullyConnected: required attribute 'num_hidden'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("FullyConnected", {{"num_hidden", "ten"}})
+                .find("attribute num_hidden='ten': expected an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("FullyConnected", {{"num_hidden", "2"}, {"num_hiden", "3"}})
+                .find("FullyConnected: unknown attribute 'num_hiden'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("Activation", {{"act_type", "swish"}}).find("expected one of relu"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("Convolution", {{"kernel", "(3,3,3)"}, {"num_filter", "2"}}).find("only 2-D kernels"),
+      std::string::npos);
+}
+
+TEST(OpRegistry, DoubleUnderscoreAttributesAreNotParameters) {
+  EXPECT_EQ(ErrorOf("FullyConnected", {{"num_hidden", "2"}, {"__lr_mult__", "0.1"}}), "no error");
+}
+
+TEST(OpRegistry, AliasesAndMXNetSpellings) {
+  auto plus = op::OpRegistry::Get().Create("_Plus", {});
+  EXPECT_EQ(plus->type(), "elemwise_add");
+  auto fc =
+      op::OpRegistry::Get().Create("FullyConnected", {{"num_hidden", "3"}, {"no_bias", "True"}});
+  EXPECT_EQ(fc->ListArguments(), (std::vector<std::string>{"data", "weight"}));
+  auto bn = op::OpRegistry::Get().Create("BatchNorm", {});
+  EXPECT_EQ(bn->ListAuxiliaryStates(), (std::vector<std::string>{"moving_mean", "moving_var"}));
+  EXPECT_EQ(bn->NumOutputs(), 3);
+  EXPECT_EQ(bn->NumVisibleOutputs(), 1);
+}
+
+TEST(OpRegistry, ShapeConflictsNameTheInput) {
+  auto fc = op::OpRegistry::Get().Create("FullyConnected", {{"num_hidden", "3"}});
+  std::vector<Shape> in = {{2, 4}, {3, 5}, {}}, out(1), aux;
+  try {
+    fc->InferShape(in, out, aux);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("FullyConnected: weight has shape (3,5) but (3,4) is expected"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cohort
