@@ -1,0 +1,109 @@
+// Executor: a symbol bound to arrays on one device, run forward and backward (MXNet's Executor).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_arena.h"
+#include "symbol/symbol.h"
+
+namespace cohort {
+
+class MemoryPool;
+
+// Binds a symbol's arguments, gradients and auxiliary states to arrays and runs the graph.
+// Bind plans all intermediate memory once (Note [Static memory plan]); Forward and Backward
+// allocate nothing. An executor is used from one thread at a time.
+class Executor {
+ public:
+  using Monitor = std::function<void(const std::string& name, const NDArray& array)>;
+
+  // The caller's arrays, in ListArguments / ListAuxiliaryStates order. arg_grads[i] may be a
+  // none array where grad_reqs[i] is null. Shapes are checked against shape inference; an error
+  // names the argument and the shape expected. With shared_exec, memory comes from its pool.
+  static std::unique_ptr<Executor> Bind(const Symbol& symbol, Context ctx,
+                                        const std::vector<NDArray>& args,
+                                        const std::vector<NDArray>& arg_grads,
+                                        const std::vector<GradReq>& grad_reqs,
+                                        const std::vector<NDArray>& aux_states,
+                                        const Executor* shared_exec = nullptr);
+
+  // Allocates every array from the given input shapes (the rest are inferred). Gradients use
+  // grad_req for every argument (as MXNet's simple_bind), or grad_reqs[name] where given. With
+  // shared_exec, arrays of the same name and shape are shared with it (parameters across
+  // buckets) and so is its memory pool.
+  static std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
+                                              const std::map<std::string, Shape>& shapes,
+                                              GradReq grad_req = GradReq::kWrite,
+                                              const std::map<std::string, GradReq>& grad_reqs = {},
+                                              const Executor* shared_exec = nullptr);
+
+  ~Executor();
+
+  void Forward(bool is_train);
+  // Copies the named arrays into the matching arguments first.
+  void Forward(bool is_train, const std::map<std::string, NDArray>& inputs);
+  // head_grads: one per output that is not a loss (loss layers need none).
+  void Backward(const std::vector<NDArray>& head_grads = {});
+
+  const std::vector<NDArray>& outputs() const { return outputs_; }
+  const std::vector<NDArray>& arg_arrays() const { return args_; }
+  const std::vector<NDArray>& grad_arrays() const { return grads_; }
+  const std::vector<NDArray>& aux_arrays() const { return aux_; }
+  const std::vector<GradReq>& grad_reqs() const { return grad_reqs_; }
+  const std::map<std::string, NDArray>& arg_dict() const { return arg_dict_; }
+  const std::map<std::string, NDArray>& grad_dict() const { return grad_dict_; }
+  const std::map<std::string, NDArray>& aux_dict() const { return aux_dict_; }
+  const std::map<std::string, NDArray>& output_dict() const { return output_dict_; }
+  const Symbol& symbol() const { return symbol_; }
+  Context ctx() const { return ctx_; }
+
+  // Copies parameters in by name; a name the executor does not have is an error unless
+  // allow_extra, and a shape that differs is an error naming both shapes.
+  void CopyParamsFrom(const std::map<std::string, NDArray>& arg_params,
+                      const std::map<std::string, NDArray>& aux_params, bool allow_extra = false);
+
+  // An executor for new input shapes that shares this one's parameters and memory pool. Arrays
+  // that shrink become views; growing one needs allow_up_sizing; an argument not named in
+  // new_shapes whose shape would change needs partial_shaping (as MXNet's reshape).
+  std::unique_ptr<Executor> Reshape(const std::map<std::string, Shape>& new_shapes,
+                                    bool partial_shaping = false,
+                                    bool allow_up_sizing = false) const;
+
+  // Called after each op with "<node>_<output>" and the array (monitor_all: inputs too).
+  void SetMonitorCallback(Monitor callback, bool monitor_all = false);
+
+  // Ops with their inputs and attributes, then "Total N MB allocated".
+  std::string DebugStr() const;
+  // Bytes of the intermediate memory this executor planned (its share of the pool).
+  size_t planned_bytes() const { return planned_bytes_; }
+
+  // Threads for this executor's CPU kernels (default: all cores).
+  void set_arena(ThreadArena* arena) { arena_ = arena; }
+
+ private:
+  struct Step;
+  Executor() = default;
+  void Build(const Executor* shared_exec);
+
+  Symbol symbol_;
+  Context ctx_;
+  std::vector<NDArray> args_, grads_, aux_, outputs_;
+  std::vector<GradReq> grad_reqs_;
+  std::map<std::string, NDArray> arg_dict_, grad_dict_, aux_dict_, output_dict_;
+  std::vector<std::unique_ptr<Step>> steps_;    // op nodes in topological order
+  std::vector<std::pair<int, NDArray>> heads_;  // (output index, its gradient buffer) to fill
+  std::vector<NDArray> zero_grads_;             // gradient buffers nobody writes: zeros
+  std::shared_ptr<MemoryPool> pool_;
+  size_t planned_bytes_ = 0;
+  Monitor monitor_;
+  bool monitor_all_ = false;
+  ThreadArena* arena_ = nullptr;
+  uint64_t forward_count_ = 0;
+  bool needs_backward_ = false;
+};
+
+}  // namespace cohort

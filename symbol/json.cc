@@ -1,0 +1,160 @@
+// MXNet symbol JSON: reading (1.x "attrs", and the older "param" / "attr") and writing.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "base/atomic_file.h"
+#include "symbol/symbol.h"
+
+namespace cohort {
+namespace {
+
+using Json = nlohmann::json;
+
+// Attribute values are strings in MXNet's JSON; numbers and booleans are accepted as written.
+op::Attrs ReadAttrs(const Json& object, const std::string& where) {
+  op::Attrs attrs;
+  if (object.is_null()) return attrs;
+  COHORT_CHECK(object.is_object()) << where << ": attributes must be an object";
+  for (const auto& [key, value] : object.items()) {
+    attrs[key] = value.is_string() ? value.get<std::string>() : value.dump();
+  }
+  return attrs;
+}
+
+std::pair<size_t, int> ReadEntry(const Json& entry, size_t limit, const std::string& where) {
+  COHORT_CHECK(entry.is_array() && entry.size() >= 2 && entry[0].is_number_integer() &&
+               entry[1].is_number_integer())
+      << where << ": an input must be [node, output, version], got " << entry.dump();
+  const auto node = entry[0].get<int64_t>();
+  const auto index = entry[1].get<int64_t>();
+  COHORT_CHECK(node >= 0 && static_cast<size_t>(node) < limit)
+      << where << ": refers to node " << node << ", which is not defined before it";
+  return {static_cast<size_t>(node), static_cast<int>(index)};
+}
+
+}  // namespace
+
+Symbol Symbol::FromJSON(const std::string& text) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::exception& e) {
+    COHORT_THROW() << "symbol JSON: " << e.what();
+  }
+  COHORT_CHECK(doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
+               doc.contains("heads") && doc["heads"].is_array())
+      << "symbol JSON: expected an object with \"nodes\" and \"heads\" arrays";
+  const Json& nodes = doc["nodes"];
+  std::vector<std::shared_ptr<SymbolNode>> made;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Json& n = nodes[i];
+    const std::string where = "symbol JSON node " + std::to_string(i) +
+                              (n.contains("name") ? " '" + n["name"].get<std::string>() + "'" : "");
+    COHORT_CHECK(n.is_object() && n.contains("op") && n["op"].is_string() && n.contains("name") &&
+                 n["name"].is_string())
+        << where << ": a node needs \"op\" and \"name\"";
+    auto node = std::make_shared<SymbolNode>();
+    node->name = n["name"].get<std::string>();
+    // 1.x keeps everything in "attrs"; older files put op parameters in "param" and node
+    // attributes in "attr".
+    for (const char* key : {"param", "attr", "attrs"}) {
+      if (!n.contains(key)) continue;
+      for (auto& [k, v] : ReadAttrs(n[key], where)) node->attrs[k] = v;
+    }
+    const std::string op = n["op"].get<std::string>();
+    if (op != "null") {
+      try {
+        node->impl =
+            std::shared_ptr<const op::Operator>(op::OpRegistry::Get().Create(op, node->attrs));
+      } catch (const Error& e) {
+        COHORT_THROW() << where << ": " << e.message();
+      }
+      node->op = node->impl->type();
+    }
+    if (n.contains("inputs")) {
+      COHORT_CHECK(n["inputs"].is_array()) << where << ": \"inputs\" must be an array";
+      for (const Json& entry : n["inputs"]) {
+        auto [id, index] = ReadEntry(entry, made.size(), where);
+        COHORT_CHECK(index >= 0 && index < made[id]->num_outputs())
+            << where << ": input refers to output " << index << " of node '" << made[id]->name
+            << "', which has " << made[id]->num_outputs();
+        node->inputs.push_back({made[id], index});
+      }
+    }
+    if (node->impl) {
+      const size_t expected =
+          node->impl->ListArguments().size() + node->impl->ListAuxiliaryStates().size();
+      COHORT_CHECK_EQ(node->inputs.size(), expected)
+          << where << ": " << node->op << " needs " << expected << " inputs";
+    } else {
+      COHORT_CHECK(node->inputs.empty()) << where << ": a variable has no inputs";
+    }
+    made.push_back(std::move(node));
+  }
+  std::vector<NodeEntry> heads;
+  for (const Json& h : doc["heads"]) {
+    auto [id, index] = ReadEntry(h, made.size(), "symbol JSON heads");
+    COHORT_CHECK(index >= 0 && index < made[id]->num_outputs())
+        << "symbol JSON heads: output " << index << " of node '" << made[id]->name << "'";
+    heads.push_back({made[id], index});
+  }
+  COHORT_CHECK(!heads.empty()) << "symbol JSON: no heads";
+  return Symbol(std::move(heads));
+}
+
+std::string Symbol::ToJSON() const {
+  const auto order = TopoOrder();
+  std::unordered_map<const SymbolNode*, int> id;
+  Json nodes = Json::array(), arg_nodes = Json::array(), row_ptr = Json::array({0});
+  int rows = 0;
+  for (const auto& node : order) {
+    id[node.get()] = static_cast<int>(nodes.size());
+    Json n = {{"op", node->is_variable() ? "null" : node->op}, {"name", node->name}};
+    if (!node->attrs.empty()) n["attrs"] = node->attrs;
+    Json inputs = Json::array();
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      const NodeEntry& e = node->inputs[i];
+      // nnvm marks auxiliary states, which the op mutates, with version 1.
+      const int version = static_cast<int>(i) >= node->num_arguments() ? 1 : 0;
+      inputs.push_back({id.at(e.node.get()), e.index, version});
+    }
+    n["inputs"] = inputs;
+    if (node->is_variable()) arg_nodes.push_back(id[node.get()]);
+    rows += node->num_outputs();
+    row_ptr.push_back(rows);
+    nodes.push_back(std::move(n));
+  }
+  Json heads = Json::array();
+  for (const NodeEntry& e : outputs_) heads.push_back({id.at(e.node.get()), e.index, 0});
+  Json doc = {{"nodes", nodes},
+              {"arg_nodes", arg_nodes},
+              {"node_row_ptr", row_ptr},
+              {"heads", heads},
+              {"attrs", {{"mxnet_version", {"int", 10901}}}}};
+  return doc.dump(2);
+}
+
+void Symbol::Save(const std::string& path) const {
+  const std::string text = ToJSON();
+  AtomicFileWriter writer(path);
+  writer.Write(text.data(), text.size());
+  writer.Commit();
+}
+
+Symbol Symbol::Load(const std::string& path) {
+  std::ifstream in(path);
+  COHORT_CHECK(in.good()) << "cannot open symbol file '" << path << "'";
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return FromJSON(text.str());
+  } catch (const Error& e) {
+    COHORT_THROW() << "'" << path << "': " << e.message();
+  }
+  return Symbol();
+}
+
+}  // namespace cohort

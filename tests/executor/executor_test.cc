@@ -1,0 +1,263 @@
+// Executor: the reference documentation's examples, grad_req semantics, binding errors,
+// parameters, reshape, monitoring and allocation-free steps.
+#include "executor/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "alloc_counter.h"
+#include "symbol/models/models.h"
+#include "symbol/ops.h"
+
+namespace cohort {
+namespace {
+
+NDArray V(const Shape& s, std::vector<float> v) { return NDArray::FromVector<float>(s, v); }
+
+void ExpectNear(const NDArray& a, const std::vector<float>& want, float tol = 1e-6f) {
+  std::vector<float> got = a.ToVector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+// MXNet's Executor documentation: FullyConnected(num_hidden=6) - relu - SoftmaxOutput.
+TEST(Executor, ReferenceDocumentationSoftmaxExample) {
+  Symbol net = sym::SoftmaxOutput(
+      sym::Activation(sym::FullyConnected(sym::Variable("data"), {.num_hidden = 6}, "fc1"), "relu"),
+      "softmax");
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"data", {1, 4}}});
+  exec->arg_dict().at("data").Fill(1);
+  exec->arg_dict().at("fc1_weight").Fill(1);
+  V({6}, {1, 4, 4, 4, 5, 6}).CopyTo(exec->arg_dict().at("fc1_bias"));
+  exec->arg_dict().at("softmax_label").Fill(1);
+  exec->Forward(true);
+  ExpectNear(exec->outputs()[0],
+             {0.00378404f, 0.07600445f, 0.07600445f, 0.07600445f, 0.20660152f, 0.5616011f});
+  exec->Backward();
+  const std::vector<float> rows = {0.00378404f, -0.92399555f, 0.07600445f,
+                                   0.07600445f, 0.20660152f,  0.5616011f};
+  std::vector<float> want;
+  for (float r : rows) want.insert(want.end(), 4, r);
+  ExpectNear(exec->grad_dict().at("fc1_weight"), want);
+}
+
+// c = 2a + b: forward [4, 7]; backward with head gradient [4, 7].
+TEST(Executor, ReferenceDocumentationArithmeticExample) {
+  Symbol a = sym::Variable("a"), b = sym::Variable("b");
+  Symbol c = 2 * a + b;
+  NDArray ga = NDArray::Zeros({2}), gb = NDArray::Zeros({2});
+  auto exec = Executor::Bind(c, Context::CPU(), {V({2}, {1, 2}), V({2}, {2, 3})}, {ga, gb},
+                             {GradReq::kWrite, GradReq::kWrite}, {});
+  exec->Forward(true);
+  ExpectNear(exec->outputs()[0], {4, 7});
+  exec->Backward({V({2}, {4, 7})});
+  ExpectNear(ga, {8, 14});
+  ExpectNear(gb, {4, 7});
+}
+
+TEST(Executor, GradReqAddAccumulatesAndNullLeavesBuffers) {
+  Symbol a = sym::Variable("a"), b = sym::Variable("b");
+  Symbol c = a * b + a;  // a feeds two ops: its gradient is summed inside one backward
+  NDArray ga = NDArray::Full({2}, 10.0), gb = NDArray::Full({2}, 5.0);
+  auto exec = Executor::Bind(c, Context::CPU(), {V({2}, {1, 2}), V({2}, {3, 4})}, {ga, gb},
+                             {GradReq::kAdd, GradReq::kNull}, {});
+  exec->Forward(true);
+  exec->Backward({V({2}, {1, 1})});
+  ExpectNear(ga, {10 + 3 + 1, 10 + 4 + 1});  // d/da (ab + a) = b + 1, added to 10
+  exec->Backward({V({2}, {1, 1})});
+  ExpectNear(ga, {18, 20});
+  ExpectNear(gb, {5, 5});  // null: untouched
+}
+
+TEST(Executor, NonLossOutputsNeedHeadGradients) {
+  auto exec = Executor::SimpleBind(sym::Variable("x") * 3.0, Context::CPU(), {{"x", {2}}});
+  exec->Forward(true);
+  try {
+    exec->Backward();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a loss: pass its head gradient"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// L = -Σ log p[label] of an MLP; every parameter's gradient against central differences.
+TEST(Executor, WholeGraphGradientsMatchFiniteDifferences) {
+  Symbol x = sym::Variable("data");
+  x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 4}, "fc1"), "tanh");
+  x = sym::FullyConnected(x, {.num_hidden = 3}, "fc2");
+  Symbol net = sym::SoftmaxOutput(x, "softmax");
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"data", {5, 6}}});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto& [name, arr] : exec->arg_dict()) {
+    float* p = static_cast<float*>(arr.raw_data());
+    for (int64_t i = 0; i < arr.size(); ++i) p[i] = name == "softmax_label" ? rng() % 3 : u(rng);
+  }
+  auto loss = [&] {
+    exec->Forward(true);
+    std::vector<float> p = exec->outputs()[0].ToVector<float>();
+    std::vector<float> l = exec->arg_dict().at("softmax_label").ToVector<float>();
+    double sum = 0;
+    for (int n = 0; n < 5; ++n) sum -= std::log(p[n * 3 + static_cast<int>(l[n])]);
+    return sum;
+  };
+  loss();
+  exec->Backward();
+  for (const char* name : {"fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "data"}) {
+    NDArray arr = exec->arg_dict().at(name);
+    std::vector<float> analytic = exec->grad_dict().at(name).ToVector<float>();
+    float* p = static_cast<float*>(arr.raw_data());
+    for (int64_t i = 0; i < arr.size(); ++i) {
+      const float saved = p[i];
+      p[i] = saved + 1e-2f;
+      const double up = loss();
+      p[i] = saved - 1e-2f;
+      const double down = loss();
+      p[i] = saved;
+      EXPECT_NEAR(analytic[i], (up - down) / 2e-2, 3e-3) << name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(Executor, BindErrorsNameTheArgumentAndShape) {
+  Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
+  try {
+    Executor::Bind(net, Context::CPU(),
+                   {NDArray::Zeros({2, 4}), NDArray::Zeros({3, 5}), NDArray::Zeros({3})},
+                   {NDArray(), NDArray(), NDArray()}, std::vector<GradReq>(3, GradReq::kNull), {});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fc_weight"), std::string::npos) << what;
+    EXPECT_NE(what.find("(3,4)"), std::string::npos) << what;
+  }
+  try {
+    Executor::Bind(net, Context::CPU(), {NDArray::Zeros({2, 4})}, {NDArray()}, {GradReq::kNull},
+                   {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(data, fc_weight, fc_bias)"), std::string::npos)
+        << e.what();
+  }
+  try {
+    Executor::SimpleBind(net, Context::CPU(), {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot infer the shapes of: data fc_weight fc_bias"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Executor, CopyParamsFromChecksNamesAndShapes) {
+  auto exec = Executor::SimpleBind(models::Mlp(), Context::CPU(), {{"data", {2, 1, 4, 4}}});
+  exec->CopyParamsFrom({{"fc3_bias", NDArray::Full({10}, 0.5)}}, {});
+  ExpectNear(exec->arg_dict().at("fc3_bias"), std::vector<float>(10, 0.5f));
+  EXPECT_THROW(exec->CopyParamsFrom({{"fc9_bias", NDArray::Zeros({10})}}, {}), Error);
+  EXPECT_NO_THROW(exec->CopyParamsFrom({{"fc9_bias", NDArray::Zeros({10})}}, {}, true));
+  try {
+    exec->CopyParamsFrom({{"fc3_bias", NDArray::Zeros({11})}}, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "'fc3_bias' has shape (10,) but the parameter given has shape (11,)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Executor, ReshapeSharesParametersAndMemory) {
+  auto exec = Executor::SimpleBind(models::Mlp(), Context::CPU(), {{"data", {8, 1, 4, 4}}});
+  auto small = exec->Reshape({{"data", {4, 1, 4, 4}}, {"softmax_label", {4}}});
+  EXPECT_TRUE(
+      small->arg_dict().at("fc1_weight").SharesStorageWith(exec->arg_dict().at("fc1_weight")));
+  EXPECT_TRUE(
+      small->grad_dict().at("fc1_weight").SharesStorageWith(exec->grad_dict().at("fc1_weight")));
+  EXPECT_TRUE(small->arg_dict().at("data").SharesStorageWith(exec->arg_dict().at("data")));
+  EXPECT_EQ(small->outputs()[0].shape(), Shape({4, 10}));
+  small->Forward(false);
+  EXPECT_THROW(exec->Reshape({{"data", {16, 1, 4, 4}}}, true),
+               Error);  // growing needs allow_up_sizing
+  auto big = exec->Reshape({{"data", {16, 1, 4, 4}}}, true, true);
+  EXPECT_EQ(big->outputs()[0].shape(), Shape({16, 10}));
+  EXPECT_THROW(exec->Reshape({{"data", {8, 1, 4, 8}}}), Error);  // fc1_weight would change shape
+  EXPECT_NO_THROW(exec->Reshape({{"data", {8, 1, 2, 8}}}));      // (flattens to the same width)
+}
+
+TEST(Executor, ForwardWithNamedInputs) {
+  auto exec = Executor::SimpleBind(sym::Variable("x") + 1.0, Context::CPU(), {{"x", {2}}});
+  exec->Forward(false, {{"x", V({2}, {3, 4})}});
+  ExpectNear(exec->outputs()[0], {4, 5});
+  EXPECT_THROW(exec->Forward(false, {{"y", V({2}, {3, 4})}}), Error);
+  EXPECT_THROW(exec->Forward(false, {{"x", V({3}, {3, 4, 5})}}), Error);
+}
+
+TEST(Executor, MonitorSeesEveryOutput) {
+  Symbol net = models::LeNet();
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"data", {2, 1, 28, 28}}});
+  std::vector<std::string> seen;
+  exec->SetMonitorCallback([&](const std::string& name, const NDArray&) { seen.push_back(name); });
+  exec->Forward(false);
+  const std::vector<std::string> want = {"conv1_output",   "tanh1_output",  "pool1_output",
+                                         "conv2_output",   "tanh2_output",  "pool2_output",
+                                         "flatten_output", "fc1_output",    "tanh3_output",
+                                         "fc2_output",     "softmax_output"};
+  EXPECT_EQ(seen, want);
+  seen.clear();
+  exec->SetMonitorCallback([&](const std::string& name, const NDArray&) { seen.push_back(name); },
+                           true);
+  exec->Forward(false);
+  EXPECT_EQ(seen[0], "data");
+  EXPECT_EQ(seen[1], "conv1_weight");
+}
+
+TEST(Executor, DebugStrListsOpsAndMemory) {
+  auto exec = Executor::SimpleBind(models::Mlp(), Context::CPU(), {{"data", {2, 1, 4, 4}}});
+  const std::string s = exec->DebugStr();
+  EXPECT_NE(s.find("Op:FullyConnected, Name=fc1"), std::string::npos) << s;
+  EXPECT_NE(s.find("num_hidden=128"), std::string::npos) << s;
+  EXPECT_NE(s.find("Total "), std::string::npos) << s;
+  EXPECT_NE(s.find(" MB allocated"), std::string::npos) << s;
+}
+
+TEST(Executor, ForwardAndBackwardAllocateNothing) {
+  auto exec = Executor::SimpleBind(models::LeNet(), Context::CPU(), {{"data", {4, 1, 28, 28}}});
+  exec->Forward(true);  // warm-up: per-thread scratch buffers grow once
+  exec->Backward();
+  testing::AllocationCounter counter;
+  for (int i = 0; i < 3; ++i) {
+    exec->Forward(true);
+    exec->Backward();
+  }
+  EXPECT_EQ(counter.count(), 0);
+}
+
+TEST(Executor, InferenceBindReusesMemory) {
+  // Without gradients, activations die early and blocks are reused: far less than one block each.
+  Symbol net = models::Mlp();
+  auto infer =
+      Executor::SimpleBind(net, Context::CPU(), {{"data", {64, 1, 28, 28}}}, GradReq::kNull);
+  auto train = Executor::SimpleBind(net, Context::CPU(), {{"data", {64, 1, 28, 28}}});
+  // Activations: flatten 64x784 (in place or reused), fc1/relu1 64x128, fc2/relu2 64x64, ...
+  const size_t every_output = (64 * 784 + 2 * 64 * 128 + 2 * 64 * 64 + 2 * 64 * 10) * sizeof(float);
+  EXPECT_LT(infer->planned_bytes(), every_output);
+  EXPECT_LT(infer->planned_bytes(), train->planned_bytes());
+}
+
+TEST(Executor, SharedExecutorSharesParametersAndPool) {
+  Symbol net = models::Mlp();
+  auto big = Executor::SimpleBind(net, Context::CPU(), {{"data", {32, 1, 8, 8}}});
+  auto small = Executor::SimpleBind(net, Context::CPU(), {{"data", {16, 1, 8, 8}}}, GradReq::kWrite,
+                                    {}, big.get());
+  EXPECT_TRUE(
+      small->arg_dict().at("fc2_weight").SharesStorageWith(big->arg_dict().at("fc2_weight")));
+  EXPECT_FALSE(small->arg_dict().at("data").SharesStorageWith(big->arg_dict().at("data")));
+  small->Forward(true);
+  small->Backward();
+}
+
+}  // namespace
+}  // namespace cohort

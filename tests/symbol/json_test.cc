@@ -1,0 +1,115 @@
+// MXNet symbol JSON: files exported by MXNet 1.9.1 (scripts/make_mxnet_symbol_fixtures.py),
+// hand-written older formats, round trips and errors.
+#include <gtest/gtest.h>
+
+#include "symbol/models/models.h"
+#include "symbol/symbol.h"
+
+namespace cohort {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  return std::string(COHORT_TEST_DATA_DIR) + "/symbols/" + name;
+}
+
+// Parameters: every argument but the data and the label.
+int64_t CountParameters(const Symbol& s, const Shape& data) {
+  Symbol::Shapes shapes = s.InferShape({{"data", data}});
+  EXPECT_TRUE(shapes.complete);
+  const auto args = s.ListArguments();
+  int64_t n = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "data" && args[i] != "softmax_label") n += shapes.arguments[i].Size();
+  }
+  return n;
+}
+
+TEST(SymbolJSON, LoadsMXNetExports) {
+  // Counts printed by the fixture script from MXNet's own infer_shape.
+  Symbol mlp = Symbol::Load(Fixture("mlp-symbol.json"));
+  EXPECT_EQ(CountParameters(mlp, {2, 1, 28, 28}), 109386);
+  Symbol lenet = Symbol::Load(Fixture("lenet-symbol.json"));
+  EXPECT_EQ(CountParameters(lenet, {2, 1, 28, 28}), 431080);
+  Symbol res = Symbol::Load(Fixture("resblock-symbol.json"));
+  EXPECT_EQ(CountParameters(res, {2, 3, 32, 32}), 5306);
+  EXPECT_EQ(res.ListAuxiliaryStates().size(), 6u);
+  EXPECT_EQ(res.InferShape({{"data", {2, 3, 32, 32}}}).outputs[0], Shape({2, 10}));
+}
+
+TEST(SymbolJSON, ZooModelsMatchTheMXNetExports) {
+  Symbol ours = models::LeNet(), theirs = Symbol::Load(Fixture("lenet-symbol.json"));
+  EXPECT_EQ(ours.ListArguments(), theirs.ListArguments());
+  EXPECT_EQ(CountParameters(ours, {2, 1, 28, 28}), CountParameters(theirs, {2, 1, 28, 28}));
+  EXPECT_EQ(models::Mlp().ListArguments(),
+            Symbol::Load(Fixture("mlp-symbol.json")).ListArguments());
+}
+
+TEST(SymbolJSON, RoundTripKeepsGraphAndAttributes) {
+  Symbol res = Symbol::Load(Fixture("resblock-symbol.json"));
+  Symbol again = Symbol::FromJSON(res.ToJSON());
+  EXPECT_EQ(again.ListArguments(), res.ListArguments());
+  EXPECT_EQ(again.ListAuxiliaryStates(), res.ListAuxiliaryStates());
+  EXPECT_EQ(again.ListOutputs(), res.ListOutputs());
+  EXPECT_EQ(again.ToJSON(), res.ToJSON());
+  const auto order = again.TopoOrder();
+  auto bn = std::find_if(order.begin(), order.end(), [](auto& n) { return n->name == "bn0"; });
+  ASSERT_NE(bn, order.end());
+  EXPECT_EQ((*bn)->attrs.at("eps"), "2e-05");
+}
+
+TEST(SymbolJSON, OlderParamAndAttrKeys) {
+  const char* json = R"J({
+    "nodes": [
+      {"op": "null", "param": {}, "name": "data", "inputs": [], "backward_source_id": -1,
+       "attr": {"__shape__": "(0, 4)"}},
+      {"op": "null", "param": {}, "name": "fc_weight", "inputs": [], "backward_source_id": -1},
+      {"op": "null", "param": {}, "name": "fc_bias", "inputs": [], "backward_source_id": -1},
+      {"op": "FullyConnected", "param": {"no_bias": "False", "num_hidden": "3"}, "name": "fc",
+       "inputs": [[0, 0], [1, 0], [2, 0]], "backward_source_id": -1}
+    ],
+    "arg_nodes": [0, 1, 2],
+    "heads": [[3, 0]]
+  })J";
+  Symbol s = Symbol::FromJSON(json);
+  EXPECT_EQ(s.ListArguments(), (std::vector<std::string>{"data", "fc_weight", "fc_bias"}));
+  Symbol::Shapes shapes = s.InferShape({{"data", {5, 4}}});
+  EXPECT_EQ(shapes.outputs[0], Shape({5, 3}));
+}
+
+std::string ErrorOf(const std::string& json) {
+  try {
+    Symbol::FromJSON(json);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SymbolJSON, ErrorsNameTheNode) {
+  EXPECT_NE(ErrorOf("{not json").find("symbol JSON"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"J({"nodes": []})J").find("\"heads\""), std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          R"J({"nodes": [{"op": "Frobnicate", "name": "f", "inputs": []}], "heads": [[0,0,0]]})J")
+          .find("node 0 'f': unknown operator 'Frobnicate'"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(R"J({"nodes": [{"op": "null", "name": "x", "inputs": []},
+      {"op": "Activation", "name": "a", "attrs": {"act_type": "relu"}, "inputs": [[5, 0, 0]]}],
+      "heads": [[1,0,0]]})J")
+                .find("node 1 'a': refers to node 5"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"J({"nodes": [{"op": "null", "name": "x", "inputs": []},
+      {"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2"}, "inputs": [[0, 0, 0]]}],
+      "heads": [[1,0,0]]})J")
+                .find("node 1 'fc': FullyConnected needs 3 inputs"),
+            std::string::npos);
+  try {
+    Symbol::Load(Fixture("missing.json"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cohort

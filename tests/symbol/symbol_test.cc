@@ -1,0 +1,109 @@
+#include "symbol/symbol.h"
+
+#include <gtest/gtest.h>
+
+#include "symbol/models/models.h"
+#include "symbol/ops.h"
+
+namespace cohort {
+namespace {
+
+using Names = std::vector<std::string>;
+
+TEST(Symbol, AutomaticArgumentNamesAndOrder) {
+  Symbol data = Symbol::Variable("data");
+  Symbol fc = sym::FullyConnected(data, {.num_hidden = 6}, "fc1");
+  Symbol out = sym::SoftmaxOutput(sym::Activation(fc, "relu", "relu1"), "softmax");
+  EXPECT_EQ(out.ListArguments(), (Names{"data", "fc1_weight", "fc1_bias", "softmax_label"}));
+  EXPECT_EQ(out.ListOutputs(), Names{"softmax_output"});
+  EXPECT_TRUE(out.ListAuxiliaryStates().empty());
+}
+
+TEST(Symbol, GeneratedNodeNamesFollowMXNet) {
+  Symbol x = Symbol::Variable("x");
+  Symbol a = Symbol::Create("FullyConnected", std::vector<Symbol>{x}, {{"num_hidden", "2"}});
+  Symbol b = Symbol::Create("FullyConnected", std::vector<Symbol>{a}, {{"num_hidden", "2"}});
+  const std::string na = a.name(), nb = b.name();
+  ASSERT_EQ(na.rfind("fullyconnected", 0), 0u) << na;
+  EXPECT_NE(na, nb);
+  EXPECT_EQ(b.ListArguments()[1], na + "_weight");
+}
+
+TEST(Symbol, AuxiliaryStatesAndHiddenOutputs) {
+  Symbol bn = sym::BatchNorm(Symbol::Variable("data"), {}, "bn");
+  EXPECT_EQ(bn.ListArguments(), (Names{"data", "bn_gamma", "bn_beta"}));
+  EXPECT_EQ(bn.ListAuxiliaryStates(), (Names{"bn_moving_mean", "bn_moving_var"}));
+  EXPECT_EQ(bn.ListInputs(),
+            (Names{"data", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"}));
+  EXPECT_EQ(bn.ListOutputs(), Names{"bn_output"});  // mean and var stay hidden
+}
+
+TEST(Symbol, GroupAndIndexing) {
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  Symbol g = Symbol::Group({a * 2.0, a + b});
+  EXPECT_EQ(g.num_outputs(), 2u);
+  EXPECT_EQ(g.ListArguments(), (Names{"a", "b"}));
+  EXPECT_EQ(g[1].ListArguments(), (Names{"a", "b"}));
+  EXPECT_THROW(g[2], Error);
+}
+
+TEST(Symbol, ArithmeticUsesMXNetsOps) {
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  Symbol c = 2 * a + b;
+  EXPECT_EQ(c.outputs()[0].node->op, "elemwise_add");
+  EXPECT_EQ(c.outputs()[0].node->inputs[0].node->op, "_mul_scalar");
+  EXPECT_EQ(c.outputs()[0].node->inputs[0].node->attrs.at("scalar"), "2");
+  EXPECT_EQ((1.0 - a).outputs()[0].node->op, "_rminus_scalar");
+  EXPECT_EQ((a / b).outputs()[0].node->op, "elemwise_div");
+}
+
+TEST(Symbol, InferShapeFromAnySubset) {
+  Symbol net = models::LeNet();
+  Symbol::Shapes s = net.InferShape({{"data", {8, 1, 28, 28}}});
+  ASSERT_TRUE(s.complete);
+  const Names args = net.ListArguments();
+  auto shape_of = [&](const std::string& n) {
+    return s.arguments[std::find(args.begin(), args.end(), n) - args.begin()];
+  };
+  EXPECT_EQ(shape_of("conv1_weight"), Shape({20, 1, 5, 5}));
+  EXPECT_EQ(shape_of("conv2_weight"), Shape({50, 20, 5, 5}));
+  EXPECT_EQ(shape_of("fc1_weight"), Shape({500, 800}));
+  EXPECT_EQ(shape_of("softmax_label"), Shape({8}));
+  EXPECT_EQ(s.outputs[0], Shape({8, 10}));
+  // Nothing known: nothing inferred, no error.
+  Symbol::Shapes none = net.InferShape({});
+  EXPECT_FALSE(none.complete);
+}
+
+TEST(Symbol, InferShapeConflictNamesTheNode) {
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  try {
+    (a + b).InferShape({{"a", {2, 3}}, {"b", {3, 2}}});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("node '_plus"), std::string::npos) << what;
+    EXPECT_NE(what.find("(3,2)"), std::string::npos) << what;
+  }
+  EXPECT_THROW(a.InferShape({{"c", {1}}}), Error);  // not an input
+}
+
+TEST(Symbol, CreateChecksArguments) {
+  Symbol x = Symbol::Variable("x");
+  EXPECT_THROW(Symbol::Create("Activation", std::map<std::string, Symbol>{{"weight", x}},
+                              {{"act_type", "relu"}}, "act"),
+               Error);
+  EXPECT_THROW(Symbol::Create("Activation", std::vector<Symbol>{x, x}, {{"act_type", "relu"}}),
+               Error);
+}
+
+TEST(Symbol, GetInternalsListsEveryOutput) {
+  Symbol net = models::Mlp();
+  Names internals = net.GetInternals().ListOutputs();
+  EXPECT_NE(std::find(internals.begin(), internals.end(), "fc1_output"), internals.end());
+  EXPECT_NE(std::find(internals.begin(), internals.end(), "relu2_output"), internals.end());
+  EXPECT_NE(std::find(internals.begin(), internals.end(), "data"), internals.end());
+}
+
+}  // namespace
+}  // namespace cohort
