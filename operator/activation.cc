@@ -2,6 +2,7 @@
 // pointwise operator whose loops are specialised per function (no dispatch per element).
 #include <cmath>
 
+#include "operator/fast_math.h"
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
@@ -65,10 +66,10 @@ class Pointwise : public Operator {
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
         break;
       case Act::kSigmoid:
-        for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        for (int64_t i = 0; i < n; ++i) y[i] = FastSigmoid(x[i]);
         break;
       case Act::kTanh:
-        for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+        for (int64_t i = 0; i < n; ++i) y[i] = FastTanh(x[i]);
         break;
       case Act::kSoftrelu:
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 20 ? x[i] : std::log1p(std::exp(x[i]));

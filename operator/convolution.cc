@@ -1,4 +1,5 @@
 // Convolution (2-D, NCHW): im2col + OpenBLAS GEMM per sample and group, as MXNet's own CPU path.
+#include <algorithm>
 #include <cstring>
 
 #include "operator/kernel_util.h"
@@ -12,13 +13,26 @@ struct ConvGeometry {
   int64_t out_h, out_w;
 };
 
+// Output columns [lo, hi) read inside the image for kernel column j (the rest read padding).
+inline void ValidColumns(const ConvGeometry& g, int64_t j, int64_t* lo, int64_t* hi) {
+  const int64_t offset = j * g.dw - g.pw;  // xx = ox * sw + offset
+  *lo = offset >= 0 ? 0 : (-offset + g.sw - 1) / g.sw;
+  *hi = g.width - offset <= 0 ? 0 : (g.width - 1 - offset) / g.sw + 1;
+  *hi = std::min(*hi, g.out_w);
+  *lo = std::min(*lo, *hi);
+}
+
 // col[(c*kh + i)*kw + j][oy*out_w + ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside).
+// Rows are copied in runs (memcpy for stride 1) between the columns that fall in the padding.
 void Im2Col(const float* x, const ConvGeometry& g, float* col) {
-  const int64_t spatial = g.out_h * g.out_w;
+  const int64_t stride = g.out_h * g.out_w;
   for (int64_t c = 0; c < g.channels; ++c) {
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
-        float* row = col + ((c * g.kh + i) * g.kw + j) * spatial;
+        float* row = col + ((c * g.kh + i) * g.kw + j) * stride;
+        int64_t lo, hi;
+        ValidColumns(g, j, &lo, &hi);
+        const int64_t offset = j * g.dw - g.pw;
         for (int64_t oy = 0; oy < g.out_h; ++oy) {
           const int64_t y = oy * g.sh - g.ph + i * g.dh;
           float* out = row + oy * g.out_w;
@@ -26,11 +40,14 @@ void Im2Col(const float* x, const ConvGeometry& g, float* col) {
             std::fill_n(out, g.out_w, 0.0f);
             continue;
           }
-          const float* in = x + (c * g.height + y) * g.width;
-          for (int64_t ox = 0; ox < g.out_w; ++ox) {
-            const int64_t xx = ox * g.sw - g.pw + j * g.dw;
-            out[ox] = xx >= 0 && xx < g.width ? in[xx] : 0.0f;
+          const float* in = x + (c * g.height + y) * g.width + offset;
+          std::fill_n(out, lo, 0.0f);
+          if (g.sw == 1) {
+            std::memcpy(out + lo, in + lo, (hi - lo) * sizeof(float));
+          } else {
+            for (int64_t ox = lo; ox < hi; ++ox) out[ox] = in[ox * g.sw];
           }
+          std::fill(out + hi, out + g.out_w, 0.0f);
         }
       }
     }
@@ -39,18 +56,23 @@ void Im2Col(const float* x, const ConvGeometry& g, float* col) {
 
 // The adjoint of Im2Col: adds each column entry back to the pixel it came from.
 void Col2ImAdd(const float* col, const ConvGeometry& g, float* x) {
-  const int64_t spatial = g.out_h * g.out_w;
+  const int64_t stride = g.out_h * g.out_w;
   for (int64_t c = 0; c < g.channels; ++c) {
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
-        const float* row = col + ((c * g.kh + i) * g.kw + j) * spatial;
+        const float* row = col + ((c * g.kh + i) * g.kw + j) * stride;
+        int64_t lo, hi;
+        ValidColumns(g, j, &lo, &hi);
+        const int64_t offset = j * g.dw - g.pw;
         for (int64_t oy = 0; oy < g.out_h; ++oy) {
           const int64_t y = oy * g.sh - g.ph + i * g.dh;
           if (y < 0 || y >= g.height) continue;
-          float* out = x + (c * g.height + y) * g.width;
-          for (int64_t ox = 0; ox < g.out_w; ++ox) {
-            const int64_t xx = ox * g.sw - g.pw + j * g.dw;
-            if (xx >= 0 && xx < g.width) out[xx] += row[oy * g.out_w + ox];
+          float* out = x + (c * g.height + y) * g.width + offset;
+          const float* in = row + oy * g.out_w;
+          if (g.sw == 1) {
+            for (int64_t ox = lo; ox < hi; ++ox) out[ox] += in[ox];
+          } else {
+            for (int64_t ox = lo; ox < hi; ++ox) out[ox * g.sw] += in[ox];
           }
         }
       }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# cohort-model summary on MXNet-exported symbols: rows, totals and exit codes.
+set -u
+bin=$1 data=$2
+fail=0
+expect() {  # expect CODE PATTERN CMD...
+  local code=$1 pattern=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1)
+  local got=$?
+  if [[ $got -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $got (want $code), output:"; echo "$out"; echo "  (wanted /$pattern/)"
+    fail=1
+  else
+    echo "ok: $*"
+  fi
+}
+expect 0 '^Total parameters: 431080$' "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,28,28
+expect 0 '^conv2 +Convolution +\(1,50,8,8\) +25050$' "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,28,28
+expect 0 '^Auxiliary states: 96$' "$bin" summary "$data/resblock-symbol.json" --shape data=2,3,32,32
+expect 0 '^Total parameters: 109386$' "$bin" summary mlp --shape data=1,1,28,28
+expect 2 "kernel \(5,5\) does not fit input \(1,1,4,4\)" "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,4,4
+expect 2 "cannot open symbol file 'missing.json'" "$bin" summary missing.json --shape data=1
+expect 2 "expected NAME=DIMS" "$bin" summary mlp --shape 1,2
+expect 2 "'bogus' is not an input" "$bin" summary mlp --shape bogus=1,2
+exit $fail
