@@ -28,6 +28,7 @@ EnvConfig ReadEnv() {
   const int hardware = static_cast<int>(std::thread::hardware_concurrency());
   env.num_threads = ReadInt("COHORT_NUM_THREADS", hardware > 0 ? hardware : 1, 1);
   env.gpu_mem_pool = ReadInt("COHORT_GPU_MEM_POOL", 1, 0) != 0;
+  env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1);
   return env;
 }
 

@@ -12,6 +12,9 @@ struct EnvConfig {
   int num_threads = 0;
   // COHORT_GPU_MEM_POOL: 1 caches freed GPU blocks for reuse, 0 frees them at once (default 1).
   bool gpu_mem_pool = true;
+  // COHORT_KVSTORE_BUCKET_MB: gradients are fused into buckets of this size for each MPI
+  // allreduce (default 4).
+  int kvstore_bucket_mb = 4;
 };
 
 // Read once, on first use; a malformed value throws naming the variable.

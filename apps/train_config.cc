@@ -1,0 +1,371 @@
+// Run configuration: loading, overrides, checking and interpretation.
+#include "apps/train_config.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "io/csv_iter.h"
+#include "io/mnist_iter.h"
+#include "io/ndarray_iter.h"
+#include "io/prefetching_iter.h"
+#include "symbol/models/models.h"
+
+namespace cohort {
+namespace {
+
+// Every key a configuration may hold, with its type.
+const char* kSchema = R"(
+model: {name: string, symbol: string, num_classes: int}
+data:
+  kind: string
+  train_image: string
+  train_label: string
+  val_image: string
+  val_label: string
+  train_data_csv: string
+  train_label_csv: string
+  val_data_csv: string
+  val_label_csv: string
+  data_shape: ints
+  label_shape: ints
+  shape: ints
+  num_classes: int
+  num_samples: int
+  val_samples: int
+  shuffle: bool
+  prefetch: bool
+  flat: bool
+  last_batch_handle: string
+batch_size: int
+devices: string
+work_load: floats
+kvstore: string
+update_on_kvstore: bool
+optimizer: {name: string, lr: float, momentum: float, wd: float, clip_gradient: float,
+            rescale_grad: float, beta1: float, beta2: float, epsilon: float, gamma1: float}
+lr_schedule: {name: string, step_epochs: float, factor: float, steps_epochs: floats,
+              warmup_epochs: float, warmup_begin_lr: float, final_lr: float, pwr: float,
+              stop_factor_lr: float, max_epochs: float}
+initializer: {name: string, magnitude: float, rnd_type: string, factor_type: string,
+              scale: float, sigma: float, slope: float, value: float}
+metrics: strings
+epochs: int
+seed: int
+checkpoint: {prefix: string, period: int}
+resume_epoch: int
+threads: int
+log_every: int
+log_level: string
+)";
+
+[[noreturn]] void Fail(const std::string& message) {
+  throw ConfigError("config: " + message, __FILE__, __LINE__);
+}
+
+template <typename T>
+bool Converts(const YAML::Node& n) {
+  try {
+    n.as<T>();
+    return true;
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+bool Fits(const YAML::Node& n, const std::string& type) {
+  if (type == "int") return n.IsScalar() && Converts<int64_t>(n);
+  if (type == "float") return n.IsScalar() && Converts<double>(n);
+  if (type == "bool") return n.IsScalar() && Converts<bool>(n);
+  if (type == "string") return n.IsScalar();
+  const std::string element = type == "ints" ? "int" : type == "floats" ? "float" : "string";
+  if (!n.IsSequence()) return false;
+  for (const auto& e : n) {
+    if (!Fits(e, element)) return false;
+  }
+  return true;
+}
+
+const char* Describe(const std::string& type) {
+  if (type == "int") return "an integer";
+  if (type == "float") return "a number";
+  if (type == "bool") return "true or false";
+  if (type == "string") return "a string";
+  if (type == "ints") return "a list of integers";
+  if (type == "floats") return "a list of numbers";
+  return "a list of strings";
+}
+
+void Check(const YAML::Node& node, const YAML::Node& schema, const std::string& path) {
+  if (node.IsNull()) return;
+  if (!node.IsMap()) Fail("'" + path + "' must be a map of keys");
+  for (const auto& item : node) {
+    const std::string key = item.first.as<std::string>();
+    const std::string where = path.empty() ? key : path + "." + key;
+    const YAML::Node expected = schema[key];
+    if (!expected) Fail("unknown key '" + where + "'");
+    if (expected.IsMap()) {
+      Check(item.second, expected, where);
+    } else if (!Fits(item.second, expected.as<std::string>())) {
+      std::ostringstream got;
+      got << item.second;
+      Fail("key '" + where + "': expected " + Describe(expected.as<std::string>()) + ", got '" +
+           got.str() + "'");
+    }
+  }
+}
+
+// The value at a dotted path, or fallback when absent. (Node::reset rebinds; operator= would
+// overwrite the tree.)
+template <typename T>
+T Get(const YAML::Node& root, const std::string& dotted, T fallback) {
+  YAML::Node n;
+  n.reset(root);
+  std::stringstream parts(dotted);
+  std::string part;
+  while (std::getline(parts, part, '.')) {
+    if (!n.IsMap()) return fallback;
+    const YAML::Node& map = n;
+    const YAML::Node child = map[part];
+    if (!child) return fallback;
+    n.reset(child);
+  }
+  return n.IsNull() ? fallback : n.as<T>();
+}
+
+void RequireFile(const YAML::Node& root, const std::string& key) {
+  const std::string path = Get<std::string>(root, key, "");
+  if (path.empty()) Fail("key '" + key + "' is required");
+  if (!std::filesystem::exists(path)) Fail("key '" + key + "': file '" + path + "' does not exist");
+}
+
+Shape ToShape(const std::vector<int64_t>& dims) { return Shape(std::span<const int64_t>(dims)); }
+
+}  // namespace
+
+YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  if (!std::filesystem::exists(path)) Fail("file '" + path + "' does not exist");
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    Fail("'" + path + "': " + e.what());
+  }
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) Fail("--set '" + o + "': expected key=value");
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      Fail("--set '" + o + "': " + e.what());
+    }
+    std::vector<std::string> keys;
+    std::stringstream parts(o.substr(0, eq));
+    std::string part;
+    while (std::getline(parts, part, '.')) keys.push_back(part);
+    YAML::Node node = root;
+    for (size_t i = 0; i + 1 < keys.size(); ++i) {
+      if (!node[keys[i]] || node[keys[i]].IsNull()) node[keys[i]] = YAML::Node(YAML::NodeType::Map);
+      if (!node[keys[i]].IsMap()) Fail("--set '" + o + "': '" + keys[i] + "' is not a map");
+      node.reset(node[keys[i]]);
+    }
+    node[keys.back()] = value;
+  }
+  Check(root, YAML::Load(kSchema), "");
+  return root;
+}
+
+RunConfig ParseRunConfig(const YAML::Node& root) {
+  RunConfig c;
+  c.root = root;
+  const int64_t classes = Get<int64_t>(root, "model.num_classes", 10);
+  const std::string symbol_path = Get<std::string>(root, "model.symbol", "");
+  try {
+    c.symbol = symbol_path.empty()
+                   ? models::ByName(Get<std::string>(root, "model.name", "mlp"), classes)
+                   : Symbol::Load(symbol_path);
+  } catch (const Error& e) {
+    Fail("model: " + e.message());
+  }
+  try {
+    c.devices = ParseContexts(Get<std::string>(root, "devices", "cpu:0"));
+  } catch (const Error& e) {
+    Fail("key 'devices': " + e.message());
+  }
+  c.work_load = Get<std::vector<double>>(root, "work_load", {});
+  if (!c.work_load.empty() && c.work_load.size() != c.devices.size()) {
+    Fail("key 'work_load' has " + std::to_string(c.work_load.size()) + " entries for " +
+         std::to_string(c.devices.size()) + " devices");
+  }
+  c.kvstore = Get<std::string>(root, "kvstore", "local");
+  c.batch_size = Get<int64_t>(root, "batch_size", 128);
+  if (c.batch_size <= 0) Fail("key 'batch_size' must be positive");
+  c.threads = static_cast<int>(Get<int64_t>(root, "threads", 0));
+  c.log_level = Get<std::string>(root, "log_level", "info");
+
+  FitConfig& f = c.fit;
+  f.epochs = static_cast<int>(Get<int64_t>(root, "epochs", 10));
+  f.begin_epoch = static_cast<int>(Get<int64_t>(root, "resume_epoch", 0));
+  f.update_on_kvstore = Get<bool>(root, "update_on_kvstore", true);
+  f.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0));
+  f.log_every = static_cast<int>(Get<int64_t>(root, "log_every", 100));
+  f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
+  f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
+  f.checkpoint_period = static_cast<int>(Get<int64_t>(root, "checkpoint.period", 1));
+  f.optimizer = Get<std::string>(root, "optimizer.name", "sgd");
+  OptimizerOptions& o = f.optimizer_options;
+  o.lr = Get<double>(root, "optimizer.lr", 0.01);
+  o.momentum = Get<double>(root, "optimizer.momentum", 0.0);
+  o.wd = Get<double>(root, "optimizer.wd", 0.0);
+  o.clip_gradient = Get<double>(root, "optimizer.clip_gradient", -1.0);
+  o.rescale_grad = Get<double>(root, "optimizer.rescale_grad", 1.0);
+  o.beta1 = Get<double>(root, "optimizer.beta1", 0.9);
+  o.beta2 = Get<double>(root, "optimizer.beta2", 0.999);
+  o.epsilon = Get<double>(root, "optimizer.epsilon", 1e-8);
+  o.gamma1 = Get<double>(root, "optimizer.gamma1", 0.9);
+  f.lr_schedule = Get<std::string>(root, "lr_schedule.name", "constant");
+  InitializerOptions& i = f.initializer;
+  i.kind = Get<std::string>(root, "initializer.name", "xavier");
+  i.magnitude = Get<double>(root, "initializer.magnitude", 3.0);
+  i.rnd_type = Get<std::string>(root, "initializer.rnd_type", "uniform");
+  i.factor_type = Get<std::string>(root, "initializer.factor_type", "avg");
+  i.scale = Get<double>(root, "initializer.scale", 0.07);
+  i.sigma = Get<double>(root, "initializer.sigma", 0.01);
+  i.slope = Get<double>(root, "initializer.slope", 0.25);
+  i.value = Get<double>(root, "initializer.value", 0.0);
+  // Everything that can fail later fails now, naming its key.
+  try {
+    Optimizer::Create(f.optimizer, o);
+    LRScheduler::Create(f.lr_schedule, {.step = 1, .steps = {1}, .max_update = 1});
+    Initializer check(i);
+    CreateMetric(f.metrics);
+    if (c.kvstore != "local" && c.kvstore != "mpi" && c.kvstore != "dist_sync") {
+      KVStore::Create(c.kvstore);  // throws with the reason
+    }
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {
+    Fail(e.message());
+  }
+  if (f.epochs <= f.begin_epoch) Fail("key 'epochs' must exceed 'resume_epoch'");
+  if (f.begin_epoch > 0 && f.checkpoint_prefix.empty()) {
+    Fail("key 'resume_epoch' needs 'checkpoint.prefix'");
+  }
+  const std::string kind = Get<std::string>(root, "data.kind", "mnist");
+  if (kind == "mnist") {
+    for (const char* key : {"data.train_image", "data.train_label"}) RequireFile(root, key);
+    if (!Get<std::string>(root, "data.val_image", "").empty()) {
+      for (const char* key : {"data.val_image", "data.val_label"}) RequireFile(root, key);
+    }
+  } else if (kind == "csv") {
+    RequireFile(root, "data.train_data_csv");
+    if (Get<std::vector<int64_t>>(root, "data.data_shape", {}).empty()) {
+      Fail("key 'data.data_shape' is required for csv data");
+    }
+  } else if (kind != "synthetic") {
+    Fail("key 'data.kind': '" + kind + "' is not mnist, csv or synthetic");
+  }
+  return c;
+}
+
+DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num_workers,
+                        uint64_t seed) {
+  DataIters out;
+  const std::string kind = Get<std::string>(root, "data.kind", "mnist");
+  const bool shuffle = Get<bool>(root, "data.shuffle", true);
+  const bool prefetch = Get<bool>(root, "data.prefetch", true);
+  const LastBatchHandle last =
+      ParseLastBatchHandle(Get<std::string>(root, "data.last_batch_handle", "pad"));
+  const BatchOptions train_options{.batch_size = batch,
+                                   .shuffle = shuffle,
+                                   .seed = seed,
+                                   .last_batch = last,
+                                   .num_parts = num_workers,
+                                   .part_index = rank};
+  const BatchOptions val_options{.batch_size = batch,
+                                 .shuffle = false,
+                                 .seed = seed,
+                                 .num_parts = num_workers,
+                                 .part_index = rank};
+  auto wrap = [&](std::unique_ptr<DataIter> it) -> std::unique_ptr<DataIter> {
+    return prefetch ? std::make_unique<PrefetchingIter>(std::move(it), 4) : std::move(it);
+  };
+  if (kind == "mnist") {
+    auto make = [&](const std::string& split, const BatchOptions& options, int64_t* count) {
+      MNISTIterOptions o;
+      o.image = Get<std::string>(root, "data." + split + "_image", "");
+      o.label = Get<std::string>(root, "data." + split + "_label", "");
+      o.flat = Get<bool>(root, "data.flat", false);
+      o.batch = options;
+      auto it = std::make_unique<MNISTIter>(o);
+      if (count) *count = it->num_samples();
+      return wrap(std::move(it));
+    };
+    out.train = make("train", train_options, &out.train_samples);
+    if (!Get<std::string>(root, "data.val_image", "").empty())
+      out.val = make("val", val_options, nullptr);
+  } else if (kind == "csv") {
+    auto make = [&](const std::string& split, const BatchOptions& options, int64_t* count) {
+      CSVIterOptions o;
+      o.data_csv = Get<std::string>(root, "data." + split + "_data_csv", "");
+      o.label_csv = Get<std::string>(root, "data." + split + "_label_csv", "");
+      o.data_shape = ToShape(Get<std::vector<int64_t>>(root, "data.data_shape", {}));
+      o.label_shape = ToShape(Get<std::vector<int64_t>>(root, "data.label_shape", {1}));
+      o.batch = options;
+      auto it = std::make_unique<CSVIter>(o);
+      if (count) *count = it->num_samples();
+      return wrap(std::move(it));
+    };
+    out.train = make("train", train_options, &out.train_samples);
+    if (!Get<std::string>(root, "data.val_data_csv", "").empty())
+      out.val = make("val", val_options, nullptr);
+  } else {  // synthetic: class c has its mean at +2 on features c, c+C, ...; unit noise
+    const std::vector<int64_t> shape = Get<std::vector<int64_t>>(root, "data.shape", {1, 28, 28});
+    const int64_t classes = Get<int64_t>(root, "data.num_classes", 10);
+    auto make = [&](int64_t n, uint64_t data_seed, const BatchOptions& options) {
+      std::vector<int64_t> dims = {n};
+      dims.insert(dims.end(), shape.begin(), shape.end());
+      const Shape s = ToShape(dims);
+      const int64_t per = s.Size() / n;
+      std::vector<float> x(s.Size()), y(n);
+      std::mt19937_64 rng(data_seed);
+      std::normal_distribution<float> noise(0, 1);
+      for (int64_t i = 0; i < n; ++i) {
+        y[i] = static_cast<float>(i % classes);
+        for (int64_t j = 0; j < per; ++j)
+          x[i * per + j] = noise(rng) + (j % classes == i % classes ? 2.0f : 0.0f);
+      }
+      return wrap(std::make_unique<NDArrayIter>(
+          NDArrayIter::NamedArrays{{"data", NDArray::FromVector<float>(s, x)}},
+          NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({n}, y)}},
+          options));
+    };
+    const int64_t n = Get<int64_t>(root, "data.num_samples", 4096);
+    out.train = make(n, seed + 1, train_options);
+    out.train_samples = (n + num_workers - 1) / num_workers;
+    const int64_t v = Get<int64_t>(root, "data.val_samples", 1024);
+    if (v > 0) out.val = make(v, seed + 2, val_options);
+  }
+  return out;
+}
+
+void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, FitConfig* fit) {
+  auto updates = [&](double epochs) {
+    return static_cast<int64_t>(std::llround(epochs * static_cast<double>(batches_per_epoch)));
+  };
+  LRScheduler::Options& s = fit->schedule;
+  s.step = std::max<int64_t>(1, updates(Get<double>(root, "lr_schedule.step_epochs", 1)));
+  s.factor = Get<double>(root, "lr_schedule.factor", 1.0);
+  for (double e : Get<std::vector<double>>(root, "lr_schedule.steps_epochs", {}))
+    s.steps.push_back(updates(e));
+  s.warmup_steps = updates(Get<double>(root, "lr_schedule.warmup_epochs", 0));
+  s.warmup_begin_lr = Get<double>(root, "lr_schedule.warmup_begin_lr", 0.0);
+  s.final_lr = Get<double>(root, "lr_schedule.final_lr", 0.0);
+  s.pwr = Get<double>(root, "lr_schedule.pwr", 2.0);
+  s.stop_factor_lr = Get<double>(root, "lr_schedule.stop_factor_lr", 1e-8);
+  s.max_update = updates(Get<double>(root, "lr_schedule.max_epochs", fit->epochs));
+}
+
+}  // namespace cohort

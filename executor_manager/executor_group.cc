@@ -1,0 +1,245 @@
+// DataParallelExecutorGroup and DataParallelExecutorManager (Note [Data parallelism]).
+#include "executor_manager/executor_group.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "base/env.h"
+#include "kvstore/kvstore.h"
+#include "operator/kernel_util.h"
+
+namespace cohort {
+
+std::vector<std::pair<int64_t, int64_t>> SplitBatch(int64_t batch_size,
+                                                    const std::vector<double>& work_load) {
+  COHORT_CHECK(!work_load.empty()) << "work load list is empty";
+  const double total = std::accumulate(work_load.begin(), work_load.end(), 0.0);
+  COHORT_CHECK_GT(total, 0.0) << "work load list must have a positive sum";
+  std::vector<int64_t> sizes;
+  for (double w : work_load) {
+    COHORT_CHECK_GE(w, 0.0) << "work load entries must not be negative";
+    sizes.push_back(std::llround(w * static_cast<double>(batch_size) / total));
+  }
+  const int64_t sum = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  if (sum < batch_size) sizes.back() += batch_size - sum;
+  std::vector<std::pair<int64_t, int64_t>> slices;
+  int64_t end = 0;
+  for (int64_t n : sizes) {
+    const int64_t begin = std::min(end, batch_size);
+    end = std::min(begin + n, batch_size);
+    COHORT_CHECK_LT(begin, end) << "batch of " << batch_size << " split over " << work_load.size()
+                                << " devices leaves a device without samples";
+    slices.push_back({begin, end});
+  }
+  return slices;
+}
+
+DataParallelExecutorGroup::DataParallelExecutorGroup(
+    const Symbol& symbol, const std::vector<Context>& contexts,
+    const std::vector<double>& work_load, const std::vector<DataDesc>& data_shapes,
+    const std::vector<DataDesc>& label_shapes, const std::vector<std::string>& param_names,
+    bool for_training, bool inputs_need_grad, const DataParallelExecutorGroup* shared_group)
+    : contexts_(contexts), param_names_(param_names) {
+  COHORT_CHECK(!contexts.empty()) << "no devices";
+  COHORT_CHECK(!data_shapes.empty()) << "no data descriptors";
+  batch_size_ = data_shapes[0].shape[data_shapes[0].BatchAxis()];
+  slices_ = SplitBatch(batch_size_,
+                       work_load.empty() ? std::vector<double>(contexts.size(), 1.0) : work_load);
+  COHORT_CHECK_EQ(slices_.size(), contexts.size()) << "work load list entries for the devices";
+  for (const DataDesc& d : data_shapes) data_names_.push_back(d.name);
+  for (const DataDesc& d : label_shapes) label_names_.push_back(d.name);
+  const std::vector<std::string> args = symbol.ListArguments();
+  for (const std::string& p : param_names_) {
+    COHORT_CHECK(std::find(args.begin(), args.end(), p) != args.end())
+        << "parameter '" << p << "' is not an argument of the symbol";
+  }
+  aux_names_ = symbol.ListAuxiliaryStates();
+  // Each device gets its share of the cores; BLAS (one setting per process) gets the same.
+  const std::vector<int> threads =
+      SplitThreads(Env().num_threads, static_cast<int>(contexts.size()));
+  op::SetBlasThreads(threads[0]);
+  for (size_t d = 0; d < contexts.size(); ++d) {
+    const int64_t rows = slices_[d].second - slices_[d].first;
+    std::map<std::string, Shape> shapes;
+    for (const auto* descs : {&data_shapes, &label_shapes}) {
+      for (const DataDesc& desc : *descs) {
+        COHORT_CHECK(std::find(args.begin(), args.end(), desc.name) != args.end())
+            << "input '" << desc.name << "' is not an argument of the symbol";
+        shapes[desc.name] = desc.shape.WithDim0(rows);
+      }
+    }
+    std::map<std::string, GradReq> reqs;
+    for (const std::string& a : args) {
+      const bool is_param =
+          std::find(param_names_.begin(), param_names_.end(), a) != param_names_.end();
+      reqs[a] = for_training && (is_param || inputs_need_grad) ? GradReq::kWrite : GradReq::kNull;
+    }
+    executors_.push_back(
+        Executor::SimpleBind(symbol, contexts[d], shapes, GradReq::kNull, reqs,
+                             shared_group ? shared_group->executors_[d].get() : nullptr));
+    arenas_.push_back(std::make_unique<ThreadArena>(threads[d]));
+    executors_.back()->set_arena(arenas_.back().get());
+  }
+  param_arrays_.resize(param_names_.size());
+  grad_arrays_.resize(param_names_.size());
+  aux_arrays_.resize(aux_names_.size());
+  for (const auto& exec : executors_) {
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      param_arrays_[i].push_back(exec->arg_dict().at(param_names_[i]));
+      auto g = exec->grad_dict().find(param_names_[i]);
+      if (g != exec->grad_dict().end()) grad_arrays_[i].push_back(g->second);
+    }
+    for (size_t i = 0; i < aux_names_.size(); ++i)
+      aux_arrays_[i].push_back(exec->aux_dict().at(aux_names_[i]));
+  }
+  workers_ = std::make_unique<DeviceWorkers>(static_cast<int>(contexts.size()));
+}
+
+void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
+  COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "LoadDataBatch: data arrays";
+  COHORT_CHECK(batch.label.size() >= label_names_.size()) << "LoadDataBatch: label arrays";
+  for (size_t d = 0; d < executors_.size(); ++d) {
+    const auto [begin, end] = slices_[d];
+    const auto& args = executors_[d]->arg_dict();
+    for (size_t i = 0; i < data_names_.size(); ++i) {
+      batch.data[i].Slice(begin, end).CopyTo(args.at(data_names_[i]));
+    }
+    for (size_t i = 0; i < label_names_.size(); ++i) {
+      batch.label[i].Slice(begin, end).CopyTo(args.at(label_names_[i]));
+    }
+  }
+}
+
+void DataParallelExecutorGroup::Forward(bool is_train) {
+  is_train_ = is_train;
+  auto run = [this](int d) { executors_[d]->Forward(is_train_); };
+  workers_->Run(run);
+}
+
+void DataParallelExecutorGroup::Backward() {
+  auto run = [this](int d) { executors_[d]->Backward(); };
+  workers_->Run(run);
+}
+
+void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels,
+                                             int64_t pad) {
+  const int64_t valid = batch_size_ - pad;
+  thread_local std::vector<NDArray> label_slices, output_slices;  // reused: no allocation per step
+  for (size_t d = 0; d < executors_.size(); ++d) {
+    const auto [begin, end] = slices_[d];
+    const int64_t rows = std::min(end, valid) - begin;
+    if (rows <= 0) continue;
+    const auto& outputs = executors_[d]->outputs();
+    const size_t n = std::min(outputs.size(), labels.size());
+    label_slices.resize(n);
+    output_slices.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      label_slices[k] = labels[k].Slice(begin, begin + rows);
+      output_slices[k] = outputs[k].Slice(0, rows);
+    }
+    metric.Update(label_slices, output_slices);
+  }
+}
+
+void DataParallelExecutorGroup::SetParams(const std::map<std::string, NDArray>& arg_params,
+                                          const std::map<std::string, NDArray>& aux_params) {
+  for (const auto& exec : executors_) exec->CopyParamsFrom(arg_params, aux_params, true);
+}
+
+void DataParallelExecutorGroup::GetParams(std::map<std::string, NDArray>* arg_params,
+                                          std::map<std::string, NDArray>* aux_params) const {
+  for (size_t i = 0; i < param_names_.size(); ++i) {
+    NDArray& out = (*arg_params)[param_names_[i]];
+    if (out.is_none() || out.shape() != param_arrays_[i][0].shape()) {
+      out = NDArray::Empty(param_arrays_[i][0].shape());
+    }
+    param_arrays_[i][0].CopyTo(out);
+  }
+  for (size_t i = 0; i < aux_names_.size(); ++i) {
+    NDArray& out = (*aux_params)[aux_names_[i]];
+    if (out.is_none() || out.shape() != aux_arrays_[i][0].shape()) {
+      out = NDArray::Empty(aux_arrays_[i][0].shape());
+    }
+    SumInto(aux_arrays_[i], out);
+    float* v = out.data<float>();
+    for (int64_t j = 0; j < out.size(); ++j) v[j] /= static_cast<float>(aux_arrays_[i].size());
+  }
+}
+
+void DataParallelExecutorGroup::CopyOutput(int index, const NDArray& out) const {
+  for (size_t d = 0; d < executors_.size(); ++d) {
+    executors_[d]->outputs().at(index).CopyTo(out.Slice(slices_[d].first, slices_[d].second));
+  }
+}
+
+void DataParallelExecutorGroup::InstallMonitor(Executor::Monitor monitor, bool monitor_all) {
+  for (auto& exec : executors_) exec->SetMonitorCallback(monitor, monitor_all);
+}
+
+// ---- Manager ------------------------------------------------------------------------------
+
+DataParallelExecutorManager::DataParallelExecutorManager(
+    const Symbol& symbol, const std::vector<Context>& contexts, const DataIter& train_data,
+    const std::vector<std::string>& param_names, const std::vector<double>& work_load,
+    SymGen sym_gen, std::optional<int64_t> default_bucket_key)
+    : contexts_(contexts),
+      work_load_(work_load),
+      param_names_(param_names),
+      data_shapes_(train_data.provide_data()),
+      label_shapes_(train_data.provide_label()),
+      sym_gen_(std::move(sym_gen)) {
+  const Symbol sym = sym_gen_ && default_bucket_key ? sym_gen_(*default_bucket_key) : symbol;
+  default_ = std::make_unique<DataParallelExecutorGroup>(sym, contexts_, work_load_, data_shapes_,
+                                                         label_shapes_, param_names_, true);
+  current_ = default_.get();
+  if (default_bucket_key) buckets_[*default_bucket_key] = nullptr;  // served by default_
+}
+
+void DataParallelExecutorManager::LoadDataBatch(const DataBatch& batch) {
+  current_ = default_.get();
+  if (sym_gen_ && batch.bucket_key) {
+    auto it = buckets_.find(*batch.bucket_key);
+    if (it == buckets_.end()) {
+      it = buckets_
+               .emplace(*batch.bucket_key,
+                        std::make_unique<DataParallelExecutorGroup>(
+                            sym_gen_(*batch.bucket_key), contexts_, work_load_, batch.provide_data,
+                            batch.provide_label, param_names_, true, false, default_.get()))
+               .first;
+    }
+    if (it->second) current_ = it->second.get();
+  }
+  current_->LoadDataBatch(batch);
+}
+
+void DataParallelExecutorManager::Forward(bool is_train) { current_->Forward(is_train); }
+void DataParallelExecutorManager::Backward() { current_->Backward(); }
+void DataParallelExecutorManager::UpdateMetric(EvalMetric& metric,
+                                               const std::vector<NDArray>& labels, int64_t pad) {
+  current_->UpdateMetric(metric, labels, pad);
+}
+const std::vector<std::vector<NDArray>>& DataParallelExecutorManager::param_arrays() const {
+  return default_->param_arrays();
+}
+const std::vector<std::vector<NDArray>>& DataParallelExecutorManager::grad_arrays() const {
+  return current_->grad_arrays();
+}
+const std::vector<std::vector<NDArray>>& DataParallelExecutorManager::aux_arrays() const {
+  return default_->aux_arrays();
+}
+void DataParallelExecutorManager::SetParams(const std::map<std::string, NDArray>& arg_params,
+                                            const std::map<std::string, NDArray>& aux_params) {
+  default_->SetParams(arg_params, aux_params);
+}
+void DataParallelExecutorManager::CopyTo(std::map<std::string, NDArray>* arg_params,
+                                         std::map<std::string, NDArray>* aux_params) const {
+  default_->GetParams(arg_params, aux_params);
+}
+void DataParallelExecutorManager::InstallMonitor(Executor::Monitor monitor, bool monitor_all) {
+  default_->InstallMonitor(monitor, monitor_all);
+  for (auto& [key, group] : buckets_) {
+    if (group) group->InstallMonitor(monitor, monitor_all);
+  }
+}
+
+}  // namespace cohort

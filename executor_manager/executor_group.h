@@ -1,0 +1,123 @@
+// DataParallelExecutorGroup and DataParallelExecutorManager: one executor per device, each
+// running its slice of every batch (MXNet's executor_manager and DataParallelExecutorGroup).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/executor.h"
+#include "executor_manager/device_workers.h"
+#include "io/data_iter.h"
+#include "metric/eval_metric.h"
+
+namespace cohort {
+
+// Note [Data parallelism]
+// Device d binds its own executor for rows [begin_d, end_d) of every batch; the slice sizes are
+// proportional to the work load list (equal by default, the remainder to the first devices).
+// Each device has its own parameter and gradient arrays: after Backward the kvstore sums the
+// gradients across devices (and workers) and the updated weights are copied back to every
+// device, so all devices hold identical parameters at every step. Devices run Forward and
+// Backward at once, each on its own thread (DeviceWorkers), sharing the cores between them.
+class DataParallelExecutorGroup {
+ public:
+  // data/label descriptors give the global batch shapes (batch axis first). param_names are the
+  // arguments that are learned (the rest are inputs); inputs get no gradient unless
+  // inputs_need_grad. With shared_group (bucketing), parameters and memory are shared with it.
+  DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
+                            const std::vector<double>& work_load,
+                            const std::vector<DataDesc>& data_shapes,
+                            const std::vector<DataDesc>& label_shapes,
+                            const std::vector<std::string>& param_names, bool for_training,
+                            bool inputs_need_grad = false,
+                            const DataParallelExecutorGroup* shared_group = nullptr);
+
+  // Copies each device's rows of the batch into its executor's inputs.
+  void LoadDataBatch(const DataBatch& batch);
+  void Forward(bool is_train);
+  void Backward();
+  // Feeds each device's outputs and its rows of `labels` to the metric, leaving out the last
+  // `pad` rows of the batch (padding added by the iterator).
+  void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels, int64_t pad = 0);
+
+  // [parameter][device], in param_names order.
+  const std::vector<std::vector<NDArray>>& param_arrays() const { return param_arrays_; }
+  const std::vector<std::vector<NDArray>>& grad_arrays() const { return grad_arrays_; }
+  const std::vector<std::vector<NDArray>>& aux_arrays() const { return aux_arrays_; }
+  const std::vector<std::string>& param_names() const { return param_names_; }
+  const std::vector<std::string>& aux_names() const { return aux_names_; }
+
+  // Copies the given values to every device (names missing from the maps are left as they are).
+  void SetParams(const std::map<std::string, NDArray>& arg_params,
+                 const std::map<std::string, NDArray>& aux_params);
+  // Device 0's parameters, and the auxiliary states averaged over devices, into host arrays.
+  void GetParams(std::map<std::string, NDArray>* arg_params,
+                 std::map<std::string, NDArray>* aux_params) const;
+  // Output `index` of the whole batch, gathered from the devices into `out` (batch rows).
+  void CopyOutput(int index, const NDArray& out) const;
+
+  void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);
+  int num_devices() const { return static_cast<int>(executors_.size()); }
+  Executor& executor(int device) { return *executors_[device]; }
+  int64_t batch_size() const { return batch_size_; }
+  // Rows [begin, end) of the batch on each device.
+  const std::vector<std::pair<int64_t, int64_t>>& slices() const { return slices_; }
+
+ private:
+  std::vector<Context> contexts_;
+  std::vector<std::pair<int64_t, int64_t>> slices_;
+  int64_t batch_size_ = 0;
+  std::vector<std::string> data_names_, label_names_, param_names_, aux_names_;
+  std::vector<std::unique_ptr<Executor>> executors_;
+  std::vector<std::vector<NDArray>> param_arrays_, grad_arrays_, aux_arrays_;
+  std::unique_ptr<DeviceWorkers> workers_;
+  std::vector<std::unique_ptr<ThreadArena>> arenas_;
+  bool is_train_ = false;
+};
+
+// Rows of a batch for each device, proportional to work_load (MXNet's _split_input_slice).
+std::vector<std::pair<int64_t, int64_t>> SplitBatch(int64_t batch_size,
+                                                    const std::vector<double>& work_load);
+
+// The group for the default bucket, plus one group per other bucket key made by sym_gen and
+// sharing the default group's parameters and memory (MXNet's DataParallelExecutorManager).
+class DataParallelExecutorManager {
+ public:
+  using SymGen = std::function<Symbol(int64_t bucket_key)>;
+
+  DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
+                              const DataIter& train_data,
+                              const std::vector<std::string>& param_names,
+                              const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
+                              std::optional<int64_t> default_bucket_key = std::nullopt);
+
+  // Switches to the batch's bucket (binding it on first use) and loads the batch.
+  void LoadDataBatch(const DataBatch& batch);
+  void Forward(bool is_train);
+  void Backward();
+  void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels, int64_t pad = 0);
+  const std::vector<std::vector<NDArray>>& param_arrays() const;
+  const std::vector<std::vector<NDArray>>& grad_arrays() const;
+  const std::vector<std::vector<NDArray>>& aux_arrays() const;
+  void SetParams(const std::map<std::string, NDArray>& arg_params,
+                 const std::map<std::string, NDArray>& aux_params);
+  void CopyTo(std::map<std::string, NDArray>* arg_params,
+              std::map<std::string, NDArray>* aux_params) const;
+  void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);
+  DataParallelExecutorGroup& current() { return *current_; }
+
+ private:
+  std::vector<Context> contexts_;
+  std::vector<double> work_load_;
+  std::vector<std::string> param_names_;
+  std::vector<DataDesc> data_shapes_, label_shapes_;
+  SymGen sym_gen_;
+  std::unique_ptr<DataParallelExecutorGroup> default_;
+  std::map<int64_t, std::unique_ptr<DataParallelExecutorGroup>> buckets_;
+  DataParallelExecutorGroup* current_ = nullptr;
+};
+
+}  // namespace cohort

@@ -1,0 +1,76 @@
+// KVStore: sums values across devices and workers, and optionally updates weights with them
+// (MXNet's KVStore). Kinds: "local" (the devices of one process) and "mpi" / "dist_sync" (also
+// across processes under mpirun).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ndarray/ndarray.h"
+#include "optimizer/optimizer.h"
+
+namespace cohort {
+
+// Keys are integers (parameter indices); every value of a key has the key's shape. Values are
+// float32 arrays on the host.
+class KVStore {
+ public:
+  virtual ~KVStore() = default;
+
+  // "local", "mpi" or "dist_sync" (an alias of mpi). "device" and "nccl" need a CUDA build with
+  // NCCL and say so; other names are an error naming them.
+  static std::unique_ptr<KVStore> Create(const std::string& type);
+
+  const std::string& type() const { return type_; }
+  virtual int rank() const { return 0; }
+  virtual int num_workers() const { return 1; }
+  virtual void Barrier() {}
+
+  // Stores the initial value of each key. Under MPI, rank 0's values are broadcast so that every
+  // worker starts from the same weights, and are written back into `values`.
+  void Init(const std::vector<int>& keys, const std::vector<NDArray>& values);
+  // values[k][d]: the value of keys[k] on device d. Their sum over devices (and workers) becomes
+  // the stored value, or, with an optimizer set, the gradient that updates it.
+  void Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+            int priority = 0);
+  // Copies the stored value of keys[k] into every outs[k][d].
+  void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,
+            int priority = 0) const;
+  // Push then Pull; outs may be the values themselves (an allreduce in place).
+  void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+                const std::vector<std::vector<NDArray>>& outs, int priority = 0);
+  // Copies rank 0's value of each key into outs on every worker (no reduction).
+  void Broadcast(const std::vector<int>& keys, const std::vector<NDArray>& values,
+                 const std::vector<std::vector<NDArray>>& outs);
+
+  // With an optimizer the store updates its weights on Push (update_on_kvstore).
+  void SetOptimizer(std::unique_ptr<Optimizer> optimizer) { optimizer_ = std::move(optimizer); }
+  Optimizer* optimizer() const { return optimizer_.get(); }
+
+  // Sums a few doubles over all workers in place (metric sums); a no-op in one process.
+  virtual void SumAcrossWorkers(std::span<double> values) { (void)values; }
+
+ protected:
+  explicit KVStore(std::string type) : type_(std::move(type)) {}
+  // Sums the merged buffers of `keys` over workers in place (no-op for local).
+  virtual void AllReduce(const std::vector<NDArray>& buffers) { (void)buffers; }
+  // Makes every worker's copy equal to rank 0's (no-op for local).
+  virtual void BroadcastFromRoot(const std::vector<NDArray>& buffers) { (void)buffers; }
+
+ private:
+  std::string type_;
+  std::map<int, NDArray> store_;   // the value (weight) of each key
+  std::map<int, NDArray> merged_;  // the reduction buffer of each key, allocated at Init
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<NDArray> reduce_list_;  // reused between calls
+};
+
+// Sums arrays of one shape into `out` (out may be one of them) with the process's cores.
+void SumInto(const std::vector<NDArray>& arrays, const NDArray& out);
+
+std::unique_ptr<KVStore> CreateMpiKVStore(const std::string& type);
+
+}  // namespace cohort

@@ -1,0 +1,73 @@
+// Initializer.
+#include "optimizer/initializer.h"
+
+#include <cmath>
+
+namespace cohort {
+
+Initializer::Initializer(InitializerOptions options) : options_(std::move(options)) {
+  const std::string& k = options_.kind;
+  COHORT_CHECK(k == "uniform" || k == "normal" || k == "xavier" || k == "msra" || k == "constant" ||
+               k == "zero" || k == "one")
+      << "unknown initializer '" << k
+      << "': expected uniform, normal, xavier, msra, constant, zero or one";
+  COHORT_CHECK(options_.rnd_type == "uniform" || options_.rnd_type == "gaussian")
+      << "initializer rnd_type '" << options_.rnd_type << "': expected uniform or gaussian";
+  COHORT_CHECK(options_.factor_type == "avg" || options_.factor_type == "in" ||
+               options_.factor_type == "out")
+      << "initializer factor_type '" << options_.factor_type << "': expected avg, in or out";
+}
+
+void Initializer::operator()(const std::string& name, const NDArray& array,
+                             std::mt19937_64& rng) const {
+  auto ends = [&](const char* suffix) { return name.ends_with(suffix); };
+  if (ends("_bias") || ends("_beta") || ends("_moving_mean") || ends("_running_mean")) {
+    array.Fill(0);
+  } else if (ends("_gamma") || ends("_moving_var") || ends("_running_var")) {
+    array.Fill(1);
+  } else if (ends("_weight")) {
+    InitWeight(name, array, rng);
+  } else {
+    COHORT_THROW() << "cannot initialize '" << name
+                   << "': expected a name ending in _weight, _bias, _gamma, _beta, _moving_mean "
+                      "or _moving_var";
+  }
+}
+
+void Initializer::InitWeight(const std::string& name, const NDArray& array,
+                             std::mt19937_64& rng) const {
+  float* w = array.data<float>();
+  const int64_t n = array.size();
+  const std::string& k = options_.kind;
+  if (k == "zero" || k == "one" || k == "constant") {
+    array.Fill(k == "zero" ? 0.0 : k == "one" ? 1.0 : options_.value);
+    return;
+  }
+  bool gaussian = k == "normal";
+  double scale = k == "uniform" ? options_.scale : options_.sigma;
+  if (k == "xavier" || k == "msra") {
+    const Shape& s = array.shape();
+    COHORT_CHECK_GE(s.ndim(), 2) << "xavier/msra initialization of '" << name << "' with shape "
+                                 << s << " needs at least 2 dimensions";
+    double receptive = 1;
+    for (int d = 2; d < s.ndim(); ++d) receptive *= static_cast<double>(s[d]);
+    const double fan_in = s[1] * receptive, fan_out = s[0] * receptive;
+    const double factor = options_.factor_type == "in"    ? fan_in
+                          : options_.factor_type == "out" ? fan_out
+                                                          : (fan_in + fan_out) / 2;
+    const double magnitude =
+        k == "msra" ? 2.0 / (1 + options_.slope * options_.slope) : options_.magnitude;
+    scale = std::sqrt(magnitude / factor);
+    gaussian = k == "msra" || options_.rnd_type == "gaussian";
+  }
+  if (gaussian) {
+    std::normal_distribution<float> dist(0.0f, static_cast<float>(scale));
+    for (int64_t i = 0; i < n; ++i) w[i] = dist(rng);
+  } else {
+    std::uniform_real_distribution<float> dist(static_cast<float>(-scale),
+                                               static_cast<float>(scale));
+    for (int64_t i = 0; i < n; ++i) w[i] = dist(rng);
+  }
+}
+
+}  // namespace cohort

@@ -1,0 +1,34 @@
+// Initializers (MXNet's initializer module), chosen per argument name as MXNet does.
+#pragma once
+
+#include <random>
+#include <string>
+
+#include "ndarray/ndarray.h"
+
+namespace cohort {
+
+struct InitializerOptions {
+  std::string kind = "xavier";       // uniform, normal, xavier, msra, constant, zero, one
+  double scale = 0.07;               // uniform: U(-scale, scale)
+  double sigma = 0.01;               // normal: N(0, sigma²)
+  std::string rnd_type = "uniform";  // xavier: uniform or gaussian
+  std::string factor_type = "avg";   // xavier, msra: avg, in or out
+  double magnitude = 3.0;            // xavier
+  double slope = 0.25;               // msra (MSRAPrelu)
+  double value = 0.0;                // constant
+};
+
+// Fills arrays by name: "*_bias", "*_beta", "*_moving_mean" get 0; "*_gamma", "*_moving_var" get
+// 1; "*_weight" gets the configured initializer. Other names are an error naming the array.
+class Initializer {
+ public:
+  explicit Initializer(InitializerOptions options);
+  void operator()(const std::string& name, const NDArray& array, std::mt19937_64& rng) const;
+
+ private:
+  void InitWeight(const std::string& name, const NDArray& array, std::mt19937_64& rng) const;
+  InitializerOptions options_;
+};
+
+}  // namespace cohort

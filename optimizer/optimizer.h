@@ -1,0 +1,75 @@
+// Optimizers (MXNet's optimizer module): SGD with momentum, NAG, Adam, AdamW, RMSProp, with
+// per-key state that can be saved and loaded.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ndarray/ndarray.h"
+#include "optimizer/lr_scheduler.h"
+
+namespace cohort {
+
+struct OptimizerOptions {
+  double lr = 0.01;
+  double wd = 0.0;                    // applied to "*_weight" and "*_gamma" only, as MXNet does
+  double rescale_grad = 1.0;          // e.g. 1 / global batch size
+  double clip_gradient = -1;          // clip each gradient element to ±clip when > 0
+  double momentum = 0.0;              // sgd, nag
+  double beta1 = 0.9, beta2 = 0.999;  // adam, adamw
+  double epsilon = 1e-8;              // adam, adamw, rmsprop
+  double gamma1 = 0.9;                // rmsprop's decay of the squared-gradient average
+};
+
+// Updates weights from gradients. Update(key, ...) keeps the state of each key (momentum,
+// moments) and counts its updates; the learning rate comes from the scheduler when there is
+// one. Weights and gradients are float32 host arrays.
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // "sgd", "nag", "adam", "adamw", "rmsprop"; throws naming the name otherwise.
+  static std::unique_ptr<Optimizer> Create(const std::string& name,
+                                           const OptimizerOptions& options);
+  // A fresh optimizer with the same settings and no state (one per device).
+  std::unique_ptr<Optimizer> Clone() const;
+
+  const std::string& name() const { return name_; }
+  const OptimizerOptions& options() const { return options_; }
+  void set_scheduler(std::shared_ptr<const LRScheduler> s) { scheduler_ = std::move(s); }
+  void set_rescale_grad(double r) { options_.rescale_grad = r; }
+  // Parameter names by key: decide where weight decay applies.
+  void set_param_names(std::map<int, std::string> names) { names_ = std::move(names); }
+
+  void Update(int key, const NDArray& weight, const NDArray& grad);
+  // The learning rate the next update of any key will use.
+  double CurrentLR() const;
+  int64_t num_update() const { return num_update_; }
+
+  // State of every key (and update counts) in the .params format, written atomically.
+  void SaveStates(const std::string& path) const;
+  void LoadStates(const std::string& path);
+
+ protected:
+  Optimizer(std::string name, const OptimizerOptions& options, int num_states)
+      : name_(std::move(name)), options_(options), num_states_(num_states) {}
+  // One update of n elements: t is this key's update count (from 1).
+  virtual void Step(float lr, float wd, int64_t t, float* w, const float* g, float* const* state,
+                    int64_t n) const = 0;
+  // The gradient after rescaling and clipping.
+  float Prepare(float g) const;
+
+ private:
+  std::string name_;
+  OptimizerOptions options_;
+  int num_states_;
+  std::shared_ptr<const LRScheduler> scheduler_;
+  std::map<int, std::string> names_;
+  std::map<int, std::vector<NDArray>> states_;
+  std::map<int, int64_t> counts_;
+  int64_t num_update_ = 0;
+};
+
+}  // namespace cohort

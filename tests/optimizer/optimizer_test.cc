@@ -1,0 +1,158 @@
+// Each optimizer against a step computed by hand, schedules, initializers and state files.
+#include "optimizer/optimizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "optimizer/initializer.h"
+
+namespace cohort {
+namespace {
+
+NDArray V(std::vector<float> v) {
+  return NDArray::FromVector<float>({static_cast<int64_t>(v.size())}, v);
+}
+
+void ExpectNear(const NDArray& a, std::vector<double> want, double tol = 1e-6) {
+  std::vector<float> got = a.ToVector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << i;
+}
+
+TEST(Optimizer, SgdWithMomentumWeightDecayRescaleAndClip) {
+  OptimizerOptions o{
+      .lr = 0.1, .wd = 0.01, .rescale_grad = 0.5, .clip_gradient = 1.0, .momentum = 0.9};
+  auto sgd = Optimizer::Create("sgd", o);
+  sgd->set_param_names({{0, "fc_weight"}});
+  NDArray w = V({1.0f, -2.0f}), g = V({4.0f, 0.2f});
+  // g' = clip(0.5 g) = [1, 0.1]; grad = g' + 0.01 w = [1.01, 0.08]
+  sgd->Update(0, w, g);  // mom = -0.1 grad; w += mom
+  ExpectNear(w, {1 - 0.101, -2 - 0.008});
+  sgd->Update(0, w, g);  // mom = 0.9 mom - 0.1 (g' + 0.01 w)
+  const double m0 = 0.9 * -0.101 - 0.1 * (1 + 0.01 * 0.899);
+  const double m1 = 0.9 * -0.008 - 0.1 * (0.1 + 0.01 * -2.008);
+  ExpectNear(w, {0.899 + m0, -2.008 + m1});
+}
+
+TEST(Optimizer, NoWeightDecayOnBiases) {
+  auto sgd = Optimizer::Create("sgd", {.lr = 1.0, .wd = 0.5});
+  sgd->set_param_names({{0, "fc_bias"}, {1, "fc_weight"}});
+  NDArray b = V({2.0f}), w = V({2.0f});
+  sgd->Update(0, b, V({0.0f}));
+  sgd->Update(1, w, V({0.0f}));
+  ExpectNear(b, {2.0});
+  ExpectNear(w, {1.0});
+}
+
+TEST(Optimizer, Nag) {
+  auto nag = Optimizer::Create("nag", {.lr = 0.1, .momentum = 0.9});
+  NDArray w = V({1.0f});
+  nag->Update(0, w, V({2.0f}));  // mom = 2; w -= 0.1 (2 + 0.9*2)
+  ExpectNear(w, {1 - 0.38});
+  nag->Update(0, w, V({2.0f}));  // mom = 0.9*2 + 2 = 3.8; w -= 0.1 (2 + 0.9*3.8)
+  ExpectNear(w, {0.62 - 0.1 * (2 + 3.42)});
+}
+
+TEST(Optimizer, AdamAndAdamW) {
+  OptimizerOptions o{.lr = 0.01, .wd = 0.1, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 1e-8};
+  auto adam = Optimizer::Create("adam", o);
+  adam->set_param_names({{0, "w_weight"}});
+  NDArray w = V({1.0f});
+  adam->Update(0, w, V({0.5f}));
+  // grad = 0.5 + 0.1 = 0.6; m = 0.06; v = 0.00036; lr_t = 0.01 sqrt(0.001)/0.1
+  const double lr_t = 0.01 * std::sqrt(1 - 0.999) / (1 - 0.9);
+  ExpectNear(w, {1 - lr_t * 0.06 / (std::sqrt(0.00036) + 1e-8)}, 1e-6);
+  auto adamw = Optimizer::Create("adamw", o);
+  adamw->set_param_names({{0, "w_weight"}});
+  NDArray u = V({1.0f});
+  adamw->Update(0, u, V({0.5f}));
+  // decoupled: w -= lr wd w, then the Adam step on g = 0.5 (m = 0.05, v = 0.00025)
+  ExpectNear(u, {1 - 0.01 * 0.1 - lr_t * 0.05 / (std::sqrt(0.00025) + 1e-8)}, 1e-6);
+}
+
+TEST(Optimizer, RMSProp) {
+  auto rms = Optimizer::Create("rmsprop", {.lr = 0.01, .epsilon = 1e-8, .gamma1 = 0.9});
+  NDArray w = V({1.0f});
+  rms->Update(0, w, V({2.0f}));  // n = 0.1 * 4 = 0.4; w -= 0.01 * 2 / sqrt(0.4)
+  ExpectNear(w, {1 - 0.02 / std::sqrt(0.4 + 1e-8)});
+}
+
+TEST(Optimizer, UnknownNamesAndBadOptions) {
+  EXPECT_THROW(Optimizer::Create("lamb", {}), Error);
+  EXPECT_THROW(Optimizer::Create("sgd", {.momentum = 1.5}), Error);
+}
+
+TEST(LRScheduler, FactorMultiFactorCosinePolyAndWarmup) {
+  auto factor = LRScheduler::Create("factor", {.base_lr = 1.0, .step = 10, .factor = 0.5});
+  EXPECT_DOUBLE_EQ((*factor)(9), 1.0);
+  EXPECT_DOUBLE_EQ((*factor)(10), 0.5);
+  EXPECT_DOUBLE_EQ((*factor)(25), 0.25);
+  auto multi = LRScheduler::Create("multifactor", {.base_lr = 1.0, .factor = 0.1, .steps = {5, 8}});
+  EXPECT_DOUBLE_EQ((*multi)(5), 1.0);
+  EXPECT_NEAR((*multi)(6), 0.1, 1e-12);
+  EXPECT_NEAR((*multi)(9), 0.01, 1e-12);
+  auto cosine = LRScheduler::Create("cosine", {.base_lr = 1.0, .max_update = 100, .final_lr = 0.0});
+  EXPECT_NEAR((*cosine)(50), 0.5, 1e-12);
+  EXPECT_NEAR((*cosine)(100), 0.0, 1e-12);
+  auto poly = LRScheduler::Create("poly", {.base_lr = 1.0, .max_update = 10, .pwr = 2});
+  EXPECT_NEAR((*poly)(5), 0.25, 1e-12);
+  auto warm =
+      LRScheduler::Create("constant", {.base_lr = 1.0, .warmup_steps = 4, .warmup_begin_lr = 0});
+  EXPECT_DOUBLE_EQ((*warm)(1), 0.25);
+  EXPECT_DOUBLE_EQ((*warm)(4), 1.0);
+  EXPECT_THROW(LRScheduler::Create("exp", {}), Error);
+}
+
+TEST(Optimizer, SchedulerDrivesTheRate) {
+  auto sgd = Optimizer::Create("sgd", {.lr = 1.0});
+  sgd->set_scheduler(LRScheduler::Create("factor", {.base_lr = 1.0, .step = 1, .factor = 0.5}));
+  NDArray w = V({0.0f});
+  sgd->Update(0, w, V({1.0f}));  // num_update 1: lr 0.5
+  sgd->Update(0, w, V({1.0f}));  // lr 0.25
+  ExpectNear(w, {-0.75});
+}
+
+TEST(Optimizer, StatesSaveAndLoadResumeExactly) {
+  const std::string path = (std::filesystem::temp_directory_path() / "cohort_opt.states").string();
+  auto a = Optimizer::Create("adam", {.lr = 0.1});
+  NDArray w1 = V({1.0f, 2.0f});
+  a->Update(3, w1, V({0.5f, -1.0f}));
+  a->SaveStates(path);
+  NDArray w2 = w1.CopyTo(Context::CPU());
+  auto b = Optimizer::Create("adam", {.lr = 0.1});
+  b->LoadStates(path);
+  a->Update(3, w1, V({0.25f, 0.5f}));
+  b->Update(3, w2, V({0.25f, 0.5f}));
+  EXPECT_EQ(w1.ToVector<float>(), w2.ToVector<float>());
+  EXPECT_EQ(b->num_update(), 2);
+  auto sgd = Optimizer::Create("sgd", {});
+  EXPECT_THROW(sgd->LoadStates(path), Error);  // adam states are not sgd's
+  std::filesystem::remove(path);
+}
+
+TEST(Initializer, ByNameAndXavierScale) {
+  Initializer init({.kind = "xavier", .magnitude = 3});
+  std::mt19937_64 rng(1);
+  NDArray w = NDArray::Zeros({50, 20, 5, 5}), b = NDArray::Full({50}, 9), g = NDArray::Zeros({3});
+  init("conv_weight", w, rng);
+  init("conv_bias", b, rng);
+  init("bn_gamma", g, rng);
+  EXPECT_EQ(b.ToVector<float>(), std::vector<float>(50, 0.0f));
+  EXPECT_EQ(g.ToVector<float>(), std::vector<float>(3, 1.0f));
+  // fan_in = 500, fan_out = 1250: scale = sqrt(3 / 875)
+  const double scale = std::sqrt(3.0 / 875.0);
+  std::vector<float> v = w.ToVector<float>();
+  double sq = 0;
+  for (float x : v) {
+    ASSERT_LE(std::fabs(x), scale + 1e-7);
+    sq += x * x;
+  }
+  EXPECT_NEAR(std::sqrt(sq / v.size()), scale / std::sqrt(3.0), 0.01 * scale);  // uniform's std
+  EXPECT_THROW(init("data", w, rng), Error);
+  EXPECT_THROW(Initializer({.kind = "orthogonal"}), Error);
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,226 @@
+// The fit loop: devices, update_on_kvstore, resume, checkpoints, Score and Predict.
+#include "trainer/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "base/logging.h"
+#include "io/ndarray_iter.h"
+#include "ndarray/params_io.h"
+#include "symbol/ops.h"
+#include "trainer/checkpoint.h"
+
+namespace cohort {
+namespace {
+
+const bool kQuiet = (SetLogLevel("warn"), true);  // epoch logs would drown the test output
+
+Symbol SmallMlp() {
+  Symbol x = sym::Variable("data");
+  x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 16}, "fc1"), "relu", "relu1");
+  x = sym::FullyConnected(x, {.num_hidden = 4}, "fc2");
+  return sym::SoftmaxOutput(x, "softmax");
+}
+
+// 96 samples of 8 features in 4 classes that a small MLP can separate.
+std::pair<NDArray, NDArray> Blobs(uint64_t seed = 3) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0, 0.3f);
+  std::vector<float> x, y;
+  for (int i = 0; i < 96; ++i) {
+    const int c = i % 4;
+    for (int f = 0; f < 8; ++f) x.push_back((f % 4 == c ? 1.5f : 0.0f) + noise(rng));
+    y.push_back(static_cast<float>(c));
+  }
+  return {NDArray::FromVector<float>({96, 8}, x), NDArray::FromVector<float>({96}, y)};
+}
+
+std::unique_ptr<NDArrayIter> Iter(int64_t batch, bool shuffle = true) {
+  auto [x, y] = Blobs();
+  return std::make_unique<NDArrayIter>(
+      NDArrayIter::NamedArrays{{"data", x}}, NDArrayIter::NamedArrays{{"softmax_label", y}},
+      BatchOptions{.batch_size = batch, .shuffle = shuffle, .seed = 9});
+}
+
+FitConfig Config(int epochs) {
+  FitConfig c;
+  c.epochs = epochs;
+  c.optimizer = "sgd";
+  c.optimizer_options = {.lr = 0.5, .wd = 1e-4, .momentum = 0.9};
+  c.seed = 11;
+  c.log_every = 0;
+  c.metrics = {"acc", "ce"};
+  return c;
+}
+
+std::map<std::string, NDArray> Params(Trainer& t) {
+  std::map<std::string, NDArray> args, aux;
+  t.GetParams(&args, &aux);
+  return args;
+}
+
+void ExpectSameParams(const std::map<std::string, NDArray>& a,
+                      const std::map<std::string, NDArray>& b, double tol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, array] : a) {
+    std::vector<float> x = array.ToVector<float>(), y = b.at(name).ToVector<float>();
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], y[i], tol) << name << "[" << i << "]";
+  }
+}
+
+TEST(Trainer, LearnsTheBlobs) {
+  Trainer t(SmallMlp(), {Context::CPU(0)});
+  auto train = Iter(16);
+  auto results = t.Fit(*train, nullptr, Config(5));
+  ASSERT_EQ(results.size(), 5u);
+  EXPECT_EQ(results.back().train[0].first, "accuracy");
+  EXPECT_GT(results.back().train[0].second, 0.95);
+  EXPECT_LT(results.back().train[1].second, results.front().train[1].second);  // ce falls
+  EXPECT_GT(results.back().samples_per_sec, 0);
+}
+
+TEST(Trainer, TwoDevicesEqualOneDevice) {
+  Trainer one(SmallMlp(), {Context::CPU(0)});
+  Trainer two(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+  auto a = Iter(16), b = Iter(16);
+  one.Fit(*a, nullptr, Config(3));
+  two.Fit(*b, nullptr, Config(3));
+  ExpectSameParams(Params(one), Params(two), 1e-5);
+}
+
+TEST(Trainer, UnevenWorkLoadEqualsOneDevice) {
+  Trainer one(SmallMlp(), {Context::CPU(0)});
+  Trainer three(SmallMlp(), {Context::CPU(0), Context::CPU(1), Context::CPU(2)}, {1, 2, 1});
+  auto a = Iter(16), b = Iter(16);
+  one.Fit(*a, nullptr, Config(2));
+  three.Fit(*b, nullptr, Config(2));
+  EXPECT_EQ(three.group()->slices(),
+            (std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 12}, {12, 16}}));
+  ExpectSameParams(Params(one), Params(three), 1e-5);
+}
+
+TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
+  for (const char* opt : {"sgd", "adam", "nag", "rmsprop"}) {
+    Trainer on(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    Trainer off(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    FitConfig c = Config(2);
+    c.optimizer = opt;
+    c.optimizer_options.lr = 0.05;
+    auto a = Iter(16), b = Iter(16);
+    on.Fit(*a, nullptr, c);
+    c.update_on_kvstore = false;
+    off.Fit(*b, nullptr, c);
+    ExpectSameParams(Params(on), Params(off), 1e-6);
+  }
+}
+
+class TrainerFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cohort_trainer_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Prefix() const { return (dir_ / "mlp").string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
+  for (bool on_kvstore : {true, false}) {
+    FitConfig c = Config(4);
+    c.optimizer = "adam";
+    c.optimizer_options.lr = 0.01;
+    c.update_on_kvstore = on_kvstore;
+    c.lr_schedule = "factor";
+    c.schedule = {.step = 5, .factor = 0.5};
+    Trainer whole(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto a = Iter(16);
+    whole.Fit(*a, nullptr, c);
+
+    FitConfig first = c;
+    first.epochs = 2;
+    first.checkpoint_prefix = Prefix();
+    Trainer part1(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto b = Iter(16);
+    part1.Fit(*b, nullptr, first);
+    ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0002.params"));
+    ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0002.states"));
+    ASSERT_TRUE(std::filesystem::exists(Prefix() + "-symbol.json"));
+
+    FitConfig rest = c;
+    rest.begin_epoch = 2;
+    rest.checkpoint_prefix = Prefix();
+    Trainer part2(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto d = Iter(16);
+    part2.Fit(*d, nullptr, rest);
+    ExpectSameParams(Params(whole), Params(part2), 1e-6);
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+}
+
+TEST_F(TrainerFiles, CheckpointHoldsMXNetNamesAndLoads) {
+  FitConfig c = Config(1);
+  c.checkpoint_prefix = Prefix();
+  Trainer t(SmallMlp(), {Context::CPU(0)});
+  auto train = Iter(16);
+  t.Fit(*train, nullptr, c);
+  auto file = LoadParams(Prefix() + "-0001.params");
+  EXPECT_TRUE(file.count("arg:fc1_weight"));
+  EXPECT_TRUE(file.count("arg:fc2_bias"));
+  EXPECT_FALSE(file.count("arg:data"));
+  Symbol loaded = Symbol::Load(Prefix() + "-symbol.json");
+  EXPECT_EQ(loaded.ListArguments(), SmallMlp().ListArguments());
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpointParams(Prefix(), 1, &args, &aux);
+  ExpectSameParams(args, Params(t), 0);
+  EXPECT_THROW(LoadCheckpointParams(Prefix(), 7, &args, &aux), Error);
+}
+
+TEST(Trainer, ScoreAndPredictWithAnotherBatchSize) {
+  Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+  auto train = Iter(16);
+  auto val = Iter(10, false);  // 96 = 9 full batches + 6 with 4 padded samples
+  auto results = t.Fit(*train, val.get(), Config(5));
+  EXPECT_GT(results.back().val[0].second, 0.95);
+  auto acc = CreateMetric("acc");
+  auto score = t.Score(*val, *acc);
+  EXPECT_EQ(acc->num_inst(), 96);  // padding left out
+  NDArray pred = t.Predict(*val);
+  EXPECT_EQ(pred.shape(), Shape({96, 4}));
+  // Predictions agree with the score.
+  std::vector<float> p = pred.ToVector<float>();
+  int correct = 0;
+  for (int i = 0; i < 96; ++i) {
+    const int best = static_cast<int>(std::max_element(p.begin() + 4 * i, p.begin() + 4 * i + 4) -
+                                      (p.begin() + 4 * i));
+    correct += best == i % 4;
+  }
+  EXPECT_DOUBLE_EQ(correct / 96.0, score[0].second);
+}
+
+TEST(Trainer, PredictWithGivenParamsOnly) {
+  Trainer trained(SmallMlp(), {Context::CPU(0)});
+  auto train = Iter(16);
+  trained.Fit(*train, nullptr, Config(3));
+  Trainer fresh(SmallMlp(), {Context::CPU(0)});
+  fresh.SetParams(Params(trained), {});
+  auto val = Iter(16, false);
+  auto val2 = Iter(16, false);
+  EXPECT_EQ(fresh.Predict(*val).ToVector<float>(), trained.Predict(*val2).ToVector<float>());
+}
+
+TEST(SplitBatch, ProportionalAndComplete) {
+  EXPECT_EQ(SplitBatch(10, {1, 1, 1}),
+            (std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {3, 6}, {6, 10}}));
+  EXPECT_EQ(SplitBatch(8, {3, 1}), (std::vector<std::pair<int64_t, int64_t>>{{0, 6}, {6, 8}}));
+  EXPECT_THROW(SplitBatch(2, {1, 1, 1}), Error);
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,27 @@
+// Checkpoints in MXNet's layout: PREFIX-symbol.json, PREFIX-NNNN.params ("arg:" and "aux:"
+// names) and PREFIX-NNNN.states (optimizer), each written atomically.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "optimizer/optimizer.h"
+#include "symbol/symbol.h"
+
+namespace cohort {
+
+std::string CheckpointParamsPath(const std::string& prefix, int epoch);
+std::string CheckpointStatesPath(const std::string& prefix, int epoch);
+
+// Writes the symbol, the parameters and (when given) the optimizer's states.
+void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
+                    const std::map<std::string, NDArray>& arg_params,
+                    const std::map<std::string, NDArray>& aux_params,
+                    const Optimizer* optimizer = nullptr);
+
+// Reads PREFIX-NNNN.params into argument and auxiliary parameters; errors name the file.
+void LoadCheckpointParams(const std::string& prefix, int epoch,
+                          std::map<std::string, NDArray>* arg_params,
+                          std::map<std::string, NDArray>* aux_params);
+
+}  // namespace cohort

@@ -1,0 +1,286 @@
+// Trainer: the fit loop, scoring and prediction.
+#include "trainer/trainer.h"
+
+#include <chrono>
+#include <random>
+
+#include "base/logging.h"
+#include "trainer/checkpoint.h"
+
+namespace cohort {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Format(const std::vector<EvalMetric::NameValue>& values) {
+  std::string out;
+  for (const auto& [name, value] : values) {
+    out += (out.empty() ? "" : "\t") + name + "=" + std::to_string(value);
+  }
+  return out;
+}
+
+// Sums a metric's state over the workers, so that Get() covers all of them.
+void ReduceMetric(EvalMetric& metric, KVStore& kv) {
+  if (kv.num_workers() == 1) return;
+  std::vector<double> state = metric.State();
+  kv.SumAcrossWorkers(state);
+  metric.SetState(state);
+}
+
+std::vector<std::string> InputNames(const DataIter& data) {
+  std::vector<std::string> names;
+  for (const auto* descs : {&data.provide_data(), &data.provide_label()}) {
+    for (const DataDesc& d : *descs) names.push_back(d.name);
+  }
+  return names;
+}
+
+bool SameShapes(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || !(a[i].shape == b[i].shape)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<double> work_load,
+                 std::shared_ptr<KVStore> kvstore)
+    : symbol_(std::move(symbol)),
+      contexts_(std::move(contexts)),
+      work_load_(std::move(work_load)),
+      kvstore_(kvstore ? std::move(kvstore) : std::shared_ptr<KVStore>(KVStore::Create("local"))) {}
+
+void Trainer::Bind(const DataIter& data) {
+  if (group_) return;
+  const std::vector<std::string> inputs = InputNames(data);
+  for (const std::string& a : symbol_.ListArguments()) {
+    if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) param_names_.push_back(a);
+  }
+  group_ = std::make_unique<DataParallelExecutorGroup>(symbol_, contexts_, work_load_,
+                                                       data.provide_data(), data.provide_label(),
+                                                       param_names_, true);
+  bound_data_ = data.provide_data();
+  for (int i = static_cast<int>(param_names_.size()) - 1; i >= 0; --i) {
+    keys_.push_back(i);
+    grads_by_key_.push_back(group_->grad_arrays()[i]);
+    params_by_key_.push_back(group_->param_arrays()[i]);
+  }
+}
+
+void Trainer::InitParams(const FitConfig& config) {
+  std::map<std::string, NDArray> args, aux;
+  if (config.begin_epoch > 0) {
+    COHORT_CHECK(!config.checkpoint_prefix.empty())
+        << "resuming from epoch " << config.begin_epoch << " needs a checkpoint prefix";
+    LoadCheckpointParams(config.checkpoint_prefix, config.begin_epoch, &args, &aux);
+    for (const std::string& p : param_names_) {
+      COHORT_CHECK(args.count(p)) << "'"
+                                  << CheckpointParamsPath(config.checkpoint_prefix,
+                                                          config.begin_epoch)
+                                  << "' has no parameter '" << p << "'";
+    }
+  } else {
+    Initializer init(config.initializer);
+    std::mt19937_64 rng(config.seed);
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      NDArray value = NDArray::Empty(group_->param_arrays()[i][0].shape());
+      init(param_names_[i], value, rng);
+      args[param_names_[i]] = value;
+    }
+    for (size_t i = 0; i < group_->aux_names().size(); ++i) {
+      NDArray value = NDArray::Empty(group_->aux_arrays()[i][0].shape());
+      init(group_->aux_names()[i], value, rng);
+      aux[group_->aux_names()[i]] = value;
+    }
+  }
+  group_->SetParams(args, aux);
+  // The kvstore keeps the weights; under MPI every worker starts from rank 0's.
+  std::vector<int> keys;
+  std::vector<NDArray> device0;
+  for (size_t i = 0; i < param_names_.size(); ++i) {
+    keys.push_back(static_cast<int>(i));
+    device0.push_back(group_->param_arrays()[i][0]);
+  }
+  kvstore_->Init(keys, device0);
+  kvstore_->Pull(keys, group_->param_arrays());
+}
+
+void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
+  OptimizerOptions options = config.optimizer_options;
+  options.rescale_grad = options.rescale_grad / static_cast<double>(global_batch);
+  auto optimizer = Optimizer::Create(config.optimizer, options);
+  LRScheduler::Options schedule = config.schedule;
+  schedule.base_lr = options.lr;
+  optimizer->set_scheduler(LRScheduler::Create(config.lr_schedule, schedule));
+  std::map<int, std::string> names;
+  for (size_t i = 0; i < param_names_.size(); ++i) names[static_cast<int>(i)] = param_names_[i];
+  optimizer->set_param_names(names);
+  const std::string states =
+      config.begin_epoch > 0 ? CheckpointStatesPath(config.checkpoint_prefix, config.begin_epoch)
+                             : "";
+  update_on_kvstore_ = config.update_on_kvstore;
+  updaters_.clear();
+  if (update_on_kvstore_) {
+    if (!states.empty()) optimizer->LoadStates(states);
+    kvstore_->SetOptimizer(std::move(optimizer));
+  } else {
+    for (int d = 0; d < group_->num_devices(); ++d) {
+      updaters_.push_back(optimizer->Clone());
+      if (!states.empty()) updaters_.back()->LoadStates(states);
+    }
+  }
+}
+
+void Trainer::Update() {
+  if (update_on_kvstore_) {
+    kvstore_->PushPull(keys_, grads_by_key_, params_by_key_);
+    return;
+  }
+  kvstore_->PushPull(keys_, grads_by_key_, grads_by_key_);  // every device gets the sum
+  for (size_t d = 0; d < updaters_.size(); ++d) {
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      updaters_[d]->Update(static_cast<int>(i), group_->param_arrays()[i][d],
+                           group_->grad_arrays()[i][d]);
+    }
+  }
+}
+
+std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& config,
+                                      const std::function<void(const EpochResult&)>& on_epoch) {
+  Bind(train);
+  InitParams(config);
+  const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
+  InitOptimizer(config, global_batch);
+  const bool lead = kvstore_->rank() == 0;
+  // Each Reset reshuffles: replay the epochs before a resumed one so that the data order
+  // matches an uninterrupted run.
+  for (int e = 0; e < config.begin_epoch; ++e) train.Reset();
+  std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics);
+  std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics);
+  std::vector<EpochResult> results;
+  for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
+    metric->Reset();
+    const auto start = Clock::now();
+    auto window = start;
+    int64_t batches = 0;
+    while (train.Next()) {
+      const DataBatch& batch = train.Value();
+      group_->LoadDataBatch(batch);
+      group_->Forward(true);
+      group_->Backward();
+      Update();
+      group_->UpdateMetric(*metric, batch.label, batch.pad);
+      ++batches;
+      if (lead && config.log_every > 0 && batches % config.log_every == 0) {
+        const auto now = Clock::now();
+        const double seconds = std::chrono::duration<double>(now - window).count();
+        Log().info("Epoch[{}] Batch [{}]\tSpeed: {:.2f} samples/sec\t{}", epoch, batches,
+                   config.log_every * global_batch / seconds, Format(metric->Get()));
+        window = now;
+      }
+    }
+    EpochResult r;
+    r.epoch = epoch;
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r.samples_per_sec = static_cast<double>(batches * global_batch) / r.seconds;
+    ReduceMetric(*metric, *kvstore_);
+    r.train = metric->Get();
+    if (val) r.val = Score(*val, *val_metric);
+    if (lead) {
+      for (const auto& [name, value] : r.train)
+        Log().info("Epoch[{}] Train-{}={:.6f}", epoch, name, value);
+      Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec)", epoch, r.seconds,
+                 r.samples_per_sec);
+      for (const auto& [name, value] : r.val)
+        Log().info("Epoch[{}] Validation-{}={:.6f}", epoch, name, value);
+    }
+    if (lead && !config.checkpoint_prefix.empty() && (epoch + 1) % config.checkpoint_period == 0) {
+      std::map<std::string, NDArray> args, aux;
+      GetParams(&args, &aux);
+      const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
+      SaveCheckpoint(config.checkpoint_prefix, epoch + 1, symbol_, args, aux, optimizer);
+      Log().info("Saved checkpoint to \"{}\"",
+                 CheckpointParamsPath(config.checkpoint_prefix, epoch + 1));
+    }
+    if (on_epoch) on_epoch(r);
+    results.push_back(r);
+    train.Reset();
+  }
+  return results;
+}
+
+DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
+  if (group_ && SameShapes(bound_data_, data.provide_data())) return *group_;
+  if (!inference_group_ || inference_group_->batch_size() != data.batch_size()) {
+    if (param_names_.empty()) {
+      const std::vector<std::string> inputs = InputNames(data);
+      for (const std::string& a : symbol_.ListArguments()) {
+        if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) param_names_.push_back(a);
+      }
+    }
+    inference_group_ = std::make_unique<DataParallelExecutorGroup>(
+        symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_,
+        false, false, group_.get());
+    if (!group_) inference_group_->SetParams(given_args_, given_aux_);
+  }
+  return *inference_group_;
+}
+
+std::vector<EvalMetric::NameValue> Trainer::Score(DataIter& data, EvalMetric& metric) {
+  DataParallelExecutorGroup& group = InferenceGroup(data);
+  data.Reset();
+  metric.Reset();
+  while (data.Next()) {
+    const DataBatch& batch = data.Value();
+    group.LoadDataBatch(batch);
+    group.Forward(false);
+    group.UpdateMetric(metric, batch.label, batch.pad);
+  }
+  ReduceMetric(metric, *kvstore_);
+  return metric.Get();
+}
+
+NDArray Trainer::Predict(DataIter& data) {
+  DataParallelExecutorGroup& group = InferenceGroup(data);
+  data.Reset();
+  std::vector<float> rows;
+  Shape row_shape;
+  NDArray batch_out;
+  while (data.Next()) {
+    const DataBatch& batch = data.Value();
+    group.LoadDataBatch(batch);
+    group.Forward(false);
+    const Shape out_shape = group.executor(0).outputs()[0].shape().WithDim0(group.batch_size());
+    if (batch_out.is_none()) batch_out = NDArray::Empty(out_shape);
+    group.CopyOutput(0, batch_out);
+    row_shape = out_shape;
+    const int64_t valid = group.batch_size() - batch.pad;
+    const float* p = batch_out.data<float>();
+    rows.insert(rows.end(), p, p + valid * (batch_out.size() / group.batch_size()));
+  }
+  COHORT_CHECK(!rows.empty()) << "Predict: the data iterator yielded no batch";
+  const int64_t per_row = batch_out.size() / group.batch_size();
+  return NDArray::FromVector<float>(row_shape.WithDim0(static_cast<int64_t>(rows.size()) / per_row),
+                                    rows);
+}
+
+void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
+                        std::map<std::string, NDArray>* aux_params) const {
+  COHORT_CHECK(group_ != nullptr) << "GetParams before the trainer was bound";
+  group_->GetParams(arg_params, aux_params);
+}
+
+void Trainer::SetParams(const std::map<std::string, NDArray>& arg_params,
+                        const std::map<std::string, NDArray>& aux_params) {
+  if (group_) group_->SetParams(arg_params, aux_params);
+  if (inference_group_) inference_group_->SetParams(arg_params, aux_params);
+  if (!group_) {
+    given_args_ = arg_params;
+    given_aux_ = aux_params;
+  }
+}
+
+}  // namespace cohort

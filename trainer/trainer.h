@@ -1,0 +1,89 @@
+// Trainer: the fit loop (MXNet's Module.fit) over a DataParallelExecutorGroup and a KVStore:
+// parameter initialisation, optimizer, epochs, validation, speedometer, checkpoints and resume;
+// Score and Predict.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor_manager/executor_group.h"
+#include "kvstore/kvstore.h"
+#include "optimizer/initializer.h"
+#include "optimizer/optimizer.h"
+
+namespace cohort {
+
+struct FitConfig {
+  int epochs = 10;
+  int begin_epoch = 0;  // > 0 resumes from the checkpoint of that epoch
+  bool update_on_kvstore = true;
+  std::string optimizer = "sgd";
+  OptimizerOptions optimizer_options;
+  std::string lr_schedule = "constant";
+  LRScheduler::Options schedule;  // in updates; base_lr is taken from optimizer_options.lr
+  InitializerOptions initializer;
+  std::vector<std::string> metrics = {"acc"};
+  uint64_t seed = 0;
+  std::string checkpoint_prefix;  // empty: no checkpoints
+  int checkpoint_period = 1;
+  int log_every = 100;  // speedometer period, in batches (0: never)
+};
+
+struct EpochResult {
+  int epoch = 0;
+  std::vector<EvalMetric::NameValue> train, val;
+  double samples_per_sec = 0;
+  double seconds = 0;
+};
+
+class Trainer {
+ public:
+  // The kvstore is shared with the caller (it may be an MPI one); null means a "local" one.
+  Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<double> work_load = {},
+          std::shared_ptr<KVStore> kvstore = nullptr);
+
+  // Trains; on_epoch (rank 0 and others alike) sees each epoch's result. Metrics are summed
+  // across workers before they are reported.
+  std::vector<EpochResult> Fit(DataIter& train, DataIter* val, const FitConfig& config,
+                               const std::function<void(const EpochResult&)>& on_epoch = nullptr);
+  // Metric over a data set with the current parameters (padding left out).
+  std::vector<EvalMetric::NameValue> Score(DataIter& data, EvalMetric& metric);
+  // Output 0 for every sample of the data set (padding left out), rows in order.
+  NDArray Predict(DataIter& data);
+
+  // Current parameters (device 0; auxiliary states averaged over devices).
+  void GetParams(std::map<std::string, NDArray>* arg_params,
+                 std::map<std::string, NDArray>* aux_params) const;
+  void SetParams(const std::map<std::string, NDArray>& arg_params,
+                 const std::map<std::string, NDArray>& aux_params);
+
+  KVStore& kvstore() { return *kvstore_; }
+  DataParallelExecutorGroup* group() { return group_.get(); }
+
+ private:
+  void Bind(const DataIter& data);
+  void InitParams(const FitConfig& config);
+  void InitOptimizer(const FitConfig& config, int64_t global_batch);
+  void Update();
+  DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
+
+  Symbol symbol_;
+  std::vector<Context> contexts_;
+  std::vector<double> work_load_;
+  std::shared_ptr<KVStore> kvstore_;
+  std::vector<std::string> param_names_;
+  std::unique_ptr<DataParallelExecutorGroup> group_, inference_group_;
+  std::vector<DataDesc> bound_data_;  // the training group's data shapes
+  // Parameters given before any group exists (prediction only), applied when one is bound.
+  std::map<std::string, NDArray> given_args_, given_aux_;
+  std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore
+  bool update_on_kvstore_ = true;
+  // Arguments of every kvstore call, built once (reverse layer order: last layer first).
+  std::vector<int> keys_;
+  std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
+};
+
+}  // namespace cohort
