@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -64,6 +65,22 @@ class Batcher {
   size_t cursor_ = 0;
   std::mt19937_64 rng_;
   DataBatch batch_;
+};
+
+// A DataIter that serves a Batcher: the common body of NDArrayIter, MNISTIter and CSVIter.
+class BatcherIter : public DataIter {
+ public:
+  void Reset() override { batcher_->Reset(); }
+  bool Next() override { return batcher_->Next(); }
+  const DataBatch& Value() const override { return batcher_->batch(); }
+  const std::vector<DataDesc>& provide_data() const override { return batcher_->provide_data(); }
+  const std::vector<DataDesc>& provide_label() const override { return batcher_->provide_label(); }
+  int64_t batch_size() const override { return batcher_->batch_size(); }
+  // Samples in this iterator's part.
+  int64_t num_samples() const { return batcher_->num_samples(); }
+
+ protected:
+  std::unique_ptr<Batcher> batcher_;  // made by the subclass's constructor
 };
 
 }  // namespace cohort

@@ -22,20 +22,9 @@ struct CSVIterOptions {
 // Values are float32. Both files are read whole; rows are parsed in place (no allocation per
 // value). A row of the wrong width or a field that is not a number is an error naming the file,
 // the line and the field.
-class CSVIter : public DataIter {
+class CSVIter : public BatcherIter {
  public:
   explicit CSVIter(const CSVIterOptions& options);
-
-  void Reset() override { batcher_->Reset(); }
-  bool Next() override { return batcher_->Next(); }
-  const DataBatch& Value() const override { return batcher_->batch(); }
-  const std::vector<DataDesc>& provide_data() const override { return batcher_->provide_data(); }
-  const std::vector<DataDesc>& provide_label() const override { return batcher_->provide_label(); }
-  int64_t batch_size() const override { return batcher_->batch_size(); }
-  int64_t num_samples() const { return batcher_->num_samples(); }
-
- private:
-  std::unique_ptr<Batcher> batcher_;
 };
 
 // Parses a CSV file with sample_shape.Size() numbers per row into a float32 array of shape

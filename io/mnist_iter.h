@@ -20,20 +20,9 @@ struct MNISTIterOptions {
 
 // Pixels become float32 in [0, 1] (divided by 255) and labels float32 class numbers, as in MXNet.
 // The images stay in memory as bytes and are converted batch by batch.
-class MNISTIter : public DataIter {
+class MNISTIter : public BatcherIter {
  public:
   explicit MNISTIter(const MNISTIterOptions& options);
-
-  void Reset() override { batcher_->Reset(); }
-  bool Next() override { return batcher_->Next(); }
-  const DataBatch& Value() const override { return batcher_->batch(); }
-  const std::vector<DataDesc>& provide_data() const override { return batcher_->provide_data(); }
-  const std::vector<DataDesc>& provide_label() const override { return batcher_->provide_label(); }
-  int64_t batch_size() const override { return batcher_->batch_size(); }
-  int64_t num_samples() const { return batcher_->num_samples(); }
-
- private:
-  std::unique_ptr<Batcher> batcher_;
 };
 
 }  // namespace cohort

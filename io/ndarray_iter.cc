@@ -18,7 +18,8 @@ std::vector<BatchField> Fields(const NDArrayIter::NamedArrays& arrays) {
 }  // namespace
 
 NDArrayIter::NDArrayIter(const NamedArrays& data, const NamedArrays& label,
-                         const BatchOptions& options)
-    : batcher_(Fields(data), Fields(label), options) {}
+                         const BatchOptions& options) {
+  batcher_ = std::make_unique<Batcher>(Fields(data), Fields(label), options);
+}
 
 }  // namespace cohort

@@ -239,9 +239,7 @@ class BlockGrad : public Operator {
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
-    AssignShape(out[0], in[0], "BlockGrad", "output");
-    AssignShape(in[0], out[0], "BlockGrad", "data");
-    return ShapeKnown(in[0]);
+    return InferSameShape(in, out, "BlockGrad");
   }
   void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {

@@ -195,5 +195,11 @@ void AssignShape(Shape& slot, const Shape& value, const std::string& op, const s
                               << " is expected";
 }
 
+bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::string& op) {
+  AssignShape(out[0], in[0], op, "output");
+  AssignShape(in[0], out[0], op, "data");
+  return ShapeKnown(in[0]);
+}
+
 }  // namespace op
 }  // namespace cohort

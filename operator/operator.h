@@ -149,6 +149,8 @@ void RegisterSoftmax(OpRegistry& r);
 
 // Shape helpers for InferShape: a shape is "unknown" when ndim is 0 or a dim is below zero.
 bool ShapeKnown(const Shape& s);
+// Output 0 has input 0's shape: fills whichever is unknown from the other.
+bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::string& op);
 // Sets `slot` to `value` when unknown; throws naming `what` when both are known and differ.
 void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what);
 

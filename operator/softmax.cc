@@ -28,9 +28,7 @@ class Softmax : public Operator {
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
-    AssignShape(out[0], in[0], type(), "output");
-    AssignShape(in[0], out[0], type(), "data");
-    return ShapeKnown(in[0]);
+    return InferSameShape(in, out, type());
   }
 
   void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
