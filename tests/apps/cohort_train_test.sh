@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# cohort-train and cohort-predict end to end on generated data: metrics lines, a checkpoint,
+# predictions that match the labels, and one-line errors with exit code 2.
+set -u
+train=$1 predict=$2 config=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+"$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" \
+  --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
+check "train exits 0" '[[ $? -eq 0 ]]'
+check "one metrics line per epoch" '[[ $(wc -l < "$tmp/m.jsonl") -eq 2 ]]'
+check "metrics lines hold epoch, train, val, samples_per_sec" \
+  'grep -q "\"epoch\":1" "$tmp/m.jsonl" && grep -q "\"val\":{\"accuracy\"" "$tmp/m.jsonl" && grep -q samples_per_sec "$tmp/m.jsonl"'
+check "checkpoint files" '[[ -f $tmp/mlp-symbol.json && -f $tmp/mlp-0002.params && -f $tmp/mlp-0002.states ]]'
+"$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
+  --out "$tmp/p.csv" > /dev/null 2>&1
+check "predict exits 0 with one row per validation sample" '[[ $? -eq 0 && $(wc -l < "$tmp/p.csv") -eq 1024 ]]'
+# Validation sample i has class i % 10 (configs/synthetic_mlp.yaml's generator).
+correct=$(awk -F, '{ if ($1 == (NR - 1) % 10) n++ } END { print n + 0 }' "$tmp/p.csv")
+check "predictions match the labels ($correct of 1024)" '[[ $correct -ge 1000 ]]'
+out=$("$train" --config "$config" --set optimizer.lr=fast 2>&1); code=$?
+check "a wrong type is exit 2 naming the key" '[[ $code -eq 2 && "$out" == *"key '"'"'optimizer.lr'"'"': expected a number"* ]]'
+out=$("$train" --config "$config" --set modle.name=mlp 2>&1); code=$?
+check "an unknown key is exit 2" '[[ $code -eq 2 && "$out" == *"unknown key '"'"'modle'"'"'"* ]]'
+out=$("$train" --config "$tmp/missing.yaml" 2>&1); code=$?
+check "a missing config is exit 2" '[[ $code -eq 2 && "$out" == *"does not exist"* ]]'
+out=$("$train" --config "$config" --set kvstore=nccl 2>&1); code=$?
+check "nccl without CUDA kernels is a clear exit 2" '[[ $code -eq 2 && "$out" == *"nccl"* ]]'
+out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/none.params" --out "$tmp/q.csv" 2>&1); code=$?
+check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
+exit $fail
