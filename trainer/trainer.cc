@@ -95,6 +95,8 @@ void Trainer::InitParams(const FitConfig& config) {
       init(group_->aux_names()[i], value, rng);
       aux[group_->aux_names()[i]] = value;
     }
+    for (const auto& [name, value] : config.arg_params) args[name] = value;
+    for (const auto& [name, value] : config.aux_params) aux[name] = value;
   }
   group_->SetParams(args, aux);
   // The kvstore keeps the weights; under MPI every worker starts from rank 0's.

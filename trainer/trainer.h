@@ -25,6 +25,9 @@ struct FitConfig {
   std::string lr_schedule = "constant";
   LRScheduler::Options schedule;  // in updates; base_lr is taken from optimizer_options.lr
   InitializerOptions initializer;
+  // Initial parameters (MXNet's arg_params / aux_params): used instead of the initializer for
+  // the names they hold.
+  std::map<std::string, NDArray> arg_params, aux_params;
   std::vector<std::string> metrics = {"acc"};
   uint64_t seed = 0;
   std::string checkpoint_prefix;  // empty: no checkpoints

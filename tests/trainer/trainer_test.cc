@@ -215,6 +215,30 @@ TEST(Trainer, PredictWithGivenParamsOnly) {
   EXPECT_EQ(fresh.Predict(*val).ToVector<float>(), trained.Predict(*val2).ToVector<float>());
 }
 
+// Two epochs of SGD (momentum 0.9, wd 0.01) from the same start as MXNet 1.9.1's Module
+// (scripts/make_mxnet_training_fixture.py) end at MXNet's parameters.
+TEST(Trainer, MatchesMXNetModuleFit) {
+  auto fixture = LoadParams(std::string(COHORT_TEST_DATA_DIR) + "/mxnet_train/mlp_sgd.params");
+  NDArrayIter data({{"data", fixture.at("data")}}, {{"softmax_label", fixture.at("label")}},
+                   {.batch_size = 8, .shuffle = false});
+  FitConfig c;
+  c.epochs = 2;
+  c.optimizer_options = {.lr = 0.1, .wd = 0.01, .momentum = 0.9};
+  c.log_every = 0;
+  std::map<std::string, NDArray> want;
+  for (const auto& [name, array] : fixture) {
+    if (name.rfind("init:", 0) == 0) c.arg_params[name.substr(5)] = array;
+    if (name.rfind("final:", 0) == 0) want[name.substr(6)] = array;
+  }
+  for (auto devices : {std::vector<Context>{Context::CPU(0)},
+                       std::vector<Context>{Context::CPU(0), Context::CPU(1)}}) {
+    Trainer t(SmallMlp(), devices);
+    t.Fit(data, nullptr, c);
+    data.Reset();
+    ExpectSameParams(Params(t), want, 1e-5);
+  }
+}
+
 TEST(SplitBatch, ProportionalAndComplete) {
   EXPECT_EQ(SplitBatch(10, {1, 1, 1}),
             (std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {3, 6}, {6, 10}}));
