@@ -9,6 +9,7 @@
 #include "io/mnist_iter.h"
 #include "io/ndarray_iter.h"
 #include "io/prefetching_iter.h"
+#include "io/resize_iter.h"
 #include "symbol/models/models.h"
 
 namespace cohort {
@@ -37,6 +38,7 @@ data:
   prefetch: bool
   flat: bool
   last_batch_handle: string
+  batches_per_epoch: int
 batch_size: int
 devices: string
 work_load: floats
@@ -140,6 +142,14 @@ void RequireFile(const YAML::Node& root, const std::string& key) {
 }
 
 Shape ToShape(const std::vector<int64_t>& dims) { return Shape(std::span<const int64_t>(dims)); }
+
+// A fixed number of batches per epoch (data.batches_per_epoch), e.g. for benchmarks.
+void ApplyBatchesPerEpoch(const YAML::Node& root, int64_t batch, DataIters* out) {
+  const int64_t n = Get<int64_t>(root, "data.batches_per_epoch", 0);
+  if (n <= 0) return;
+  out->train = std::make_unique<ResizeIter>(std::move(out->train), n);
+  out->train_samples = n * batch;
+}
 
 }  // namespace
 
@@ -348,6 +358,7 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num
     const int64_t v = Get<int64_t>(root, "data.val_samples", 1024);
     if (v > 0) out.val = make(v, seed + 2, val_options);
   }
+  ApplyBatchesPerEpoch(root, batch, &out);
   return out;
 }
 

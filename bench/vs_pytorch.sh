@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# LeNet and the MLP (784-128-64-10) on Fashion-MNIST, global batch 128, a fixed number of
+# batches: Cohort on cpu:0,cpu:1 and under mpirun -np 2 (kvstore=mpi), beside PyTorch
+# (Debian's python3-torch) in one process and under DistributedDataParallel (gloo, 2
+# processes), in one run. Prints one table row per model and system with samples/s and the
+# ratio to PyTorch DDP. Needs a build (scripts/setup.sh) and apt-get install python3-torch.
+#   bench/vs_pytorch.sh [batches]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+batches=${1:-200}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mpi=(mpirun -np 2 --bind-to none --oversubscribe)
+[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+cohort_rate() {  # cohort_rate MODEL [launcher...] -> samples/s of one epoch of `batches` batches
+  local model=$1
+  shift
+  local out="$tmp/$model-$RANDOM.jsonl"
+  "$@" build/apps/cohort-train --config "configs/fmnist_$model.yaml" --set epochs=1 \
+    --set data.batches_per_epoch="$batches" --set log_every=0 --set log_level=warn \
+    --metrics-out "$out" ${COHORT_EXTRA:-} > /dev/null
+  sed 's/.*"samples_per_sec":\([0-9.]*\).*/\1/' "$out" | cut -d. -f1
+}
+printf "%-6s %-34s %12s %14s\n" model system samples/s vs_torch_ddp
+for model in lenet mlp; do
+  declare -A rate=()
+  rate[cohort_2dev]=$(cohort_rate "$model")
+  rate[cohort_mpi]=$(COHORT_EXTRA="--set devices=cpu:0 --set kvstore=mpi" cohort_rate "$model" "${mpi[@]}")
+  rate[torch_single]=$(/usr/bin/python3 scripts/bench_torch_fmnist.py "$model" single "$batches" | sed 's/.*"samples_per_sec": \([0-9]*\).*/\1/')
+  rate[torch_ddp]=$(/usr/bin/python3 scripts/bench_torch_fmnist.py "$model" ddp "$batches" | sed 's/.*"samples_per_sec": \([0-9]*\).*/\1/')
+  for system in cohort_2dev cohort_mpi torch_single torch_ddp; do
+    label=$system
+    case $system in
+      cohort_2dev) label="cohort cpu:0,cpu:1 (local)";;
+      cohort_mpi) label="cohort mpirun -np 2 (mpi)";;
+      torch_single) label="pytorch one process, 2 threads";;
+      torch_ddp) label="pytorch DDP gloo, 2 processes";;
+    esac
+    printf "%-6s %-34s %12s %14s\n" "$model" "$label" "${rate[$system]}" \
+      "$(python3 -c "print(round(${rate[$system]} / ${rate[torch_ddp]}, 2))")"
+  done
+  unset rate
+done
