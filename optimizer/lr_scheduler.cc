@@ -9,6 +9,12 @@
 namespace cohort {
 namespace {
 
+// How far update n is from the end of warm-up (0) to max_update (1): cosine and poly decay.
+double Progress(const LRScheduler::Options& o, int64_t n) {
+  return static_cast<double>(n - o.warmup_steps) /
+         static_cast<double>(o.max_update - o.warmup_steps);
+}
+
 class Constant : public LRScheduler {
  public:
   explicit Constant(Options o) : LRScheduler(std::move(o)) {}
@@ -52,10 +58,8 @@ class Cosine : public LRScheduler {
   }
   double Decayed(int64_t n) const override {
     if (n > options_.max_update) return options_.final_lr;
-    const double t = static_cast<double>(n - options_.warmup_steps) /
-                     static_cast<double>(options_.max_update - options_.warmup_steps);
-    return options_.final_lr +
-           (options_.base_lr - options_.final_lr) * (1 + std::cos(M_PI * t)) / 2;
+    return options_.final_lr + (options_.base_lr - options_.final_lr) *
+                                   (1 + std::cos(M_PI * Progress(options_, n))) / 2;
   }
 };
 
@@ -66,10 +70,8 @@ class Poly : public LRScheduler {
   }
   double Decayed(int64_t n) const override {
     if (n > options_.max_update) return options_.final_lr;
-    const double t = static_cast<double>(n - options_.warmup_steps) /
-                     static_cast<double>(options_.max_update - options_.warmup_steps);
-    return options_.final_lr +
-           (options_.base_lr - options_.final_lr) * std::pow(1 - t, options_.pwr);
+    return options_.final_lr + (options_.base_lr - options_.final_lr) *
+                                   std::pow(1 - Progress(options_, n), options_.pwr);
   }
 };
 

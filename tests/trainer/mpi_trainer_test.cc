@@ -2,11 +2,9 @@
 // to the same parameters and metrics as one process with two devices and the global batch of 16
 // made of the same samples (the workers' batches side by side).
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <random>
 
-#include "base/logging.h"
 #include "io/ndarray_iter.h"
 #include "symbol/ops.h"
 #include "trainer/trainer.h"
@@ -80,20 +78,3 @@ TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
 
 }  // namespace
 }  // namespace cohort
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  cohort::SetLogLevel("warn");
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS();
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any_failed;
-}
