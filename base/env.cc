@@ -1,6 +1,9 @@
 // EnvConfig from the environment.
 #include "base/env.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
@@ -22,11 +25,37 @@ int ReadInt(const char* name, int fallback, int min_value) {
   return value;
 }
 
+// Note [Default thread count]
+// A process gets the cores it may run on (its affinity mask, which mpirun --bind-to and taskset
+// narrow). When it is not bound but shares the host with other ranks of an MPI job (Open MPI's
+// OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's MPI_LOCALNRANKS), it takes its share of the cores: two
+// unbound ranks with all cores each oversubscribe the machine, and spinning BLAS and TBB threads
+// then made `mpirun -np 2` on 2 cores run between 1.1x and 3.7x slower than one thread each.
+int DefaultThreads() {
+  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t mask;
+  const int allowed = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
+  int local_ranks = 0;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+    local_ranks = std::max(local_ranks, ReadInt(name, 0, 0));
+  }
+  return ShareOfCores(hardware, allowed, local_ranks);
+}
+
+}  // namespace
+
+int ShareOfCores(int hardware, int allowed, int local_ranks) {
+  hardware = std::max(1, hardware);
+  if (allowed > 0 && allowed < hardware) return allowed;  // bound by mpirun or taskset
+  return local_ranks > 1 ? std::max(1, hardware / local_ranks) : hardware;
+}
+
+namespace {
+
 EnvConfig ReadEnv() {
   EnvConfig env;
   if (const char* level = std::getenv("COHORT_LOG_LEVEL"); level && *level) env.log_level = level;
-  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-  env.num_threads = ReadInt("COHORT_NUM_THREADS", hardware > 0 ? hardware : 1, 1);
+  env.num_threads = ReadInt("COHORT_NUM_THREADS", DefaultThreads(), 1);
   env.gpu_mem_pool = ReadInt("COHORT_GPU_MEM_POOL", 1, 0) != 0;
   env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1);
   return env;

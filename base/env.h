@@ -8,7 +8,8 @@ namespace cohort {
 struct EnvConfig {
   // COHORT_LOG_LEVEL: trace, debug, info, warn, error, critical or off (default info).
   std::string log_level = "info";
-  // COHORT_NUM_THREADS: worker threads for CPU kernels in all (default: hardware concurrency).
+  // COHORT_NUM_THREADS: worker threads for CPU kernels in all (default: this process's share of
+  // the cores, Note [Default thread count]).
   int num_threads = 0;
   // COHORT_GPU_MEM_POOL: 1 caches freed GPU blocks for reuse, 0 frees them at once (default 1).
   bool gpu_mem_pool = true;
@@ -16,6 +17,11 @@ struct EnvConfig {
   // allreduce (default 4).
   int kvstore_bucket_mb = 4;
 };
+
+// The default COHORT_NUM_THREADS (Note [Default thread count]): `allowed` cores of the affinity
+// mask when that is narrower than the `hardware` cores, else the hardware split evenly over the
+// `local_ranks` processes of an MPI job on this host (0 or 1: not under MPI).
+int ShareOfCores(int hardware, int allowed, int local_ranks);
 
 // Read once, on first use; a malformed value throws naming the variable.
 const EnvConfig& Env();
