@@ -1,5 +1,5 @@
 // cohort-train: trains a network data-parallel from one YAML configuration.
-//   cohort-train --config FILE.yaml [--set key.sub=value]... [--metrics-out FILE.jsonl]
+//   cohort-train --config FILE.yaml [--set key.sub=value]... [--metrics-out FILE.jsonl] [--profile]
 // Under mpirun with kvstore=mpi every process is one worker: it reads its part of the data and
 // the global batch is split over all devices of all workers; rank 0 logs, writes checkpoints and
 // the metrics file. Exit code 2 with one line for a bad configuration, 1 for a failure later.
@@ -22,8 +22,32 @@ nlohmann::json ToJson(const std::vector<EvalMetric::NameValue>& values) {
   return out;
 }
 
+// Where one training step's time goes, tab-separated on stdout: the phases of a step, then
+// device 0's ops in forward order (milliseconds per step, share of the step).
+void PrintProfile(const StepProfile& p) {
+  if (p.steps == 0) return;
+  const double per_step = 1e3 / static_cast<double>(p.steps);
+  const double step_ms = (p.data + p.forward + p.backward + p.update + p.metric) * per_step;
+  std::printf("# profile: %lld steps, %.3f ms per step\n", static_cast<long long>(p.steps),
+              step_ms);
+  std::printf("phase\tms_per_step\tshare\n");
+  for (auto [name, seconds] : {std::pair{"data", p.data},
+                               {"forward", p.forward},
+                               {"backward", p.backward},
+                               {"update", p.update},
+                               {"metric", p.metric}}) {
+    std::printf("%s\t%.3f\t%.3f\n", name, seconds * per_step, seconds * per_step / step_ms);
+  }
+  std::printf("op\ttype\tforward_ms\tbackward_ms\tshare\n");
+  for (const Executor::OpTiming& op : p.ops) {
+    const double fwd = op.forward_seconds * per_step, bwd = op.backward_seconds * per_step;
+    std::printf("%s\t%s\t%.3f\t%.3f\t%.3f\n", op.name.c_str(), op.type.c_str(), fwd, bwd,
+                (fwd + bwd) / step_ms);
+  }
+}
+
 int Train(const std::string& config_path, const std::vector<std::string>& sets,
-          const std::string& metrics_out) {
+          const std::string& metrics_out, bool profile) {
   const YAML::Node root = LoadConfig(config_path, sets);
   RunConfig config = ParseRunConfig(root);
   if (config.threads > 0) setenv("COHORT_NUM_THREADS", std::to_string(config.threads).c_str(), 1);
@@ -54,6 +78,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
       throw ConfigError("cannot write --metrics-out '" + metrics_out + "'", __FILE__, __LINE__);
     }
   }
+  config.fit.profile = profile;
   Trainer trainer(config.symbol, config.devices, config.work_load, kv);
   trainer.Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
     if (!metrics_file.is_open()) return;
@@ -64,6 +89,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
                            {"seconds", r.seconds}};
     metrics_file << line.dump() << "\n" << std::flush;
   });
+  if (profile && rank == 0) PrintProfile(trainer.profile());
   return 0;
 }
 
@@ -77,6 +103,8 @@ int main(int argc, char** argv) {
   app.add_option("--config", config, "YAML configuration file")->required();
   app.add_option("--set", sets, "override a key: key.sub=value (repeatable)");
   app.add_option("--metrics-out", metrics_out, "append one JSON line per epoch to this file");
+  bool profile = false;
+  app.add_flag("--profile", profile, "print where a training step's time goes (phases, ops)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,7 +112,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    return cohort::Train(config, sets, metrics_out);
+    return cohort::Train(config, sets, metrics_out, profile);
   } catch (const cohort::ConfigError& e) {
     std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
     return 2;

@@ -76,6 +76,17 @@ class Executor {
   // Called after each op with "<node>_<output>" and the array (monitor_all: inputs too).
   void SetMonitorCallback(Monitor callback, bool monitor_all = false);
 
+  // Per-op wall time (Note [Op profile]): while profiling is on, each op's time is added to its
+  // sums; Profile() lists the ops in forward order with their sums and call counts.
+  struct OpTiming {
+    std::string name, type;
+    double forward_seconds = 0, backward_seconds = 0;
+    int64_t forward_calls = 0, backward_calls = 0;
+  };
+  void SetProfiling(bool on) { profiling_ = on; }
+  void ClearProfile();
+  std::vector<OpTiming> Profile() const;
+
   // Ops with their inputs and attributes, then "Total N MB allocated".
   std::string DebugStr() const;
   // Bytes of the intermediate memory this executor planned (its share of the pool).
@@ -104,6 +115,7 @@ class Executor {
   ThreadArena* arena_ = nullptr;
   uint64_t forward_count_ = 0;
   bool needs_backward_ = false;
+  bool profiling_ = false;
 };
 
 }  // namespace cohort

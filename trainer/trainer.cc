@@ -163,18 +163,36 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics);
   std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics);
   std::vector<EpochResult> results;
+  profile_ = StepProfile();
+  group_->executor(0).ClearProfile();
+  group_->executor(0).SetProfiling(config.profile);
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
     metric->Reset();
     const auto start = Clock::now();
     auto window = start;
     int64_t batches = 0;
+    auto t0 = Clock::now();
     while (train.Next()) {
       const DataBatch& batch = train.Value();
       group_->LoadDataBatch(batch);
+      const auto t1 = Clock::now();
       group_->Forward(true);
+      const auto t2 = Clock::now();
       group_->Backward();
+      const auto t3 = Clock::now();
       Update();
+      const auto t4 = Clock::now();
       group_->UpdateMetric(*metric, batch.label, batch.pad);
+      const auto t5 = Clock::now();
+      for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
+                                       {&profile_.forward, t1, t2},
+                                       {&profile_.backward, t2, t3},
+                                       {&profile_.update, t3, t4},
+                                       {&profile_.metric, t4, t5}}) {
+        *phase += std::chrono::duration<double>(end - begin).count();
+      }
+      ++profile_.steps;
+      t0 = t5;
       ++batches;
       if (lead && config.log_every > 0 && batches % config.log_every == 0) {
         const auto now = Clock::now();
@@ -190,7 +208,9 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     r.samples_per_sec = static_cast<double>(batches * global_batch) / r.seconds;
     ReduceMetric(*metric, *kvstore_);
     r.train = metric->Get();
+    group_->executor(0).SetProfiling(false);  // validation may run on the training group
     if (val) r.val = Score(*val, *val_metric);
+    group_->executor(0).SetProfiling(config.profile);
     if (lead) {
       for (const auto& [name, value] : r.train)
         Log().info("Epoch[{}] Train-{}={:.6f}", epoch, name, value);
@@ -211,6 +231,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     results.push_back(r);
     train.Reset();
   }
+  group_->executor(0).SetProfiling(false);
+  if (config.profile) profile_.ops = group_->executor(0).Profile();
   return results;
 }
 

@@ -32,7 +32,20 @@ struct FitConfig {
   uint64_t seed = 0;
   std::string checkpoint_prefix;  // empty: no checkpoints
   int checkpoint_period = 1;
-  int log_every = 100;  // speedometer period, in batches (0: never)
+  int log_every = 100;   // speedometer period, in batches (0: never)
+  bool profile = false;  // time every op of device 0 (Trainer::profile())
+};
+
+// Where the training steps of Fit spent their time: wall seconds per phase summed over `steps`,
+// and, with FitConfig::profile, device 0's per-op times (Note [Op profile]). Forward and
+// backward run on all devices at once, so their phase times are those of the slowest device.
+struct StepProfile {
+  int64_t steps = 0;
+  double data = 0;  // next batch from the iterator, copied to the devices
+  double forward = 0, backward = 0;
+  double update = 0;  // kvstore push/pull and optimizer
+  double metric = 0;
+  std::vector<Executor::OpTiming> ops;
 };
 
 struct EpochResult {
@@ -63,6 +76,7 @@ class Trainer {
   void SetParams(const std::map<std::string, NDArray>& arg_params,
                  const std::map<std::string, NDArray>& aux_params);
 
+  const StepProfile& profile() const { return profile_; }
   KVStore& kvstore() { return *kvstore_; }
   DataParallelExecutorGroup* group() { return group_.get(); }
 
@@ -84,6 +98,7 @@ class Trainer {
   std::map<std::string, NDArray> given_args_, given_aux_;
   std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore
   bool update_on_kvstore_ = true;
+  StepProfile profile_;
   // Arguments of every kvstore call, built once (reverse layer order: last layer first).
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
