@@ -15,11 +15,84 @@ constexpr float kSeluLambda = 1.0507009873554805f;
 
 // dx = dy * d(x, y), or dx += ... for kAdd.
 template <typename D>
-void Grad(GradReq req, int64_t n, const float* dy, const float* x, const float* y, float* dx, D d) {
+[[gnu::always_inline]] inline void Grad(GradReq req, int64_t n, const float* dy, const float* x,
+                                        const float* y, float* dx, D d) {
   if (req == GradReq::kAdd) {
+    COHORT_ELEMENTWISE
     for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * d(x ? x[i] : 0.0f, y[i]);
   } else {
+    COHORT_ELEMENTWISE
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * d(x ? x[i] : 0.0f, y[i]);
+  }
+}
+
+// The loops, compiled for AVX2 and AVX-512 too (Note [CPU clones]). y may be x (in place).
+COHORT_CPU_CLONES void ActivationForward(Act act, int64_t n, const float* x, float* y, float s) {
+  switch (act) {
+    case Act::kRelu:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
+      break;
+    case Act::kSigmoid:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = FastSigmoid(x[i]);
+      break;
+    case Act::kTanh:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = FastTanh(x[i]);
+      break;
+    case Act::kSoftrelu:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 20 ? x[i] : std::log1p(std::exp(x[i]));
+      break;
+    case Act::kSoftsign:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1 + std::fabs(x[i]));
+      break;
+    case Act::kLeaky:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : s * x[i];
+      break;
+    case Act::kElu:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : s * std::expm1(x[i]);
+      break;
+    case Act::kSelu:
+      COHORT_ELEMENTWISE
+      for (int64_t i = 0; i < n; ++i) {
+        y[i] = kSeluLambda * (x[i] > 0 ? x[i] : kSeluAlpha * std::expm1(x[i]));
+      }
+      break;
+  }
+}
+
+COHORT_CPU_CLONES void ActivationBackward(Act act, GradReq r, int64_t n, const float* dy,
+                                          const float* x, const float* y, float* dx, float s) {
+  switch (act) {
+    case Act::kRelu:
+      Grad(r, n, dy, x, y, dx, [](float, float v) { return v > 0 ? 1.0f : 0.0f; });
+      break;
+    case Act::kSigmoid: Grad(r, n, dy, x, y, dx, [](float, float v) { return v * (1 - v); }); break;
+    case Act::kTanh: Grad(r, n, dy, x, y, dx, [](float, float v) { return 1 - v * v; }); break;
+    case Act::kSoftrelu:  // sigmoid(x) = 1 - e^-y
+      Grad(r, n, dy, x, y, dx, [](float, float v) { return -std::expm1(-v); });
+      break;
+    case Act::kSoftsign:
+      Grad(r, n, dy, x, y, dx, [](float u, float) {
+        const float d = 1 + std::fabs(u);
+        return 1 / (d * d);
+      });
+      break;
+    case Act::kLeaky:
+      Grad(r, n, dy, x, y, dx, [s](float u, float) { return u > 0 ? 1.0f : s; });
+      break;
+    case Act::kElu:
+      Grad(r, n, dy, x, y, dx, [s](float u, float) { return u > 0 ? 1.0f : s * std::exp(u); });
+      break;
+    case Act::kSelu:
+      Grad(r, n, dy, x, y, dx,
+           [](float u, float) { return kSeluLambda * (u > 0 ? 1.0f : kSeluAlpha * std::exp(u)); });
+      break;
   }
 }
 
@@ -58,35 +131,7 @@ class Pointwise : public Operator {
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t n = in[0].size();
-    const float s = slope_;
-    switch (act_) {
-      case Act::kRelu:
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
-        break;
-      case Act::kSigmoid:
-        for (int64_t i = 0; i < n; ++i) y[i] = FastSigmoid(x[i]);
-        break;
-      case Act::kTanh:
-        for (int64_t i = 0; i < n; ++i) y[i] = FastTanh(x[i]);
-        break;
-      case Act::kSoftrelu:
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 20 ? x[i] : std::log1p(std::exp(x[i]));
-        break;
-      case Act::kSoftsign:
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1 + std::fabs(x[i]));
-        break;
-      case Act::kLeaky:
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : s * x[i];
-        break;
-      case Act::kElu:
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : s * std::expm1(x[i]);
-        break;
-      case Act::kSelu:
-        for (int64_t i = 0; i < n; ++i) {
-          y[i] = kSeluLambda * (x[i] > 0 ? x[i] : kSeluAlpha * std::expm1(x[i]));
-        }
-        break;
-    }
+    ActivationForward(act_, n, x, y, slope_);
   }
 
   void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
@@ -99,37 +144,7 @@ class Pointwise : public Operator {
     const float* y = F(out[0]);
     float* dx = F(in_grad[0]);
     const int64_t n = out[0].size();
-    const float s = slope_;
-    const GradReq r = req[0];
-    switch (act_) {
-      case Act::kRelu:
-        Grad(r, n, dy, x, y, dx, [](float, float v) { return v > 0 ? 1.0f : 0.0f; });
-        break;
-      case Act::kSigmoid:
-        Grad(r, n, dy, x, y, dx, [](float, float v) { return v * (1 - v); });
-        break;
-      case Act::kTanh: Grad(r, n, dy, x, y, dx, [](float, float v) { return 1 - v * v; }); break;
-      case Act::kSoftrelu:  // sigmoid(x) = 1 - e^-y
-        Grad(r, n, dy, x, y, dx, [](float, float v) { return -std::expm1(-v); });
-        break;
-      case Act::kSoftsign:
-        Grad(r, n, dy, x, y, dx, [](float u, float) {
-          const float d = 1 + std::fabs(u);
-          return 1 / (d * d);
-        });
-        break;
-      case Act::kLeaky:
-        Grad(r, n, dy, x, y, dx, [s](float u, float) { return u > 0 ? 1.0f : s; });
-        break;
-      case Act::kElu:
-        Grad(r, n, dy, x, y, dx, [s](float u, float) { return u > 0 ? 1.0f : s * std::exp(u); });
-        break;
-      case Act::kSelu:
-        Grad(r, n, dy, x, y, dx, [](float u, float) {
-          return kSeluLambda * (u > 0 ? 1.0f : kSeluAlpha * std::exp(u));
-        });
-        break;
-    }
+    ActivationBackward(act_, req[0], n, dy, x, y, dx, slope_);
   }
 
   // relu, sigmoid, tanh and softrelu differentiate from the output alone, so the input's memory

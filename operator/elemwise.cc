@@ -33,15 +33,19 @@ class Binary : public Operator {
     const int64_t n = out[0].size();
     switch (kind_) {
       case BinaryKind::kAdd:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
         break;
       case BinaryKind::kSub:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
         break;
       case BinaryKind::kMul:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
         break;
       case BinaryKind::kDiv:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
         break;
     }
@@ -58,6 +62,7 @@ class Binary : public Operator {
       float* dx = F(in_grad[side]);
       const float* a = F(in[0]);
       const float* b = F(in[1]);
+      COHORT_ELEMENTWISE
       for (int64_t i = 0; i < n; ++i) {
         float g = dy[i];
         switch (kind_) {
@@ -105,21 +110,27 @@ class Scalar : public Operator {
     const float s = scalar_;
     switch (kind_) {
       case ScalarKind::kPlus:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] + s;
         break;
       case ScalarKind::kMinus:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s;
         break;
       case ScalarKind::kRMinus:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = s - x[i];
         break;
       case ScalarKind::kMul:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
         break;
       case ScalarKind::kDiv:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] / s;
         break;
       case ScalarKind::kRDiv:
+        COHORT_ELEMENTWISE
         for (int64_t i = 0; i < n; ++i) y[i] = s / x[i];
         break;
     }
@@ -134,6 +145,7 @@ class Scalar : public Operator {
     const float* x = F(in[0]);
     float* dx = F(in_grad[0]);
     const int64_t n = out_grad[0].size();
+    COHORT_ELEMENTWISE
     for (int64_t i = 0; i < n; ++i) {
       float g = dy[i];
       switch (kind_) {

@@ -1,6 +1,7 @@
 // exp, tanh and sigmoid for float kernels, written so that the compiler vectorizes the loops
 // that call them (libm's scalar tanhf alone took 40% of a LeNet training step). Vectorizing
-// needs branch-free code and -fno-trapping-math (set for operator/ in its CMakeLists.txt).
+// needs branch-free code and -fno-trapping-math (set for operator/ in its CMakeLists.txt); loops
+// over them are worth compiling for AVX2/AVX-512 too (COHORT_CPU_CLONES, kernel_util.h).
 #pragma once
 
 #include <bit>
@@ -15,9 +16,14 @@ namespace cohort::op {
 inline float FastExp(float x) {
   x = x < -87.3f ? -87.3f : x;  // (a NaN x passes both tests unchanged)
   x = x > 88.0f ? 88.0f : x;
-  const float t = x * 1.44269504088896341f;
-  const int32_t n = static_cast<int32_t>(t + std::copysign(0.5f, t));  // round to nearest
-  const float nf = static_cast<float>(n);
+  // n = round(x / ln 2): adding 1.5 * 2^23 rounds to nearest and leaves n in the low mantissa
+  // bits, with no float-to-int conversion (which GCC vectorizes badly: that conversion made
+  // tanh 5x slower than the rest of its arithmetic).
+  constexpr float kRound = 12582912.0f;
+  const float shifted = x * 1.44269504088896341f + kRound;
+  const float nf = shifted - kRound;
+  const int32_t n =
+      static_cast<int32_t>(std::bit_cast<uint32_t>(shifted) - std::bit_cast<uint32_t>(kRound));
   const float r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;

@@ -7,6 +7,27 @@
 
 namespace cohort::op {
 
+// Note [Elementwise loops]
+// Elementwise ops run in place (y is x), and GCC vectorizes `y[i] = f(x[i])` only behind a
+// runtime overlap check that fails when y == x exactly, falling back to scalar code: LeNet's
+// in-place tanh ran 2.7 ms against 0.3 ms for its out-of-place backward. Element i reads only
+// index i, so there is no dependence between iterations; COHORT_ELEMENTWISE (before the `for`)
+// says so to the compiler.
+#define COHORT_ELEMENTWISE _Pragma("GCC ivdep")
+
+// Note [CPU clones]
+// The build targets baseline x86-64 (SSE2) so that a binary runs on any x86-64 node of a job.
+// Transcendental loops are compute bound, so a function marked COHORT_CPU_CLONES is compiled
+// also for AVX2 and AVX-512 and the loader picks the widest the CPU has (GCC's target_clones,
+// an ifunc). The clones do the same IEEE operations in the same order (-ffp-contract=off keeps FMA
+// out), so every CPU computes identical results. tanh over LeNet's first layer:
+// 2.7 ms -> 0.45 ms. Callees must be inlined into the clone to benefit (always_inline).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define COHORT_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define COHORT_CPU_CLONES
+#endif
+
 // The float32 host data of an array used by a CPU kernel.
 inline float* F(const NDArray& a) {
   COHORT_CHECK(a.dtype() == DType::kFloat32 && a.ctx().is_host())
