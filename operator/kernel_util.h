@@ -9,10 +9,9 @@ namespace cohort::op {
 
 // Note [Elementwise loops]
 // Elementwise ops run in place (y is x), and GCC vectorizes `y[i] = f(x[i])` only behind a
-// runtime overlap check that fails when y == x exactly, falling back to scalar code: LeNet's
-// in-place tanh ran 2.7 ms against 0.3 ms for its out-of-place backward. Element i reads only
-// index i, so there is no dependence between iterations; COHORT_ELEMENTWISE (before the `for`)
-// says so to the compiler.
+// runtime overlap check that fails when y == x exactly, falling back to scalar code (tanh in
+// place ran 1.4x slower than out of place). Element i reads only index i, so there is no
+// dependence between iterations; COHORT_ELEMENTWISE (before the `for`) says so to the compiler.
 #define COHORT_ELEMENTWISE _Pragma("GCC ivdep")
 
 // Note [CPU clones]
