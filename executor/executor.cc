@@ -418,7 +418,7 @@ void Executor::Forward(bool is_train) {
         .is_train = is_train,
         .ctx = ctx_,
         .arena = arena_,
-        .seed = forward_count_ * 0x9E3779B97F4A7C15ull ^
+        .seed = random_seed_ ^ forward_count_ * 0x9E3779B97F4A7C15ull ^
                 (static_cast<uint64_t>(step->node_index) + 1) * 0xBF58476D1CE4E5B9ull};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     step->impl->Forward(ctx, step->in, step->out_req, step->out, step->aux);

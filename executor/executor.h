@@ -92,6 +92,14 @@ class Executor {
   // Bytes of the intermediate memory this executor planned (its share of the pool).
   size_t planned_bytes() const { return planned_bytes_; }
 
+  // Note [Random streams]: random ops (Dropout) draw from a stream keyed by (seed, forwards
+  // since the seed was set, node). Setting the seed before each step makes the masks a function
+  // of the step alone, so a resumed run replays them.
+  void set_random_seed(uint64_t seed) {
+    random_seed_ = seed;
+    forward_count_ = 0;
+  }
+
   // Threads for this executor's CPU kernels (default: all cores).
   void set_arena(ThreadArena* arena) { arena_ = arena; }
 
@@ -113,7 +121,7 @@ class Executor {
   Monitor monitor_;
   bool monitor_all_ = false;
   ThreadArena* arena_ = nullptr;
-  uint64_t forward_count_ = 0;
+  uint64_t random_seed_ = 0, forward_count_ = 0;
   bool needs_backward_ = false;
   bool profiling_ = false;
 };

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "base/env.h"
+#include "base/seed.h"
 #include "kvstore/kvstore.h"
 #include "operator/kernel_util.h"
 
@@ -114,6 +115,10 @@ void DataParallelExecutorGroup::Forward(bool is_train) {
   is_train_ = is_train;
   auto run = [this](int d) { executors_[d]->Forward(is_train_); };
   workers_->Run(run);
+}
+
+void DataParallelExecutorGroup::SetRandomSeed(uint64_t seed) {
+  for (size_t d = 0; d < executors_.size(); ++d) executors_[d]->set_random_seed(MixSeed(seed, d));
 }
 
 void DataParallelExecutorGroup::Backward() {

@@ -59,6 +59,9 @@ class DataParallelExecutorGroup {
   // Output `index` of the whole batch, gathered from the devices into `out` (batch rows).
   void CopyOutput(int index, const NDArray& out) const;
 
+  // Seeds the random ops of the next Forward on every device, each device its own stream
+  // (Note [Random streams]).
+  void SetRandomSeed(uint64_t seed);
   void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);
   int num_devices() const { return static_cast<int>(executors_.size()); }
   Executor& executor(int device) { return *executors_[device]; }

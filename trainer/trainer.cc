@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/logging.h"
+#include "base/seed.h"
 #include "trainer/checkpoint.h"
 
 namespace cohort {
@@ -175,6 +176,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     while (train.Next()) {
       const DataBatch& batch = train.Value();
       group_->LoadDataBatch(batch);
+      group_->SetRandomSeed(
+          MixSeed(MixSeed(MixSeed(config.seed, kvstore_->rank()), epoch), batches));
       const auto t1 = Clock::now();
       group_->Forward(true);
       const auto t2 = Clock::now();
