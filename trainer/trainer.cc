@@ -7,6 +7,7 @@
 #include "base/logging.h"
 #include "base/seed.h"
 #include "trainer/checkpoint.h"
+#include "trainer/progress.h"
 
 namespace cohort {
 namespace {
@@ -167,6 +168,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   profile_ = StepProfile();
   group_->executor(0).ClearProfile();
   group_->executor(0).SetProfiling(config.profile);
+  ProgressLine progress(stderr, lead && config.progress);
+  int64_t batches_per_epoch = 0;  // known after the first epoch
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
     metric->Reset();
     const auto start = Clock::now();
@@ -197,14 +200,22 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       ++profile_.steps;
       t0 = t5;
       ++batches;
+      if (progress.Due()) {
+        const double seconds = std::chrono::duration<double>(t5 - start).count();
+        progress.Update(epoch, batches, batches_per_epoch, batches * global_batch / seconds,
+                        metric->Get());
+      }
       if (lead && config.log_every > 0 && batches % config.log_every == 0) {
         const auto now = Clock::now();
         const double seconds = std::chrono::duration<double>(now - window).count();
+        progress.Clear();
         Log().info("Epoch[{}] Batch [{}]\tSpeed: {:.2f} samples/sec\t{}", epoch, batches,
                    config.log_every * global_batch / seconds, Format(metric->Get()));
         window = now;
       }
     }
+    progress.Clear();
+    batches_per_epoch = batches;
     EpochResult r;
     r.epoch = epoch;
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -34,6 +34,7 @@ struct FitConfig {
   int checkpoint_period = 1;
   int log_every = 100;   // speedometer period, in batches (0: never)
   bool profile = false;  // time every op of device 0 (Trainer::profile())
+  bool progress = true;  // a progress line on stderr when it is a terminal (rank 0)
 };
 
 // Where the training steps of Fit spent their time: wall seconds per phase summed over `steps`,

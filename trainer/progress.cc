@@ -1,0 +1,54 @@
+// ProgressLine: a throttled, in-place status line on a terminal.
+#include "trainer/progress.h"
+
+#include <unistd.h>
+
+namespace cohort {
+
+ProgressLine::ProgressLine(std::FILE* out, bool enabled, std::chrono::milliseconds period)
+    : out_(out), enabled_(enabled && out && isatty(fileno(out))), period_(period) {}
+
+std::string ProgressLine::Format(int epoch, int64_t batch, int64_t total_batches,
+                                 double samples_per_sec,
+                                 const std::vector<EvalMetric::NameValue>& metrics) {
+  char head[96];
+  if (total_batches > 0) {
+    std::snprintf(head, sizeof(head), "Epoch %d [%lld/%lld] %.0f samples/s", epoch,
+                  static_cast<long long>(batch), static_cast<long long>(total_batches),
+                  samples_per_sec);
+  } else {
+    std::snprintf(head, sizeof(head), "Epoch %d [%lld] %.0f samples/s", epoch,
+                  static_cast<long long>(batch), samples_per_sec);
+  }
+  std::string line = head;
+  for (const auto& [name, value] : metrics) {
+    char item[64];
+    std::snprintf(item, sizeof(item), " %s=%.4f", name.c_str(), value);
+    line += item;
+  }
+  return line;
+}
+
+bool ProgressLine::Due() const {
+  return enabled_ && (!shown_ || std::chrono::steady_clock::now() - last_ >= period_);
+}
+
+void ProgressLine::Update(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
+                          const std::vector<EvalMetric::NameValue>& metrics) {
+  if (!enabled_) return;
+  last_ = std::chrono::steady_clock::now();
+  // \033[K erases what a longer previous line left to the right.
+  std::fprintf(out_, "\r%s\033[K",
+               Format(epoch, batch, total_batches, samples_per_sec, metrics).c_str());
+  std::fflush(out_);
+  shown_ = true;
+}
+
+void ProgressLine::Clear() {
+  if (!enabled_ || !shown_) return;
+  std::fprintf(out_, "\r\033[K");
+  std::fflush(out_);
+  shown_ = false;
+}
+
+}  // namespace cohort
