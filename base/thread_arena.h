@@ -48,6 +48,11 @@ class ThreadArena {
   oneapi::tbb::task_arena arena_;
 };
 
+// The arena for host work done between device steps by the calling thread (kvstore sums,
+// optimizer updates, weight copies): Env().num_threads threads, created on first use. The
+// device threads are idle then, so this work may take every core of the process.
+ThreadArena& HostArena();
+
 // Splits `total` threads among `parts` devices as evenly as possible, at least one each.
 std::vector<int> SplitThreads(int total, int parts);
 

@@ -1,11 +1,14 @@
 // KVStore: keys, reduction over devices in host memory, updates; MPI plugs in through AllReduce.
 #include "kvstore/kvstore.h"
 
-#include <oneapi/tbb/parallel_for.h>
-
 #include <algorithm>
 
+#include "base/thread_arena.h"
+
 namespace cohort {
+namespace {
+constexpr int64_t kHostGrain = 1 << 15;  // elements per parallel block of host work
+}  // namespace
 
 std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   if (type == "local") {
@@ -38,9 +41,7 @@ void SumInto(const std::vector<NDArray>& arrays, const NDArray& out) {
     src[k] = arrays[k].data<float>();
   }
   const size_t count = arrays.size();
-  constexpr int64_t kGrain = 1 << 15;
-  oneapi::tbb::parallel_for(int64_t{0}, (n + kGrain - 1) / kGrain, [&](int64_t block) {
-    const int64_t begin = block * kGrain, end = std::min(n, begin + kGrain);
+  HostArena().ParallelFor(0, n, kHostGrain, [&](int64_t begin, int64_t end) {
     // The first source is copied unless it is the output itself; the rest are added.
     if (src[0] != dst) std::copy(src[0] + begin, src[0] + end, dst + begin);
     for (size_t k = 1; k < count; ++k) {
@@ -93,7 +94,17 @@ void KVStore::Pull(const std::vector<int>& keys, const std::vector<std::vector<N
     auto it = store_.find(keys[k]);
     COHORT_CHECK(it != store_.end()) << "kvstore Pull: key " << keys[k] << " was not Init'ed";
     for (const NDArray& out : outs[k]) {
-      if (!out.SharesStorageWith(it->second)) it->second.CopyTo(out);
+      if (out.SharesStorageWith(it->second)) continue;
+      if (!out.ctx().is_host() || out.dtype() != DType::kFloat32 ||
+          !(out.shape() == it->second.shape())) {
+        it->second.CopyTo(out);  // other contexts and types, and shape errors
+        continue;
+      }
+      const float* src = it->second.data<float>();
+      float* dst = out.data<float>();
+      HostArena().ParallelFor(0, out.size(), kHostGrain, [&](int64_t begin, int64_t end) {
+        std::copy(src + begin, src + end, dst + begin);
+      });
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/thread_arena.h"
 #include "ndarray/params_io.h"
 
 namespace cohort {
@@ -139,9 +140,16 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   auto name = names_.find(key);
   const float wd =
       name == names_.end() || Decays(name->second) ? static_cast<float>(options_.wd) : 0.0f;
-  float* pointers[2] = {nullptr, nullptr};
-  for (int i = 0; i < num_states_; ++i) pointers[i] = state[i].data<float>();
-  Step(lr, wd, t, weight.data<float>(), grad.data<float>(), pointers, weight.size());
+  float* states[2] = {nullptr, nullptr};
+  for (int i = 0; i < num_states_; ++i) states[i] = state[i].data<float>();
+  float* w = weight.data<float>();
+  const float* g = grad.data<float>();
+  // Steps are elementwise: blocks of a large key update on all host threads.
+  HostArena().ParallelFor(0, weight.size(), int64_t{1} << 15, [&](int64_t begin, int64_t end) {
+    float* block_states[2] = {states[0] ? states[0] + begin : nullptr,
+                              states[1] ? states[1] + begin : nullptr};
+    Step(lr, wd, t, w + begin, g + begin, block_states, end - begin);
+  });
 }
 
 void Optimizer::SaveStates(const std::string& path) const {
