@@ -3,7 +3,8 @@
 # batches: Cohort on cpu:0,cpu:1 and under mpirun -np 2 (kvstore=mpi), beside PyTorch
 # (Debian's python3-torch) in one process and under DistributedDataParallel (gloo, 2
 # processes), in one run. Prints one table row per model and system with samples/s and the
-# ratio to PyTorch DDP. Needs a build (scripts/setup.sh) and apt-get install python3-torch.
+# ratio to PyTorch DDP. Each figure is the median of REPEATS runs (default 3; the machine is
+# noisy). Needs a build (scripts/setup.sh) and apt-get install python3-torch.
 #   bench/vs_pytorch.sh [batches]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mpi=(mpirun -np 2 --bind-to none --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+repeats=${REPEATS:-3}
+median() {  # median COMMAND... -> the median of the numbers printed by `repeats` runs
+  for _ in $(seq "$repeats"); do "$@"; done | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+}
+torch_rate() {  # torch_rate MODEL MODE -> samples/s
+  /usr/bin/python3 scripts/bench_torch_fmnist.py "$1" "$2" "$batches" | sed 's/.*"samples_per_sec": \([0-9]*\).*/\1/'
+}
 cohort_rate() {  # cohort_rate MODEL [launcher...] -> samples/s of one epoch of `batches` batches
   local model=$1
   shift
@@ -24,10 +32,10 @@ cohort_rate() {  # cohort_rate MODEL [launcher...] -> samples/s of one epoch of 
 printf "%-6s %-34s %12s %14s\n" model system samples/s vs_torch_ddp
 for model in lenet mlp; do
   declare -A rate=()
-  rate[cohort_2dev]=$(cohort_rate "$model")
-  rate[cohort_mpi]=$(COHORT_EXTRA="--set devices=cpu:0 --set kvstore=mpi" cohort_rate "$model" "${mpi[@]}")
-  rate[torch_single]=$(/usr/bin/python3 scripts/bench_torch_fmnist.py "$model" single "$batches" | sed 's/.*"samples_per_sec": \([0-9]*\).*/\1/')
-  rate[torch_ddp]=$(/usr/bin/python3 scripts/bench_torch_fmnist.py "$model" ddp "$batches" | sed 's/.*"samples_per_sec": \([0-9]*\).*/\1/')
+  rate[cohort_2dev]=$(median cohort_rate "$model")
+  rate[cohort_mpi]=$(COHORT_EXTRA="--set devices=cpu:0 --set kvstore=mpi" median cohort_rate "$model" "${mpi[@]}")
+  rate[torch_single]=$(median torch_rate "$model" single)
+  rate[torch_ddp]=$(median torch_rate "$model" ddp)
   for system in cohort_2dev cohort_mpi torch_single torch_ddp; do
     label=$system
     case $system in
