@@ -1,5 +1,6 @@
 // Max pooling with 2x2 windows and stride 2 (Note [2x2 max pooling]) against a direct
-// computation: odd sizes, ties, NaN, and grad_req write and add.
+// computation: odd sizes, ties, NaN, both the four-window and the one-window loop, and grad_req
+// write and add.
 #include <limits>
 
 #include "tests/operator/op_harness.h"
@@ -7,7 +8,8 @@
 namespace cohort::testing {
 namespace {
 
-constexpr int64_t kN = 2, kC = 3, kH = 5, kW = 7, kOH = 2, kOW = 3;
+// Width 11: windows 0-3 of a row take the four-wide path, window 4 the scalar one.
+constexpr int64_t kN = 2, kC = 3, kH = 5, kW = 11, kOH = 2, kOW = 5;
 
 int64_t At(int64_t plane, int64_t y, int64_t x) { return (plane * kH + y) * kW + x; }
 
@@ -20,6 +22,7 @@ OpInstance MakePool() {
   for (int64_t i = 0; i < pool.in[0].size(); ++i) x[i] = static_cast<float>(rng() % 4);
   x[At(1, 0, 0)] = std::numeric_limits<float>::quiet_NaN();  // first of its window
   x[At(2, 1, 3)] = std::numeric_limits<float>::quiet_NaN();  // last of its window
+  x[At(3, 0, 8)] = std::numeric_limits<float>::quiet_NaN();  // first of a tail window
   return pool;
 }
 
