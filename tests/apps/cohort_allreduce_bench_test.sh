@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# cohort-allreduce-bench: one correct row per size for the local kvstore and, under mpirun, for
+# the mpi kvstore; the bus bandwidth formula; exit code 2 for bad arguments.
+#   cohort_allreduce_bench_test.sh BENCH MPIEXEC
+set -u
+bin=$1 mpiexec=$2
+fail=0
+check() {  # check NAME ROWS OUTPUT: ROWS data rows, none wrong, busbw = algbw * 2(n-1)/n
+  local name=$1 rows=$2 out=$3 n=$4
+  local got
+  got=$(grep -vc '^#' <<<"$out")
+  if [[ $got -ne $rows ]]; then
+    echo "FAIL: $name: $got rows, want $rows"; echo "$out"; fail=1; return
+  fi
+  if ! awk -v n="$n" '!/^#/ { if ($7 != 0) exit 1; want = $5 * 2 * (n - 1) / n;
+       if (want - $6 > 0.002 || $6 - want > 0.002) exit 1 }' <<<"$out"; then
+    echo "FAIL: $name: wrong elements or busbw != algbw*2(n-1)/n"; echo "$out"; fail=1; return
+  fi
+  grep -q '^# wrong elements in all: 0$' <<<"$out" || { echo "FAIL: $name: summary"; fail=1; return; }
+  echo "ok: $name"
+}
+out=$("$bin" --kvstore local --devices cpu:0,cpu:1,cpu:2 --min-bytes 4K --max-bytes 64K --iters 3)
+[[ $? -eq 0 ]] || { echo "FAIL: local exit code"; fail=1; }
+check "local, 3 devices" 5 "$out" 3
+out=$("$mpiexec" -np 2 --allow-run-as-root --oversubscribe --bind-to none \
+  "$bin" --kvstore mpi --devices cpu:0,cpu:1 --min-bytes 1K --max-bytes 1M --factor 4 --iters 3)
+[[ $? -eq 0 ]] || { echo "FAIL: mpi exit code"; fail=1; }
+check "mpi, 2 workers x 2 devices" 6 "$out" 4
+for args in "--min-bytes 4X" "--min-bytes 1M --max-bytes 4K" "--kvstore bogus" "--factor 1"; do
+  # shellcheck disable=SC2086  # args is a list of flags
+  err=$("$bin" $args 2>&1 >/dev/null)
+  code=$?
+  if [[ $code -ne 2 || $(wc -l <<<"$err") -ne 1 ]]; then
+    echo "FAIL: '$args' -> exit $code (want 2, one line): $err"; fail=1
+  else
+    echo "ok: '$args' -> $err"
+  fi
+done
+exit $fail
