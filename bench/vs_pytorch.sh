@@ -5,10 +5,12 @@
 # processes), in one run. Prints one table row per model and system with samples/s and the
 # ratio to PyTorch DDP. Each figure is the median of REPEATS runs (default 3; the machine is
 # noisy). Needs a build (scripts/setup.sh) and apt-get install python3-torch.
-#   bench/vs_pytorch.sh [batches]
+#   bench/vs_pytorch.sh [lenet_batches] [mlp_batches]   (defaults 200 and 469, one epoch: an MLP
+#   batch takes well under a millisecond, so fewer batches would time mostly start-up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-batches=${1:-200}
+lenet_batches=${1:-200}
+mlp_batches=${2:-469}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mpi=(mpirun -np 2 --bind-to none --oversubscribe)
@@ -31,6 +33,8 @@ cohort_rate() {  # cohort_rate MODEL [launcher...] -> samples/s of one epoch of 
 }
 printf "%-6s %-34s %12s %14s\n" model system samples/s vs_torch_ddp
 for model in lenet mlp; do
+  batches=$lenet_batches
+  [[ $model == mlp ]] && batches=$mlp_batches
   declare -A rate=()
   rate[cohort_2dev]=$(median cohort_rate "$model")
   rate[cohort_mpi]=$(COHORT_EXTRA="--set devices=cpu:0 --set kvstore=mpi" median cohort_rate "$model" "${mpi[@]}")
