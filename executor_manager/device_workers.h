@@ -1,5 +1,5 @@
-// DeviceWorkers: one long-lived thread per device, so that all devices run a step at once
-// without creating threads or allocating per step.
+// DeviceWorkers: a long-lived thread per device but the first (which runs on the caller), so
+// that all devices run a step at once without creating threads or allocating per step.
 #pragma once
 
 #include <condition_variable>
@@ -17,10 +17,11 @@ class DeviceWorkers {
   DeviceWorkers(const DeviceWorkers&) = delete;
   DeviceWorkers& operator=(const DeviceWorkers&) = delete;
 
-  int size() const { return static_cast<int>(threads_.size()); }
+  int size() const { return num_devices_; }
 
-  // Calls fn(device) on every device's thread and returns when all are done; the first exception
-  // thrown by any of them is rethrown here.
+  // Calls fn(device) for every device at once, device 0 on the calling thread and each other on
+  // its own, and returns when all are done; an exception thrown by any of them is rethrown here
+  // (device 0's first).
   template <typename Fn>
   void Run(Fn& fn) {
     RunErased([](void* f, int device) { (*static_cast<Fn*>(f))(device); }, &fn);
@@ -30,7 +31,8 @@ class DeviceWorkers {
   void RunErased(void (*call)(void*, int), void* fn);
   void Loop(int device);
 
-  std::vector<std::thread> threads_;
+  int num_devices_;
+  std::vector<std::thread> threads_;  // devices 1 .. num_devices - 1
   std::mutex mutex_;
   std::condition_variable start_, done_;
   void (*call_)(void*, int) = nullptr;
