@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "executor/executor.h"
-#include "operator/kernel_util.h"
 #include "symbol/models/models.h"
 
 namespace {
@@ -39,7 +38,6 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--iters") == 0) iters = std::atoi(argv[i + 1]);
   }
   try {
-    cohort::op::SetBlasThreads(1);
     auto exec = cohort::Executor::SimpleBind(cohort::models::LeNet(), cohort::Context::CPU(),
                                              {{"data", {batch, 1, 28, 28}}});
     std::mt19937 rng(0);

@@ -7,7 +7,6 @@
 #include "base/env.h"
 #include "base/seed.h"
 #include "kvstore/kvstore.h"
-#include "operator/kernel_util.h"
 
 namespace cohort {
 
@@ -55,10 +54,9 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
         << "parameter '" << p << "' is not an argument of the symbol";
   }
   aux_names_ = symbol.ListAuxiliaryStates();
-  // Each device gets its share of the cores; BLAS (one setting per process) gets the same.
+  // Each device gets its share of the cores (Note [Kernel threads]).
   const std::vector<int> threads =
       SplitThreads(Env().num_threads, static_cast<int>(contexts.size()));
-  op::SetBlasThreads(threads[0]);
   for (size_t d = 0; d < contexts.size(); ++d) {
     const int64_t rows = slices_[d].second - slices_[d].first;
     std::map<std::string, Shape> shapes;

@@ -12,6 +12,7 @@ enum class Act { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign, kLeaky, kElu, kSe
 
 constexpr float kSeluAlpha = 1.6732632423543772f;
 constexpr float kSeluLambda = 1.0507009873554805f;
+constexpr int64_t kMinChunk = 1 << 14;  // elements: smaller arrays are not worth splitting
 
 // dx = dy * d(x, y), or dx += ... for kAdd.
 template <typename D>
@@ -126,15 +127,20 @@ class Pointwise : public Operator {
     return InferSameShape(in, out, type());
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t n = in[0].size();
-    ActivationForward(act_, n, x, y, slope_);
+    ParallelChunks(
+        n, ChunksFor(ctx, n / kMinChunk),
+        [&](int64_t, int64_t b, int64_t e) {
+          ActivationForward(act_, e - b, x + b, y + b, slope_);
+        },
+        ctx.arena);
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>& out,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
@@ -144,7 +150,13 @@ class Pointwise : public Operator {
     const float* y = F(out[0]);
     float* dx = F(in_grad[0]);
     const int64_t n = out[0].size();
-    ActivationBackward(act_, req[0], n, dy, x, y, dx, slope_);
+    ParallelChunks(
+        n, ChunksFor(ctx, n / kMinChunk),
+        [&](int64_t, int64_t b, int64_t e) {
+          ActivationBackward(act_, req[0], e - b, dy + b, x ? x + b : nullptr, y + b, dx + b,
+                             slope_);
+        },
+        ctx.arena);
   }
 
   // relu, sigmoid, tanh and softrelu differentiate from the output alone, so the input's memory

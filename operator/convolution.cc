@@ -135,40 +135,46 @@ class Convolution : public Operator {
     return true;
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  // Samples in parallel chunks, each with its thread's column buffer (Note [Kernel threads]).
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
     const int64_t filters = num_filter_ / num_group_;
-    float* col = Scratch(patch * spatial);
     const float* x = F(in[0]);
     const float* w = F(in[1]);
+    const float* bias = no_bias_ ? nullptr : F(in[2]);
     float* y = F(out[0]);
-    for (int64_t n = 0; n < d[0]; ++n) {
-      for (int64_t grp = 0; grp < num_group_; ++grp) {
-        const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
-        float* yg = y + (n * num_filter_ + grp * filters) * spatial;
-        if (IsPointwise(g)) {  // 1x1, stride 1, no pad: the input is its own column matrix
-          Gemm(false, false, filters, spatial, patch, 1.0f, w + grp * filters * patch, xg, 0.0f,
-               yg);
-        } else {
-          Im2Col(xg, g, col);
-          Gemm(false, false, filters, spatial, patch, 1.0f, w + grp * filters * patch, col, 0.0f,
-               yg);
-        }
-      }
-      if (!no_bias_) {
-        const float* b = F(in[2]);
-        for (int64_t f = 0; f < num_filter_; ++f) {
-          float* row = y + (n * num_filter_ + f) * spatial;
-          for (int64_t s = 0; s < spatial; ++s) row[s] += b[f];
-        }
-      }
-    }
+    ParallelChunks(
+        d[0], ChunksFor(ctx, d[0]),
+        [&](int64_t, int64_t begin, int64_t end) {
+          float* col = Scratch(patch * spatial);
+          for (int64_t n = begin; n < end; ++n) {
+            for (int64_t grp = 0; grp < num_group_; ++grp) {
+              const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
+              float* yg = y + (n * num_filter_ + grp * filters) * spatial;
+              const float* wg = w + grp * filters * patch;
+              if (IsPointwise(g)) {  // 1x1, stride 1, no pad: the input is its own column matrix
+                Gemm(false, false, filters, spatial, patch, 1.0f, wg, xg, 0.0f, yg);
+              } else {
+                Im2Col(xg, g, col);
+                Gemm(false, false, filters, spatial, patch, 1.0f, wg, col, 0.0f, yg);
+              }
+            }
+            if (!bias) continue;
+            for (int64_t f = 0; f < num_filter_; ++f) {
+              float* row = y + (n * num_filter_ + f) * spatial;
+              for (int64_t s = 0; s < spatial; ++s) row[s] += bias[f];
+            }
+          }
+        },
+        ctx.arena);
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  // Samples in parallel chunks. Chunk 0 accumulates its weight gradient in place; the others in
+  // buffers of the calling thread, added in chunk order afterwards (Note [Kernel threads]).
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
@@ -176,37 +182,57 @@ class Convolution : public Operator {
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
     const int64_t filters = num_filter_ / num_group_;
+    const int64_t weights = num_filter_ * patch;
     const float* x = F(in[0]);
     const float* w = F(in[1]);
     const float* dy = F(out_grad[0]);
-    float* col = Scratch(patch * spatial, 0);
-    float* dcol = Scratch(patch * spatial, 1);
     const bool pointwise = IsPointwise(g);
+    const int64_t chunks = ChunksFor(ctx, d[0]);
+    float* partials =
+        chunks > 1 && req[1] != GradReq::kNull ? Scratch((chunks - 1) * weights, 2) : nullptr;
     if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
-    for (int64_t n = 0; n < d[0]; ++n) {
-      for (int64_t grp = 0; grp < num_group_; ++grp) {
-        const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
-        const float* dyg = dy + (n * num_filter_ + grp * filters) * spatial;
-        const float* wg = w + grp * filters * patch;
-        if (req[1] != GradReq::kNull) {  // dW_g (+)= dy_g · colᵀ
-          const float* cols = xg;
-          if (!pointwise) {
-            Im2Col(xg, g, col);
-            cols = col;
+    ParallelChunks(
+        d[0], chunks,
+        [&](int64_t chunk, int64_t begin, int64_t end) {
+          float* col = Scratch(patch * spatial, 0);
+          float* dcol = Scratch(patch * spatial, 1);
+          float* dw = nullptr;
+          if (req[1] != GradReq::kNull) {
+            dw = chunk == 0 ? F(in_grad[1]) : partials + (chunk - 1) * weights;
           }
-          const float beta = n == 0 && req[1] == GradReq::kWrite ? 0.0f : 1.0f;
-          Gemm(false, true, filters, patch, spatial, 1.0f, dyg, cols, beta,
-               F(in_grad[1]) + grp * filters * patch);
-        }
-        if (req[0] != GradReq::kNull) {  // dcol = W_gᵀ · dy_g, scattered back to the pixels
-          float* dxg = F(in_grad[0]) + (n * d[1] + grp * g.channels) * g.height * g.width;
-          if (pointwise) {
-            Gemm(true, false, patch, spatial, filters, 1.0f, wg, dyg, 1.0f, dxg);
-          } else {
-            Gemm(true, false, patch, spatial, filters, 1.0f, wg, dyg, 0.0f, dcol);
-            Col2ImAdd(dcol, g, dxg);
+          for (int64_t n = begin; n < end; ++n) {
+            for (int64_t grp = 0; grp < num_group_; ++grp) {
+              const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
+              const float* dyg = dy + (n * num_filter_ + grp * filters) * spatial;
+              const float* wg = w + grp * filters * patch;
+              if (dw) {  // dW_g (+)= dy_g · colᵀ
+                const float* cols = xg;
+                if (!pointwise) {
+                  Im2Col(xg, g, col);
+                  cols = col;
+                }
+                const bool first = n == begin && (chunk > 0 || req[1] == GradReq::kWrite);
+                Gemm(false, true, filters, patch, spatial, 1.0f, dyg, cols, first ? 0.0f : 1.0f,
+                     dw + grp * filters * patch);
+              }
+              if (req[0] != GradReq::kNull) {  // dcol = W_gᵀ · dy_g, scattered back to the pixels
+                float* dxg = F(in_grad[0]) + (n * d[1] + grp * g.channels) * g.height * g.width;
+                if (pointwise) {
+                  Gemm(true, false, patch, spatial, filters, 1.0f, wg, dyg, 1.0f, dxg);
+                } else {
+                  Gemm(true, false, patch, spatial, filters, 1.0f, wg, dyg, 0.0f, dcol);
+                  Col2ImAdd(dcol, g, dxg);
+                }
+              }
+            }
           }
-        }
+        },
+        ctx.arena);
+    if (partials) {
+      float* dw = F(in_grad[1]);
+      for (int64_t c = 0; c + 1 < chunks; ++c) {
+        const float* p = partials + c * weights;
+        for (int64_t i = 0; i < weights; ++i) dw[i] += p[i];
       }
     }
     if (!no_bias_ && req[2] != GradReq::kNull) {

@@ -40,38 +40,64 @@ class FullyConnected : public Operator {
     return true;
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  // Rows of the batch in parallel chunks (Note [Kernel threads]).
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
+    const float* x = F(in[0]);
+    const float* w = F(in[1]);
+    const float* b = no_bias_ ? nullptr : F(in[2]);
     float* y = F(out[0]);
-    Gemm(false, true, rows, num_hidden_, k, 1.0f, F(in[0]), F(in[1]), 0.0f, y);
-    if (!no_bias_) {
-      const float* b = F(in[2]);
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < num_hidden_; ++j) y[r * num_hidden_ + j] += b[j];
-      }
-    }
+    const int64_t h = num_hidden_;
+    ParallelChunks(
+        rows, ChunksFor(ctx, rows),
+        [&](int64_t, int64_t begin, int64_t end) {
+          Gemm(false, true, end - begin, h, k, 1.0f, x + begin * k, w, 0.0f, y + begin * h);
+          if (!b) return;
+          for (int64_t r = begin; r < end; ++r) {
+            for (int64_t j = 0; j < h; ++j) y[r * h + j] += b[j];
+          }
+        },
+        ctx.arena);
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  // ddata by row chunks; dW by chunks of its rows (hidden units), so no partial sums.
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
+    const int64_t h = num_hidden_;
     const float* dy = F(out_grad[0]);
     if (req[0] != GradReq::kNull) {  // ddata = dy · W
-      Gemm(false, false, rows, k, num_hidden_, 1.0f, dy, F(in[1]), BetaFor(req[0]), F(in_grad[0]));
+      const float* w = F(in[1]);
+      float* dx = F(in_grad[0]);
+      ParallelChunks(
+          rows, ChunksFor(ctx, rows),
+          [&](int64_t, int64_t begin, int64_t end) {
+            Gemm(false, false, end - begin, k, h, 1.0f, dy + begin * h, w, BetaFor(req[0]),
+                 dx + begin * k);
+          },
+          ctx.arena);
     }
     if (req[1] != GradReq::kNull) {  // dW = dyᵀ · data
-      Gemm(true, false, num_hidden_, k, rows, 1.0f, dy, F(in[0]), BetaFor(req[1]), F(in_grad[1]));
+      const float* x = F(in[0]);
+      float* dw = F(in_grad[1]);
+      ParallelChunks(
+          h, ChunksFor(ctx, h),
+          [&](int64_t, int64_t begin, int64_t end) {
+            Gemm(true, false, end - begin, k, rows, 1.0f, dy + begin, h, x, k, BetaFor(req[1]),
+                 dw + begin * k, k);
+          },
+          ctx.arena);
     }
     if (!no_bias_ && req[2] != GradReq::kNull) {  // db = Σ_rows dy
       float* db = F(in_grad[2]);
-      if (req[2] == GradReq::kWrite) std::fill_n(db, num_hidden_, 0.0f);
+      if (req[2] == GradReq::kWrite) std::fill_n(db, h, 0.0f);
       for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < num_hidden_; ++j) db[j] += dy[r * num_hidden_ + j];
+        for (int64_t j = 0; j < h; ++j) db[j] += dy[r * h + j];
       }
     }
   }

@@ -119,6 +119,8 @@ COHORT_CPU_CLONES void MaxPool2x2Backward(bool add, int64_t planes, int64_t h, i
   }
 }
 
+constexpr int64_t kMinChunk = 1 << 14;  // input elements: smaller arrays are not split
+
 class Pooling : public Operator {
  public:
   explicit Pooling(const Attrs& attrs) {
@@ -157,7 +159,7 @@ class Pooling : public Operator {
     return true;
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const Shape& d = in[0].shape();
     const Window w = WindowFor(d);
@@ -165,7 +167,13 @@ class Pooling : public Operator {
     float* y = F(out[0]);
     const int64_t planes = d[0] * d[1];
     if (IsMax2x2(w)) {
-      MaxPool2x2Forward(planes, w.h, w.w, w.out_h, w.out_w, x, y);
+      ParallelChunks(
+          planes, ChunksFor(ctx, planes * w.h * w.w / kMinChunk),
+          [&](int64_t, int64_t b, int64_t e) {
+            MaxPool2x2Forward(e - b, w.h, w.w, w.out_h, w.out_w, x + b * w.h * w.w,
+                              y + b * w.out_h * w.out_w);
+          },
+          ctx.arena);
       return;
     }
     for (int64_t p = 0; p < planes; ++p) {
@@ -193,7 +201,7 @@ class Pooling : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
@@ -209,7 +217,13 @@ class Pooling : public Operator {
     const bool tiled = IsMax2x2(w) && w.h == 2 * w.out_h && w.w == 2 * w.out_w;
     if (!add && !tiled) in_grad[0].Fill(0);
     if (IsMax2x2(w)) {
-      MaxPool2x2Backward(add, planes, w.h, w.w, w.out_h, w.out_w, x, dy, dx);
+      ParallelChunks(
+          planes, ChunksFor(ctx, planes * w.h * w.w / kMinChunk),
+          [&](int64_t, int64_t b, int64_t e) {
+            const int64_t in = b * w.h * w.w, out = b * w.out_h * w.out_w;
+            MaxPool2x2Backward(add, e - b, w.h, w.w, w.out_h, w.out_w, x + in, dy + out, dx + in);
+          },
+          ctx.arena);
       return;
     }
     for (int64_t p = 0; p < planes; ++p) {
