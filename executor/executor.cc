@@ -58,6 +58,7 @@ struct Executor::Step {
   bool backward = false;
   std::vector<NDArray> out_grad, in_grad;
   std::vector<GradReq> in_req;
+  std::vector<int> grads_final;  // arguments whose gradient is final once Backward ran this step
   OpTiming timing;
 };
 
@@ -388,6 +389,27 @@ void Executor::Build(const Executor* shared_exec) {
     }
   }
 
+  // Note [Gradient ready]: an argument's gradient is final after the backward of its first
+  // consumer in forward order, which runs last.
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    if (grad_reqs_[i] == GradReq::kNull) continue;
+    int last_writer = -1;
+    for (size_t n = 0; n < order.size() && last_writer < 0; ++n) {
+      const SymbolNode& node = *order[n];
+      if (node.is_variable() || !steps_[op_index[n]]->backward) continue;
+      for (int a = 0; a < node.num_arguments(); ++a) {
+        if (node.inputs[a].node->is_variable() && node.inputs[a].node->name == arg_names[i]) {
+          last_writer = op_index[n];
+        }
+      }
+    }
+    if (last_writer >= 0) {
+      steps_[last_writer]->grads_final.push_back(static_cast<int>(i));
+    } else {
+      unwritten_grads_.push_back(static_cast<int>(i));
+    }
+  }
+
   // Outputs, and the head gradients Backward must fill.
   const std::vector<std::string> output_names = symbol_.ListOutputs();
   for (size_t k = 0; k < symbol_.outputs().size(); ++k) {
@@ -458,6 +480,12 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
       step.timing.backward_seconds += SecondsSince(start);
       ++step.timing.backward_calls;
     }
+    if (gradient_ready_) {
+      for (int arg : step.grads_final) gradient_ready_(arg);
+    }
+  }
+  if (gradient_ready_) {
+    for (int arg : unwritten_grads_) gradient_ready_(arg);
   }
 }
 

@@ -73,6 +73,13 @@ class Executor {
                                     bool partial_shaping = false,
                                     bool allow_up_sizing = false) const;
 
+  // Note [Gradient ready]: called during Backward, on the thread running it, with the index
+  // (ListArguments order) of each argument whose gradient is final: right after the last op that
+  // writes it has run, so in roughly reverse layer order. Arguments no op sends a gradient to
+  // are reported at the end. Lets reduction start while backward still runs.
+  using GradientReady = std::function<void(int arg_index)>;
+  void SetGradientReadyCallback(GradientReady callback) { gradient_ready_ = std::move(callback); }
+
   // Called after each op with "<node>_<output>" and the array (monitor_all: inputs too).
   void SetMonitorCallback(Monitor callback, bool monitor_all = false);
 
@@ -120,6 +127,8 @@ class Executor {
   size_t planned_bytes_ = 0;
   Monitor monitor_;
   bool monitor_all_ = false;
+  GradientReady gradient_ready_;
+  std::vector<int> unwritten_grads_;  // arguments with a gradient that no op writes
   ThreadArena* arena_ = nullptr;
   uint64_t random_seed_ = 0, forward_count_ = 0;
   bool needs_backward_ = false;

@@ -261,3 +261,46 @@ TEST(Executor, SharedExecutorSharesParametersAndPool) {
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+// Note [Gradient ready]: every gradient is reported once per Backward, already final, last
+// layer first.
+TEST(Executor, GradientReadyReportsEachFinalGradientOnceLastLayerFirst) {
+  auto exec = Executor::SimpleBind(models::LeNet(), Context::CPU(), {{"data", {3, 1, 28, 28}}},
+                                   GradReq::kWrite, {{"data", GradReq::kNull}});
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (auto& [name, array] : exec->arg_dict()) {
+    float* p = static_cast<float*>(array.raw_data());
+    for (int64_t i = 0; i < array.size(); ++i) {
+      p[i] = name == "softmax_label" ? static_cast<float>(rng() % 10) : u(rng);
+    }
+  }
+  const std::vector<std::string> names = exec->symbol().ListArguments();
+  for (int round = 0; round < 2; ++round) {
+    std::vector<int> order;
+    std::vector<NDArray> snapshots;
+    exec->SetGradientReadyCallback([&](int arg) {
+      order.push_back(arg);
+      snapshots.push_back(exec->grad_arrays()[arg].CopyTo(Context::CPU()));
+    });
+    exec->Forward(true);
+    exec->Backward();
+    std::vector<std::string> reported;
+    for (size_t k = 0; k < order.size(); ++k) {
+      reported.push_back(names[order[k]]);
+      EXPECT_EQ(snapshots[k].ToVector<float>(), exec->grad_arrays()[order[k]].ToVector<float>())
+          << names[order[k]] << " changed after it was reported";
+    }
+    // From the last layer back, each weight with its bias; SoftmaxOutput, run first, writes its
+    // label's gradient (zeros).
+    EXPECT_EQ(reported, (std::vector<std::string>{"softmax_label", "fc2_weight", "fc2_bias",
+                                                  "fc1_weight", "fc1_bias", "conv2_weight",
+                                                  "conv2_bias", "conv1_weight", "conv1_bias"}));
+  }
+}
+
+}  // namespace
+}  // namespace cohort
