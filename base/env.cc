@@ -58,6 +58,7 @@ EnvConfig ReadEnv() {
   env.num_threads = ReadInt("COHORT_NUM_THREADS", DefaultThreads(), 1);
   env.gpu_mem_pool = ReadInt("COHORT_GPU_MEM_POOL", 1, 0) != 0;
   env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1);
+  env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0;
   return env;
 }
 

@@ -119,7 +119,31 @@ void DataParallelExecutorGroup::SetRandomSeed(uint64_t seed) {
   for (size_t d = 0; d < executors_.size(); ++d) executors_[d]->set_random_seed(MixSeed(seed, d));
 }
 
+void DataParallelExecutorGroup::SetGradientReadyCallback(std::function<void(int)> ready) {
+  gradient_ready_ = std::move(ready);
+  if (!gradient_ready_) {
+    for (auto& exec : executors_) exec->SetGradientReadyCallback(nullptr);
+    return;
+  }
+  const std::vector<std::string> args = executors_[0]->symbol().ListArguments();
+  param_of_arg_.assign(args.size(), -1);
+  for (size_t p = 0; p < param_names_.size(); ++p) {
+    param_of_arg_[std::find(args.begin(), args.end(), param_names_[p]) - args.begin()] =
+        static_cast<int>(p);
+  }
+  devices_pending_ = std::make_unique<std::atomic<int>[]>(param_names_.size());
+  for (auto& exec : executors_) {
+    exec->SetGradientReadyCallback([this](int arg) {
+      const int p = param_of_arg_[arg];
+      if (p >= 0 && devices_pending_[p].fetch_sub(1) == 1) gradient_ready_(p);
+    });
+  }
+}
+
 void DataParallelExecutorGroup::Backward() {
+  if (gradient_ready_) {
+    for (size_t p = 0; p < param_names_.size(); ++p) devices_pending_[p] = num_devices();
+  }
   auto run = [this](int d) { executors_[d]->Backward(); };
   workers_->Run(run);
 }

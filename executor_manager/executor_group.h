@@ -2,6 +2,7 @@
 // running its slice of every batch (MXNet's executor_manager and DataParallelExecutorGroup).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,6 +60,10 @@ class DataParallelExecutorGroup {
   // Output `index` of the whole batch, gathered from the devices into `out` (batch rows).
   void CopyOutput(int index, const NDArray& out) const;
 
+  // Calls ready(p) once per Backward for each parameter p (param_names order) when its gradient
+  // is final on every device, from the device thread that finished it last (Note [Gradient
+  // ready]). An empty function switches it off.
+  void SetGradientReadyCallback(std::function<void(int param)> ready);
   // Seeds the random ops of the next Forward on every device, each device its own stream
   // (Note [Random streams]).
   void SetRandomSeed(uint64_t seed);
@@ -79,6 +84,9 @@ class DataParallelExecutorGroup {
   std::unique_ptr<DeviceWorkers> workers_;
   std::vector<std::unique_ptr<ThreadArena>> arenas_;
   bool is_train_ = false;
+  std::function<void(int)> gradient_ready_;
+  std::vector<int> param_of_arg_;                        // -1 for inputs
+  std::unique_ptr<std::atomic<int>[]> devices_pending_;  // per parameter, during Backward
 };
 
 // Rows of a batch for each device, proportional to work_load (MXNet's _split_input_slice).

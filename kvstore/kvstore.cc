@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/env.h"
 #include "base/thread_arena.h"
 
 namespace cohort {
@@ -114,6 +115,66 @@ void KVStore::PushPull(const std::vector<int>& keys,
                        const std::vector<std::vector<NDArray>>& outs, int priority) {
   Push(keys, values, priority);
   Pull(keys, outs, priority);
+}
+
+bool KVStore::overlaps() const { return Env().kvstore_overlap && CanOverlap(); }
+
+void KVStore::StartPushPull(const std::vector<int>& keys,
+                            const std::vector<std::vector<NDArray>>& values,
+                            const std::vector<std::vector<NDArray>>& outs) {
+  COHORT_CHECK(keys.size() == values.size() && keys.size() == outs.size())
+      << "kvstore StartPushPull: " << keys.size() << " keys, " << values.size() << " values and "
+      << outs.size() << " outputs";
+  step_keys_ = &keys;
+  step_values_ = &values;
+  step_outs_ = &outs;
+  if (!overlaps()) return;
+  if (keys != bucketed_keys_ || bucket_ranges_.empty()) {  // plan the buckets once
+    std::vector<size_t> bytes;
+    for (int key : keys) {
+      auto it = merged_.find(key);
+      COHORT_CHECK(it != merged_.end())
+          << "kvstore StartPushPull: key " << key << " was not Init'ed";
+      bytes.push_back(it->second.nbytes());
+    }
+    bucket_ranges_ = PlanBuckets(bytes, static_cast<size_t>(Env().kvstore_bucket_mb) << 20);
+    bucketed_keys_ = keys;
+  }
+  // The arrays of each bucket, rebuilt every step (the caller may pass other arrays), in
+  // vectors whose capacity stays: no allocation in the steady state.
+  buckets_.resize(bucket_ranges_.size());
+  for (size_t b = 0; b < bucket_ranges_.size(); ++b) {
+    Bucket& bucket = buckets_[b];
+    const auto [begin, end] = bucket_ranges_[b];
+    bucket.keys.assign(keys.begin() + begin, keys.begin() + end);
+    bucket.values.resize(end - begin);
+    bucket.outs.resize(end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      bucket.values[i - begin] = values[i];
+      bucket.outs[i - begin] = outs[i];
+    }
+  }
+  if (!overlap_) {
+    overlap_ = std::make_unique<OverlappedPushPull>([this](size_t b) {
+      Push(buckets_[b].keys, buckets_[b].values);
+      Pull(buckets_[b].keys, buckets_[b].outs);
+    });
+  }
+  overlap_->Start(bucket_ranges_);
+}
+
+void KVStore::KeyReady(size_t position) {
+  if (overlap_ && overlaps()) overlap_->Ready(position);
+}
+
+void KVStore::FinishPushPull() {
+  COHORT_CHECK(step_keys_ != nullptr) << "kvstore FinishPushPull without StartPushPull";
+  if (overlaps()) {
+    overlap_->Finish();
+  } else {
+    PushPull(*step_keys_, *step_values_, *step_outs_);
+  }
+  step_keys_ = nullptr;
 }
 
 void KVStore::Broadcast(const std::vector<int>& keys, const std::vector<NDArray>& values,

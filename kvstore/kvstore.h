@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kvstore/overlapped_push_pull.h"
 #include "ndarray/ndarray.h"
 #include "optimizer/optimizer.h"
 
@@ -46,6 +47,17 @@ class KVStore {
   void Broadcast(const std::vector<int>& keys, const std::vector<NDArray>& values,
                  const std::vector<std::vector<NDArray>>& outs);
 
+  // PushPull in buckets while backward still runs (Note [Overlapped push]): StartPushPull
+  // announces the step's keys in the order their gradients become ready, KeyReady(i) (any
+  // thread) says keys[i]'s values are final on every device, FinishPushPull waits for all of
+  // them. The arguments must stay alive until FinishPushPull. Kinds that do not overlap
+  // (overlaps() false) run the whole PushPull in FinishPushPull.
+  bool overlaps() const;
+  void StartPushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+                     const std::vector<std::vector<NDArray>>& outs);
+  void KeyReady(size_t position);
+  void FinishPushPull();
+
   // With an optimizer the store updates its weights on Push (update_on_kvstore).
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer) { optimizer_ = std::move(optimizer); }
   Optimizer* optimizer() const { return optimizer_.get(); }
@@ -59,6 +71,8 @@ class KVStore {
   virtual void AllReduce(const std::vector<NDArray>& buffers) { (void)buffers; }
   // Makes every worker's copy equal to rank 0's (no-op for local).
   virtual void BroadcastFromRoot(const std::vector<NDArray>& buffers) { (void)buffers; }
+  // Whether AllReduce may run on a communication thread while other threads compute.
+  virtual bool CanOverlap() const { return false; }
 
  private:
   std::string type_;
@@ -66,6 +80,19 @@ class KVStore {
   std::map<int, NDArray> merged_;  // the reduction buffer of each key, allocated at Init
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<NDArray> reduce_list_;  // reused between calls
+
+  // Note [Overlapped push]: the step's arguments, their buckets (rebuilt when the key list
+  // changes) and the communication thread (started on first use).
+  struct Bucket {
+    std::vector<int> keys;
+    std::vector<std::vector<NDArray>> values, outs;
+  };
+  const std::vector<int>* step_keys_ = nullptr;
+  const std::vector<std::vector<NDArray>>*step_values_ = nullptr, *step_outs_ = nullptr;
+  std::vector<int> bucketed_keys_;
+  std::vector<std::pair<size_t, size_t>> bucket_ranges_;
+  std::vector<Bucket> buckets_;
+  std::unique_ptr<OverlappedPushPull> overlap_;
 };
 
 // Sums arrays of one shape into `out` (out may be one of them) with the process's cores.

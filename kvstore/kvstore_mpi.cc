@@ -9,13 +9,17 @@
 namespace cohort {
 namespace {
 
-// Initialises MPI on first use when the program did not, and finalises it at exit.
-void EnsureMpi() {
-  int initialized = 0;
+// Initialises MPI on first use when the program did not (asking for MPI_THREAD_SERIALIZED, so
+// that a communication thread may reduce while the main thread computes), and finalises it at
+// exit. Returns the thread support MPI provides.
+int EnsureMpi() {
+  int initialized = 0, provided = MPI_THREAD_SINGLE;
   MPI_CHECK(MPI_Initialized(&initialized));
-  if (initialized) return;
-  int provided = 0;
-  MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+  if (initialized) {
+    MPI_CHECK(MPI_Query_thread(&provided));
+    return provided;
+  }
+  MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
   struct Finalizer {
     ~Finalizer() {
       int finalized = 0;
@@ -24,6 +28,7 @@ void EnsureMpi() {
     }
   };
   static Finalizer finalizer;
+  return provided;
 }
 
 // Note [Gradient buckets]
@@ -36,7 +41,7 @@ void EnsureMpi() {
 class MpiKVStore : public KVStore {
  public:
   explicit MpiKVStore(const std::string& type) : KVStore(type) {
-    EnsureMpi();
+    thread_support_ = EnsureMpi();
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
     MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
@@ -80,6 +85,10 @@ class MpiKVStore : public KVStore {
     if (used > 0) Flush(buffers, first, buffers.size(), used);
   }
 
+  // MPI calls come from one thread at a time: the communication thread during a step, the
+  // main thread between steps (Note [Overlapped push]).
+  bool CanOverlap() const override { return size_ > 1 && thread_support_ >= MPI_THREAD_SERIALIZED; }
+
   void BroadcastFromRoot(const std::vector<NDArray>& buffers) override {
     for (const NDArray& b : buffers) {
       MPI_CHECK(MPI_Bcast(b.raw_data(), static_cast<int>(b.size()), MPI_FLOAT, 0, comm_));
@@ -102,6 +111,7 @@ class MpiKVStore : public KVStore {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
+  int thread_support_ = MPI_THREAD_SINGLE;
   std::vector<float> bucket_;
 };
 

@@ -6,7 +6,8 @@
 #include "base/logging.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;  // as the mpi kvstore asks: a communication thread may reduce
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   cohort::SetLogLevel("warn");
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;

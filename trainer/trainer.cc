@@ -70,6 +70,10 @@ void Trainer::Bind(const DataIter& data) {
     grads_by_key_.push_back(group_->grad_arrays()[i]);
     params_by_key_.push_back(group_->param_arrays()[i]);
   }
+  if (kvstore_->overlaps()) {  // Note [Overlapped push]: key i sits at position n - 1 - i
+    const size_t last = param_names_.size() - 1;
+    group_->SetGradientReadyCallback([this, last](int p) { kvstore_->KeyReady(last - p); });
+  }
 }
 
 void Trainer::InitParams(const FitConfig& config) {
@@ -138,12 +142,17 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   }
 }
 
+// Note [Overlapped push]: the kvstore reduces buckets as Backward reports gradients ready.
+void Trainer::Backward() {
+  // Without update_on_kvstore every device gets the sum in its gradients.
+  kvstore_->StartPushPull(keys_, grads_by_key_,
+                          update_on_kvstore_ ? params_by_key_ : grads_by_key_);
+  group_->Backward();
+}
+
 void Trainer::Update() {
-  if (update_on_kvstore_) {
-    kvstore_->PushPull(keys_, grads_by_key_, params_by_key_);
-    return;
-  }
-  kvstore_->PushPull(keys_, grads_by_key_, grads_by_key_);  // every device gets the sum
+  kvstore_->FinishPushPull();
+  if (update_on_kvstore_) return;
   for (size_t d = 0; d < updaters_.size(); ++d) {
     for (size_t i = 0; i < param_names_.size(); ++i) {
       updaters_[d]->Update(static_cast<int>(i), group_->param_arrays()[i][d],
@@ -184,7 +193,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       const auto t1 = Clock::now();
       group_->Forward(true);
       const auto t2 = Clock::now();
-      group_->Backward();
+      Backward();
       const auto t3 = Clock::now();
       Update();
       const auto t4 = Clock::now();

@@ -85,7 +85,8 @@ class Trainer {
   void Bind(const DataIter& data);
   void InitParams(const FitConfig& config);
   void InitOptimizer(const FitConfig& config, int64_t global_batch);
-  void Update();
+  void Backward();  // and start reducing gradients (Note [Overlapped push])
+  void Update();    // finish reducing, then update
   DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
 
   Symbol symbol_;

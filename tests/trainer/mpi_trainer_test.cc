@@ -1,6 +1,7 @@
 // Runs under mpirun -np 2: two workers with kvstore=mpi, one device each, batch 8 each, train
 // to the same parameters and metrics as one process with two devices and the global batch of 16
-// made of the same samples (the workers' batches side by side).
+// made of the same samples (the workers' batches side by side), gradients reduced in buckets
+// while backward runs.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,42 +13,49 @@
 namespace cohort {
 namespace {
 
-Symbol SmallMlp() {
+Symbol Mlp(int64_t hidden) {
   Symbol x = sym::Variable("data");
-  x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 16}, "fc1"), "relu", "relu1");
+  x = sym::Activation(sym::FullyConnected(x, {.num_hidden = hidden}, "fc1"), "relu", "relu1");
   return sym::SoftmaxOutput(sym::FullyConnected(x, {.num_hidden = 4}, "fc2"), "softmax");
 }
 
-// 96 samples, 8 features, 4 classes.
-void Blobs(std::vector<float>* x, std::vector<float>* y) {
+// 96 samples, `features` features, 4 classes.
+void Blobs(int64_t features, std::vector<float>* x, std::vector<float>* y) {
   std::mt19937 rng(3);
   std::normal_distribution<float> noise(0, 0.3f);
   for (int i = 0; i < 96; ++i) {
-    for (int f = 0; f < 8; ++f) x->push_back((f % 4 == i % 4 ? 1.5f : 0.0f) + noise(rng));
+    for (int64_t f = 0; f < features; ++f) {
+      x->push_back((f % 4 == i % 4 ? 1.5f : 0.0f) + noise(rng));
+    }
     y->push_back(static_cast<float>(i % 4));
   }
 }
 
-FitConfig Config() {
+FitConfig Config(bool update_on_kvstore) {
   FitConfig c;
   c.epochs = 2;
   c.optimizer_options = {.lr = 0.5, .wd = 1e-4, .momentum = 0.9};
   c.seed = 11;
   c.log_every = 0;
+  c.update_on_kvstore = update_on_kvstore;
   return c;
 }
 
-TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
+// Two workers with one device each and batch 8 train like one process with two devices and
+// batch 16 made of the workers' batches side by side: parameters within 1e-5, equal metrics.
+void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool update_on_kvstore) {
   std::vector<float> x, y;
-  Blobs(&x, &y);
+  Blobs(features, &x, &y);
   std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
   ASSERT_EQ(kv->num_workers(), 2);
+  ASSERT_TRUE(kv->overlaps()) << "CTest sets COHORT_KVSTORE_OVERLAP=1, and the test main "
+                                 "initialises MPI for a communication thread";
   const int rank = kv->rank();
-  NDArrayIter mine({{"data", NDArray::FromVector<float>({96, 8}, x)}},
+  NDArrayIter mine({{"data", NDArray::FromVector<float>({96, features}, x)}},
                    {{"softmax_label", NDArray::FromVector<float>({96}, y)}},
                    {.batch_size = 8, .num_parts = 2, .part_index = rank});
-  Trainer distributed(SmallMlp(), {Context::CPU(0)}, {}, kv);
-  auto dist_results = distributed.Fit(mine, nullptr, Config());
+  Trainer distributed(Mlp(hidden), {Context::CPU(0)}, {}, kv);
+  auto dist_results = distributed.Fit(mine, nullptr, Config(update_on_kvstore));
 
   // The same samples per step in one process: batch k = worker 0's batch k, then worker 1's.
   std::vector<float> xs, ys;
@@ -55,15 +63,15 @@ TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
     for (int part = 0; part < 2; ++part) {
       for (int i = 0; i < 8; ++i) {
         const int s = part * 48 + k * 8 + i;
-        xs.insert(xs.end(), x.begin() + s * 8, x.begin() + s * 8 + 8);
+        xs.insert(xs.end(), x.begin() + s * features, x.begin() + (s + 1) * features);
         ys.push_back(y[s]);
       }
     }
   }
-  NDArrayIter all({{"data", NDArray::FromVector<float>({96, 8}, xs)}},
+  NDArrayIter all({{"data", NDArray::FromVector<float>({96, features}, xs)}},
                   {{"softmax_label", NDArray::FromVector<float>({96}, ys)}}, {.batch_size = 16});
-  Trainer local(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
-  auto local_results = local.Fit(all, nullptr, Config());
+  Trainer local(Mlp(hidden), {Context::CPU(0), Context::CPU(1)});
+  auto local_results = local.Fit(all, nullptr, Config(update_on_kvstore));
 
   std::map<std::string, NDArray> a, b, aux;
   distributed.GetParams(&a, &aux);
@@ -74,6 +82,19 @@ TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
   }
   // Metrics are summed over the workers: both report accuracy over all 96 samples.
   EXPECT_DOUBLE_EQ(dist_results.back().train[0].second, local_results.back().train[0].second);
+}
+
+TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
+  ExpectTwoWorkersEqualOneProcess(8, 16, true);
+}
+
+// CTest runs this binary with COHORT_KVSTORE_OVERLAP=1 and COHORT_KVSTORE_BUCKET_MB=1: fc1_weight
+// (1024 x 300 floats, 1.2 MB) is a bucket of its own after one with the other three parameters, so
+// the first bucket is reduced while fc1's backward still runs (Note [Overlapped push]).
+TEST(MpiTrainer, BucketsReducedDuringBackwardEqualOneProcess) {
+  for (bool update_on_kvstore : {true, false}) {
+    ExpectTwoWorkersEqualOneProcess(1024, 300, update_on_kvstore);
+  }
 }
 
 }  // namespace
