@@ -1,5 +1,6 @@
 // The "mpi" (dist_sync) kvstore: one worker per process, gradients fused into buckets and summed
 // with MPI_Allreduce, initial weights broadcast from rank 0.
+#include <algorithm>
 #include <vector>
 
 #include "base/env.h"
@@ -37,7 +38,7 @@ int EnsureMpi() {
 // bucket of COHORT_KVSTORE_BUCKET_MB (allocated once) and summed with one MPI_Allreduce, then
 // copied back; a buffer larger than the bucket is reduced in place on its own. The buffers
 // arrive in the order the trainer pushes them (reverse layer order, the order backward produces
-// gradients), so the same grouping serves overlapping reduction with backward later.
+// gradients) and are grouped by PlanBuckets, as Note [Overlapped push] groups keys.
 class MpiKVStore : public KVStore {
  public:
   explicit MpiKVStore(const std::string& type) : KVStore(type) {
@@ -65,24 +66,32 @@ class MpiKVStore : public KVStore {
 
  protected:
   void AllReduce(const std::vector<NDArray>& buffers) override {
-    size_t used = 0, first = 0;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const size_t n = static_cast<size_t>(buffers[i].size());
-      if (n > bucket_.size()) {  // too big for a bucket: on its own, in place
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buffers[i].raw_data(), static_cast<int>(n), MPI_FLOAT,
-                                MPI_SUM, comm_));
+    sizes_.resize(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) sizes_[i] = buffers[i].nbytes();
+    if (sizes_ != planned_sizes_) {  // the same buffers every step: plan once
+      plan_ = PlanBuckets(sizes_, bucket_.size() * sizeof(float));
+      planned_sizes_ = sizes_;
+    }
+    for (const auto& [first, end] : plan_) {
+      if (end - first == 1 && sizes_[first] > bucket_.size() * sizeof(float)) {
+        // too big for a bucket: on its own, in place
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buffers[first].raw_data(),
+                                static_cast<int>(buffers[first].size()), MPI_FLOAT, MPI_SUM,
+                                comm_));
         continue;
       }
-      if (used + n > bucket_.size()) {
-        Flush(buffers, first, i, used);
-        used = 0;
-        first = i;
+      float* bucket = bucket_.data();
+      for (size_t i = first; i < end; ++i) {
+        bucket = std::copy_n(buffers[i].data<float>(), buffers[i].size(), bucket);
       }
-      if (used == 0) first = i;
-      std::copy_n(buffers[i].data<float>(), n, bucket_.data() + used);
-      used += n;
+      const int used = static_cast<int>(bucket - bucket_.data());
+      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bucket_.data(), used, MPI_FLOAT, MPI_SUM, comm_));
+      const float* sums = bucket_.data();
+      for (size_t i = first; i < end; ++i) {
+        std::copy_n(sums, buffers[i].size(), buffers[i].data<float>());
+        sums += buffers[i].size();
+      }
     }
-    if (used > 0) Flush(buffers, first, buffers.size(), used);
   }
 
   // MPI calls come from one thread at a time: the communication thread during a step, the
@@ -96,23 +105,12 @@ class MpiKVStore : public KVStore {
   }
 
  private:
-  // Sums the bucket holding buffers [first, end) (those that fit) and copies the sums back.
-  void Flush(const std::vector<NDArray>& buffers, size_t first, size_t end, size_t used) {
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bucket_.data(), static_cast<int>(used), MPI_FLOAT,
-                            MPI_SUM, comm_));
-    size_t offset = 0;
-    for (size_t i = first; i < end; ++i) {
-      const size_t n = static_cast<size_t>(buffers[i].size());
-      if (n > bucket_.size()) continue;  // reduced on its own
-      std::copy_n(bucket_.data() + offset, n, buffers[i].data<float>());
-      offset += n;
-    }
-  }
-
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   int thread_support_ = MPI_THREAD_SINGLE;
   std::vector<float> bucket_;
+  std::vector<size_t> sizes_, planned_sizes_;  // bytes of each buffer, now and when planned
+  std::vector<std::pair<size_t, size_t>> plan_;
 };
 
 }  // namespace
