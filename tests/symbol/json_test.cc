@@ -44,6 +44,39 @@ TEST(SymbolJSON, ZooModelsMatchTheMXNetExports) {
             Symbol::Load(Fixture("mlp-symbol.json")).ListArguments());
 }
 
+// The zoo's ResNet-20 is MXNet's example network (scripts/make_mxnet_resnet_fixture.py): the
+// same ops in the same order, arguments, auxiliary states and shapes.
+TEST(SymbolJSON, ZooResNet20MatchesMXNetsExample) {
+  Symbol ours = models::ByName("resnet20");
+  Symbol theirs = Symbol::Load(Fixture("resnet20-symbol.json"));
+  EXPECT_EQ(ours.ListArguments(), theirs.ListArguments());
+  EXPECT_EQ(ours.ListAuxiliaryStates(), theirs.ListAuxiliaryStates());
+  const Shape data = {2, 3, 32, 32};
+  EXPECT_EQ(CountParameters(theirs, data), 272544);  // printed by the fixture script
+  EXPECT_EQ(CountParameters(ours, data), 272544);
+  const Symbol::Shapes a = ours.InferShape({{"data", data}});
+  const Symbol::Shapes b = theirs.InferShape({{"data", data}});
+  EXPECT_EQ(a.arguments, b.arguments);
+  EXPECT_EQ(a.auxiliary, b.auxiliary);
+  EXPECT_EQ(a.outputs[0], Shape({2, 10}));
+  const auto ours_order = ours.TopoOrder(), theirs_order = theirs.TopoOrder();
+  ASSERT_EQ(ours_order.size(), theirs_order.size());
+  for (size_t i = 0; i < ours_order.size(); ++i) {
+    if (ours_order[i]->is_variable()) continue;
+    EXPECT_EQ(ours_order[i]->name, theirs_order[i]->name) << "node " << i;
+    EXPECT_EQ(ours_order[i]->impl->type(), theirs_order[i]->impl->type()) << "node " << i;
+    // MXNet writes the attributes it was given; the zoo also writes some defaults.
+    const auto& ours_attrs = ours_order[i]->impl->attrs();
+    for (const auto& [key, value] : theirs_order[i]->impl->attrs()) {
+      auto it = ours_attrs.find(key);
+      ASSERT_NE(it, ours_attrs.end()) << theirs_order[i]->name << " has no " << key;
+      EXPECT_EQ(it->second, value) << theirs_order[i]->name << "." << key;
+    }
+  }
+  EXPECT_THROW(models::ByName("resnet21"), Error);
+  EXPECT_THROW(models::ByName("resnet"), Error);
+}
+
 TEST(SymbolJSON, RoundTripKeepsGraphAndAttributes) {
   Symbol res = Symbol::Load(Fixture("resblock-symbol.json"));
   Symbol again = Symbol::FromJSON(res.ToJSON());
