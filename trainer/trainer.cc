@@ -182,9 +182,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
     metric->Reset();
     const auto start = Clock::now();
-    auto window = start;
+    auto window = start, t0 = start;
     int64_t batches = 0;
-    auto t0 = Clock::now();
     while (train.Next()) {
       const DataBatch& batch = train.Value();
       group_->LoadDataBatch(batch);
