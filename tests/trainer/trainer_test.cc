@@ -10,6 +10,7 @@
 #include "io/ndarray_iter.h"
 #include "ndarray/params_io.h"
 #include "symbol/ops.h"
+#include "tests/executor/alloc_counter.h"
 #include "trainer/checkpoint.h"
 
 namespace cohort {
@@ -80,6 +81,33 @@ TEST(Trainer, LearnsTheBlobs) {
   EXPECT_GT(results.back().train[0].second, 0.95);
   EXPECT_LT(results.back().train[1].second, results.front().train[1].second);  // ce falls
   EXPECT_GT(results.back().samples_per_sec, 0);
+}
+
+// Steps allocate nothing once warm: an epoch of 8 steps makes exactly as many heap allocations
+// as an epoch of 4 (binding, first-step state and per-epoch work are the same in both).
+TEST(Trainer, TrainingStepsAllocateNothing) {
+  for (const std::vector<Context>& devices :
+       {std::vector<Context>{Context::CPU(0)},
+        std::vector<Context>{Context::CPU(0), Context::CPU(1)}}) {
+    for (bool update_on_kvstore : {true, false}) {
+      auto allocations = [&](int64_t samples) {
+        auto [x, y] = Blobs();
+        NDArrayIter data({{"data", x.Slice(0, samples)}}, {{"softmax_label", y.Slice(0, samples)}},
+                         BatchOptions{.batch_size = 8, .shuffle = true, .seed = 9});
+        Trainer t(SmallMlp(0.3), devices);
+        FitConfig c = Config(1);
+        c.update_on_kvstore = update_on_kvstore;
+        testing::AllocationCounter counter;
+        t.Fit(data, nullptr, c);
+        return counter.count();
+      };
+      allocations(16);  // first-use allocations of the process (TBB arenas, thread_locals)
+      const int64_t four_steps = allocations(32);
+      const int64_t eight_steps = allocations(64);
+      EXPECT_EQ(four_steps, eight_steps)
+          << devices.size() << " device(s), update_on_kvstore " << update_on_kvstore;
+    }
+  }
 }
 
 TEST(Trainer, TwoDevicesEqualOneDevice) {
