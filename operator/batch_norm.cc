@@ -47,6 +47,8 @@ class BatchNorm : public Operator {
     return true;
   }
 
+  // Channels in parallel chunks (Note [Kernel threads]). Each row of a channel (one sample's
+  // plane) is reduced in float with partial sums, the rows in double.
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>& aux) const override {
     const AxisSplit s = SplitAt(in[0].shape(), 1);
@@ -60,35 +62,34 @@ class BatchNorm : public Operator {
     float* moving_var = F(aux[1]);
     const bool batch_stats = ctx.is_train && !use_global_stats_;
     const double m = static_cast<double>(s.outer * s.inner);
-    for (int64_t c = 0; c < s.size; ++c) {
-      if (batch_stats) {
-        double sum = 0, sq = 0;
+    auto channels = [&](int64_t, int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c) {
+        if (batch_stats) {
+          double sum = 0, sq = 0;
+          for (int64_t o = 0; o < s.outer; ++o) sum += Sum(x + (o * s.size + c) * s.inner, s.inner);
+          const float mu = static_cast<float>(sum / m);
+          for (int64_t o = 0; o < s.outer; ++o) {
+            sq += SumSquaredDeviations(x + (o * s.size + c) * s.inner, s.inner, mu);
+          }
+          mean[c] = mu;
+          var[c] = static_cast<float>(sq / m);
+          moving_mean[c] = moving_mean[c] * momentum_ + mean[c] * (1 - momentum_);
+          moving_var[c] = moving_var[c] * momentum_ + var[c] * (1 - momentum_);
+        } else {
+          mean[c] = moving_mean[c];
+          var[c] = moving_var[c];
+        }
+        const float inv_std = 1.0f / std::sqrt(var[c] + eps_);
+        const float scale = (fix_gamma_ ? 1.0f : gamma[c]) * inv_std;
+        const float shift = beta[c] - mean[c] * scale;
         for (int64_t o = 0; o < s.outer; ++o) {
           const float* row = x + (o * s.size + c) * s.inner;
-          for (int64_t i = 0; i < s.inner; ++i) sum += row[i];
+          float* dst = y + (o * s.size + c) * s.inner;
+          for (int64_t i = 0; i < s.inner; ++i) dst[i] = row[i] * scale + shift;
         }
-        const double mu = sum / m;
-        for (int64_t o = 0; o < s.outer; ++o) {
-          const float* row = x + (o * s.size + c) * s.inner;
-          for (int64_t i = 0; i < s.inner; ++i) sq += (row[i] - mu) * (row[i] - mu);
-        }
-        mean[c] = static_cast<float>(mu);
-        var[c] = static_cast<float>(sq / m);
-        moving_mean[c] = moving_mean[c] * momentum_ + mean[c] * (1 - momentum_);
-        moving_var[c] = moving_var[c] * momentum_ + var[c] * (1 - momentum_);
-      } else {
-        mean[c] = moving_mean[c];
-        var[c] = moving_var[c];
       }
-      const float inv_std = 1.0f / std::sqrt(var[c] + eps_);
-      const float scale = (fix_gamma_ ? 1.0f : gamma[c]) * inv_std;
-      const float shift = beta[c] - mean[c] * scale;
-      for (int64_t o = 0; o < s.outer; ++o) {
-        const float* row = x + (o * s.size + c) * s.inner;
-        float* dst = y + (o * s.size + c) * s.inner;
-        for (int64_t i = 0; i < s.inner; ++i) dst[i] = row[i] * scale + shift;
-      }
-    }
+    };
+    ParallelChunks(s.size, ChunksFor(ctx, s.size), channels, ctx.arena);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -101,40 +102,46 @@ class BatchNorm : public Operator {
     const float* dy = F(out_grad[0]);
     const float* mean = F(out[1]);
     const float* var = F(out[2]);
+    float* dx = req[0] == GradReq::kNull ? nullptr : F(in_grad[0]);
     const bool batch_stats = ctx.is_train && !use_global_stats_;
     const double m = static_cast<double>(s.outer * s.inner);
-    for (int64_t c = 0; c < s.size; ++c) {
-      const float inv_std = 1.0f / std::sqrt(var[c] + eps_);
-      const float g = fix_gamma_ ? 1.0f : gamma[c];
-      double sum_dy = 0, sum_dy_xhat = 0;
-      for (int64_t o = 0; o < s.outer; ++o) {
-        const int64_t base = (o * s.size + c) * s.inner;
-        for (int64_t i = 0; i < s.inner; ++i) {
-          sum_dy += dy[base + i];
-          sum_dy_xhat += dy[base + i] * (x[base + i] - mean[c]) * inv_std;
+    auto channels = [&](int64_t, int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c) {
+        const float inv_std = 1.0f / std::sqrt(var[c] + eps_);
+        const float g = fix_gamma_ ? 1.0f : gamma[c];
+        double sum_dy = 0, sum_dy_xmu = 0;  // Σ dy and Σ dy (x - mean)
+        for (int64_t o = 0; o < s.outer; ++o) {
+          const int64_t base = (o * s.size + c) * s.inner;
+          sum_dy += Sum(dy + base, s.inner);
+          sum_dy_xmu += SumProductsOfDeviations(dy + base, x + base, s.inner, mean[c]);
         }
-      }
-      if (req[1] != GradReq::kNull) {
-        Assign(req[1], F(in_grad[1]), c, fix_gamma_ ? 0.0f : static_cast<float>(sum_dy_xhat));
-      }
-      if (req[2] != GradReq::kNull) Assign(req[2], F(in_grad[2]), c, static_cast<float>(sum_dy));
-      if (req[0] == GradReq::kNull) continue;
-      float* dx = F(in_grad[0]);
-      for (int64_t o = 0; o < s.outer; ++o) {
-        const int64_t base = (o * s.size + c) * s.inner;
-        for (int64_t i = 0; i < s.inner; ++i) {
-          float v;
-          if (batch_stats) {
-            const double xhat = (x[base + i] - mean[c]) * inv_std;
-            v = static_cast<float>(g * inv_std *
-                                   (dy[base + i] - sum_dy / m - xhat * sum_dy_xhat / m));
+        const double sum_dy_xhat = sum_dy_xmu * inv_std;
+        if (req[1] != GradReq::kNull) {
+          Assign(req[1], F(in_grad[1]), c, fix_gamma_ ? 0.0f : static_cast<float>(sum_dy_xhat));
+        }
+        if (req[2] != GradReq::kNull) Assign(req[2], F(in_grad[2]), c, static_cast<float>(sum_dy));
+        if (!dx) continue;
+        // dx = g inv_std (dy - mean(dy) - xhat mean(dy xhat)), xhat = (x - mean) inv_std;
+        // with global statistics the mean and variance are constants: dx = g inv_std dy.
+        const float a = g * inv_std;
+        const float b = batch_stats ? static_cast<float>(sum_dy / m) : 0.0f;
+        const float k = batch_stats ? static_cast<float>(sum_dy_xhat / m) * inv_std : 0.0f;
+        const float mu = mean[c];
+        const bool add = req[0] == GradReq::kAdd;
+        for (int64_t o = 0; o < s.outer; ++o) {
+          const int64_t base = (o * s.size + c) * s.inner;
+          const float* d = dy + base;
+          const float* xs = x + base;
+          float* dst = dx + base;
+          if (add) {
+            for (int64_t i = 0; i < s.inner; ++i) dst[i] += a * (d[i] - b - (xs[i] - mu) * k);
           } else {
-            v = dy[base + i] * g * inv_std;
+            for (int64_t i = 0; i < s.inner; ++i) dst[i] = a * (d[i] - b - (xs[i] - mu) * k);
           }
-          Assign(req[0], dx, base + i, v);
         }
       }
-    }
+    };
+    ParallelChunks(s.size, ChunksFor(ctx, s.size), channels, ctx.arena);
   }
 
  private:

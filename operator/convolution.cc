@@ -80,19 +80,6 @@ void Col2ImAdd(const float* col, const ConvGeometry& g, float* x) {
   }
 }
 
-// Σ x[0..n) in 8 interleaved partial sums: a single running sum is one dependent add after
-// another (no vectorizing a float reduction without reassociation); 8 independent ones
-// vectorize, and the order is fixed, so the result is the same on every run and CPU.
-COHORT_CPU_CLONES float Sum(const float* x, int64_t n) {
-  float acc[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
-  }
-  for (; i < n; ++i) acc[i % 8] += x[i];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
 class Convolution : public Operator {
  public:
   explicit Convolution(const Attrs& attrs) {

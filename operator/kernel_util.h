@@ -82,6 +82,12 @@ inline int64_t ChunksFor(const OpContext& ctx, int64_t n) {
 // allocate nothing in the steady state (one device = one thread).
 float* Scratch(size_t n, int slot = 0);
 
+// Float reductions that vectorize, in a fixed order (operator/reductions.cc): Σ x[i],
+// Σ (x[i] - mean)², Σ a[i] (x[i] - mean) over [0, n).
+float Sum(const float* x, int64_t n);
+float SumSquaredDeviations(const float* x, int64_t n, float mean);
+float SumProductsOfDeviations(const float* a, const float* x, int64_t n, float mean);
+
 // beta for a GEMM that writes a gradient: 0 overwrites, 1 accumulates.
 inline float BetaFor(GradReq req) { return req == GradReq::kAdd ? 1.0f : 0.0f; }
 

@@ -64,6 +64,10 @@ TEST(ParallelKernels, FullyConnectedEqualsSerial) {
   ExpectParallelEqualsSerial("FullyConnected", {{"num_hidden", "7"}}, {{10, 9}});
 }
 
+TEST(ParallelKernels, BatchNormEqualsSerial) {
+  ExpectParallelEqualsSerial("BatchNorm", {{"fix_gamma", "False"}}, {{4, 7, 5, 5}});
+}
+
 TEST(ParallelKernels, ActivationAndPoolingEqualSerial) {
   ExpectParallelEqualsSerial("Activation", {{"act_type", "tanh"}}, {{5, 70000}});
   ExpectParallelEqualsSerial("Pooling", {{"kernel", "(2,2)"}, {"stride", "(2,2)"}},
