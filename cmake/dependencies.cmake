@@ -4,6 +4,7 @@ find_package(TBB REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(GTest REQUIRED)
 find_package(dnnl REQUIRED)
+find_package(OpenMP REQUIRED)  # oneDNN (Debian) runs on OpenMP; Cohort sets its thread count
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)

@@ -1,7 +1,9 @@
-// Convolution (2-D, NCHW): im2col + OpenBLAS GEMM per sample and group, as MXNet's own CPU path.
+// Convolution (2-D, NCHW): oneDNN where it suits the channels (Note [oneDNN convolution]), else
+// im2col + OpenBLAS GEMM per sample and group, as MXNet's own CPU path.
 #include <algorithm>
 #include <cstring>
 
+#include "operator/dnnl_conv.h"
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
@@ -146,6 +148,17 @@ class Convolution : public Operator {
     const float* w = F(in[1]);
     const float* bias = no_bias_ ? nullptr : F(in[2]);
     float* y = F(out[0]);
+    if (UsesDnnl(d)) {  // Note [oneDNN convolution]
+      ParallelChunks(
+          d[0], ChunksFor(ctx, d[0]),
+          [&](int64_t, int64_t begin, int64_t end) {
+            DnnlConvForward(DnnlShape(d, end - begin), x + begin * d[1] * g.height * g.width, w,
+                            y + begin * num_filter_ * spatial);
+            if (bias) AddBias(bias, begin, end, spatial, y);
+          },
+          ctx.arena);
+      return;
+    }
     ParallelChunks(
         d[0], ChunksFor(ctx, d[0]),
         [&](int64_t, int64_t begin, int64_t end) {
@@ -162,32 +175,75 @@ class Convolution : public Operator {
                 Gemm(false, false, filters, spatial, patch, 1.0f, wg, col, 0.0f, yg);
               }
             }
-            if (!bias) continue;
-            for (int64_t f = 0; f < num_filter_; ++f) {
-              float* row = y + (n * num_filter_ + f) * spatial;
-              for (int64_t s = 0; s < spatial; ++s) row[s] += bias[f];
-            }
           }
+          if (bias) AddBias(bias, begin, end, spatial, y);
         },
         ctx.arena);
   }
 
-  // Samples in parallel chunks. Chunk 0 accumulates its weight gradient in place; the others in
-  // buffers of the calling thread, added in chunk order afterwards (Note [Kernel threads]).
+  // Samples in parallel chunks (Note [Kernel threads]).
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     const Shape& d = in[0].shape();
+    const float* x = F(in[0]);
+    const float* w = F(in[1]);
+    const float* dy = F(out_grad[0]);
+    const int64_t chunks = ChunksFor(ctx, d[0]);
+    if (UsesDnnl(d)) {
+      BackwardDnnl(ctx, d, chunks, x, w, dy, req, in_grad);
+    } else {
+      BackwardIm2Col(ctx, d, chunks, x, w, dy, req, in_grad);
+    }
+    const ConvGeometry g = Geometry(d);
+    BiasGradient(d, g.out_h * g.out_w, dy, req, in_grad);
+  }
+
+ private:
+  // Note [oneDNN convolution]: samples in chunks; each chunk's weight gradient is written to a
+  // buffer of the calling thread, except chunk 0's when it may overwrite dW; then added in order.
+  void BackwardDnnl(const OpContext& ctx, const Shape& d, int64_t chunks, const float* x,
+                    const float* w, const float* dy, const std::vector<GradReq>& req,
+                    const std::vector<NDArray>& in_grad) const {
+    const ConvGeometry g = Geometry(d);
+    const int64_t weights = num_filter_ * g.channels * g.kh * g.kw;
+    const int64_t in_size = d[1] * g.height * g.width, out_size = num_filter_ * g.out_h * g.out_w;
+    const bool write_dw = req[1] == GradReq::kWrite;
+    const int64_t buffers = req[1] == GradReq::kNull ? 0 : write_dw ? chunks - 1 : chunks;
+    float* partials = buffers > 0 ? Scratch(buffers * weights, 2) : nullptr;
+    float* dw = req[1] == GradReq::kNull ? nullptr : F(in_grad[1]);
+    ParallelChunks(
+        d[0], chunks,
+        [&](int64_t chunk, int64_t begin, int64_t end) {
+          const DnnlConvShape shape = DnnlShape(d, end - begin);
+          if (dw) {
+            float* target = write_dw ? (chunk == 0 ? dw : partials + (chunk - 1) * weights)
+                                     : partials + chunk * weights;
+            DnnlConvBackwardWeights(shape, x + begin * in_size, dy + begin * out_size, target);
+          }
+          if (req[0] != GradReq::kNull) {
+            DnnlConvBackwardData(shape, dy + begin * out_size, w, F(in_grad[0]) + begin * in_size,
+                                 req[0] == GradReq::kAdd);
+          }
+        },
+        ctx.arena);
+    for (int64_t b = 0; b < buffers; ++b) {
+      const float* p = partials + b * weights;
+      for (int64_t i = 0; i < weights; ++i) dw[i] += p[i];
+    }
+  }
+
+  // Chunk 0 accumulates its weight gradient in place; the others in buffers of the calling
+  // thread, added in chunk order afterwards.
+  void BackwardIm2Col(const OpContext& ctx, const Shape& d, int64_t chunks, const float* x,
+                      const float* w, const float* dy, const std::vector<GradReq>& req,
+                      const std::vector<NDArray>& in_grad) const {
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
     const int64_t filters = num_filter_ / num_group_;
     const int64_t weights = num_filter_ * patch;
-    const float* x = F(in[0]);
-    const float* w = F(in[1]);
-    const float* dy = F(out_grad[0]);
     const bool pointwise = IsPointwise(g);
-    const int64_t chunks = ChunksFor(ctx, d[0]);
     float* partials =
         chunks > 1 && req[1] != GradReq::kNull ? Scratch((chunks - 1) * weights, 2) : nullptr;
     if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
@@ -235,6 +291,10 @@ class Convolution : public Operator {
         for (int64_t i = 0; i < weights; ++i) dw[i] += p[i];
       }
     }
+  }
+
+  void BiasGradient(const Shape& d, int64_t spatial, const float* dy,
+                    const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad) const {
     if (!no_bias_ && req[2] != GradReq::kNull) {
       float* db = F(in_grad[2]);
       if (req[2] == GradReq::kWrite) std::fill_n(db, num_filter_, 0.0f);
@@ -245,7 +305,24 @@ class Convolution : public Operator {
     }
   }
 
- private:
+  // y[n] += bias for samples [begin, end).
+  void AddBias(const float* bias, int64_t begin, int64_t end, int64_t spatial, float* y) const {
+    for (int64_t n = begin; n < end; ++n) {
+      for (int64_t f = 0; f < num_filter_; ++f) {
+        float* row = y + (n * num_filter_ + f) * spatial;
+        for (int64_t s = 0; s < spatial; ++s) row[s] += bias[f];
+      }
+    }
+  }
+
+  bool UsesDnnl(const Shape& d) const { return DnnlConvSuits(d[1], num_filter_, num_group_); }
+
+  DnnlConvShape DnnlShape(const Shape& d, int64_t batch) const {
+    const ConvGeometry g = Geometry(d);
+    return {batch, d[1], g.height, g.width, num_filter_, g.out_h, g.out_w, g.kh,
+            g.kw,  g.sh, g.sw,     g.ph,    g.pw,        g.dh,    g.dw};
+  }
+
   ConvGeometry Geometry(const Shape& d) const {
     ConvGeometry g;
     g.channels = d[1] / num_group_;
