@@ -11,6 +11,7 @@ PACKAGES=(
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9
   libgtest-dev libgmock-dev
   libdnnl-dev libdnnl2
+  ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers opencl-c-headers opencl-clhpp-headers
   libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev
   libopenblas-dev libopenblas0 libopenblas0-pthread libopenblas-pthread-dev libgfortran5
   libopenmpi-dev libopenmpi3 openmpi-common libpmix2 libevent-core-2.1-7 libevent-pthreads-2.1-7
