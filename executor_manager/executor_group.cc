@@ -6,7 +6,6 @@
 
 #include "base/env.h"
 #include "base/seed.h"
-#include "kvstore/kvstore.h"
 
 namespace cohort {
 
@@ -187,8 +186,14 @@ void DataParallelExecutorGroup::GetParams(std::map<std::string, NDArray>* arg_pa
     if (out.is_none() || out.shape() != aux_arrays_[i][0].shape()) {
       out = NDArray::Empty(aux_arrays_[i][0].shape());
     }
-    SumInto(aux_arrays_[i], out);
+    // The mean over devices (moving statistics differ by the samples each device saw).
+    aux_arrays_[i][0].CopyTo(out);
     float* v = out.data<float>();
+    for (size_t d = 1; d < aux_arrays_[i].size(); ++d) {
+      const NDArray host = aux_arrays_[i][d].CopyTo(Context::CPU());
+      const float* a = host.data<float>();
+      for (int64_t j = 0; j < out.size(); ++j) v[j] += a[j];
+    }
     for (int64_t j = 0; j < out.size(); ++j) v[j] /= static_cast<float>(aux_arrays_[i].size());
   }
 }
