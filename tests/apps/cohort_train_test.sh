@@ -20,6 +20,14 @@ check "predict exits 0 with one row per validation sample" '[[ $? -eq 0 && $(wc 
 # Validation sample i has class i % 10 (configs/synthetic_mlp.yaml's generator).
 correct=$(awk -F, '{ if ($1 == (NR - 1) % 10) n++ } END { print n + 0 }' "$tmp/p.csv")
 check "predictions match the labels ($correct of 1024)" '[[ $correct -ge 1000 ]]'
+# --profile: the step's phases, then one row per op with times that add up to at most the step.
+"$train" --config "$config" --set epochs=1 --set log_level=warn --profile > "$tmp/profile.txt" 2>&1
+check "profile header and phases" \
+  'grep -q "^# profile: [0-9]* steps, [0-9.]* ms per step$" "$tmp/profile.txt" && [[ $(grep -cE "^(data|forward|backward|update|metric)[[:blank:]]" "$tmp/profile.txt") -eq 5 ]]'
+check "profile rows for the MLP's ops (fc1..fc3, relus, softmax)" \
+  '[[ $(grep -cE "^(flatten|fc1|relu1|fc2|relu2|fc3|softmax)[[:blank:]]" "$tmp/profile.txt") -eq 7 ]]'
+check "op shares sum to at most 1" \
+  'awk -F"[[:blank:]]" "/^(flatten|fc|relu|softmax)/ { s += \$5 } END { exit !(s > 0 && s <= 1.0001) }" "$tmp/profile.txt"'
 out=$("$train" --config "$config" --set optimizer.lr=fast 2>&1); code=$?
 check "a wrong type is exit 2 naming the key" '[[ $code -eq 2 && "$out" == *"key '"'"'optimizer.lr'"'"': expected a number"* ]]'
 out=$("$train" --config "$config" --set modle.name=mlp 2>&1); code=$?
