@@ -217,12 +217,14 @@ void Executor::Build(const Executor* shared_exec) {
   std::vector<Shape> shape(num_entries);
   std::vector<NDArray> data(num_entries), grad(num_entries);
   std::vector<bool> needs_grad(num_entries, false), is_variable(num_entries, false);
+  std::vector<int> arg_entry(arg_names.size(), -1);  // the entry of each argument
   for (size_t n = 0; n < order.size(); ++n) {
     const SymbolNode& node = *order[n];
     const int e0 = first_entry[&node];
     if (node.is_variable()) {
       is_variable[e0] = true;
       if (auto a = arg_index.find(node.name); a != arg_index.end()) {
+        arg_entry[a->second] = e0;
         data[e0] = args_[a->second];
         grad[e0] = grads_[a->second];
         needs_grad[e0] = grad_reqs_[a->second] != GradReq::kNull;
@@ -394,13 +396,9 @@ void Executor::Build(const Executor* shared_exec) {
   for (size_t i = 0; i < arg_names.size(); ++i) {
     if (grad_reqs_[i] == GradReq::kNull) continue;
     int last_writer = -1;
-    for (size_t n = 0; n < order.size() && last_writer < 0; ++n) {
-      const SymbolNode& node = *order[n];
-      if (node.is_variable() || !steps_[op_index[n]]->backward) continue;
-      for (int a = 0; a < node.num_arguments(); ++a) {
-        if (node.inputs[a].node->is_variable() && node.inputs[a].node->name == arg_names[i]) {
-          last_writer = op_index[n];
-        }
+    for (auto [consumer, is_arg] : readers[arg_entry[i]]) {
+      if (is_arg && steps_[consumer]->backward && (last_writer < 0 || consumer < last_writer)) {
+        last_writer = consumer;
       }
     }
     if (last_writer >= 0) {
