@@ -228,10 +228,7 @@ class Convolution : public Operator {
           }
         },
         ctx.arena);
-    for (int64_t b = 0; b < buffers; ++b) {
-      const float* p = partials + b * weights;
-      for (int64_t i = 0; i < weights; ++i) dw[i] += p[i];
-    }
+    AddPartials(partials, buffers, weights, dw);
   }
 
   // Chunk 0 accumulates its weight gradient in place; the others in buffers of the calling
@@ -284,12 +281,14 @@ class Convolution : public Operator {
           }
         },
         ctx.arena);
-    if (partials) {
-      float* dw = F(in_grad[1]);
-      for (int64_t c = 0; c + 1 < chunks; ++c) {
-        const float* p = partials + c * weights;
-        for (int64_t i = 0; i < weights; ++i) dw[i] += p[i];
-      }
+    if (partials) AddPartials(partials, chunks - 1, weights, F(in_grad[1]));
+  }
+
+  // dw += each of `buffers` partial weight gradients, in chunk order (Note [Kernel threads]).
+  static void AddPartials(const float* partials, int64_t buffers, int64_t weights, float* dw) {
+    for (int64_t b = 0; b < buffers; ++b) {
+      const float* p = partials + b * weights;
+      for (int64_t i = 0; i < weights; ++i) dw[i] += p[i];
     }
   }
 
