@@ -2,6 +2,7 @@
 #include "apps/train_config.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -10,10 +11,21 @@
 #include "io/ndarray_iter.h"
 #include "io/prefetching_iter.h"
 #include "io/resize_iter.h"
+#include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 
 namespace cohort {
 namespace {
+
+// "gpu:local" is the GPU of this rank's index among the ranks on its host (one process per GPU
+// under mpirun, as Horovod's local_rank), read from Open MPI's or MPICH's environment.
+std::string ResolveLocalGpu(const std::string& devices) {
+  if (devices != "gpu:local") return devices;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
+    if (const char* v = std::getenv(name); v && *v) return std::string("gpu:") + v;
+  }
+  return "gpu:0";
+}
 
 // Every key a configuration may hold, with its type.
 const char* kSchema = R"(
@@ -200,7 +212,7 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     Fail("model: " + e.message());
   }
   try {
-    c.devices = ParseContexts(Get<std::string>(root, "devices", "cpu:0"));
+    c.devices = ParseContexts(ResolveLocalGpu(Get<std::string>(root, "devices", "cpu:0")));
   } catch (const Error& e) {
     Fail("key 'devices': " + e.message());
   }
@@ -210,6 +222,18 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
          std::to_string(c.devices.size()) + " devices");
   }
   c.kvstore = Get<std::string>(root, "kvstore", "local");
+  const bool gpu_kvstore = c.kvstore == "device" || c.kvstore == "nccl";
+  for (const Context& d : c.devices) {
+    if (gpu_kvstore && !d.is_gpu()) {
+      Fail("key 'kvstore': " + c.kvstore + " reduces on GPUs but 'devices' lists " + d.ToString() +
+           "; use local or mpi for CPU devices");
+    }
+    if (d.is_gpu() && d.id >= device::Count()) {
+      Fail("key 'devices': " + d.ToString() + " does not exist: this process sees " +
+           std::to_string(device::Count()) + " GPU(s)" +
+           (device::BuiltWithCuda() ? "" : " (this build of Cohort has no CUDA)"));
+    }
+  }
   c.batch_size = Get<int64_t>(root, "batch_size", 128);
   if (c.batch_size <= 0) Fail("key 'batch_size' must be positive");
   c.threads = static_cast<int>(Get<int64_t>(root, "threads", 0));

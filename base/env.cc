@@ -57,8 +57,11 @@ EnvConfig ReadEnv() {
   if (const char* level = std::getenv("COHORT_LOG_LEVEL"); level && *level) env.log_level = level;
   env.num_threads = ReadInt("COHORT_NUM_THREADS", DefaultThreads(), 1);
   env.gpu_mem_pool = ReadInt("COHORT_GPU_MEM_POOL", 1, 0) != 0;
+  env.gpu_tf32 = ReadInt("COHORT_GPU_TF32", 0, 0) != 0;
   env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1);
-  env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0;
+  if (const char* o = std::getenv("COHORT_KVSTORE_OVERLAP"); o && *o) {
+    env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0 ? 1 : 0;
+  }
   return env;
 }
 

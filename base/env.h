@@ -13,14 +13,18 @@ struct EnvConfig {
   int num_threads = 0;
   // COHORT_GPU_MEM_POOL: 1 caches freed GPU blocks for reuse, 0 frees them at once (default 1).
   bool gpu_mem_pool = true;
+  // COHORT_GPU_TF32: 1 lets cuBLAS and cuDNN use TF32 tensor cores for float32 GEMMs and
+  // convolutions (10-bit mantissa inputs, float32 accumulation); 0 keeps full float32 (default).
+  bool gpu_tf32 = false;
   // COHORT_KVSTORE_BUCKET_MB: gradients are fused into buckets of this size for each MPI
   // allreduce (default 4).
   int kvstore_bucket_mb = 4;
   // COHORT_KVSTORE_OVERLAP: 1 reduces gradient buckets across workers on a communication thread
-  // while backward still runs (Note [Overlapped push]), 0 after backward (default 0: with CPU
-  // devices on every core the thread takes cycles from backward; LeNet under mpirun -np 2 on 2
-  // cores ran 19.0-20.6 ms per step with it, 18.2-19.4 without).
-  bool kvstore_overlap = false;
+  // while backward still runs (Note [Overlapped push]), 0 after backward. Unset (-1): the
+  // kvstore's default: on for nccl (the GPUs compute while NCCL communicates), off for mpi (with
+  // CPU devices on every core the thread takes cycles from backward; LeNet under mpirun -np 2 on
+  // 2 cores ran 19.0-20.6 ms per step with it, 18.2-19.4 without).
+  int kvstore_overlap = -1;
 };
 
 // The default COHORT_NUM_THREADS (Note [Default thread count]): `allowed` cores of the affinity

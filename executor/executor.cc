@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "executor/memory_plan.h"
+#include "operator/gpu_resources.h"
 
 namespace cohort {
 
@@ -65,7 +66,9 @@ struct Executor::Step {
 // Note [Op profile]
 // With profiling on, each op's Forward and Backward is timed with the steady clock (two clock
 // reads per op, ~50 ns) and summed in its Step; off, the hot loop only tests a flag. The times
-// are wall times of the calling device thread, kernels' parallel loops included.
+// are wall times of the calling device thread, kernels' parallel loops included. On a GPU the
+// executor waits for its stream after each op while profiling, so a time covers the op's kernels
+// (and the steps lose their overlap of launch and execution).
 namespace {
 using ProfileClock = std::chrono::steady_clock;
 double SecondsSince(ProfileClock::time_point start) {
@@ -81,8 +84,6 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
                                          const std::vector<GradReq>& grad_reqs,
                                          const std::vector<NDArray>& aux_states,
                                          const Executor* shared_exec) {
-  COHORT_CHECK(ctx.is_host()) << "Bind: " << ctx
-                              << " has no kernels yet: operators run on the CPU only";
   const std::vector<std::string> arg_names = symbol.ListArguments();
   const std::vector<std::string> aux_names = symbol.ListAuxiliaryStates();
   auto list = [](const std::vector<std::string>& names) {
@@ -98,8 +99,15 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
       << "Bind: " << arg_grads.size() << " gradient arrays and " << grad_reqs.size()
       << " grad_reqs for " << args.size() << " arguments";
   std::map<std::string, Shape> known;
+  // Every array must live where the kernels run (host arrays for cpu contexts).
+  auto on_ctx = [&](const NDArray& a) {
+    return a.ctx().is_gpu() == ctx.is_gpu() && (!ctx.is_gpu() || a.ctx().id == ctx.id);
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     COHORT_CHECK(!args[i].is_none()) << "Bind: argument '" << arg_names[i] << "' has no array";
+    COHORT_CHECK(on_ctx(args[i]) && (arg_grads[i].is_none() || on_ctx(arg_grads[i])))
+        << "Bind: argument '" << arg_names[i] << "' (or its gradient) is on " << args[i].ctx()
+        << ", not on the executor's context " << ctx;
     COHORT_CHECK(args[i].dtype() == DType::kFloat32)
         << "Bind: argument '" << arg_names[i] << "' is " << args[i].dtype()
         << "; operators take float32";
@@ -113,6 +121,8 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
   for (size_t i = 0; i < aux_states.size(); ++i) {
     COHORT_CHECK(!aux_states[i].is_none())
         << "Bind: auxiliary state '" << aux_names[i] << "' has no array";
+    COHORT_CHECK(on_ctx(aux_states[i])) << "Bind: auxiliary state '" << aux_names[i] << "' is on "
+                                        << aux_states[i].ctx() << ", not on " << ctx;
     known[aux_names[i]] = aux_states[i].shape();
   }
   Symbol::Shapes shapes;
@@ -190,6 +200,17 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
 
 void Executor::Build(const Executor* shared_exec) {
   const auto order = symbol_.TopoOrder();
+  if (ctx_.is_gpu()) {
+    for (const auto& node : order) {
+      COHORT_CHECK(node->is_variable() || node->impl->HasGpuKernel())
+          << "Bind: node '" << node->name << "' (" << node->impl->type() << ") has no GPU kernel"
+          << (op::BuiltWithGpuKernels() ? "" : " (this build has no CUDA)") << "; bind on cpu";
+    }
+    // Executors sharing memory (Reshape, buckets) must run in order: one stream for all.
+    gpu_ = shared_exec && shared_exec->gpu_
+               ? shared_exec->gpu_
+               : std::shared_ptr<op::GpuResources>(op::GpuResources::Create(ctx_.id));
+  }
   const std::vector<std::string> arg_names = symbol_.ListArguments();
   const std::vector<std::string> aux_names = symbol_.ListAuxiliaryStates();
   std::unordered_map<std::string, int> arg_index, aux_index;
@@ -431,18 +452,25 @@ void Executor::Forward(bool is_train, const std::map<std::string, NDArray>& inpu
   Forward(is_train);
 }
 
+void Executor::WaitAll() const {
+  if (gpu_) gpu_->Synchronize();
+}
+
 void Executor::Forward(bool is_train) {
   ++forward_count_;
+  if (gpu_) gpu_->MakeCurrent();
   for (const auto& step : steps_) {
     const op::OpContext ctx{
         .is_train = is_train,
         .ctx = ctx_,
         .arena = arena_,
         .seed = random_seed_ ^ forward_count_ * 0x9E3779B97F4A7C15ull ^
-                (static_cast<uint64_t>(step->node_index) + 1) * 0xBF58476D1CE4E5B9ull};
+                (static_cast<uint64_t>(step->node_index) + 1) * 0xBF58476D1CE4E5B9ull,
+        .gpu = gpu_.get()};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     step->impl->Forward(ctx, step->in, step->out_req, step->out, step->aux);
     if (profiling_) {
+      WaitAll();  // GPU kernels are asynchronous: time each op to its end
       step->timing.forward_seconds += SecondsSince(start);
       ++step->timing.forward_calls;
     }
@@ -468,13 +496,15 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
         << "' is not a loss: pass its head gradient";
     head_grads[k].CopyTo(buffer);
   }
+  if (gpu_) gpu_->MakeCurrent();
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
     Step& step = **it;
     if (!step.backward) continue;
-    const op::OpContext ctx{.is_train = true, .ctx = ctx_, .arena = arena_};
+    const op::OpContext ctx{.is_train = true, .ctx = ctx_, .arena = arena_, .gpu = gpu_.get()};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     step.impl->Backward(ctx, step.out_grad, step.in, step.out, step.in_req, step.in_grad, step.aux);
     if (profiling_) {
+      WaitAll();
       step.timing.backward_seconds += SecondsSince(start);
       ++step.timing.backward_calls;
     }

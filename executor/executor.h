@@ -13,10 +13,15 @@
 namespace cohort {
 
 class MemoryPool;
+namespace op {
+class GpuResources;
+}
 
 // Binds a symbol's arguments, gradients and auxiliary states to arrays and runs the graph.
 // Bind plans all intermediate memory once (Note [Static memory plan]); Forward and Backward
-// allocate nothing. An executor is used from one thread at a time.
+// allocate nothing. An executor is used from one thread at a time. On a gpu context the kernels
+// run on the executor's stream and Forward/Backward return once they are enqueued (Note [GPU
+// streams]); reading an array (CopyTo, ToVector) waits for them.
 class Executor {
  public:
   using Monitor = std::function<void(const std::string& name, const NDArray& array)>;
@@ -107,6 +112,9 @@ class Executor {
     forward_count_ = 0;
   }
 
+  // Waits until every kernel enqueued on a GPU executor's stream has run (no-op on the CPU).
+  void WaitAll() const;
+
   // Threads for this executor's CPU kernels (default: all cores).
   void set_arena(ThreadArena* arena) { arena_ = arena; }
 
@@ -124,6 +132,7 @@ class Executor {
   std::vector<std::pair<int, NDArray>> heads_;  // (output index, its gradient buffer) to fill
   std::vector<NDArray> zero_grads_;             // gradient buffers nobody writes: zeros
   std::shared_ptr<MemoryPool> pool_;
+  std::shared_ptr<op::GpuResources> gpu_;  // gpu contexts: stream and handles, shared on Reshape
   size_t planned_bytes_ = 0;
   Monitor monitor_;
   bool monitor_all_ = false;

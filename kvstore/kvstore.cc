@@ -20,8 +20,12 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   }
   if (type == "mpi" || type == "dist_sync") return CreateMpiKVStore(type);
   if (type == "device" || type == "nccl") {
-    COHORT_THROW() << "kvstore '" << type << "' reduces on GPUs, which this build of Cohort does "
-                   << "not do yet (operators run on the CPU): use local or mpi";
+#if COHORT_NCCL
+    return CreateNcclKVStore(type);
+#else
+    COHORT_THROW() << "kvstore '" << type << "' reduces on GPUs with NCCL, which this build of "
+                   << "Cohort does not have (configure with nvcc and NCCL): use local or mpi";
+#endif
   }
   COHORT_THROW() << "unknown kvstore '" << type
                  << "': expected local, mpi (dist_sync), device or nccl";
@@ -74,7 +78,7 @@ void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<N
     auto it = merged_.find(keys[k]);
     COHORT_CHECK(it != merged_.end()) << "kvstore Push: key " << keys[k] << " was not Init'ed";
     COHORT_CHECK(!values[k].empty()) << "kvstore Push: no values for key " << keys[k];
-    SumInto(values[k], it->second);
+    SumInto(OnHost(keys[k], values[k]), it->second);
     reduce_list_.push_back(it->second);
   }
   AllReduce(reduce_list_);
@@ -86,6 +90,28 @@ void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<N
       sum.CopyTo(store_.at(keys[k]));
     }
   }
+}
+
+// As MXNet's local kvstore, GPU values are summed on the host: each is copied into a pinned
+// buffer of its own (made on the first push, reused after), then summed with the host ones.
+const std::vector<NDArray>& KVStore::OnHost(int key, const std::vector<NDArray>& values) {
+  bool all_host = true;
+  for (const NDArray& v : values) all_host = all_host && v.ctx().is_host();
+  if (all_host) return values;
+  std::vector<NDArray>& staged = staging_[key];
+  staged.resize(values.size());
+  for (size_t d = 0; d < values.size(); ++d) {
+    if (values[d].ctx().is_host()) {
+      staged[d] = values[d];
+      continue;
+    }
+    if (staged[d].is_none() || !staged[d].ctx().is_host() ||
+        !(staged[d].shape() == values[d].shape())) {
+      staged[d] = NDArray::Empty(values[d].shape(), DType::kFloat32, Context::CPUPinned());
+    }
+    values[d].CopyTo(staged[d]);
+  }
+  return staged;
 }
 
 void KVStore::Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,
@@ -117,7 +143,10 @@ void KVStore::PushPull(const std::vector<int>& keys,
   Pull(keys, outs, priority);
 }
 
-bool KVStore::overlaps() const { return Env().kvstore_overlap && CanOverlap(); }
+bool KVStore::overlaps() const {
+  if (!CanOverlap()) return false;
+  return Env().kvstore_overlap < 0 ? OverlapsByDefault() : Env().kvstore_overlap > 0;
+}
 
 void KVStore::StartPushPull(const std::vector<int>& keys,
                             const std::vector<std::vector<NDArray>>& values,
@@ -155,10 +184,8 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
     }
   }
   if (!overlap_) {
-    overlap_ = std::make_unique<OverlappedPushPull>([this](size_t b) {
-      Push(buckets_[b].keys, buckets_[b].values);
-      Pull(buckets_[b].keys, buckets_[b].outs);
-    });
+    overlap_ = std::make_unique<OverlappedPushPull>(
+        [this](size_t b) { PushPull(buckets_[b].keys, buckets_[b].values, buckets_[b].outs); });
   }
   overlap_->Start(bucket_ranges_);
 }

@@ -16,13 +16,13 @@
 namespace cohort {
 
 // Keys are integers (parameter indices); every value of a key has the key's shape. Values are
-// float32 arrays on the host.
+// float32 arrays on the host or on GPUs; local and mpi reduce and update on the host.
 class KVStore {
  public:
   virtual ~KVStore() = default;
 
-  // "local", "mpi" or "dist_sync" (an alias of mpi). "device" and "nccl" need a CUDA build with
-  // NCCL and say so; other names are an error naming them.
+  // "local", "mpi" or "dist_sync" (an alias of mpi), "device" or "nccl" (builds with NCCL; others
+  // say so); other names are an error naming them.
   static std::unique_ptr<KVStore> Create(const std::string& type);
 
   const std::string& type() const { return type_; }
@@ -32,17 +32,18 @@ class KVStore {
 
   // Stores the initial value of each key. Under MPI, rank 0's values are broadcast so that every
   // worker starts from the same weights, and are written back into `values`.
-  void Init(const std::vector<int>& keys, const std::vector<NDArray>& values);
+  virtual void Init(const std::vector<int>& keys, const std::vector<NDArray>& values);
   // values[k][d]: the value of keys[k] on device d. Their sum over devices (and workers) becomes
   // the stored value, or, with an optimizer set, the gradient that updates it.
-  void Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
-            int priority = 0);
+  virtual void Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+                    int priority = 0);
   // Copies the stored value of keys[k] into every outs[k][d].
-  void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,
-            int priority = 0) const;
+  virtual void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,
+                    int priority = 0) const;
   // Push then Pull; outs may be the values themselves (an allreduce in place).
-  void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
-                const std::vector<std::vector<NDArray>>& outs, int priority = 0);
+  virtual void PushPull(const std::vector<int>& keys,
+                        const std::vector<std::vector<NDArray>>& values,
+                        const std::vector<std::vector<NDArray>>& outs, int priority = 0);
   // Copies rank 0's value of each key into outs on every worker (no reduction).
   void Broadcast(const std::vector<int>& keys, const std::vector<NDArray>& values,
                  const std::vector<std::vector<NDArray>>& outs);
@@ -58,7 +59,9 @@ class KVStore {
   void KeyReady(size_t position);
   void FinishPushPull();
 
-  // With an optimizer the store updates its weights on Push (update_on_kvstore).
+  // With an optimizer the store updates its weights on Push (update_on_kvstore). Kinds that
+  // reduce on the GPUs in place (device, nccl) keep no weights: the devices update themselves.
+  virtual bool SupportsUpdateOnKVStore() const { return true; }
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer) { optimizer_ = std::move(optimizer); }
   Optimizer* optimizer() const { return optimizer_.get(); }
 
@@ -71,15 +74,19 @@ class KVStore {
   virtual void AllReduce(const std::vector<NDArray>& buffers) { (void)buffers; }
   // Makes every worker's copy equal to rank 0's (no-op for local).
   virtual void BroadcastFromRoot(const std::vector<NDArray>& buffers) { (void)buffers; }
-  // Whether AllReduce may run on a communication thread while other threads compute.
+  // Whether AllReduce may run on a communication thread while other threads compute, and
+  // whether it does when COHORT_KVSTORE_OVERLAP is not set.
   virtual bool CanOverlap() const { return false; }
+  virtual bool OverlapsByDefault() const { return false; }
 
  private:
   std::string type_;
   std::map<int, NDArray> store_;   // the value (weight) of each key
   std::map<int, NDArray> merged_;  // the reduction buffer of each key, allocated at Init
   std::unique_ptr<Optimizer> optimizer_;
-  std::vector<NDArray> reduce_list_;  // reused between calls
+  std::vector<NDArray> reduce_list_;             // reused between calls
+  std::map<int, std::vector<NDArray>> staging_;  // pinned host copies of GPU values, per key
+  const std::vector<NDArray>& OnHost(int key, const std::vector<NDArray>& values);
 
   // Note [Overlapped push]: the step's arguments, their buckets (rebuilt when the key list
   // changes) and the communication thread (started on first use).
@@ -99,5 +106,8 @@ class KVStore {
 void SumInto(const std::vector<NDArray>& arrays, const NDArray& out);
 
 std::unique_ptr<KVStore> CreateMpiKVStore(const std::string& type);
+// "device" (the GPUs of this process) or "nccl" (also across processes under mpirun): NCCL
+// all-reduces the gradients in place on the GPUs (kvstore_nccl.cc; builds with NCCL only).
+std::unique_ptr<KVStore> CreateNcclKVStore(const std::string& type);
 
 }  // namespace cohort

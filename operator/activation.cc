@@ -6,6 +6,15 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// activation.cu (Note [GPU kernels]); act is an Act as an int, and `in` is null unless backward
+// reads the input.
+void ActivationForwardGpu(const OpContext& ctx, int act, float slope, const NDArray& in,
+                          const NDArray& out);
+void ActivationBackwardGpu(const OpContext& ctx, int act, float slope, GradReq req,
+                           const NDArray& out_grad, const NDArray* in, const NDArray& out,
+                           const NDArray& in_grad);
+
 namespace {
 
 enum class Act { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign, kLeaky, kElu, kSelu };
@@ -129,6 +138,8 @@ class Pointwise : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx,
+                        ActivationForwardGpu(ctx, static_cast<int>(act_), slope_, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t n = in[0].size();
@@ -145,6 +156,9 @@ class Pointwise : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
+    COHORT_GPU_DISPATCH(
+        ctx, ActivationBackwardGpu(ctx, static_cast<int>(act_), slope_, req[0], out_grad[0],
+                                   BackwardNeedsInputs() ? &in[0] : nullptr, out[0], in_grad[0]));
     const float* dy = F(out_grad[0]);
     const float* x = BackwardNeedsInputs() ? F(in[0]) : nullptr;
     const float* y = F(out[0]);
@@ -163,6 +177,7 @@ class Pointwise : public Operator {
   // may be reused by the output.
   bool BackwardNeedsInputs() const override { return act_ >= Act::kSoftsign; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
  private:
   Act act_ = Act::kRelu;

@@ -4,6 +4,18 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// batch_norm.cu (Note [GPU kernels]); the data splits as (outer, channels, inner) around axis 1.
+void BatchNormForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in,
+                         const std::vector<NDArray>& out, const std::vector<NDArray>& aux,
+                         int64_t outer, int64_t channels, int64_t inner, float eps, float momentum,
+                         bool fix_gamma, bool batch_stats);
+void BatchNormBackwardGpu(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                          const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                          const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                          int64_t outer, int64_t channels, int64_t inner, float eps, bool fix_gamma,
+                          bool batch_stats);
+
 namespace {
 
 class BatchNorm : public Operator {
@@ -30,6 +42,7 @@ class BatchNorm : public Operator {
   // The batch mean and variance are outputs too, saved for backward (MXNet's layout).
   std::vector<std::string> ListOutputs() const override { return {"output", "mean", "var"}; }
   int NumVisibleOutputs() const override { return output_mean_var_ ? 3 : 1; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>& aux) const override {
@@ -52,6 +65,9 @@ class BatchNorm : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>& aux) const override {
     const AxisSplit s = SplitAt(in[0].shape(), 1);
+    COHORT_GPU_DISPATCH(
+        ctx, BatchNormForwardGpu(ctx, in, out, aux, s.outer, s.size, s.inner, eps_, momentum_,
+                                 fix_gamma_, ctx.is_train && !use_global_stats_));
     const float* x = F(in[0]);
     const float* gamma = F(in[1]);
     const float* beta = F(in[2]);
@@ -97,6 +113,9 @@ class BatchNorm : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     const AxisSplit s = SplitAt(in[0].shape(), 1);
+    COHORT_GPU_DISPATCH(
+        ctx, BatchNormBackwardGpu(ctx, out_grad, in, out, req, in_grad, s.outer, s.size, s.inner,
+                                  eps_, fix_gamma_, ctx.is_train && !use_global_stats_));
     const float* x = F(in[0]);
     const float* gamma = F(in[1]);
     const float* dy = F(out_grad[0]);

@@ -7,6 +7,16 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// convolution.cu (Note [GPU kernels]); op keys the cached cuDNN plan, b is null without bias.
+void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const NDArray& x, const NDArray& w,
+                           const NDArray* b, const NDArray& y, const Shape& stride,
+                           const Shape& pad, const Shape& dilate, int64_t num_group);
+void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const NDArray& dy,
+                            const NDArray& x, const NDArray& w, const std::vector<GradReq>& req,
+                            const std::vector<NDArray>& grad, const Shape& stride, const Shape& pad,
+                            const Shape& dilate, int64_t num_group);
+
 namespace {
 
 struct ConvGeometry {
@@ -117,6 +127,7 @@ class Convolution : public Operator {
     return {"data", "weight", "bias"};
   }
   bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -140,6 +151,9 @@ class Convolution : public Operator {
   // Samples in parallel chunks, each with its thread's column buffer (Note [Kernel threads]).
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(
+        ctx, ConvolutionForwardGpu(ctx, this, in[0], in[1], no_bias_ ? nullptr : &in[2], out[0],
+                                   stride_, pad_, dilate_, num_group_));
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
@@ -186,6 +200,8 @@ class Convolution : public Operator {
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, ConvolutionBackwardGpu(ctx, this, out_grad[0], in[0], in[1], req,
+                                                    in_grad, stride_, pad_, dilate_, num_group_));
     const Shape& d = in[0].shape();
     const float* x = F(in[0]);
     const float* w = F(in[1]);

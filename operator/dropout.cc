@@ -5,6 +5,14 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// dropout.cu (Note [GPU kernels]): its masks come from a hash of (seed, index), not from the
+// CPU's mt19937_64 stream, so they differ from the CPU's but are as deterministic per seed.
+void DropoutForwardGpu(const OpContext& ctx, float p, bool active, const NDArray& in,
+                       const NDArray& out, const NDArray& mask);
+void DropoutBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_grad,
+                        const NDArray& mask, const NDArray& in_grad);
+
 namespace {
 
 class Dropout : public Operator {
@@ -23,6 +31,7 @@ class Dropout : public Operator {
   std::vector<std::string> ListOutputs() const override { return {"output", "mask"}; }
   int NumVisibleOutputs() const override { return 1; }
   bool BackwardNeedsInputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -33,6 +42,8 @@ class Dropout : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx,
+                        DropoutForwardGpu(ctx, p_, ctx.is_train || always_, in[0], out[0], out[1]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     float* mask = F(out[1]);
@@ -54,10 +65,12 @@ class Dropout : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad, const std::vector<NDArray>&,
-                const std::vector<NDArray>& out, const std::vector<GradReq>& req,
-                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
+    COHORT_GPU_DISPATCH(ctx, DropoutBackwardGpu(ctx, req[0], out_grad[0], out[1], in_grad[0]));
     const float* dy = F(out_grad[0]);
     const float* mask = F(out[1]);
     float* dx = F(in_grad[0]);

@@ -3,6 +3,19 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// elemwise.cu (Note [GPU kernels]); kind is a BinaryKind or ScalarKind as an int, and `in` is
+// null unless backward reads the input.
+void BinaryForwardGpu(const OpContext& ctx, int kind, const NDArray& lhs, const NDArray& rhs,
+                      const NDArray& out);
+void BinaryBackwardGpu(const OpContext& ctx, int kind, const NDArray& out_grad,
+                       const std::vector<NDArray>& in, const std::vector<GradReq>& req,
+                       const std::vector<NDArray>& in_grad);
+void ScalarForwardGpu(const OpContext& ctx, int kind, float scalar, const NDArray& in,
+                      const NDArray& out);
+void ScalarBackwardGpu(const OpContext& ctx, int kind, float scalar, GradReq req,
+                       const NDArray& out_grad, const NDArray* in, const NDArray& in_grad);
+
 namespace {
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv };
@@ -25,8 +38,9 @@ class Binary : public Operator {
     return ShapeKnown(out[0]);
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, BinaryForwardGpu(ctx, static_cast<int>(kind_), in[0], in[1], out[0]));
     const float* a = F(in[0]);
     const float* b = F(in[1]);
     float* y = F(out[0]);
@@ -51,10 +65,12 @@ class Binary : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(
+        ctx, BinaryBackwardGpu(ctx, static_cast<int>(kind_), out_grad[0], in, req, in_grad));
     const float* dy = F(out_grad[0]);
     const int64_t n = out_grad[0].size();
     for (int side = 0; side < 2; ++side) {
@@ -81,6 +97,7 @@ class Binary : public Operator {
   }
   bool BackwardNeedsOutputs() const override { return false; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}, {1, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
  private:
   BinaryKind kind_;
@@ -102,8 +119,10 @@ class Scalar : public Operator {
     return InferSameShape(in, out, type());
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx,
+                        ScalarForwardGpu(ctx, static_cast<int>(kind_), scalar_, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t n = out[0].size();
@@ -136,11 +155,14 @@ class Scalar : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
+    COHORT_GPU_DISPATCH(
+        ctx, ScalarBackwardGpu(ctx, static_cast<int>(kind_), scalar_, req[0], out_grad[0],
+                               BackwardNeedsInputs() ? &in[0] : nullptr, in_grad[0]));
     const float* dy = F(out_grad[0]);
     const float* x = F(in[0]);
     float* dx = F(in_grad[0]);
@@ -163,6 +185,7 @@ class Scalar : public Operator {
   bool BackwardNeedsInputs() const override { return kind_ == ScalarKind::kRDiv; }
   bool BackwardNeedsOutputs() const override { return false; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
  private:
   ScalarKind kind_;

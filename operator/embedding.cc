@@ -4,6 +4,14 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// embedding.cu (Note [GPU kernels]): clamps out-of-range indices where the CPU throws.
+void EmbeddingForwardGpu(const OpContext& ctx, const NDArray& data, const NDArray& weight,
+                         const NDArray& out, int64_t input_dim, int64_t output_dim);
+void EmbeddingBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& data,
+                          const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                          int64_t input_dim, int64_t output_dim);
+
 namespace {
 
 class Embedding : public Operator {
@@ -18,6 +26,7 @@ class Embedding : public Operator {
   }
   std::vector<std::string> ListArguments() const override { return {"data", "weight"}; }
   bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -29,8 +38,10 @@ class Embedding : public Operator {
     return true;
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx,
+                        EmbeddingForwardGpu(ctx, in[0], in[1], out[0], input_dim_, output_dim_));
     const float* idx = F(in[0]);
     const float* w = F(in[1]);
     float* y = F(out[0]);
@@ -40,10 +51,12 @@ class Embedding : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(
+        ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[0], req, in_grad, input_dim_, output_dim_));
     if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);  // indices get no gradient
     if (req[1] == GradReq::kNull) return;
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);

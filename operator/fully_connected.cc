@@ -2,6 +2,16 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// fully_connected.cu (Note [GPU kernels]); b is null without bias.
+void FullyConnectedForwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& w,
+                              const NDArray* b, const NDArray& y, int64_t rows, int64_t k,
+                              int64_t h);
+void FullyConnectedBackwardGpu(const OpContext& ctx, const NDArray& dy, const NDArray& x,
+                               const NDArray& w, const std::vector<GradReq>& req,
+                               const std::vector<NDArray>& grad, int64_t rows, int64_t k,
+                               int64_t h);
+
 namespace {
 
 class FullyConnected : public Operator {
@@ -45,6 +55,9 @@ class FullyConnected : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
+    COHORT_GPU_DISPATCH(
+        ctx, FullyConnectedForwardGpu(ctx, in[0], in[1], no_bias_ ? nullptr : &in[2], out[0], rows,
+                                      k, num_hidden_));
     const float* x = F(in[0]);
     const float* w = F(in[1]);
     const float* b = no_bias_ ? nullptr : F(in[2]);
@@ -70,6 +83,8 @@ class FullyConnected : public Operator {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
     const int64_t h = num_hidden_;
+    COHORT_GPU_DISPATCH(
+        ctx, FullyConnectedBackwardGpu(ctx, out_grad[0], in[0], in[1], req, in_grad, rows, k, h));
     const float* dy = F(out_grad[0]);
     if (req[0] != GradReq::kNull) {  // ddata = dy · W
       const float* w = F(in[1]);
@@ -103,6 +118,7 @@ class FullyConnected : public Operator {
   }
 
   bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
  private:
   int64_t num_hidden_;

@@ -31,6 +31,26 @@ namespace cohort::op {
 #define COHORT_CPU_CLONES
 #endif
 
+// Note [GPU kernels]
+// An op with CUDA kernels defines them in its own .cu file (declared in its .cc), returns
+// COHORT_GPU_KERNELS from HasGpuKernel, and begins Forward and Backward with
+// COHORT_GPU_DISPATCH(ctx, call): on a gpu context it runs `call` and returns. Builds without
+// CUDA compile neither the .cu files nor the calls; the executor refuses gpu contexts there.
+// The GPU kernels run on the executor's stream (Note [GPU streams]) and honour grad_req as the
+// CPU ones do; tests/operator/gpu_ops_test.cc runs each op on both contexts and compares.
+#if COHORT_CUDA
+#define COHORT_GPU_KERNELS true
+#define COHORT_GPU_DISPATCH(ctx, call) \
+  if ((ctx).ctx.is_gpu()) {            \
+    call;                              \
+    return;                            \
+  }
+#else
+#define COHORT_GPU_KERNELS false
+#define COHORT_GPU_DISPATCH(ctx, call) \
+  COHORT_CHECK(!(ctx).ctx.is_gpu()) << type() << ": this build has no GPU kernels"
+#endif
+
 // The float32 host data of an array used by a CPU kernel.
 inline float* F(const NDArray& a) {
   COHORT_CHECK(a.dtype() == DType::kFloat32 && a.ctx().is_host())

@@ -6,7 +6,33 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// loss_output.cu (Note [GPU kernels]). normalization: 0 null, 1 batch, 2 valid.
+void SoftmaxOutputForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out,
+                             int64_t outer, int64_t size, int64_t inner);
+void SoftmaxOutputBackwardGpu(const OpContext& ctx, const NDArray& out, const NDArray& label,
+                              const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                              int64_t outer, int64_t size, int64_t inner, float grad_scale,
+                              float ignore_label, float smooth_alpha, bool use_ignore,
+                              bool multi_output, int normalization);
+void RegressionOutputForwardGpu(const OpContext& ctx, bool logistic, const NDArray& in,
+                                const NDArray& out);
+void RegressionOutputBackwardGpu(const OpContext& ctx, bool mae, float grad_scale,
+                                 const NDArray& out, const NDArray& label,
+                                 const std::vector<GradReq>& req,
+                                 const std::vector<NDArray>& in_grad);
+void LossIdentityForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out);
+void MakeLossBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out,
+                         const NDArray& in_grad, float grad_scale, float valid_thresh,
+                         int normalization);
+void BlockGradBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& in_grad);
+
 namespace {
+
+// "null", "batch", "valid" as the GPU functions number them.
+inline int NormalizationCode(const std::string& normalization) {
+  return normalization == "batch" ? 1 : normalization == "valid" ? 2 : 0;
+}
 
 // Softmax of `size` values spaced `stride` apart.
 void SoftmaxStrided(const float* x, float* y, int64_t size, int64_t stride) {
@@ -39,6 +65,7 @@ class SoftmaxOutput : public Operator {
   std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
   bool IsLoss() const override { return true; }
   bool BackwardNeedsInputs() const override { return true; }  // the label
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -70,9 +97,10 @@ class SoftmaxOutput : public Operator {
     return {d[0], d.Size() / d[0], 1};
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const AxisSplit s = Split(in[0].shape());
+    COHORT_GPU_DISPATCH(ctx, SoftmaxOutputForwardGpu(ctx, in[0], out[0], s.outer, s.size, s.inner));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     for (int64_t o = 0; o < s.outer; ++o) {
@@ -83,12 +111,16 @@ class SoftmaxOutput : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>& in,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    const AxisSplit s = Split(in[0].shape());
+    COHORT_GPU_DISPATCH(
+        ctx, SoftmaxOutputBackwardGpu(ctx, out[0], in[1], req, in_grad, s.outer, s.size, s.inner,
+                                      grad_scale_, ignore_label_, smooth_alpha_, use_ignore_,
+                                      multi_output_, NormalizationCode(normalization_)));
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);  // labels get no gradient
     if (req[0] == GradReq::kNull) return;
-    const AxisSplit s = Split(in[0].shape());
     const float* y = F(out[0]);
     const float* label = F(in[1]);
     float* dx = F(in_grad[0]);
@@ -142,6 +174,7 @@ class RegressionOutput : public Operator {
   }
   std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
   bool IsLoss() const override { return true; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -154,8 +187,10 @@ class RegressionOutput : public Operator {
     return true;
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(
+        ctx, RegressionOutputForwardGpu(ctx, kind_ == Regression::kLogistic, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     for (int64_t i = 0; i < in[0].size(); ++i) {
@@ -163,9 +198,11 @@ class RegressionOutput : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>& in,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, RegressionOutputBackwardGpu(ctx, kind_ == Regression::kMAE,
+                                                         grad_scale_, out[0], in[1], req, in_grad));
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);
     if (req[0] == GradReq::kNull) return;
     const float* y = F(out[0]);
@@ -198,19 +235,23 @@ class MakeLoss : public Operator {
   }
   bool IsLoss() const override { return true; }
   bool BackwardNeedsInputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     AssignShape(out[0], in[0], "MakeLoss", "output");
     return ShapeKnown(in[0]);
   }
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, LossIdentityForwardGpu(ctx, in[0], out[0]));
     if (out[0].raw_data() != in[0].raw_data()) in[0].CopyTo(out[0]);
   }
-  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>&,
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
+    COHORT_GPU_DISPATCH(ctx, MakeLossBackwardGpu(ctx, req[0], out[0], in_grad[0], grad_scale_,
+                                                 valid_thresh_, NormalizationCode(normalization_)));
     const float* y = F(out[0]);
     const int64_t n = out[0].size();
     float norm = 1;
@@ -237,17 +278,20 @@ class BlockGrad : public Operator {
   bool BackwardNeedsOutputs() const override { return false; }
   bool IsIdentity() const override { return true; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     return InferSameShape(in, out, "BlockGrad");
   }
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, LossIdentityForwardGpu(ctx, in[0], out[0]));
     if (out[0].raw_data() != in[0].raw_data()) in[0].CopyTo(out[0]);
   }
-  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+  void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>&,
                 const std::vector<NDArray>&, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, BlockGradBackwardGpu(ctx, req[0], in_grad[0]));
     if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
   }
 };

@@ -22,6 +22,8 @@ const char* GradReqName(GradReq req);
 
 namespace op {
 
+class GpuResources;  // operator/gpu_resources.h
+
 // String attributes, as in MXNet's symbol JSON ("num_hidden": "128").
 using Attrs = std::map<std::string, std::string>;
 
@@ -31,6 +33,7 @@ struct OpContext {
   Context ctx = Context::CPU();
   ThreadArena* arena = nullptr;  // CPU kernels run their loops here (nullptr: serial)
   uint64_t seed = 0;             // for random ops (Dropout): changes every forward
+  GpuResources* gpu = nullptr;   // on a gpu context: the executor's stream and library handles
 };
 
 // One operator node. Made from attributes by the registry and immutable afterwards, so one
@@ -78,6 +81,9 @@ class Operator {
   // Whether an output is a view of its input (Flatten, Reshape): forward copies only when the
   // planner did not place both in one buffer.
   virtual bool IsIdentity() const { return false; }
+  // Whether Forward and Backward run on gpu contexts (Note [GPU kernels]); the executor refuses
+  // to bind an op without them on a GPU.
+  virtual bool HasGpuKernel() const { return false; }
 
  protected:
   std::string type_;

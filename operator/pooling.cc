@@ -7,6 +7,16 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// pooling.cu (Note [GPU kernels]); kind is Pooling::Kind (0 max, 1 avg, 2 sum), the window's
+// kernel, stride and pad as resolved for the input (global pooling included).
+void PoolingForwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& y, int kind,
+                       const Shape& kernel, const Shape& stride, const Shape& pad,
+                       bool count_include_pad);
+void PoolingBackwardGpu(const OpContext& ctx, const NDArray& dy, const NDArray& x, GradReq req,
+                        const NDArray& dx, int kind, const Shape& kernel, const Shape& stride,
+                        const Shape& pad, bool count_include_pad);
+
 namespace {
 
 // Note [2x2 max pooling]
@@ -145,6 +155,7 @@ class Pooling : public Operator {
   }
 
   bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -163,6 +174,9 @@ class Pooling : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const Shape& d = in[0].shape();
     const Window w = WindowFor(d);
+    COHORT_GPU_DISPATCH(
+        ctx, PoolingForwardGpu(ctx, in[0], out[0], kind_, Shape({w.kh, w.kw}), Shape({w.sh, w.sw}),
+                               Shape({w.ph, w.pw}), count_include_pad_));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t planes = d[0] * d[1];
@@ -208,6 +222,9 @@ class Pooling : public Operator {
     if (req[0] == GradReq::kNull) return;
     const Shape& d = in[0].shape();
     const Window w = WindowFor(d);
+    COHORT_GPU_DISPATCH(ctx, PoolingBackwardGpu(ctx, out_grad[0], in[0], req[0], in_grad[0], kind_,
+                                                Shape({w.kh, w.kw}), Shape({w.sh, w.sw}),
+                                                Shape({w.ph, w.pw}), count_include_pad_));
     const float* x = F(in[0]);
     const float* dy = F(out_grad[0]);
     float* dx = F(in_grad[0]);
@@ -306,7 +323,7 @@ class Pooling : public Operator {
   }
 
   Shape kernel_, stride_, pad_;
-  enum Kind { kMax, kAvg, kSum } kind_;
+  enum Kind { kMax, kAvg, kSum } kind_;  // pooling.cu's PoolKind: keep the values in step
   bool global_, full_, count_include_pad_;
 };
 

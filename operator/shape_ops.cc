@@ -4,6 +4,17 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// shape_ops.cu (Note [GPU kernels]).
+void RelabelForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out);
+void RelabelBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_grad,
+                        const NDArray& in_grad);
+void ConcatForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in, const NDArray& out,
+                      int dim);
+void ConcatBackwardGpu(const OpContext& ctx, const NDArray& out_grad,
+                       const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                       int dim);
+
 namespace {
 
 // An output that holds the input's elements unchanged under another shape: forward and backward
@@ -14,15 +25,19 @@ class Relabel : public Operator {
   bool BackwardNeedsOutputs() const override { return false; }
   bool IsIdentity() const override { return true; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, RelabelForwardGpu(ctx, in[0], out[0]));
     if (out[0].raw_data() != in[0].raw_data()) in[0].Reshape(out[0].shape()).CopyTo(out[0]);
   }
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad, const std::vector<NDArray>&,
-                const std::vector<NDArray>&, const std::vector<GradReq>& req,
-                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
+    COHORT_GPU_DISPATCH(ctx, RelabelBackwardGpu(ctx, req[0], out_grad[0], in_grad[0]));
     const float* dy = F(out_grad[0]);
     float* dx = F(in_grad[0]);
     const int64_t n = in_grad[0].size();
@@ -143,6 +158,7 @@ class Concat : public Operator {
   }
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -164,13 +180,16 @@ class Concat : public Operator {
     return true;
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, ConcatForwardGpu(ctx, in, out[0], dim_));
     Copy(in, out[0], true, {});
   }
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad, const std::vector<NDArray>&,
-                const std::vector<NDArray>&, const std::vector<GradReq>& req,
-                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, dim_));
     Copy(in_grad, out_grad[0], false, req);
   }
 

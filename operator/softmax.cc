@@ -5,6 +5,14 @@
 #include "operator/kernel_util.h"
 
 namespace cohort::op {
+
+// softmax.cu (Note [GPU kernels]); the softmax runs over `size` of the (outer, size, inner) data.
+void SoftmaxForwardGpu(const OpContext& ctx, bool log, float temperature, const NDArray& in,
+                       const NDArray& out, int64_t outer, int64_t size, int64_t inner);
+void SoftmaxBackwardGpu(const OpContext& ctx, bool log, float temperature, GradReq req,
+                        const NDArray& out_grad, const NDArray& out, const NDArray& in_grad,
+                        int64_t outer, int64_t size, int64_t inner);
+
 namespace {
 
 class Softmax : public Operator {
@@ -25,15 +33,18 @@ class Softmax : public Operator {
 
   bool BackwardNeedsInputs() const override { return false; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     return InferSameShape(in, out, type());
   }
 
-  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const AxisSplit s = SplitAt(in[0].shape(), Axis(in[0].shape()));
+    COHORT_GPU_DISPATCH(
+        ctx, SoftmaxForwardGpu(ctx, log_, temperature_, in[0], out[0], s.outer, s.size, s.inner));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     for (int64_t o = 0; o < s.outer; ++o) {
@@ -54,11 +65,14 @@ class Softmax : public Operator {
     }
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>& out_grad, const std::vector<NDArray>&,
-                const std::vector<NDArray>& out, const std::vector<GradReq>& req,
-                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     const AxisSplit s = SplitAt(out[0].shape(), Axis(out[0].shape()));
+    COHORT_GPU_DISPATCH(ctx, SoftmaxBackwardGpu(ctx, log_, temperature_, req[0], out_grad[0],
+                                                out[0], in_grad[0], s.outer, s.size, s.inner));
     const float* y = F(out[0]);
     const float* dy = F(out_grad[0]);
     float* dx = F(in_grad[0]);

@@ -6,6 +6,7 @@
 
 #include "base/thread_arena.h"
 #include "ndarray/params_io.h"
+#include "optimizer/optimizer_gpu.h"
 
 namespace cohort {
 namespace {
@@ -130,9 +131,20 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   COHORT_CHECK(weight.shape() == grad.shape())
       << "optimizer: key " << key << ": weight " << weight.shape() << " and gradient "
       << grad.shape() << " differ";
+  COHORT_CHECK(weight.ctx().is_gpu() == grad.ctx().is_gpu())
+      << "optimizer: key " << key << ": weight on " << weight.ctx() << ", gradient on "
+      << grad.ctx();
   std::vector<NDArray>& state = states_[key];
   if (static_cast<int>(state.size()) != num_states_) {
-    for (int i = 0; i < num_states_; ++i) state.push_back(NDArray::Zeros(weight.shape()));
+    for (int i = 0; i < num_states_; ++i) {
+      state.push_back(NDArray::Zeros(weight.shape(), DType::kFloat32, weight.ctx()));
+    }
+  }
+  for (NDArray& s : state) {  // states loaded from a file live on the host: move them once
+    if (s.ctx().is_gpu() != weight.ctx().is_gpu() ||
+        (weight.ctx().is_gpu() && s.ctx().id != weight.ctx().id)) {
+      s = s.CopyTo(weight.ctx());
+    }
   }
   const int64_t t = ++counts_[key];
   num_update_ = std::max(num_update_, t);
@@ -140,6 +152,10 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   auto name = names_.find(key);
   const float wd =
       name == names_.end() || Decays(name->second) ? static_cast<float>(options_.wd) : 0.0f;
+  if (weight.ctx().is_gpu()) {
+    UpdateOnGpu(lr, wd, t, weight, grad, state);
+    return;
+  }
   float* states[2] = {nullptr, nullptr};
   for (int i = 0; i < num_states_; ++i) states[i] = state[i].data<float>();
   float* w = weight.data<float>();
@@ -150,6 +166,39 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
                               states[1] ? states[1] + begin : nullptr};
     Step(lr, wd, t, w + begin, g + begin, block_states, end - begin);
   });
+}
+
+void Optimizer::UpdateOnGpu(float lr, float wd, int64_t t, const NDArray& weight,
+                            const NDArray& grad, const std::vector<NDArray>& state) const {
+#if COHORT_CUDA
+  COHORT_CHECK(weight.ctx() == grad.ctx() && weight.dtype() == DType::kFloat32 &&
+               grad.dtype() == DType::kFloat32)
+      << "optimizer: a GPU update takes float32 weight and gradient on one GPU, got "
+      << weight.ctx() << " and " << grad.ctx();
+  GpuStepRule r;
+  r.kind = name_ == "nag"       ? GpuStepRule::kNAG
+           : name_ == "adam"    ? GpuStepRule::kAdam
+           : name_ == "adamw"   ? GpuStepRule::kAdamW
+           : name_ == "rmsprop" ? GpuStepRule::kRMSProp
+                                : GpuStepRule::kSGD;
+  r.lr = lr;
+  r.wd = wd;
+  r.momentum = static_cast<float>(options_.momentum);
+  r.rescale = static_cast<float>(options_.rescale_grad);
+  r.clip = static_cast<float>(options_.clip_gradient);
+  const double b1 = options_.beta1, b2 = options_.beta2;
+  r.beta1 = static_cast<float>(b1);
+  r.beta2 = static_cast<float>(b2);
+  r.lr_t = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t)));
+  r.epsilon = static_cast<float>(options_.epsilon);
+  r.gamma1 = static_cast<float>(options_.gamma1);
+  auto ptr = [](const NDArray& a) { return static_cast<float*>(a.raw_data()); };
+  StepOnGpu(r, weight.ctx().id, ptr(weight), ptr(grad), state.size() > 0 ? ptr(state[0]) : nullptr,
+            state.size() > 1 ? ptr(state[1]) : nullptr, weight.size());
+#else
+  (void)lr, (void)wd, (void)t, (void)grad, (void)state;
+  COHORT_THROW() << "optimizer: weight on " << weight.ctx() << " but this build has no CUDA";
+#endif
 }
 
 void Optimizer::SaveStates(const std::string& path) const {

@@ -55,6 +55,9 @@ class Optimizer {
  protected:
   Optimizer(std::string name, const OptimizerOptions& options, int num_states)
       : name_(std::move(name)), options_(options), num_states_(num_states) {}
+  // Update of weights on a GPU (optimizer_gpu.h): the rule of this kind, one kernel.
+  void UpdateOnGpu(float lr, float wd, int64_t t, const NDArray& weight, const NDArray& grad,
+                   const std::vector<NDArray>& state) const;
   // One update of n elements: t is this key's update count (from 1).
   virtual void Step(float lr, float wd, int64_t t, float* w, const float* g, float* const* state,
                     int64_t n) const = 0;

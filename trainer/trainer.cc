@@ -129,7 +129,11 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   const std::string states =
       config.begin_epoch > 0 ? CheckpointStatesPath(config.checkpoint_prefix, config.begin_epoch)
                              : "";
-  update_on_kvstore_ = config.update_on_kvstore;
+  update_on_kvstore_ = config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore();
+  if (config.update_on_kvstore && !update_on_kvstore_) {
+    Log().info("kvstore {} keeps no weights (Note [NCCL kvstore]): every device updates its own",
+               kvstore_->type());
+  }
   updaters_.clear();
   if (update_on_kvstore_) {
     if (!states.empty()) optimizer->LoadStates(states);

@@ -35,7 +35,11 @@ check "an unknown key is exit 2" '[[ $code -eq 2 && "$out" == *"unknown key '"'"
 out=$("$train" --config "$tmp/missing.yaml" 2>&1); code=$?
 check "a missing config is exit 2" '[[ $code -eq 2 && "$out" == *"does not exist"* ]]'
 out=$("$train" --config "$config" --set kvstore=nccl 2>&1); code=$?
-check "nccl without CUDA kernels is a clear exit 2" '[[ $code -eq 2 && "$out" == *"nccl"* ]]'
+check "nccl with CPU devices is a clear exit 2" '[[ $code -eq 2 && "$out" == *"nccl reduces on GPUs"* ]]'
+out=$("$train" --config "$config" --set devices=gpu:7 2>&1); code=$?
+check "a GPU this process does not see is exit 2" '[[ $code -eq 2 && "$out" == *"gpu:7 does not exist"* ]]'
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$train" --config "$config" --set devices=gpu:local 2>&1); code=$?
+check "gpu:local is the local rank's GPU" '[[ $code -eq 2 && "$out" == *"gpu:5 does not exist"* ]]'
 out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/none.params" --out "$tmp/q.csv" 2>&1); code=$?
 check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
 exit $fail

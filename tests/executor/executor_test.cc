@@ -7,6 +7,7 @@
 #include <random>
 
 #include "alloc_counter.h"
+#include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 #include "symbol/ops.h"
 
@@ -149,6 +150,52 @@ TEST(Executor, BindErrorsNameTheArgumentAndShape) {
     EXPECT_NE(std::string(e.what()).find("cannot infer the shapes of: data fc_weight fc_bias"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Arrays must live on the executor's context: host arrays bound on gpu:0 name the argument.
+TEST(Executor, BindRefusesArraysOnAnotherContext) {
+  Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
+  try {
+    Executor::Bind(net, Context::GPU(0),
+                   {NDArray::Zeros({2, 4}), NDArray::Zeros({3, 4}), NDArray::Zeros({3})},
+                   {NDArray(), NDArray(), NDArray()}, std::vector<GradReq>(3, GradReq::kNull), {});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("argument 'data'"), std::string::npos) << what;
+    EXPECT_NE(what.find("gpu:0"), std::string::npos) << what;
+  }
+}
+
+// LeNet bound on gpu:0 computes what it computes on the CPU: outputs and every gradient.
+TEST(ExecutorGpu, LeNetMatchesCpu) {
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  const Symbol net = models::LeNet();
+  auto cpu = Executor::SimpleBind(net, Context::CPU(), {{"data", {8, 1, 28, 28}}});
+  auto gpu = Executor::SimpleBind(net, Context::GPU(0), {{"data", {8, 1, 28, 28}}});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (const auto& [name, array] : cpu->arg_dict()) {
+    std::vector<float> v(static_cast<size_t>(array.size()));
+    for (float& x : v) x = name == "softmax_label" ? static_cast<float>(rng() % 10) : u(rng);
+    NDArray::FromVector<float>(array.shape(), v).CopyTo(array);
+    array.CopyTo(gpu->arg_dict().at(name));
+  }
+  for (int step = 0; step < 2; ++step) {  // the second step reuses the cached cuDNN plans
+    cpu->Forward(true);
+    cpu->Backward();
+    gpu->Forward(true);
+    gpu->Backward();
+    gpu->WaitAll();
+    ExpectNear(gpu->outputs()[0], cpu->outputs()[0].ToVector<float>(), 1e-4f);
+    for (const auto& [name, grad] : cpu->grad_dict()) {
+      const std::vector<float> want = grad.ToVector<float>(),
+                               got = gpu->grad_dict().at(name).ToVector<float>();
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-4 + 1e-3 * std::fabs(want[i])) << name << "[" << i << "]";
+      }
+    }
   }
 }
 

@@ -1,0 +1,191 @@
+// The "device" and "nccl" kvstores: gradients all-reduced in place on the GPUs with NCCL.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "base/env.h"
+#include "base/error_cuda.h"
+#include "base/logging.h"
+#include "kvstore/kvstore.h"
+
+namespace cohort {
+namespace {
+
+// Note [NCCL kvstore]
+// Like Horovod and PyTorch DDP, the GPUs keep the weights and update them themselves; the store
+// only sums gradients, in place, over every GPU of the job (SupportsUpdateOnKVStore is false and
+// the trainer updates on the devices). "device" spans the GPUs of this process, "nccl" also the
+// processes of an mpirun job: one communicator per local GPU, global rank = process rank x local
+// GPUs + local index, the ncclUniqueId sent from rank 0 over MPI, one process driving all its GPUs
+// with grouped calls (ncclGroupStart/End). Host-side work (rank, metric sums, the initial
+// broadcast of rank 0's weights) goes through an mpi kvstore.
+//
+// Ordering with the executors (Note [GPU streams]): the collectives run on a non-blocking
+// communication stream per GPU. Before a bucket, an event recorded on the legacy default stream
+// (which waits for all earlier work of the executors' blocking streams, gradients included) is
+// waited for by the communication stream; after it, the caller waits for the bucket's event, so
+// the optimizer and the next forward (enqueued later) see the sums. With overlap (the default
+// for nccl, Note [Overlapped push]) buckets are launched from the communication thread as their
+// last gradient is enqueued, so NCCL runs beside the rest of backward.
+class NcclKVStore : public KVStore {
+ public:
+  explicit NcclKVStore(const std::string& type) : KVStore(type) {
+    if (type == "nccl") mpi_ = CreateMpiKVStore("mpi");
+  }
+  ~NcclKVStore() override {
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      cudaSetDevice(devices_[d]);
+      cudaStreamSynchronize(streams_[d]);
+      ncclCommDestroy(comms_[d]);
+      cudaEventDestroy(ready_[d]);
+      cudaEventDestroy(done_[d]);
+      cudaStreamDestroy(streams_[d]);
+    }
+  }
+
+  int rank() const override { return mpi_ ? mpi_->rank() : 0; }
+  int num_workers() const override { return mpi_ ? mpi_->num_workers() : 1; }
+  void Barrier() override {
+    if (mpi_) mpi_->Barrier();
+  }
+  void SumAcrossWorkers(std::span<double> values) override {
+    if (mpi_) mpi_->SumAcrossWorkers(values);
+  }
+  bool SupportsUpdateOnKVStore() const override { return false; }
+
+  // outs[k][d] = the sum of values[k] over every GPU of the job (outs may be the values: in
+  // place, as the trainer reduces gradients).
+  void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+                const std::vector<std::vector<NDArray>>& outs, int) override {
+    COHORT_CHECK(keys.size() == values.size() && keys.size() == outs.size())
+        << "kvstore " << type() << " PushPull: " << keys.size() << " keys, " << values.size()
+        << " values, " << outs.size() << " outputs";
+    if (keys.empty()) return;
+    Connect(values[0]);
+    std::lock_guard<std::mutex> lock(mutex_);  // one bucket at a time on the streams
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      CUDA_CHECK(cudaSetDevice(devices_[d]));
+      CUDA_CHECK(cudaEventRecord(ready_[d], cudaStreamLegacy));
+      CUDA_CHECK(cudaStreamWaitEvent(streams_[d], ready_[d], 0));
+    }
+    NCCL_CHECK(ncclGroupStart());
+    for (size_t k = 0; k < keys.size(); ++k) {
+      COHORT_CHECK_EQ(values[k].size(), devices_.size())
+          << "kvstore " << type() << ": values of key " << keys[k] << " on " << values[k].size()
+          << " devices, the communicators span " << devices_.size();
+      for (size_t d = 0; d < devices_.size(); ++d) {
+        const NDArray& v = values[k][d];
+        COHORT_CHECK(v.ctx() == Context::GPU(devices_[d]) && v.dtype() == DType::kFloat32)
+            << "kvstore " << type() << ": key " << keys[k] << " device " << d << " holds a "
+            << v.dtype() << " array on " << v.ctx() << ", expected float32 on gpu:" << devices_[d];
+        const NDArray& out = outs[k].size() > d ? outs[k][d] : v;
+        COHORT_CHECK(out.ctx() == v.ctx() && out.shape() == v.shape() &&
+                     out.dtype() == DType::kFloat32)
+            << "kvstore " << type() << ": the output of key " << keys[k] << " on device " << d
+            << " must be a float32 array of shape " << v.shape() << " on " << v.ctx();
+        NCCL_CHECK(ncclAllReduce(v.raw_data(), out.raw_data(), static_cast<size_t>(v.size()),
+                                 ncclFloat, ncclSum, comms_[d], streams_[d]));
+      }
+    }
+    NCCL_CHECK(ncclGroupEnd());
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      CUDA_CHECK(cudaSetDevice(devices_[d]));
+      CUDA_CHECK(cudaEventRecord(done_[d], streams_[d]));
+    }
+    for (size_t d = 0; d < devices_.size(); ++d) CUDA_CHECK(cudaEventSynchronize(done_[d]));
+  }
+
+  // A push alone sums in place into the values (they are the gradients) and keeps nothing.
+  void Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+            int priority) override {
+    PushPull(keys, values, values, priority);
+  }
+
+ protected:
+  // Rank 0's initial weights to every process: an allreduce of doubles in which the other ranks
+  // contribute zeros (exact, once per run), so no raw MPI is needed here.
+  void BroadcastFromRoot(const std::vector<NDArray>& buffers) override {
+    if (!mpi_ || mpi_->num_workers() == 1) return;
+    for (const NDArray& b : buffers) {
+      float* p = b.data<float>();
+      std::vector<double> sum(static_cast<size_t>(b.size()), 0.0);
+      if (rank() == 0) std::copy(p, p + b.size(), sum.begin());
+      mpi_->SumAcrossWorkers(sum);
+      std::copy(sum.begin(), sum.end(), p);
+    }
+  }
+  bool CanOverlap() const override { return true; }
+  bool OverlapsByDefault() const override { return true; }
+
+ private:
+  // Makes the communicators on the first reduction, from the GPUs the values live on.
+  void Connect(const std::vector<NDArray>& per_device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!comms_.empty()) return;
+    std::vector<int> devices;
+    for (const NDArray& v : per_device) {
+      COHORT_CHECK(v.ctx().is_gpu()) << "kvstore " << type() << " reduces on GPUs but a value is "
+                                     << "on " << v.ctx() << ": use local or mpi for CPU devices";
+      devices.push_back(v.ctx().id);
+    }
+    const int local = static_cast<int>(devices.size());
+    const int processes = num_workers(), me = rank();
+    // Every process must drive as many GPUs, and the id goes out from rank 0.
+    std::vector<double> counts(static_cast<size_t>(processes), 0.0);
+    counts[static_cast<size_t>(me)] = local;
+    SumAcrossWorkers(counts);
+    for (int r = 0; r < processes; ++r) {
+      COHORT_CHECK_EQ(static_cast<int>(counts[static_cast<size_t>(r)]), local)
+          << "kvstore nccl: rank " << r << " drives " << counts[static_cast<size_t>(r)]
+          << " GPUs and rank " << me << " drives " << local << "; every rank needs as many";
+    }
+    ncclUniqueId id;
+    if (me == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+    std::vector<double> bytes(sizeof(id.internal), 0.0);
+    if (me == 0) {
+      for (size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<unsigned char>(id.internal[i]);
+    }
+    SumAcrossWorkers(bytes);
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      id.internal[i] = static_cast<char>(static_cast<unsigned char>(bytes[i]));
+    }
+    comms_.resize(devices.size());
+    NCCL_CHECK(ncclGroupStart());
+    for (int d = 0; d < local; ++d) {
+      CUDA_CHECK(cudaSetDevice(devices[d]));
+      NCCL_CHECK(ncclCommInitRank(&comms_[d], processes * local, id, me * local + d));
+    }
+    NCCL_CHECK(ncclGroupEnd());
+    streams_.resize(devices.size());
+    ready_.resize(devices.size());
+    done_.resize(devices.size());
+    for (int d = 0; d < local; ++d) {
+      CUDA_CHECK(cudaSetDevice(devices[d]));
+      CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[d], cudaStreamNonBlocking));
+      CUDA_CHECK(cudaEventCreateWithFlags(&ready_[d], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&done_[d], cudaEventDisableTiming));
+    }
+    devices_ = devices;
+    Log().info("kvstore {}: NCCL {}.{} over {} GPU(s) in {} process(es)", type(), NCCL_MAJOR,
+               NCCL_MINOR, processes * local, processes);
+  }
+
+  std::unique_ptr<KVStore> mpi_;  // nccl: ranks, metric sums and the initial broadcast
+  std::mutex mutex_;
+  std::vector<int> devices_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaEvent_t> ready_, done_;
+};
+
+}  // namespace
+
+std::unique_ptr<KVStore> CreateNcclKVStore(const std::string& type) {
+  return std::make_unique<NcclKVStore>(type);
+}
+
+}  // namespace cohort

@@ -1,0 +1,170 @@
+// Convolution on cuDNN (Note [GPU kernels]): cross-correlation as the CPU's im2col, groups via
+// the group count, bias added and reduced by cuDNN. Descriptors and algorithms are a cached plan.
+#include <algorithm>
+#include <vector>
+
+#include "operator/gpu_common.cuh"
+
+namespace cohort::op {
+namespace {
+
+// Algorithms needing more scratch than this are passed over for the next best.
+constexpr size_t kMaxWorkspaceBytes = size_t{512} << 20;
+
+struct ConvPlan : GpuPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  size_t fwd_bytes = 0, bwd_data_bytes = 0, bwd_filter_bytes = 0;
+
+  ~ConvPlan() override {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (bias) cudnnDestroyTensorDescriptor(bias);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+  }
+};
+
+// The first of cuDNN's heuristic ranking that runs and whose workspace (asked of cuDNN for the
+// algorithm itself) fits; *bytes is that workspace.
+template <typename Perf, typename WorkspaceOf>
+auto Choose(const std::vector<Perf>& perf, int count, WorkspaceOf workspace_of, size_t* bytes,
+            const char* what) -> decltype(perf[0].algo) {
+  for (int i = 0; i < count; ++i) {
+    size_t need = 0;
+    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        workspace_of(perf[i].algo, &need) == CUDNN_STATUS_SUCCESS && need <= kMaxWorkspaceBytes) {
+      *bytes = need;
+      return perf[i].algo;
+    }
+  }
+  COHORT_CHECK(false) << "Convolution: cuDNN has no " << what << " algorithm within "
+                      << (kMaxWorkspaceBytes >> 20) << " MiB of workspace";
+  return perf[0].algo;  // not reached
+}
+
+void ChooseAlgorithms(cudnnHandle_t h, ConvPlan& p) {
+  int max_count = 0;
+  CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(max_count);
+  int count = 0;
+  CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, p.x, p.w, p.conv, p.y, max_count, &count,
+                                                     fwd.data()));
+  p.fwd = Choose(
+      fwd, count,
+      [&](cudnnConvolutionFwdAlgo_t a, size_t* n) {
+        return cudnnGetConvolutionForwardWorkspaceSize(h, p.x, p.w, p.conv, p.y, a, n);
+      },
+      &p.fwd_bytes, "forward");
+
+  CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_count));
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> data(max_count);
+  CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p.w, p.y, p.conv, p.x, max_count,
+                                                          &count, data.data()));
+  p.bwd_data = Choose(
+      data, count,
+      [&](cudnnConvolutionBwdDataAlgo_t a, size_t* n) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.w, p.y, p.conv, p.x, a, n);
+      },
+      &p.bwd_data_bytes, "backward-data");
+
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_count));
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> filter(max_count);
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.x, p.y, p.conv, p.w, max_count,
+                                                            &count, filter.data()));
+  p.bwd_filter = Choose(
+      filter, count,
+      [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* n) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, p.x, p.y, p.conv, p.w, a, n);
+      },
+      &p.bwd_filter_bytes, "backward-filter");
+}
+
+// The plan for data shape x, weight shape w (F, C/groups, kh, kw) and output shape y.
+std::unique_ptr<GpuPlan> MakePlan(const GpuResources::Impl& g, const Shape& x, const Shape& w,
+                                  const Shape& y, const Shape& stride, const Shape& pad,
+                                  const Shape& dilate, int64_t num_group) {
+  auto p = std::make_unique<ConvPlan>();
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
+  CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
+  CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
+  SetTensor4d(p->x, x[0], x[1], x[2], x[3]);
+  SetTensor4d(p->y, y[0], y[1], y[2], y[3]);
+  SetTensor4d(p->bias, 1, y[1], 1, 1);
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                         static_cast<int>(w[0]), static_cast<int>(w[1]),
+                                         static_cast<int>(w[2]), static_cast<int>(w[3])));
+  // MXNet's convolution does not flip the kernel: cuDNN's cross-correlation.
+  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      p->conv, static_cast<int>(pad[0]), static_cast<int>(pad[1]), static_cast<int>(stride[0]),
+      static_cast<int>(stride[1]), static_cast<int>(dilate[0]), static_cast<int>(dilate[1]),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  // FMA math: float32 arithmetic throughout, as the CPU; TF32 tensor cores only when asked.
+  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, g.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+  CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, static_cast<int>(num_group)));
+  int n = 0, c = 0, h = 0, wd = 0;
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &n, &c, &h, &wd));
+  COHORT_CHECK(n == y[0] && c == y[1] && h == y[2] && wd == y[3])
+      << "Convolution: cuDNN computes output (" << n << "," << c << "," << h << "," << wd
+      << ") for input " << x << ", the operator " << y;
+  ChooseAlgorithms(g.cudnn, *p);
+  return p;
+}
+
+ConvPlan& PlanFor(GpuResources::Impl& g, const void* op, const Shape& x, const Shape& w,
+                  const Shape& y, const Shape& stride, const Shape& pad, const Shape& dilate,
+                  int64_t num_group) {
+  return g.CachedPlan<ConvPlan>(
+      op, x, 0, [&] { return MakePlan(g, x, w, y, stride, pad, dilate, num_group); });
+}
+
+}  // namespace
+
+void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const NDArray& x, const NDArray& w,
+                           const NDArray* b, const NDArray& y, const Shape& stride,
+                           const Shape& pad, const Shape& dilate, int64_t num_group) {
+  GpuResources::Impl& g = Gpu(ctx);
+  ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), y.shape(), stride, pad, dilate, num_group);
+  const float one = 1, zero = 0;
+  void* scratch = g.Workspace(p.fwd_bytes);
+  CUDNN_CHECK(cudnnConvolutionForward(g.cudnn, &one, p.x, G(x), p.w, G(w), p.conv, p.fwd, scratch,
+                                      p.fwd_bytes, &zero, p.y, G(y)));
+  if (b) CUDNN_CHECK(cudnnAddTensor(g.cudnn, &one, p.bias, G(*b), &one, p.y, G(y)));
+}
+
+void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const NDArray& dy,
+                            const NDArray& x, const NDArray& w, const std::vector<GradReq>& req,
+                            const std::vector<NDArray>& grad, const Shape& stride, const Shape& pad,
+                            const Shape& dilate, int64_t num_group) {
+  GpuResources::Impl& g = Gpu(ctx);
+  ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), dy.shape(), stride, pad, dilate, num_group);
+  const bool data = req[0] != GradReq::kNull, filter = req[1] != GradReq::kNull;
+  // One workspace for both: a second Workspace call could move the first one's buffer.
+  const size_t bytes = std::max(data ? p.bwd_data_bytes : 0, filter ? p.bwd_filter_bytes : 0);
+  void* scratch = g.Workspace(bytes);
+  const float one = 1;
+  if (data) {
+    const float beta = BetaOf(req[0]);
+    CUDNN_CHECK(cudnnConvolutionBackwardData(g.cudnn, &one, p.w, G(w), p.y, G(dy), p.conv,
+                                             p.bwd_data, scratch, p.bwd_data_bytes, &beta, p.x,
+                                             G(grad[0])));
+  }
+  if (filter) {
+    const float beta = BetaOf(req[1]);
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(g.cudnn, &one, p.x, G(x), p.y, G(dy), p.conv,
+                                               p.bwd_filter, scratch, p.bwd_filter_bytes, &beta,
+                                               p.w, G(grad[1])));
+  }
+  if (req.size() > 2 && req[2] != GradReq::kNull) {
+    const float beta = BetaOf(req[2]);
+    CUDNN_CHECK(cudnnConvolutionBackwardBias(g.cudnn, &one, p.y, G(dy), &beta, p.bias, G(grad[2])));
+  }
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,83 @@
+// Flatten, Reshape and Concat on the GPU (Note [GPU kernels]): copies on the executor's stream,
+// and a kernel where a gradient accumulates (kAdd).
+#include "operator/pointwise_gpu.cuh"
+
+namespace cohort::op {
+namespace {
+
+// The joined array of a Concat as `outer` rows of `row` values; part p covers the columns
+// [offset, offset + width) of every row, where width = its dim · inner (as shape_ops.cc's Copy).
+struct ConcatRows {
+  int64_t outer = 1, row = 1, inner = 1;
+};
+ConcatRows RowsOf(const NDArray& joined, int dim) {
+  ConcatRows r;
+  const Shape& s = joined.shape();
+  for (int d = 0; d < dim; ++d) r.outer *= s[d];
+  for (int d = dim + 1; d < s.ndim(); ++d) r.inner *= s[d];
+  r.row = s[dim] * r.inner;
+  return r;
+}
+
+// Copies a block of `outer` rows of `width` floats between arrays whose rows lie `dst_pitch` and
+// `src_pitch` floats apart.
+void CopyRows(const GpuResources::Impl& g, float* dst, int64_t dst_pitch, const float* src,
+              int64_t src_pitch, int64_t width, int64_t outer) {
+  if (width <= 0 || outer <= 0) return;
+  if (outer == 1) {  // one contiguous block (a 2-d copy would limit its pitch)
+    CopyOnStream(g, dst, src, width * sizeof(float));
+    return;
+  }
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch * sizeof(float), src, src_pitch * sizeof(float),
+                               width * sizeof(float), outer, cudaMemcpyDeviceToDevice, g.stream));
+}
+
+}  // namespace
+
+// Flatten and Reshape: the output is the input under another shape.
+void RelabelForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out) {
+  CopyOnStream(Gpu(ctx), G(out), G(in), out.nbytes());
+}
+
+void RelabelBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_grad,
+                        const NDArray& in_grad) {
+  AssignOnStream(Gpu(ctx), req, G(in_grad), G(out_grad), in_grad.size());
+}
+
+void ConcatForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in, const NDArray& out,
+                      int dim) {
+  const GpuResources::Impl& g = Gpu(ctx);
+  const ConcatRows r = RowsOf(out, dim);
+  float* all = G(out);
+  int64_t offset = 0;
+  for (const NDArray& part : in) {
+    const int64_t width = part.shape()[dim] * r.inner;
+    CopyRows(g, all + offset, r.row, G(part), width, width, r.outer);
+    offset += width;
+  }
+}
+
+// Each input's gradient is its block of the output gradient, copied (kWrite) or added (kAdd).
+void ConcatBackwardGpu(const OpContext& ctx, const NDArray& out_grad,
+                       const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                       int dim) {
+  const GpuResources::Impl& g = Gpu(ctx);
+  const ConcatRows r = RowsOf(out_grad, dim);
+  const float* all = G(out_grad);
+  int64_t offset = 0;
+  for (size_t p = 0; p < in_grad.size(); ++p) {
+    const int64_t width = in_grad[p].shape()[dim] * r.inner;
+    if (req[p] == GradReq::kWrite) {
+      CopyRows(g, G(in_grad[p]), width, all + offset, r.row, width, r.outer);
+    } else if (req[p] == GradReq::kAdd && width > 0) {
+      float* part = G(in_grad[p]);
+      const float* src = all + offset;
+      const int64_t row = r.row;
+      ForEach(g, r.outer * width,
+              [=] __device__(int64_t k) { part[k] += src[k / width * row + k % width]; });
+    }
+    offset += width;
+  }
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""The PyTorch side of scripts/gpu-check.sh: LeNet (MXNet's: conv5x5x20-tanh-maxpool-conv5x5x50-
+tanh-maxpool-fc500-tanh-fc10, on 1x28x28) or ResNet-20 (bench_torch_resnet.py's, on 3x32x32)
+trained with SGD on cuda:0 from random host batches copied to the GPU every step, as Cohort's
+synthetic iterator does. Prints one JSON line with ms per step and samples/s.
+    bench_torch_gpu.py lenet|resnet20 BATCH STEPS"""
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_torch_resnet import resnet20  # noqa: E402
+
+
+def lenet():
+    return nn.Sequential(nn.Conv2d(1, 20, 5), nn.Tanh(), nn.MaxPool2d(2, 2),
+                         nn.Conv2d(20, 50, 5), nn.Tanh(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                         nn.Linear(50 * 4 * 4, 500), nn.Tanh(), nn.Linear(500, 10))
+
+
+def main():
+    model, batch, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    torch.manual_seed(0)
+    dev = torch.device("cuda:0")
+    net = (lenet() if model == "lenet" else resnet20()).to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    shape = (batch, 1, 28, 28) if model == "lenet" else (batch, 3, 32, 32)
+    x, y = torch.randn(*shape), torch.randint(0, 10, (batch,))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        out = net(x.to(dev))
+        nn.functional.cross_entropy(out, y.to(dev)).backward()
+        opt.step()
+
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    ms = (time.perf_counter() - start) / steps * 1e3
+    print(json.dumps({"model": model, "system": "pytorch-" + torch.__version__, "device": "cuda:0",
+                      "ms_per_step": round(ms, 3), "samples_per_sec": round(batch / ms * 1e3)}))
+
+
+if __name__ == "__main__":
+    main()

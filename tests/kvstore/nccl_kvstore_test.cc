@@ -1,0 +1,74 @@
+// The device/nccl kvstores (Note [NCCL kvstore]): sums over the GPUs in place and out of place,
+// over several steps and keys; clear errors for CPU values. GPU cases skip without a GPU.
+#include <gtest/gtest.h>
+
+#include "kvstore/kvstore.h"
+#include "ndarray/device_api.h"
+
+namespace cohort {
+namespace {
+
+#if COHORT_NCCL
+
+TEST(NcclKVStore, RefusesValuesOnTheCpu) {
+  auto kv = KVStore::Create("device");
+  EXPECT_FALSE(kv->SupportsUpdateOnKVStore());
+  kv->Init({0}, {NDArray::Zeros({4})});
+  const std::vector<std::vector<NDArray>> values = {{NDArray::Zeros({4})}};
+  try {
+    kv->PushPull({0}, values, values);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reduces on GPUs but a value is on cpu:0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NcclKVStore, SumsOverEveryGpu) {
+  const int gpus = device::Count();
+  if (gpus == 0) GTEST_SKIP() << "no GPU visible";
+  auto kv = KVStore::Create("device");
+  const std::vector<int> keys = {3, 7};
+  const std::vector<Shape> shapes = {Shape({1000}), Shape({3, 5000})};
+  kv->Init(keys, {NDArray::Zeros(shapes[0]), NDArray::Zeros(shapes[1])});
+  std::vector<std::vector<NDArray>> values(2), outs(2);
+  for (int k = 0; k < 2; ++k) {
+    for (int d = 0; d < gpus; ++d) {
+      values[k].push_back(NDArray::Empty(shapes[k], DType::kFloat32, Context::GPU(d)));
+      outs[k].push_back(NDArray::Zeros(shapes[k], DType::kFloat32, Context::GPU(d)));
+    }
+  }
+  const float n = static_cast<float>(gpus);
+  for (int step = 1; step <= 3; ++step) {
+    for (int k = 0; k < 2; ++k) {
+      for (int d = 0; d < gpus; ++d) values[k][d].Fill(step * (d + 1) + k);
+    }
+    kv->PushPull(keys, values, outs);  // out of place: values stay
+    for (int k = 0; k < 2; ++k) {
+      const float want = step * n * (n + 1) / 2 + k * n;
+      for (int d = 0; d < gpus; ++d) {
+        EXPECT_EQ(outs[k][d].ToVector<float>(), std::vector<float>(outs[k][d].size(), want))
+            << "step " << step << " key " << keys[k] << " gpu " << d;
+        EXPECT_EQ(values[k][d].ToVector<float>()[0], step * (d + 1) + k);
+      }
+    }
+    kv->PushPull(keys, values, values);  // in place, as the trainer reduces gradients
+    for (int k = 0; k < 2; ++k) {
+      const float want = step * n * (n + 1) / 2 + k * n;
+      for (int d = 0; d < gpus; ++d) EXPECT_EQ(values[k][d].ToVector<float>().back(), want);
+    }
+  }
+}
+
+#else
+
+TEST(NcclKVStore, AbsentFromThisBuildSaysSo) {
+  EXPECT_THROW(KVStore::Create("nccl"), Error);
+  EXPECT_THROW(KVStore::Create("device"), Error);
+}
+
+#endif
+
+}  // namespace
+}  // namespace cohort

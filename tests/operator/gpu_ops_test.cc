@@ -1,0 +1,309 @@
+// Every operator with GPU kernels run on gpu:0 and on the CPU from the same inputs: forward
+// outputs (hidden ones too), auxiliary states, and the gradients of every input under each
+// grad_req (write, add onto a random buffer, null leaving it untouched) must agree. Skipped
+// where no GPU is visible (CI); scripts/gpu-check.sh runs it on a GPU machine.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <set>
+
+#include "ndarray/device_api.h"
+#include "operator/gpu_resources.h"
+#include "tests/operator/op_harness.h"
+
+namespace cohort::testing {
+namespace {
+
+struct GpuCase {
+  std::string name;  // test label
+  std::string op;
+  op::Attrs attrs;
+  std::vector<Shape> shapes;
+  // Fills input `i` (default: uniform in [-1, 1]); labels and indices need integers.
+  std::function<void(int i, const NDArray& a, std::mt19937& rng)> init = nullptr;
+  double rtol = 1e-4, atol = 1e-5;
+};
+
+std::ostream& operator<<(std::ostream& os, const GpuCase& c) { return os << c.name; }
+
+// Integers in [0, n) for input `which`, uniform floats elsewhere.
+auto IntegersAt(int which, int n) {
+  return [which, n](int i, const NDArray& a, std::mt19937& rng) {
+    if (i != which) return FillUniform(a, rng);
+    std::uniform_int_distribution<int> u(0, n - 1);
+    float* p = static_cast<float*>(a.raw_data());
+    for (int64_t j = 0; j < a.size(); ++j) p[j] = static_cast<float>(u(rng));
+  };
+}
+
+std::vector<NDArray> ToGpu(const std::vector<NDArray>& host) {
+  std::vector<NDArray> out;
+  for (const NDArray& a : host) out.push_back(a.is_none() ? a : a.CopyTo(Context::GPU(0)));
+  return out;
+}
+
+void ExpectAllClose(const std::vector<NDArray>& gpu, const std::vector<NDArray>& cpu,
+                    const GpuCase& c, const std::string& what) {
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (cpu[i].is_none()) continue;
+    ExpectClose(gpu[i].CopyTo(Context::CPU()), cpu[i], c.rtol, c.atol,
+                c.name + " " + what + " " + std::to_string(i));
+  }
+}
+
+class GpuOps : public ::testing::TestWithParam<GpuCase> {
+ protected:
+  void SetUp() override {
+    if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+    gpu_ = op::GpuResources::Create(0);
+  }
+  std::unique_ptr<op::GpuResources> gpu_;
+};
+
+TEST_P(GpuOps, MatchCpu) {
+  const GpuCase& c = GetParam();
+  std::mt19937 rng(2024);
+  OpInstance cpu = MakeOp(c.op, c.attrs, c.shapes);
+  ASSERT_TRUE(cpu.op->HasGpuKernel()) << c.op;
+  for (size_t i = 0; i < cpu.in.size(); ++i) {
+    if (c.init) {
+      c.init(static_cast<int>(i), cpu.in[i], rng);
+    } else {
+      FillUniform(cpu.in[i], rng);
+    }
+  }
+  for (auto& a : cpu.aux) FillUniform(a, rng, 0.5f, 1.5f);
+  const std::vector<NDArray> in = ToGpu(cpu.in);
+  std::vector<NDArray> aux = ToGpu(cpu.aux), out;
+  for (const NDArray& o : cpu.out)
+    out.push_back(NDArray::Zeros(o.shape(), o.dtype(), Context::GPU(0)));
+
+  for (bool is_train : {false, true}) {  // training last: backward uses its saved outputs
+    const op::OpContext cpu_ctx{.is_train = is_train, .seed = 7};
+    const op::OpContext gpu_ctx{
+        .is_train = is_train, .ctx = Context::GPU(0), .seed = 7, .gpu = gpu_.get()};
+    const std::vector<GradReq> out_req(cpu.out.size(), GradReq::kWrite);
+    cpu.op->Forward(cpu_ctx, cpu.in, out_req, cpu.out, cpu.aux);
+    cpu.op->Forward(gpu_ctx, in, out_req, out, aux);
+    const std::string mode = is_train ? "train" : "predict";
+    ExpectAllClose(out, cpu.out, c, mode + " output");
+    ExpectAllClose(aux, cpu.aux, c, mode + " aux");
+  }
+
+  std::vector<NDArray> heads;
+  for (int k = 0; k < cpu.visible(); ++k) {
+    heads.push_back(NDArray::Zeros(cpu.out[k].shape()));
+    FillUniform(heads.back(), rng);
+  }
+  const std::vector<NDArray> gpu_heads = ToGpu(heads);
+  for (GradReq req : {GradReq::kWrite, GradReq::kAdd, GradReq::kNull}) {
+    std::vector<NDArray> grads;
+    for (const NDArray& a : cpu.in) {
+      grads.push_back(NDArray::Zeros(a.shape()));
+      FillUniform(grads.back(), rng);
+    }
+    const std::vector<NDArray> gpu_grads = ToGpu(grads);
+    // Null for every input but the first, so that "null leaves it alone" is checked too.
+    std::vector<GradReq> reqs(cpu.in.size(), req);
+    if (req == GradReq::kNull) reqs[0] = GradReq::kWrite;
+    const op::OpContext cpu_ctx{.is_train = true, .seed = 7};
+    const op::OpContext gpu_ctx{
+        .is_train = true, .ctx = Context::GPU(0), .seed = 7, .gpu = gpu_.get()};
+    cpu.op->Backward(cpu_ctx, heads, cpu.in, cpu.out, reqs, grads, cpu.aux);
+    cpu.op->Backward(gpu_ctx, gpu_heads, in, out, reqs, gpu_grads, aux);
+    ExpectAllClose(gpu_grads, grads, c, std::string("gradient (") + GradReqName(req) + ")");
+  }
+}
+
+Shape S(std::initializer_list<int64_t> d) { return Shape(d); }
+
+const GpuCase kCases[] = {
+    {"FullyConnected", "FullyConnected", {{"num_hidden", "7"}}, {S({4, 5})}},
+    {"FullyConnectedNoBias4d",
+     "FullyConnected",
+     {{"num_hidden", "3"}, {"no_bias", "True"}},
+     {S({4, 3, 2, 2})}},
+    {"Relu", "Activation", {{"act_type", "relu"}}, {S({3, 4, 5})}},
+    {"Sigmoid", "Activation", {{"act_type", "sigmoid"}}, {S({3, 4, 5})}},
+    {"Tanh", "Activation", {{"act_type", "tanh"}}, {S({3, 4, 5})}},
+    {"Softrelu", "Activation", {{"act_type", "softrelu"}}, {S({3, 4, 5})}},
+    {"Softsign", "Activation", {{"act_type", "softsign"}}, {S({3, 4, 5})}},
+    {"Leaky", "LeakyReLU", {{"act_type", "leaky"}, {"slope", "0.1"}}, {S({3, 7})}},
+    {"Elu", "LeakyReLU", {{"act_type", "elu"}, {"slope", "0.3"}}, {S({3, 7})}},
+    {"Selu", "LeakyReLU", {{"act_type", "selu"}}, {S({3, 7})}},
+    {"Add", "elemwise_add", {}, {S({4, 6}), S({4, 6})}},
+    {"Sub", "elemwise_sub", {}, {S({4, 6}), S({4, 6})}},
+    {"Mul", "elemwise_mul", {}, {S({4, 6}), S({4, 6})}},
+    {"Div",
+     "elemwise_div",
+     {},
+     {S({4, 6}), S({4, 6})},
+     [](int, const NDArray& a, std::mt19937& rng) { FillUniform(a, rng, 0.5f, 2.0f); }},
+    {"PlusScalar", "_plus_scalar", {{"scalar", "1.5"}}, {S({10})}},
+    {"MinusScalar", "_minus_scalar", {{"scalar", "1.5"}}, {S({10})}},
+    {"RMinusScalar", "_rminus_scalar", {{"scalar", "1.5"}}, {S({10})}},
+    {"MulScalar", "_mul_scalar", {{"scalar", "-2"}}, {S({10})}},
+    {"DivScalar", "_div_scalar", {{"scalar", "4"}}, {S({10})}},
+    {"RDivScalar",
+     "_rdiv_scalar",
+     {{"scalar", "3"}},
+     {S({10})},
+     [](int, const NDArray& a, std::mt19937& rng) { FillUniform(a, rng, 0.5f, 2.0f); }},
+    {"SoftmaxOutput", "SoftmaxOutput", {}, {S({8, 10})}, IntegersAt(1, 10)},
+    {"SoftmaxOutputIgnoreValid",
+     "SoftmaxOutput",
+     {{"use_ignore", "True"}, {"ignore_label", "2"}, {"normalization", "valid"}},
+     {S({16, 5})},
+     IntegersAt(1, 5)},
+    {"SoftmaxOutputMulti",
+     "SoftmaxOutput",
+     {{"multi_output", "True"}},
+     {S({2, 4, 3, 3})},
+     IntegersAt(1, 4)},
+    {"SoftmaxOutputWide",
+     "SoftmaxOutput",
+     {{"grad_scale", "0.5"}},
+     {S({3, 1000})},
+     IntegersAt(1, 1000)},
+    {"LinearRegression", "LinearRegressionOutput", {}, {S({6, 3})}},
+    {"LogisticRegression", "LogisticRegressionOutput", {}, {S({6, 3})}},
+    {"MAERegression", "MAERegressionOutput", {}, {S({6, 3})}},
+    {"MakeLoss", "MakeLoss", {}, {S({5, 2})}},
+    {"BlockGrad", "BlockGrad", {}, {S({5, 2})}},
+    {"Softmax", "softmax", {}, {S({4, 9})}},
+    {"SoftmaxAxis0", "softmax", {{"axis", "0"}}, {S({4, 9})}},
+    {"LogSoftmax", "log_softmax", {}, {S({4, 9})}},
+    {"Flatten", "Flatten", {}, {S({2, 3, 4})}},
+    {"Reshape", "Reshape", {{"shape", "(4, -1)"}}, {S({2, 3, 4})}},
+    {"Concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {S({2, 3, 4}), S({2, 5, 4})}},
+    {"Embedding",
+     "Embedding",
+     {{"input_dim", "10"}, {"output_dim", "4"}},
+     {S({3, 5})},
+     IntegersAt(0, 10)},
+    {"Convolution",
+     "Convolution",
+     {{"kernel", "(3,3)"}, {"num_filter", "4"}},
+     {S({2, 3, 7, 7})},
+     nullptr,
+     1e-3,
+     1e-4},
+    {"ConvolutionStridePad",
+     "Convolution",
+     {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}},
+     {S({2, 3, 8, 8})},
+     nullptr,
+     1e-3,
+     1e-4},
+    {"ConvolutionGroupsDilate",
+     "Convolution",
+     {{"kernel", "(3,3)"},
+      {"num_filter", "4"},
+      {"num_group", "2"},
+      {"dilate", "(2,2)"},
+      {"no_bias", "True"}},
+     {S({2, 4, 9, 9})},
+     nullptr,
+     1e-3,
+     1e-4},
+    {"Convolution16Channels",
+     "Convolution",
+     {{"kernel", "(3,3)"}, {"num_filter", "16"}, {"pad", "(1,1)"}},
+     {S({2, 16, 6, 6})},
+     nullptr,
+     1e-3,
+     1e-4},
+    {"MaxPool",
+     "Pooling",
+     {{"kernel", "(2,2)"}, {"stride", "(2,2)"}, {"pool_type", "max"}},
+     {S({2, 3, 6, 6})}},
+    {"MaxPoolFull",
+     "Pooling",
+     {{"kernel", "(3,3)"},
+      {"stride", "(2,2)"},
+      {"pool_type", "max"},
+      {"pooling_convention", "full"}},
+     {S({2, 3, 8, 8})}},
+    {"AvgPoolPad",
+     "Pooling",
+     {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pool_type", "avg"}},
+     {S({2, 3, 7, 7})}},
+    {"AvgPoolExcludePad",
+     "Pooling",
+     {{"kernel", "(3,3)"},
+      {"stride", "(1,1)"},
+      {"pad", "(1,1)"},
+      {"pool_type", "avg"},
+      {"count_include_pad", "False"}},
+     {S({2, 3, 5, 5})}},
+    {"GlobalAvgPool",
+     "Pooling",
+     {{"kernel", "(1,1)"}, {"global_pool", "True"}, {"pool_type", "avg"}},
+     {S({2, 3, 5, 5})}},
+    {"BatchNorm", "BatchNorm", {{"fix_gamma", "False"}}, {S({4, 3, 5, 5})}, nullptr, 1e-3, 1e-4},
+    {"BatchNormFixGamma", "BatchNorm", {}, {S({4, 3, 5, 5})}, nullptr, 1e-3, 1e-4},
+    {"BatchNorm2d", "BatchNorm", {{"fix_gamma", "False"}}, {S({6, 5})}, nullptr, 1e-3, 1e-4},
+};
+
+INSTANTIATE_TEST_SUITE_P(AllOps, GpuOps, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return info.param.name; });
+
+// Runs on the CPU too: every registered op has a case above (Dropout has its own test below),
+// and every case's op says it has GPU kernels in a CUDA build.
+TEST(GpuOpsCoverage, EveryOpHasACase) {
+  std::set<std::string> covered = {"Dropout"};
+  for (const GpuCase& c : kCases) {
+    covered.insert(op::OpRegistry::Get().Canonical(c.op));
+    OpInstance inst = MakeOp(c.op, c.attrs, c.shapes);
+    EXPECT_EQ(inst.op->HasGpuKernel(), op::BuiltWithGpuKernels()) << c.name;
+  }
+  for (const std::string& name : op::OpRegistry::Get().Names()) {
+    EXPECT_TRUE(covered.count(op::OpRegistry::Get().Canonical(name)))
+        << name << " has no case in gpu_ops_test.cc";
+  }
+}
+
+// Dropout's GPU masks come from another random stream than the CPU's, so check what a mask
+// means: each output is 0 or x / (1 - p), about p of them are dropped, and backward applies
+// the same mask to the head gradient.
+TEST(GpuDropout, MaskSemantics) {
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  auto gpu = op::GpuResources::Create(0);
+  const float p = 0.3f;
+  OpInstance inst = MakeOp("Dropout", {{"p", "0.3"}}, {S({100, 100})});
+  std::mt19937 rng(5);
+  FillUniform(inst.in[0], rng, 0.5f, 1.5f);
+  const std::vector<NDArray> in = ToGpu(inst.in);
+  std::vector<NDArray> out;
+  for (const NDArray& o : inst.out)
+    out.push_back(NDArray::Zeros(o.shape(), o.dtype(), Context::GPU(0)));
+  const op::OpContext ctx{.is_train = true, .ctx = Context::GPU(0), .seed = 11, .gpu = gpu.get()};
+  inst.op->Forward(ctx, in, std::vector<GradReq>(out.size(), GradReq::kWrite), out, {});
+  const std::vector<float> x = inst.in[0].ToVector<float>(), y = out[0].ToVector<float>();
+  int dropped = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (y[i] == 0) {
+      ++dropped;
+    } else {
+      ASSERT_NEAR(y[i], x[i] / (1 - p), 1e-5) << i;
+    }
+  }
+  EXPECT_NEAR(dropped / 10000.0, p, 0.03);
+  const NDArray head = NDArray::Full({100, 100}, 2.0, DType::kFloat32, Context::GPU(0));
+  const NDArray grad = NDArray::Zeros({100, 100}, DType::kFloat32, Context::GPU(0));
+  inst.op->Backward(ctx, {head}, in, out, {GradReq::kWrite}, {grad}, {});
+  const std::vector<float> g = grad.ToVector<float>();
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_FLOAT_EQ(g[i], y[i] == 0 ? 0.0f : 2 / (1 - p)) << i;
+  }
+  // Another seed draws another mask; the same seed the same one.
+  const op::OpContext other{.is_train = true, .ctx = Context::GPU(0), .seed = 12, .gpu = gpu.get()};
+  inst.op->Forward(other, in, std::vector<GradReq>(out.size(), GradReq::kWrite), out, {});
+  EXPECT_NE(out[0].ToVector<float>(), y);
+  inst.op->Forward(ctx, in, std::vector<GradReq>(out.size(), GradReq::kWrite), out, {});
+  EXPECT_EQ(out[0].ToVector<float>(), y);
+}
+
+}  // namespace
+}  // namespace cohort::testing
