@@ -76,7 +76,11 @@ double SecondsSince(ProfileClock::time_point start) {
 }
 }  // namespace
 
-Executor::~Executor() = default;
+// Kernels still queued may use this executor's arrays; the caching pool could hand them to
+// another stream once freed.
+Executor::~Executor() {
+  if (gpu_) gpu_->Synchronize();
+}
 
 std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
                                          const std::vector<NDArray>& args,

@@ -3,6 +3,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -65,13 +66,8 @@ class NcclKVStore : public KVStore {
         << " values, " << outs.size() << " outputs";
     if (keys.empty()) return;
     Connect(values[0]);
-    std::lock_guard<std::mutex> lock(mutex_);  // one bucket at a time on the streams
-    for (size_t d = 0; d < devices_.size(); ++d) {
-      CUDA_CHECK(cudaSetDevice(devices_[d]));
-      CUDA_CHECK(cudaEventRecord(ready_[d], cudaStreamLegacy));
-      CUDA_CHECK(cudaStreamWaitEvent(streams_[d], ready_[d], 0));
-    }
-    NCCL_CHECK(ncclGroupStart());
+    reduced_ = true;
+    // Every array checked before the group opens: an error inside it would leave it open.
     for (size_t k = 0; k < keys.size(); ++k) {
       COHORT_CHECK_EQ(values[k].size(), devices_.size())
           << "kvstore " << type() << ": values of key " << keys[k] << " on " << values[k].size()
@@ -86,6 +82,19 @@ class NcclKVStore : public KVStore {
                      out.dtype() == DType::kFloat32)
             << "kvstore " << type() << ": the output of key " << keys[k] << " on device " << d
             << " must be a float32 array of shape " << v.shape() << " on " << v.ctx();
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);  // one bucket at a time on the streams
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      CUDA_CHECK(cudaSetDevice(devices_[d]));
+      CUDA_CHECK(cudaEventRecord(ready_[d], cudaStreamLegacy));
+      CUDA_CHECK(cudaStreamWaitEvent(streams_[d], ready_[d], 0));
+    }
+    NCCL_CHECK(ncclGroupStart());
+    for (size_t k = 0; k < keys.size(); ++k) {
+      for (size_t d = 0; d < devices_.size(); ++d) {
+        const NDArray& v = values[k][d];
+        const NDArray& out = outs[k].size() > d ? outs[k][d] : v;
         NCCL_CHECK(ncclAllReduce(v.raw_data(), out.raw_data(), static_cast<size_t>(v.size()),
                                  ncclFloat, ncclSum, comms_[d], streams_[d]));
       }
@@ -96,6 +105,14 @@ class NcclKVStore : public KVStore {
       CUDA_CHECK(cudaEventRecord(done_[d], streams_[d]));
     }
     for (size_t d = 0; d < devices_.size(); ++d) CUDA_CHECK(cudaEventSynchronize(done_[d]));
+  }
+
+  // The initial weights only (Init's): after the first reduction the GPUs hold the weights.
+  void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,
+            int priority) const override {
+    COHORT_CHECK(!reduced_) << "kvstore " << type() << " keeps no weights once training runs "
+                            << "(Note [NCCL kvstore]): read them from the devices";
+    KVStore::Pull(keys, outs, priority);
   }
 
   // A push alone sums in place into the values (they are the gradients) and keeps nothing.
@@ -124,7 +141,7 @@ class NcclKVStore : public KVStore {
   // Makes the communicators on the first reduction, from the GPUs the values live on.
   void Connect(const std::vector<NDArray>& per_device) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!comms_.empty()) return;
+    if (!devices_.empty()) return;  // connected (set last: a failure leaves it unconnected)
     std::vector<int> devices;
     for (const NDArray& v : per_device) {
       COHORT_CHECK(v.ctx().is_gpu()) << "kvstore " << type() << " reduces on GPUs but a value is "
@@ -153,13 +170,14 @@ class NcclKVStore : public KVStore {
     for (size_t i = 0; i < bytes.size(); ++i) {
       id.internal[i] = static_cast<char>(static_cast<unsigned char>(bytes[i]));
     }
-    comms_.resize(devices.size());
+    std::vector<ncclComm_t> comms(devices.size());
     NCCL_CHECK(ncclGroupStart());
     for (int d = 0; d < local; ++d) {
       CUDA_CHECK(cudaSetDevice(devices[d]));
-      NCCL_CHECK(ncclCommInitRank(&comms_[d], processes * local, id, me * local + d));
+      NCCL_CHECK(ncclCommInitRank(&comms[d], processes * local, id, me * local + d));
     }
     NCCL_CHECK(ncclGroupEnd());
+    comms_ = std::move(comms);
     streams_.resize(devices.size());
     ready_.resize(devices.size());
     done_.resize(devices.size());
@@ -176,6 +194,7 @@ class NcclKVStore : public KVStore {
 
   std::unique_ptr<KVStore> mpi_;  // nccl: ranks, metric sums and the initial broadcast
   std::mutex mutex_;
+  std::atomic<bool> reduced_ = false;
   std::vector<int> devices_;
   std::vector<ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;

@@ -63,6 +63,7 @@ class EvalMetric {
 
  private:
   mutable std::vector<float> scratch_[2];
+  mutable NDArray staged_[2];  // host copies of GPU arrays
 };
 
 // Several metrics updated together; Get() lists all their values.

@@ -189,6 +189,8 @@ void Optimizer::UpdateOnGpu(float lr, float wd, int64_t t, const NDArray& weight
   const double b1 = options_.beta1, b2 = options_.beta2;
   r.beta1 = static_cast<float>(b1);
   r.beta2 = static_cast<float>(b2);
+  r.one_minus_beta1 = static_cast<float>(1 - b1);
+  r.one_minus_beta2 = static_cast<float>(1 - b2);
   r.lr_t = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t)));
   r.epsilon = static_cast<float>(options_.epsilon);
   r.gamma1 = static_cast<float>(options_.gamma1);

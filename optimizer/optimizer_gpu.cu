@@ -12,7 +12,8 @@ __global__ void StepKernel(GpuStepRule r, float* w, const float* g, float* s0, f
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float grad = g[i] * r.rescale;
-    if (r.clip > 0) grad = fminf(fmaxf(grad, -r.clip), r.clip);
+    // std::clamp's comparisons, which keep a NaN (fminf/fmaxf would replace it by -clip).
+    if (r.clip > 0) grad = grad < -r.clip ? -r.clip : (r.clip < grad ? r.clip : grad);
     switch (r.kind) {
       case GpuStepRule::kSGD:
         grad += r.wd * w[i];
@@ -32,8 +33,8 @@ __global__ void StepKernel(GpuStepRule r, float* w, const float* g, float* s0, f
       case GpuStepRule::kAdamW: {
         const bool decoupled = r.kind == GpuStepRule::kAdamW;
         if (!decoupled) grad += r.wd * w[i];
-        s0[i] = r.beta1 * s0[i] + (1 - r.beta1) * grad;
-        s1[i] = r.beta2 * s1[i] + (1 - r.beta2) * grad * grad;
+        s0[i] = r.beta1 * s0[i] + r.one_minus_beta1 * grad;
+        s1[i] = r.beta2 * s1[i] + r.one_minus_beta2 * grad * grad;
         if (decoupled) w[i] -= r.lr * r.wd * w[i];
         w[i] -= r.lr_t * s0[i] / (sqrtf(s1[i]) + r.epsilon);
         break;

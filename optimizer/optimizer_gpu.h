@@ -12,6 +12,7 @@ struct GpuStepRule {
   float lr = 0, wd = 0, momentum = 0;
   float rescale = 1, clip = 0;           // Prepare(): g * rescale, clipped to ±clip when clip > 0
   float beta1 = 0, beta2 = 0, lr_t = 0;  // Adam: lr_t has the bias correction folded in
+  float one_minus_beta1 = 0, one_minus_beta2 = 0;  // 1 - beta in double, then float (as the CPU)
   float epsilon = 0, gamma1 = 0;
 };
 
