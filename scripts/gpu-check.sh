@@ -68,14 +68,14 @@ for t in ndarray/ndarray_test:'*Gpu*' operator/operator_test:'GpuOps*:GpuDropout
 done
 
 # All-reduce bandwidth over every GPU of this machine (nccl-tests style, self-checking).
-gpus=$(nvidia-smi -L | wc -l)
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l || true)
 if [[ $gpus -gt 0 ]]; then
   build-gpu/apps/cohort-allreduce-bench --kvstore device --devices "gpu:0-$((gpus - 1))" \
     --min-bytes 4K --max-bytes 256M --factor 4 || status=$?
 fi
 
 # Training speed on gpu:0, Cohort beside PyTorch on the same GPU, same batch, same model, each
-# from host batches: one JSON line per model, pytorch_over_cohort > 1 when Cohort is faster.
+# from host batches: one JSON line per model, cohort_over_pytorch > 1 when Cohort is faster.
 batch=${GPU_CHECK_BATCH:-128}
 steps=${GPU_CHECK_STEPS:-100}
 for model in lenet resnet20; do
@@ -88,15 +88,18 @@ for model in lenet resnet20; do
     --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
     --set data.val_samples="$batch" --set log_every=0 --set log_level=warn \
     --metrics-out "build-gpu/$model.jsonl" || status=$?
-  cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" | sed 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/')
-  cohort_ms=$(python3 -c "print(round($batch / ${cohort_sps:-0} * 1e3, 3) if ${cohort_sps:-0} else None)")
-  torch_ms=$(env LD_LIBRARY_PATH="$system_ld_path" python3 scripts/bench_torch_gpu.py "$model" \
-    "$batch" "$steps" | sed 's/.*"ms_per_step": \([0-9.]*\).*/\1/') || status=$?
-  printf '{"bench":"gpu_train","model":"%s","batch":%s,"cohort_ms":%s,"pytorch_ms":%s,"cohort_samples_per_sec":%s,"pytorch_samples_per_sec":%s,"pytorch_over_cohort":%s}\n' \
-    "$model" "$batch" "${cohort_ms:-null}" "${torch_ms:-null}" \
-    "$(python3 -c "print(round($batch / ${cohort_ms:-0} * 1e3) if ${cohort_ms:-0} else None)")" \
-    "$(python3 -c "print(round($batch / ${torch_ms:-0} * 1e3) if ${torch_ms:-0} else None)")" \
-    "$(python3 -c "print(round(${torch_ms:-0} / ${cohort_ms:-1}, 2))")"
+  cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" 2>/dev/null |
+    sed 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/' || true)
+  torch_sps=$(env LD_LIBRARY_PATH="$system_ld_path" python3 scripts/bench_torch_gpu.py "$model" \
+    "$batch" "$steps" | sed 's/.*"samples_per_sec": \([0-9.]*\).*/\1/') || status=$?
+  python3 -c '
+import json, sys
+model, batch, c, t = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+c, t = (float(c) if c else None), (float(t) if t else None)
+print(json.dumps({"bench": "gpu_train", "model": model, "batch": batch,
+                  "cohort_samples_per_sec": c and round(c), "pytorch_samples_per_sec": t and round(t),
+                  "cohort_over_pytorch": round(c / t, 2) if c and t else None}))' \
+    "$model" "$batch" "${cohort_sps:-}" "${torch_sps:-}"
 done
 echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED)"
 exit $status
