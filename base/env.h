@@ -17,7 +17,7 @@ struct EnvConfig {
   // convolutions (10-bit mantissa inputs, float32 accumulation); 0 keeps full float32 (default).
   bool gpu_tf32 = false;
   // COHORT_KVSTORE_BUCKET_MB: gradients are fused into buckets of this size for each MPI
-  // allreduce (default 4).
+  // allreduce, and grouped by this size into one NCCL launch while backward runs (default 4).
   int kvstore_bucket_mb = 4;
   // COHORT_KVSTORE_OVERLAP: 1 reduces gradient buckets across workers on a communication thread
   // while backward still runs (Note [Overlapped push]), 0 after backward. Unset (-1): the
