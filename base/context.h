@@ -24,6 +24,10 @@ struct Context {
   // Host memory (plain or pinned): the CPU can read and write it directly.
   bool is_host() const { return type != DeviceType::kGPU; }
   bool is_gpu() const { return type == DeviceType::kGPU; }
+  // Whether kernels running on one can use the other's memory: both host, or the same GPU.
+  bool SameMemory(const Context& other) const {
+    return is_gpu() == other.is_gpu() && (!is_gpu() || id == other.id);
+  }
 
   // "cpu:0", "gpu:3", "cpu_pinned:0".
   std::string ToString() const;

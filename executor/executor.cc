@@ -104,9 +104,7 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
       << " grad_reqs for " << args.size() << " arguments";
   std::map<std::string, Shape> known;
   // Every array must live where the kernels run (host arrays for cpu contexts).
-  auto on_ctx = [&](const NDArray& a) {
-    return a.ctx().is_gpu() == ctx.is_gpu() && (!ctx.is_gpu() || a.ctx().id == ctx.id);
-  };
+  auto on_ctx = [&](const NDArray& a) { return a.ctx().SameMemory(ctx); };
   for (size_t i = 0; i < args.size(); ++i) {
     COHORT_CHECK(!args[i].is_none()) << "Bind: argument '" << arg_names[i] << "' has no array";
     COHORT_CHECK(on_ctx(args[i]) && (arg_grads[i].is_none() || on_ctx(arg_grads[i])))

@@ -98,20 +98,13 @@ const std::vector<NDArray>& KVStore::OnHost(int key, const std::vector<NDArray>&
   bool all_host = true;
   for (const NDArray& v : values) all_host = all_host && v.ctx().is_host();
   if (all_host) return values;
-  std::vector<NDArray>& staged = staging_[key];
-  staged.resize(values.size());
+  std::vector<NDArray>& pinned = staging_[key];
+  pinned.resize(values.size());
+  host_values_.resize(values.size());
   for (size_t d = 0; d < values.size(); ++d) {
-    if (values[d].ctx().is_host()) {
-      staged[d] = values[d];
-      continue;
-    }
-    if (staged[d].is_none() || !staged[d].ctx().is_host() ||
-        !(staged[d].shape() == values[d].shape())) {
-      staged[d] = NDArray::Empty(values[d].shape(), DType::kFloat32, Context::CPUPinned());
-    }
-    values[d].CopyTo(staged[d]);
+    host_values_[d] = values[d].OnHost(&pinned[d], Context::CPUPinned());
   }
-  return staged;
+  return host_values_;
 }
 
 void KVStore::Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,

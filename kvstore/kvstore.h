@@ -86,6 +86,7 @@ class KVStore {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<NDArray> reduce_list_;             // reused between calls
   std::map<int, std::vector<NDArray>> staging_;  // pinned host copies of GPU values, per key
+  std::vector<NDArray> host_values_;             // the values of one key on the host, reused
   const std::vector<NDArray>& OnHost(int key, const std::vector<NDArray>& values);
 
   // Note [Overlapped push]: the step's arguments, their buckets (rebuilt when the key list

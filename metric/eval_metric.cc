@@ -59,15 +59,7 @@ const float* EvalMetric::HostFloats(const NDArray& array, int which) const {
   }
   std::vector<float>& scratch = scratch_[which];
   scratch.resize(static_cast<size_t>(array.size()));
-  NDArray host = array;
-  if (!array.ctx().is_host()) {  // GPU outputs: into a host array kept for the next step
-    NDArray& staged = staged_[which];
-    if (staged.is_none() || staged.shape() != array.shape() || staged.dtype() != array.dtype()) {
-      staged = NDArray::Empty(array.shape(), array.dtype(), Context::CPU());
-    }
-    array.CopyTo(staged);
-    host = staged;
-  }
+  const NDArray& host = array.OnHost(&staged_[which]);
   CastElements(host.raw_data(), host.dtype(), scratch.data(), DType::kFloat32, host.size());
   return scratch.data();
 }

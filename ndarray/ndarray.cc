@@ -102,6 +102,16 @@ NDArray NDArray::CopyTo(Context ctx) const {
   return out;
 }
 
+const NDArray& NDArray::OnHost(NDArray* staging, Context host) const {
+  if (ctx().is_host()) return *this;
+  if (staging->is_none() || !staging->ctx().is_host() || staging->shape() != shape_ ||
+      staging->dtype() != dtype_) {
+    *staging = Empty(shape_, dtype_, host);
+  }
+  CopyTo(*staging);
+  return *staging;
+}
+
 NDArray NDArray::AsType(DType dtype) const {
   CheckNotNone("AsType");
   NDArray out = Empty(shape_, dtype, ctx());

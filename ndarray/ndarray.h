@@ -74,6 +74,9 @@ class NDArray {
   // A new array on ctx holding a copy.
   NDArray CopyTo(Context ctx) const;
   void CopyFrom(const NDArray& src) const { src.CopyTo(*this); }
+  // This array when it is in host memory; else a copy in *staging, which is (re)made on `host`
+  // only when its shape or dtype does not fit, so a loop that reads GPU arrays allocates once.
+  const NDArray& OnHost(NDArray* staging, Context host = Context::CPU()) const;
   // A new array of another dtype on the same context.
   NDArray AsType(DType dtype) const;
   // Sets every element to value (converted to the array's dtype).

@@ -131,7 +131,7 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   COHORT_CHECK(weight.shape() == grad.shape())
       << "optimizer: key " << key << ": weight " << weight.shape() << " and gradient "
       << grad.shape() << " differ";
-  COHORT_CHECK(weight.ctx().is_gpu() == grad.ctx().is_gpu())
+  COHORT_CHECK(weight.ctx().SameMemory(grad.ctx()))
       << "optimizer: key " << key << ": weight on " << weight.ctx() << ", gradient on "
       << grad.ctx();
   std::vector<NDArray>& state = states_[key];
@@ -141,8 +141,7 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
     }
   }
   for (NDArray& s : state) {  // states loaded from a file live on the host: move them once
-    if (s.ctx().is_gpu() != weight.ctx().is_gpu() ||
-        (weight.ctx().is_gpu() && s.ctx().id != weight.ctx().id)) {
+    if (!s.ctx().SameMemory(weight.ctx())) {
       s = s.CopyTo(weight.ctx());
     }
   }

@@ -33,6 +33,21 @@ TEST_F(NDArrayGpu, RoundTripHostDeviceHost) {
   EXPECT_EQ(gpu2.ToVector<float>(), Iota(3000));
 }
 
+TEST_F(NDArrayGpu, OnHostReusesItsStaging) {
+  NDArray gpu = NDArray::FromVector<float>({4}, Iota(4), Context::GPU(0));
+  NDArray staging;
+  const NDArray& first = gpu.OnHost(&staging, Context::CPUPinned());
+  EXPECT_EQ(&first, &staging);
+  EXPECT_EQ(staging.ctx(), Context::CPUPinned());
+  EXPECT_EQ(staging.ToVector<float>(), Iota(4));
+  const void* block = staging.raw_data();
+  gpu.Fill(5);
+  EXPECT_EQ(gpu.OnHost(&staging).raw_data(), block);  // same shape: the same host array
+  EXPECT_EQ(staging.ToVector<float>(), std::vector<float>(4, 5));
+  NDArray::Zeros({6}, DType::kFloat32, Context::GPU(0)).OnHost(&staging);
+  EXPECT_EQ(staging.shape(), Shape({6}));  // another shape: made anew
+}
+
 TEST_F(NDArrayGpu, SlicesOfDeviceArrays) {
   NDArray gpu = NDArray::FromVector<float>({4, 2}, Iota(8), Context::GPU(0));
   EXPECT_EQ(gpu.Slice(1, 3).ToVector<float>(), (std::vector<float>{2, 3, 4, 5}));

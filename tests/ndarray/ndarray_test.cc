@@ -21,6 +21,13 @@ TEST(NDArray, DefaultIsNone) {
   EXPECT_THROW(a.Slice(0, 1), Error);
 }
 
+TEST(NDArray, OnHostIsTheArrayItselfForHostMemory) {
+  const NDArray a = NDArray::Full({3}, 2.0);
+  NDArray staging;
+  EXPECT_EQ(&a.OnHost(&staging), &a);
+  EXPECT_TRUE(staging.is_none());
+}
+
 TEST(NDArray, HostMemoryIs64ByteAligned) {
   for (int64_t n : {1, 3, 17, 1000}) {
     NDArray a = NDArray::Empty({n}, DType::kInt8);
