@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "executor/memory_plan.h"
-#include "operator/gpu_resources.h"
+#include "operator/common/gpu_resources.h"
 
 namespace cohort {
 

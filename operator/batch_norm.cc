@@ -1,39 +1,43 @@
-// BatchNorm over axis 1 (channels), with moving statistics as auxiliary states.
-#include <cmath>
-
-#include "operator/kernel_util.h"
+// BatchNorm over axis 1 (channels) on the CPU, with moving statistics as auxiliary states;
+// the per-channel and per-element math is batch_norm.h's.
+#include "operator/batch_norm.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
 // batch_norm.cu (Note [GPU kernels]); the data splits as (outer, channels, inner) around axis 1.
-void BatchNormForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in,
-                         const std::vector<NDArray>& out, const std::vector<NDArray>& aux,
-                         int64_t outer, int64_t channels, int64_t inner, float eps, float momentum,
-                         bool fix_gamma, bool batch_stats);
-void BatchNormBackwardGpu(const OpContext& ctx, const std::vector<NDArray>& out_grad,
-                          const std::vector<NDArray>& in, const std::vector<NDArray>& out,
-                          const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                          int64_t outer, int64_t channels, int64_t inner, float eps, bool fix_gamma,
-                          bool batch_stats);
+void BatchNormForwardGpu(const OpContext& ctx, const BatchNormParam& p, bool batch_stats,
+                         const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                         const std::vector<NDArray>& aux, int64_t outer, int64_t channels,
+                         int64_t inner);
+void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool batch_stats,
+                          const std::vector<NDArray>& out_grad, const std::vector<NDArray>& in,
+                          const std::vector<NDArray>& out, const std::vector<GradReq>& req,
+                          const std::vector<NDArray>& in_grad, int64_t outer, int64_t channels,
+                          int64_t inner);
+
+BatchNormParam BatchNormParam::Parse(const Attrs& attrs) {
+  ParamReader r("BatchNorm", attrs);
+  BatchNormParam p;
+  p.eps = static_cast<float>(r.Float("eps", 1e-3));
+  p.momentum = static_cast<float>(r.Float("momentum", 0.9));
+  p.fix_gamma = r.Bool("fix_gamma", true);
+  p.use_global_stats = r.Bool("use_global_stats", false);
+  p.output_mean_var = r.Bool("output_mean_var", false);
+  const int64_t axis = r.Int("axis", 1);
+  r.Bool("cudnn_off", false);
+  r.OptionalInt("min_calib_range");
+  r.OptionalInt("max_calib_range");
+  r.Finish();
+  COHORT_CHECK_EQ(axis, 1) << "BatchNorm: only axis=1 (channels) is supported";
+  return p;
+}
 
 namespace {
 
 class BatchNorm : public Operator {
  public:
-  explicit BatchNorm(const Attrs& attrs) {
-    ParamReader r("BatchNorm", attrs);
-    eps_ = static_cast<float>(r.Float("eps", 1e-3));
-    momentum_ = static_cast<float>(r.Float("momentum", 0.9));
-    fix_gamma_ = r.Bool("fix_gamma", true);
-    use_global_stats_ = r.Bool("use_global_stats", false);
-    output_mean_var_ = r.Bool("output_mean_var", false);
-    const int64_t axis = r.Int("axis", 1);
-    r.Bool("cudnn_off", false);
-    r.OptionalInt("min_calib_range");
-    r.OptionalInt("max_calib_range");
-    r.Finish();
-    COHORT_CHECK_EQ(axis, 1) << "BatchNorm: only axis=1 (channels) is supported";
-  }
+  explicit BatchNorm(const Attrs& attrs) : p_(BatchNormParam::Parse(attrs)) {}
 
   std::vector<std::string> ListArguments() const override { return {"data", "gamma", "beta"}; }
   std::vector<std::string> ListAuxiliaryStates() const override {
@@ -41,7 +45,7 @@ class BatchNorm : public Operator {
   }
   // The batch mean and variance are outputs too, saved for backward (MXNet's layout).
   std::vector<std::string> ListOutputs() const override { return {"output", "mean", "var"}; }
-  int NumVisibleOutputs() const override { return output_mean_var_ ? 3 : 1; }
+  int NumVisibleOutputs() const override { return p_.output_mean_var ? 3 : 1; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
@@ -65,9 +69,9 @@ class BatchNorm : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>& aux) const override {
     const AxisSplit s = SplitAt(in[0].shape(), 1);
-    COHORT_GPU_DISPATCH(
-        ctx, BatchNormForwardGpu(ctx, in, out, aux, s.outer, s.size, s.inner, eps_, momentum_,
-                                 fix_gamma_, ctx.is_train && !use_global_stats_));
+    const bool batch_stats = p_.BatchStats(ctx.is_train);
+    COHORT_GPU_DISPATCH(ctx, BatchNormForwardGpu(ctx, p_, batch_stats, in, out, aux, s.outer,
+                                                 s.size, s.inner));
     const float* x = F(in[0]);
     const float* gamma = F(in[1]);
     const float* beta = F(in[2]);
@@ -76,7 +80,6 @@ class BatchNorm : public Operator {
     float* var = F(out[2]);
     float* moving_mean = F(aux[0]);
     float* moving_var = F(aux[1]);
-    const bool batch_stats = ctx.is_train && !use_global_stats_;
     const double m = static_cast<double>(s.outer * s.inner);
     auto channels = [&](int64_t, int64_t first, int64_t last) {
       for (int64_t c = first; c < last; ++c) {
@@ -89,19 +92,17 @@ class BatchNorm : public Operator {
           }
           mean[c] = mu;
           var[c] = static_cast<float>(sq / m);
-          moving_mean[c] = moving_mean[c] * momentum_ + mean[c] * (1 - momentum_);
-          moving_var[c] = moving_var[c] * momentum_ + var[c] * (1 - momentum_);
+          moving_mean[c] = BatchNormMoving(moving_mean[c], mean[c], p_.momentum);
+          moving_var[c] = BatchNormMoving(moving_var[c], var[c], p_.momentum);
         } else {
           mean[c] = moving_mean[c];
           var[c] = moving_var[c];
         }
-        const float inv_std = 1.0f / std::sqrt(var[c] + eps_);
-        const float scale = (fix_gamma_ ? 1.0f : gamma[c]) * inv_std;
-        const float shift = beta[c] - mean[c] * scale;
+        const BatchNormAffine affine = BatchNormAffineOf(p_, gamma[c], beta[c], mean[c], var[c]);
         for (int64_t o = 0; o < s.outer; ++o) {
           const float* row = x + (o * s.size + c) * s.inner;
           float* dst = y + (o * s.size + c) * s.inner;
-          for (int64_t i = 0; i < s.inner; ++i) dst[i] = row[i] * scale + shift;
+          for (int64_t i = 0; i < s.inner; ++i) dst[i] = BatchNormValue(affine, row[i]);
         }
       }
     };
@@ -113,38 +114,28 @@ class BatchNorm : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     const AxisSplit s = SplitAt(in[0].shape(), 1);
-    COHORT_GPU_DISPATCH(
-        ctx, BatchNormBackwardGpu(ctx, out_grad, in, out, req, in_grad, s.outer, s.size, s.inner,
-                                  eps_, fix_gamma_, ctx.is_train && !use_global_stats_));
+    const bool batch_stats = p_.BatchStats(ctx.is_train);
+    COHORT_GPU_DISPATCH(ctx, BatchNormBackwardGpu(ctx, p_, batch_stats, out_grad, in, out, req,
+                                                  in_grad, s.outer, s.size, s.inner));
     const float* x = F(in[0]);
     const float* gamma = F(in[1]);
     const float* dy = F(out_grad[0]);
     const float* mean = F(out[1]);
     const float* var = F(out[2]);
     float* dx = req[0] == GradReq::kNull ? nullptr : F(in_grad[0]);
-    const bool batch_stats = ctx.is_train && !use_global_stats_;
     const double m = static_cast<double>(s.outer * s.inner);
     auto channels = [&](int64_t, int64_t first, int64_t last) {
       for (int64_t c = first; c < last; ++c) {
-        const float inv_std = 1.0f / std::sqrt(var[c] + eps_);
-        const float g = fix_gamma_ ? 1.0f : gamma[c];
         double sum_dy = 0, sum_dy_xmu = 0;  // Σ dy and Σ dy (x - mean)
         for (int64_t o = 0; o < s.outer; ++o) {
           const int64_t base = (o * s.size + c) * s.inner;
           sum_dy += Sum(dy + base, s.inner);
           sum_dy_xmu += SumProductsOfDeviations(dy + base, x + base, s.inner, mean[c]);
         }
-        const double sum_dy_xhat = sum_dy_xmu * inv_std;
-        if (req[1] != GradReq::kNull) {
-          Assign(req[1], F(in_grad[1]), c, fix_gamma_ ? 0.0f : static_cast<float>(sum_dy_xhat));
-        }
-        if (req[2] != GradReq::kNull) Assign(req[2], F(in_grad[2]), c, static_cast<float>(sum_dy));
+        const BatchNormGrad grad = BatchNormGradOf(p_, batch_stats, gamma[c], var[c], sum_dy, sum_dy_xmu, m);
+        if (req[1] != GradReq::kNull) AssignReq(req[1], F(in_grad[1]), c, grad.dgamma);
+        if (req[2] != GradReq::kNull) AssignReq(req[2], F(in_grad[2]), c, grad.dbeta);
         if (!dx) continue;
-        // dx = g inv_std (dy - mean(dy) - xhat mean(dy xhat)), xhat = (x - mean) inv_std;
-        // with global statistics the mean and variance are constants: dx = g inv_std dy.
-        const float a = g * inv_std;
-        const float b = batch_stats ? static_cast<float>(sum_dy / m) : 0.0f;
-        const float k = batch_stats ? static_cast<float>(sum_dy_xhat / m) * inv_std : 0.0f;
         const float mu = mean[c];
         const bool add = req[0] == GradReq::kAdd;
         for (int64_t o = 0; o < s.outer; ++o) {
@@ -153,9 +144,9 @@ class BatchNorm : public Operator {
           const float* xs = x + base;
           float* dst = dx + base;
           if (add) {
-            for (int64_t i = 0; i < s.inner; ++i) dst[i] += a * (d[i] - b - (xs[i] - mu) * k);
+            for (int64_t i = 0; i < s.inner; ++i) dst[i] += BatchNormInputGrad(grad, d[i], xs[i], mu);
           } else {
-            for (int64_t i = 0; i < s.inner; ++i) dst[i] = a * (d[i] - b - (xs[i] - mu) * k);
+            for (int64_t i = 0; i < s.inner; ++i) dst[i] = BatchNormInputGrad(grad, d[i], xs[i], mu);
           }
         }
       }
@@ -164,8 +155,7 @@ class BatchNorm : public Operator {
   }
 
  private:
-  float eps_, momentum_;
-  bool fix_gamma_, use_global_stats_, output_mean_var_;
+  BatchNormParam p_;
 };
 
 }  // namespace

@@ -3,12 +3,12 @@
 // CPU saves the biased variance in the "var" output and moves by it; these kernels do as the CPU.
 //
 // One block per channel: the channel's sums reduce in float per thread and in double across
-// threads (as the CPU sums rows in float and the rows in double), in a fixed order. Products
-// are written with __fmul_rn and friends where the CPU's would otherwise fuse into FMAs, since
-// the CPU build compiles with -ffp-contract=off.
+// threads (as the CPU sums rows in float and the rows in double), in a fixed order; the
+// per-channel and per-element math is batch_norm.h's, as on the CPU.
 #include <cstdint>
 
-#include "operator/gpu_common.cuh"
+#include "operator/batch_norm.h"
+#include "operator/common/gpu_common.cuh"
 
 namespace cohort::op {
 namespace {
@@ -53,9 +53,9 @@ __device__ void ForChannel(const BnDims& d, int64_t c, F f) {
 // Batch statistics (training) or the moving ones (inference, use_global_stats) into mean and
 // var, the moving ones updated in training; then y = x * scale + shift.
 __global__ void __launch_bounds__(kBnThreads)
-    BatchNormForwardKernel(BnDims d, const float* x, const float* gamma, const float* beta,
-                           float* y, float* mean, float* var, float* moving_mean, float* moving_var,
-                           float eps, float momentum, bool fix_gamma, bool batch_stats) {
+    BatchNormForwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
+                           const float* gamma, const float* beta, float* y, float* mean,
+                           float* var, float* moving_mean, float* moving_var) {
   const int64_t c = blockIdx.x;
   float mu, sigma2;
   if (batch_stats) {
@@ -67,9 +67,8 @@ __global__ void __launch_bounds__(kBnThreads)
     ForChannel(d, c, [&](int64_t k) { sq += (x[k] - mu) * (x[k] - mu); });
     sigma2 = static_cast<float>(BlockSum(sq) / m);
     if (threadIdx.x == 0) {
-      const float rest = 1 - momentum;
-      moving_mean[c] = __fadd_rn(__fmul_rn(moving_mean[c], momentum), __fmul_rn(mu, rest));
-      moving_var[c] = __fadd_rn(__fmul_rn(moving_var[c], momentum), __fmul_rn(sigma2, rest));
+      moving_mean[c] = BatchNormMoving(moving_mean[c], mu, p.momentum);
+      moving_var[c] = BatchNormMoving(moving_var[c], sigma2, p.momentum);
     }
   } else {
     mu = moving_mean[c];
@@ -79,23 +78,18 @@ __global__ void __launch_bounds__(kBnThreads)
     mean[c] = mu;
     var[c] = sigma2;
   }
-  const float inv_std = 1.0f / sqrtf(sigma2 + eps);
-  const float scale = __fmul_rn(fix_gamma ? 1.0f : gamma[c], inv_std);
-  const float shift = __fsub_rn(beta[c], __fmul_rn(mu, scale));
-  ForChannel(d, c, [&](int64_t k) { y[k] = __fadd_rn(__fmul_rn(x[k], scale), shift); });
+  const BatchNormAffine affine = BatchNormAffineOf(p, gamma[c], beta[c], mu, sigma2);
+  ForChannel(d, c, [&](int64_t k) { y[k] = BatchNormValue(affine, x[k]); });
 }
 
-// Gradients from the saved mean and var: dgamma = Σ dy xhat (0 with fix_gamma), dbeta = Σ dy,
-// dx = g inv_std (dy - mean(dy) - xhat mean(dy xhat)), or g inv_std dy with global statistics.
-// A null gradient pointer is a kNull request.
+// Gradients from the saved mean and var (BatchNormGradOf). A null gradient pointer is a kNull
+// request.
 __global__ void __launch_bounds__(kBnThreads)
-    BatchNormBackwardKernel(BnDims d, const float* x, const float* dy, const float* gamma,
-                            const float* mean, const float* var, float* dx, float* dgamma,
-                            float* dbeta, GradReq req_x, GradReq req_gamma, GradReq req_beta,
-                            float eps, bool fix_gamma, bool batch_stats) {
+    BatchNormBackwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
+                            const float* dy, const float* gamma, const float* mean,
+                            const float* var, float* dx, float* dgamma, float* dbeta,
+                            GradReq req_x, GradReq req_gamma, GradReq req_beta) {
   const int64_t c = blockIdx.x;
-  const float inv_std = 1.0f / sqrtf(var[c] + eps);
-  const float g = fix_gamma ? 1.0f : gamma[c];
   const float mu = mean[c];
   float part_dy = 0, part_dy_xmu = 0;
   ForChannel(d, c, [&](int64_t k) {
@@ -103,21 +97,17 @@ __global__ void __launch_bounds__(kBnThreads)
     part_dy_xmu += dy[k] * (x[k] - mu);
   });
   const double sum_dy = BlockSum(part_dy);
-  const double sum_dy_xhat = BlockSum(part_dy_xmu) * inv_std;
+  const double sum_dy_xmu = BlockSum(part_dy_xmu);
+  const BatchNormGrad grad = BatchNormGradOf(p, batch_stats, gamma[c], var[c], sum_dy, sum_dy_xmu,
+                                             static_cast<double>(d.outer * d.inner));
   if (threadIdx.x == 0) {
-    if (dgamma) AssignReq(req_gamma, dgamma, c, fix_gamma ? 0.0f : static_cast<float>(sum_dy_xhat));
-    if (dbeta) AssignReq(req_beta, dbeta, c, static_cast<float>(sum_dy));
+    if (dgamma) AssignReq(req_gamma, dgamma, c, grad.dgamma);
+    if (dbeta) AssignReq(req_beta, dbeta, c, grad.dbeta);
   }
   if (!dx) return;
   // Every thread has finished reading dy (BlockSum's barriers), so dx may be dy itself.
-  const double m = static_cast<double>(d.outer * d.inner);
-  const float a = __fmul_rn(g, inv_std);
-  const float b = batch_stats ? static_cast<float>(sum_dy / m) : 0.0f;
-  const float k = batch_stats ? __fmul_rn(static_cast<float>(sum_dy_xhat / m), inv_std) : 0.0f;
-  const bool add = req_x == GradReq::kAdd;
   ForChannel(d, c, [&](int64_t j) {
-    const float t = __fmul_rn(a, __fsub_rn(__fsub_rn(dy[j], b), __fmul_rn(__fsub_rn(x[j], mu), k)));
-    dx[j] = add ? dx[j] + t : t;
+    AssignReq(req_x, dx, j, BatchNormInputGrad(grad, dy[j], x[j], mu));
   });
 }
 
@@ -125,29 +115,29 @@ float* GradOrNull(GradReq req, const NDArray& a) { return req == GradReq::kNull 
 
 }  // namespace
 
-void BatchNormForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in,
-                         const std::vector<NDArray>& out, const std::vector<NDArray>& aux,
-                         int64_t outer, int64_t channels, int64_t inner, float eps, float momentum,
-                         bool fix_gamma, bool batch_stats) {
+void BatchNormForwardGpu(const OpContext& ctx, const BatchNormParam& p, bool batch_stats,
+                         const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                         const std::vector<NDArray>& aux, int64_t outer, int64_t channels,
+                         int64_t inner) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
   BatchNormForwardKernel<<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
-      BnDims{outer, channels, inner}, G(in[0]), G(in[1]), G(in[2]), G(out[0]), G(out[1]), G(out[2]),
-      G(aux[0]), G(aux[1]), eps, momentum, fix_gamma, batch_stats);
+      BnDims{outer, channels, inner}, p, batch_stats, G(in[0]), G(in[1]), G(in[2]), G(out[0]),
+      G(out[1]), G(out[2]), G(aux[0]), G(aux[1]));
   CUDA_CHECK(cudaGetLastError());
 }
 
-void BatchNormBackwardGpu(const OpContext& ctx, const std::vector<NDArray>& out_grad,
-                          const std::vector<NDArray>& in, const std::vector<NDArray>& out,
-                          const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                          int64_t outer, int64_t channels, int64_t inner, float eps, bool fix_gamma,
-                          bool batch_stats) {
+void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool batch_stats,
+                          const std::vector<NDArray>& out_grad, const std::vector<NDArray>& in,
+                          const std::vector<NDArray>& out, const std::vector<GradReq>& req,
+                          const std::vector<NDArray>& in_grad, int64_t outer, int64_t channels,
+                          int64_t inner) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
   BatchNormBackwardKernel<<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
-      BnDims{outer, channels, inner}, G(in[0]), G(out_grad[0]), G(in[1]), G(out[1]), G(out[2]),
-      GradOrNull(req[0], in_grad[0]), GradOrNull(req[1], in_grad[1]),
-      GradOrNull(req[2], in_grad[2]), req[0], req[1], req[2], eps, fix_gamma, batch_stats);
+      BnDims{outer, channels, inner}, p, batch_stats, G(in[0]), G(out_grad[0]), G(in[1]),
+      G(out[1]), G(out[2]), GradOrNull(req[0], in_grad[0]), GradOrNull(req[1], in_grad[1]),
+      GradOrNull(req[2], in_grad[2]), req[0], req[1], req[2]);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "operator/dnnl_conv.h"
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "operator/gpu_common.cuh"
+#include "operator/common/gpu_common.cuh"
 
 namespace cohort::op {
 namespace {

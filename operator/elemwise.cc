@@ -1,24 +1,35 @@
-// Elementwise arithmetic: elemwise_add/_sub/_mul/_div on equal shapes, and the scalar forms
-// (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar).
-#include "operator/kernel_util.h"
+// Elementwise arithmetic on the CPU: elemwise_add/_sub/_mul/_div on equal shapes, and the scalar
+// forms (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar),
+// with elemwise.h's functions.
+#include "operator/common/kernel_util.h"
+#include "operator/elemwise.h"
 
 namespace cohort::op {
 
-// elemwise.cu (Note [GPU kernels]); kind is a BinaryKind or ScalarKind as an int, and `in` is
-// null unless backward reads the input.
-void BinaryForwardGpu(const OpContext& ctx, int kind, const NDArray& lhs, const NDArray& rhs,
+// elemwise.cu (Note [GPU kernels]); `in` is null unless backward reads the input.
+void BinaryForwardGpu(const OpContext& ctx, BinaryKind kind, const NDArray& lhs, const NDArray& rhs,
                       const NDArray& out);
-void BinaryBackwardGpu(const OpContext& ctx, int kind, const NDArray& out_grad,
+void BinaryBackwardGpu(const OpContext& ctx, BinaryKind kind, const NDArray& out_grad,
                        const std::vector<NDArray>& in, const std::vector<GradReq>& req,
                        const std::vector<NDArray>& in_grad);
-void ScalarForwardGpu(const OpContext& ctx, int kind, float scalar, const NDArray& in,
+void ScalarForwardGpu(const OpContext& ctx, ScalarKind kind, float scalar, const NDArray& in,
                       const NDArray& out);
-void ScalarBackwardGpu(const OpContext& ctx, int kind, float scalar, GradReq req,
+void ScalarBackwardGpu(const OpContext& ctx, ScalarKind kind, float scalar, GradReq req,
                        const NDArray& out_grad, const NDArray* in, const NDArray& in_grad);
 
 namespace {
 
-enum class BinaryKind { kAdd, kSub, kMul, kDiv };
+// One loop per kind, the kind a constant inside it (vectorized, no dispatch per element).
+template <BinaryKind kKind>
+[[gnu::always_inline]] inline void BinaryLoop(int64_t n, const float* a, const float* b, float* y) {
+  COHORT_ELEMENTWISE
+  for (int64_t i = 0; i < n; ++i) y[i] = BinaryValue(kKind, a[i], b[i]);
+}
+template <ScalarKind kKind>
+[[gnu::always_inline]] inline void ScalarLoop(int64_t n, const float* x, float s, float* y) {
+  COHORT_ELEMENTWISE
+  for (int64_t i = 0; i < n; ++i) y[i] = ScalarValue(kKind, x[i], s);
+}
 
 class Binary : public Operator {
  public:
@@ -40,28 +51,16 @@ class Binary : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, BinaryForwardGpu(ctx, static_cast<int>(kind_), in[0], in[1], out[0]));
+    COHORT_GPU_DISPATCH(ctx, BinaryForwardGpu(ctx, kind_, in[0], in[1], out[0]));
     const float* a = F(in[0]);
     const float* b = F(in[1]);
     float* y = F(out[0]);
     const int64_t n = out[0].size();
     switch (kind_) {
-      case BinaryKind::kAdd:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
-        break;
-      case BinaryKind::kSub:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
-        break;
-      case BinaryKind::kMul:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
-        break;
-      case BinaryKind::kDiv:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
-        break;
+      case BinaryKind::kAdd: return BinaryLoop<BinaryKind::kAdd>(n, a, b, y);
+      case BinaryKind::kSub: return BinaryLoop<BinaryKind::kSub>(n, a, b, y);
+      case BinaryKind::kMul: return BinaryLoop<BinaryKind::kMul>(n, a, b, y);
+      case BinaryKind::kDiv: return BinaryLoop<BinaryKind::kDiv>(n, a, b, y);
     }
   }
 
@@ -70,7 +69,7 @@ class Binary : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(
-        ctx, BinaryBackwardGpu(ctx, static_cast<int>(kind_), out_grad[0], in, req, in_grad));
+        ctx, BinaryBackwardGpu(ctx, kind_, out_grad[0], in, req, in_grad));
     const float* dy = F(out_grad[0]);
     const int64_t n = out_grad[0].size();
     for (int side = 0; side < 2; ++side) {
@@ -80,21 +79,13 @@ class Binary : public Operator {
       const float* b = F(in[1]);
       COHORT_ELEMENTWISE
       for (int64_t i = 0; i < n; ++i) {
-        float g = dy[i];
-        switch (kind_) {
-          case BinaryKind::kAdd: break;
-          case BinaryKind::kSub: g = side == 0 ? g : -g; break;
-          case BinaryKind::kMul: g *= side == 0 ? b[i] : a[i]; break;
-          case BinaryKind::kDiv: g = side == 0 ? g / b[i] : -g * a[i] / (b[i] * b[i]); break;
-        }
-        Assign(req[side], dx, i, g);
+        const float g = BinaryGrad(kind_, side, dy[i], a, b, i);
+        AssignReq(req[side], dx, i, g);
       }
     }
   }
 
-  bool BackwardNeedsInputs() const override {
-    return kind_ == BinaryKind::kMul || kind_ == BinaryKind::kDiv;
-  }
+  bool BackwardNeedsInputs() const override { return BinaryGradReadsInputs(kind_); }
   bool BackwardNeedsOutputs() const override { return false; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}, {1, 0}}; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
@@ -102,8 +93,6 @@ class Binary : public Operator {
  private:
   BinaryKind kind_;
 };
-
-enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv };
 
 class Scalar : public Operator {
  public:
@@ -121,37 +110,18 @@ class Scalar : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx,
-                        ScalarForwardGpu(ctx, static_cast<int>(kind_), scalar_, in[0], out[0]));
+    COHORT_GPU_DISPATCH(ctx, ScalarForwardGpu(ctx, kind_, scalar_, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t n = out[0].size();
     const float s = scalar_;
     switch (kind_) {
-      case ScalarKind::kPlus:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] + s;
-        break;
-      case ScalarKind::kMinus:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s;
-        break;
-      case ScalarKind::kRMinus:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = s - x[i];
-        break;
-      case ScalarKind::kMul:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
-        break;
-      case ScalarKind::kDiv:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] / s;
-        break;
-      case ScalarKind::kRDiv:
-        COHORT_ELEMENTWISE
-        for (int64_t i = 0; i < n; ++i) y[i] = s / x[i];
-        break;
+      case ScalarKind::kPlus: return ScalarLoop<ScalarKind::kPlus>(n, x, s, y);
+      case ScalarKind::kMinus: return ScalarLoop<ScalarKind::kMinus>(n, x, s, y);
+      case ScalarKind::kRMinus: return ScalarLoop<ScalarKind::kRMinus>(n, x, s, y);
+      case ScalarKind::kMul: return ScalarLoop<ScalarKind::kMul>(n, x, s, y);
+      case ScalarKind::kDiv: return ScalarLoop<ScalarKind::kDiv>(n, x, s, y);
+      case ScalarKind::kRDiv: return ScalarLoop<ScalarKind::kRDiv>(n, x, s, y);
     }
   }
 
@@ -161,7 +131,7 @@ class Scalar : public Operator {
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     COHORT_GPU_DISPATCH(
-        ctx, ScalarBackwardGpu(ctx, static_cast<int>(kind_), scalar_, req[0], out_grad[0],
+        ctx, ScalarBackwardGpu(ctx, kind_, scalar_, req[0], out_grad[0],
                                BackwardNeedsInputs() ? &in[0] : nullptr, in_grad[0]));
     const float* dy = F(out_grad[0]);
     const float* x = F(in[0]);
@@ -169,20 +139,12 @@ class Scalar : public Operator {
     const int64_t n = out_grad[0].size();
     COHORT_ELEMENTWISE
     for (int64_t i = 0; i < n; ++i) {
-      float g = dy[i];
-      switch (kind_) {
-        case ScalarKind::kPlus:
-        case ScalarKind::kMinus: break;
-        case ScalarKind::kRMinus: g = -g; break;
-        case ScalarKind::kMul: g *= scalar_; break;
-        case ScalarKind::kDiv: g /= scalar_; break;
-        case ScalarKind::kRDiv: g *= -scalar_ / (x[i] * x[i]); break;
-      }
-      Assign(req[0], dx, i, g);
+      const float g = ScalarGrad(kind_, dy[i], x, scalar_, i);
+      AssignReq(req[0], dx, i, g);
     }
   }
 
-  bool BackwardNeedsInputs() const override { return kind_ == ScalarKind::kRDiv; }
+  bool BackwardNeedsInputs() const override { return ScalarGradReadsInput(kind_); }
   bool BackwardNeedsOutputs() const override { return false; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }

@@ -1,7 +1,8 @@
-// Embedding: rows of a weight table looked up by integer indices.
+// Embedding on the CPU: rows of a weight table looked up by integer indices (embedding.h).
 #include <cstring>
 
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
+#include "operator/embedding.h"
 
 namespace cohort::op {
 
@@ -12,28 +13,32 @@ void EmbeddingBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const N
                           const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                           int64_t input_dim, int64_t output_dim);
 
+EmbeddingParam EmbeddingParam::Parse(const Attrs& attrs) {
+  ParamReader r("Embedding", attrs);
+  EmbeddingParam p;
+  p.input_dim = r.Int("input_dim");
+  p.output_dim = r.Int("output_dim");
+  r.Enum("dtype", {"float32"}, "float32");
+  r.Bool("sparse_grad", false);
+  r.Finish();
+  return p;
+}
+
 namespace {
 
 class Embedding : public Operator {
  public:
-  explicit Embedding(const Attrs& attrs) {
-    ParamReader r("Embedding", attrs);
-    input_dim_ = r.Int("input_dim");
-    output_dim_ = r.Int("output_dim");
-    r.Enum("dtype", {"float32"}, "float32");
-    r.Bool("sparse_grad", false);
-    r.Finish();
-  }
+  explicit Embedding(const Attrs& attrs) : p_(EmbeddingParam::Parse(attrs)) {}
   std::vector<std::string> ListArguments() const override { return {"data", "weight"}; }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
-    AssignShape(in[1], Shape({input_dim_, output_dim_}), "Embedding", "weight");
+    AssignShape(in[1], Shape({p_.input_dim, p_.output_dim}), "Embedding", "weight");
     if (!ShapeKnown(in[0])) return false;
     std::vector<int64_t> dims(in[0].begin(), in[0].end());
-    dims.push_back(output_dim_);
+    dims.push_back(p_.output_dim);
     AssignShape(out[0], Shape(std::span<const int64_t>(dims)), "Embedding", "output");
     return true;
   }
@@ -41,13 +46,13 @@ class Embedding : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx,
-                        EmbeddingForwardGpu(ctx, in[0], in[1], out[0], input_dim_, output_dim_));
+                        EmbeddingForwardGpu(ctx, in[0], in[1], out[0], p_.input_dim, p_.output_dim));
     const float* idx = F(in[0]);
     const float* w = F(in[1]);
     float* y = F(out[0]);
     for (int64_t i = 0; i < in[0].size(); ++i) {
       const int64_t row = Row(idx[i], i);
-      std::memcpy(y + i * output_dim_, w + row * output_dim_, output_dim_ * sizeof(float));
+      std::memcpy(y + i * p_.output_dim, w + row * p_.output_dim, p_.output_dim * sizeof(float));
     }
   }
 
@@ -56,7 +61,7 @@ class Embedding : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(
-        ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[0], req, in_grad, input_dim_, output_dim_));
+        ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[0], req, in_grad, p_.input_dim, p_.output_dim));
     if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);  // indices get no gradient
     if (req[1] == GradReq::kNull) return;
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);
@@ -64,22 +69,21 @@ class Embedding : public Operator {
     const float* dy = F(out_grad[0]);
     float* dw = F(in_grad[1]);
     for (int64_t i = 0; i < in[0].size(); ++i) {
-      float* dst = dw + Row(idx[i], i) * output_dim_;
-      const float* src = dy + i * output_dim_;
-      for (int64_t j = 0; j < output_dim_; ++j) dst[j] += src[j];
+      float* dst = dw + Row(idx[i], i) * p_.output_dim;
+      const float* src = dy + i * p_.output_dim;
+      for (int64_t j = 0; j < p_.output_dim; ++j) dst[j] += src[j];
     }
   }
 
  private:
   int64_t Row(float index, int64_t position) const {
-    const int64_t row = static_cast<int64_t>(index);
-    COHORT_CHECK(row >= 0 && row < input_dim_)
+    COHORT_CHECK(EmbeddingIndexValid(index, p_.input_dim))
         << "Embedding: index " << index << " at position " << position << " is outside [0, "
-        << input_dim_ << ")";
-    return row;
+        << p_.input_dim << ")";
+    return EmbeddingRow(index, p_.input_dim);
   }
 
-  int64_t input_dim_, output_dim_;
+  EmbeddingParam p_;
 };
 
 }  // namespace

@@ -1,19 +1,11 @@
 // Embedding on the GPU (Note [GPU kernels]): a gather forward, a scatter-add of the rows' head
 // gradients into the weight gradient backward (atomics: repeated indices add in any order).
-// The CPU throws on an index outside [0, input_dim); a kernel cannot, so it clamps the index
-// into the table, as MXNet's GPU Embedding (take with mode clip) does.
-#include "operator/pointwise_gpu.cuh"
+// The CPU throws on an index outside [0, input_dim); a kernel cannot, so EmbeddingRow clamps the
+// index into the table, as MXNet's GPU Embedding (take with mode clip) does.
+#include "operator/common/pointwise_gpu.cuh"
+#include "operator/embedding.h"
 
 namespace cohort::op {
-namespace {
-
-__device__ __forceinline__ int64_t Row(float index, int64_t input_dim) {
-  const int64_t row = static_cast<int64_t>(index);  // truncates, as the CPU does
-  return row < 0 ? 0 : row >= input_dim ? input_dim - 1 : row;
-}
-
-}  // namespace
-
 // y[i, j] = w[idx[i], j]; one thread per output element, so reads of a row coalesce.
 void EmbeddingForwardGpu(const OpContext& ctx, const NDArray& data, const NDArray& weight,
                          const NDArray& out, int64_t input_dim, int64_t output_dim) {
@@ -22,7 +14,7 @@ void EmbeddingForwardGpu(const OpContext& ctx, const NDArray& data, const NDArra
   float* y = G(out);
   const int64_t d = output_dim;
   ForEach(Gpu(ctx), data.size() * d,
-          [=] __device__(int64_t k) { y[k] = w[Row(idx[k / d], input_dim) * d + k % d]; });
+          [=] __device__(int64_t k) { y[k] = w[EmbeddingRow(idx[k / d], input_dim) * d + k % d]; });
 }
 
 // The indices get no gradient (zeros for kWrite, as on the CPU); dw[idx[i], j] += dy[i, j].
@@ -38,7 +30,7 @@ void EmbeddingBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const N
   float* dw = G(in_grad[1]);
   const int64_t d = output_dim;
   ForEach(g, data.size() * d, [=] __device__(int64_t k) {
-    atomicAdd(dw + Row(idx[k / d], input_dim) * d + k % d, dy[k]);
+    atomicAdd(dw + EmbeddingRow(idx[k / d], input_dim) * d + k % d, dy[k]);
   });
 }
 

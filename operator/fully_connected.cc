@@ -1,5 +1,5 @@
 // FullyConnected: out = data · weightᵀ + bias (MXNet's FullyConnected), on OpenBLAS.
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 

@@ -1,6 +1,6 @@
 // FullyConnected on cuBLAS (Note [GPU kernels]). Row-major y = x·wᵀ is column-major
 // yᵀ = w·xᵀ, so each product is one cublasSgemm on the arrays as they lie.
-#include "operator/gpu_common.cuh"
+#include "operator/common/gpu_common.cuh"
 
 namespace cohort::op {
 namespace {

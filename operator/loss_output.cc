@@ -1,66 +1,67 @@
-// Loss layers, which start backward themselves: SoftmaxOutput, LinearRegressionOutput,
-// LogisticRegressionOutput, MAERegressionOutput, MakeLoss; and BlockGrad, which stops it.
-#include <algorithm>
-#include <cmath>
-
-#include "operator/kernel_util.h"
+// Loss layers on the CPU, which start backward themselves: SoftmaxOutput,
+// LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput, MakeLoss; and BlockGrad,
+// which stops it. The math is loss_output.h's.
+#include "operator/common/kernel_util.h"
+#include "operator/loss_output.h"
 
 namespace cohort::op {
 
-// loss_output.cu (Note [GPU kernels]). normalization: 0 null, 1 batch, 2 valid.
-void SoftmaxOutputForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out,
-                             int64_t outer, int64_t size, int64_t inner);
-void SoftmaxOutputBackwardGpu(const OpContext& ctx, const NDArray& out, const NDArray& label,
+// loss_output.cu (Note [GPU kernels]).
+void SoftmaxOutputForwardGpu(const OpContext& ctx, const SoftmaxOutputRows& rows, int64_t outer,
+                             int64_t inner);
+void SoftmaxOutputBackwardGpu(const OpContext& ctx, const SoftmaxOutputParam& p,
+                              const NDArray& out, const NDArray& label,
                               const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                              int64_t outer, int64_t size, int64_t inner, float grad_scale,
-                              float ignore_label, float smooth_alpha, bool use_ignore,
-                              bool multi_output, int normalization);
-void RegressionOutputForwardGpu(const OpContext& ctx, bool logistic, const NDArray& in,
+                              int64_t outer, int64_t size, int64_t inner);
+void RegressionOutputForwardGpu(const OpContext& ctx, RegressionKind kind, const NDArray& in,
                                 const NDArray& out);
-void RegressionOutputBackwardGpu(const OpContext& ctx, bool mae, float grad_scale,
+void RegressionOutputBackwardGpu(const OpContext& ctx, RegressionKind kind, float grad_scale,
                                  const NDArray& out, const NDArray& label,
                                  const std::vector<GradReq>& req,
                                  const std::vector<NDArray>& in_grad);
 void LossIdentityForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out);
-void MakeLossBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out,
-                         const NDArray& in_grad, float grad_scale, float valid_thresh,
-                         int normalization);
+void MakeLossBackwardGpu(const OpContext& ctx, const MakeLossParam& p, GradReq req,
+                         const NDArray& out, const NDArray& in_grad);
 void BlockGradBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& in_grad);
 
+LossNormalization ParseLossNormalization(ParamReader& r) {
+  const std::string n = r.Enum("normalization", {"null", "batch", "valid"}, "null");
+  return n == "batch" ? LossNormalization::kBatch
+         : n == "valid" ? LossNormalization::kValid
+                        : LossNormalization::kNull;
+}
+
+SoftmaxOutputParam SoftmaxOutputParam::Parse(const Attrs& attrs) {
+  ParamReader r("SoftmaxOutput", attrs);
+  SoftmaxOutputParam p;
+  p.grad_scale = static_cast<float>(r.Float("grad_scale", 1.0));
+  p.ignore_label = static_cast<float>(r.Float("ignore_label", -1.0));
+  p.multi_output = r.Bool("multi_output", false);
+  p.use_ignore = r.Bool("use_ignore", false);
+  p.preserve_shape = r.Bool("preserve_shape", false);
+  p.normalization = ParseLossNormalization(r);
+  r.Bool("out_grad", false);
+  p.smooth_alpha = static_cast<float>(r.Float("smooth_alpha", 0.0));
+  r.Finish();
+  return p;
+}
+
+MakeLossParam MakeLossParam::Parse(const Attrs& attrs) {
+  ParamReader r("MakeLoss", attrs);
+  MakeLossParam p;
+  p.grad_scale = static_cast<float>(r.Float("grad_scale", 1.0));
+  p.valid_thresh = static_cast<float>(r.Float("valid_thresh", 0.0));
+  p.normalization = ParseLossNormalization(r);
+  r.Finish();
+  return p;
+}
+
 namespace {
-
-// "null", "batch", "valid" as the GPU functions number them.
-inline int NormalizationCode(const std::string& normalization) {
-  return normalization == "batch" ? 1 : normalization == "valid" ? 2 : 0;
-}
-
-// Softmax of `size` values spaced `stride` apart.
-void SoftmaxStrided(const float* x, float* y, int64_t size, int64_t stride) {
-  float max = x[0];
-  for (int64_t c = 1; c < size; ++c) max = std::max(max, x[c * stride]);
-  float sum = 0;
-  for (int64_t c = 0; c < size; ++c) {
-    y[c * stride] = std::exp(x[c * stride] - max);
-    sum += y[c * stride];
-  }
-  for (int64_t c = 0; c < size; ++c) y[c * stride] /= sum;
-}
 
 // MXNet's SoftmaxOutput: softmax forward; backward (softmax - one_hot(label)) * grad_scale / norm.
 class SoftmaxOutput : public Operator {
  public:
-  explicit SoftmaxOutput(const Attrs& attrs) {
-    ParamReader r("SoftmaxOutput", attrs);
-    grad_scale_ = static_cast<float>(r.Float("grad_scale", 1.0));
-    ignore_label_ = static_cast<float>(r.Float("ignore_label", -1.0));
-    multi_output_ = r.Bool("multi_output", false);
-    use_ignore_ = r.Bool("use_ignore", false);
-    preserve_shape_ = r.Bool("preserve_shape", false);
-    normalization_ = r.Enum("normalization", {"null", "batch", "valid"}, "null");
-    r.Bool("out_grad", false);
-    smooth_alpha_ = static_cast<float>(r.Float("smooth_alpha", 0.0));
-    r.Finish();
-  }
+  explicit SoftmaxOutput(const Attrs& attrs) : p_(SoftmaxOutputParam::Parse(attrs)) {}
 
   std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
   bool IsLoss() const override { return true; }
@@ -72,11 +73,11 @@ class SoftmaxOutput : public Operator {
     const Shape& d = in[0];
     if (!ShapeKnown(d)) return false;
     Shape label;
-    if (multi_output_) {  // (N, C, rest...) -> labels (N, rest...)
+    if (p_.multi_output) {  // (N, C, rest...) -> labels (N, rest...)
       std::vector<int64_t> dims = {d[0]};
       for (int i = 2; i < d.ndim(); ++i) dims.push_back(d[i]);
       label = Shape(std::span<const int64_t>(dims));
-    } else if (preserve_shape_) {
+    } else if (p_.preserve_shape) {
       label = Shape(d.dims().subspan(0, d.ndim() - 1));
     } else {
       label = Shape({d[0]});
@@ -92,82 +93,55 @@ class SoftmaxOutput : public Operator {
 
   // The data as (outer, classes, inner): softmax runs over `classes`, one label per (outer, inner).
   AxisSplit Split(const Shape& d) const {
-    if (multi_output_) return SplitAt(d, 1);
-    if (preserve_shape_) return SplitAt(d, d.ndim() - 1);
+    if (p_.multi_output) return SplitAt(d, 1);
+    if (p_.preserve_shape) return SplitAt(d, d.ndim() - 1);
     return {d[0], d.Size() / d[0], 1};
   }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const AxisSplit s = Split(in[0].shape());
-    COHORT_GPU_DISPATCH(ctx, SoftmaxOutputForwardGpu(ctx, in[0], out[0], s.outer, s.size, s.inner));
-    const float* x = F(in[0]);
-    float* y = F(out[0]);
-    for (int64_t o = 0; o < s.outer; ++o) {
-      for (int64_t i = 0; i < s.inner; ++i) {
-        const int64_t base = o * s.size * s.inner + i;
-        SoftmaxStrided(x + base, y + base, s.size, s.inner);
-      }
-    }
+    const SoftmaxOutputRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size, s.inner};
+    COHORT_GPU_DISPATCH(ctx, SoftmaxOutputForwardGpu(ctx, rows, s.outer, s.inner));
+    ForEachRowOnCpu(s.outer, s.size, s.inner, rows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
     const AxisSplit s = Split(in[0].shape());
-    COHORT_GPU_DISPATCH(
-        ctx, SoftmaxOutputBackwardGpu(ctx, out[0], in[1], req, in_grad, s.outer, s.size, s.inner,
-                                      grad_scale_, ignore_label_, smooth_alpha_, use_ignore_,
-                                      multi_output_, NormalizationCode(normalization_)));
+    COHORT_GPU_DISPATCH(ctx, SoftmaxOutputBackwardGpu(ctx, p_, out[0], in[1], req, in_grad, s.outer,
+                                                      s.size, s.inner));
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);  // labels get no gradient
     if (req[0] == GradReq::kNull) return;
     const float* y = F(out[0]);
     const float* label = F(in[1]);
     float* dx = F(in_grad[0]);
     int64_t valid = 0;
-    for (int64_t j = 0; j < s.outer * s.inner; ++j)
-      valid += !(use_ignore_ && label[j] == ignore_label_);
-    float norm = 1;
-    if (normalization_ == "batch") norm = static_cast<float>(s.outer);
-    if (normalization_ == "valid") norm = static_cast<float>(std::max<int64_t>(valid, 1));
-    // As MXNet: multi_output gradients are also divided by the positions per sample, except
-    // under "valid" normalization.
-    if (multi_output_ && normalization_ != "valid") norm *= static_cast<float>(s.inner);
-    const float scale = grad_scale_ / norm;
-    const float off = smooth_alpha_ / std::max<float>(1, static_cast<float>(s.size - 1));
+    for (int64_t j = 0; j < s.outer * s.inner; ++j) valid += !SoftmaxOutputIgnored(p_, label[j]);
+    const float scale = p_.grad_scale / SoftmaxOutputNorm(p_, s.outer, s.inner, valid);
     for (int64_t o = 0; o < s.outer; ++o) {
       for (int64_t i = 0; i < s.inner; ++i) {
         const float l = label[o * s.inner + i];
-        const bool ignored = use_ignore_ && l == ignore_label_;
         const int64_t target = static_cast<int64_t>(l);
-        COHORT_CHECK(ignored || (target >= 0 && target < s.size))
+        COHORT_CHECK(SoftmaxOutputIgnored(p_, l) || (target >= 0 && target < s.size))
             << "SoftmaxOutput: label " << l << " is outside the " << s.size << " classes";
         for (int64_t c = 0; c < s.size; ++c) {
           const int64_t k = (o * s.size + c) * s.inner + i;
-          float g = 0;
-          if (!ignored) {
-            const float want = smooth_alpha_ > 0 ? (c == target ? 1 - smooth_alpha_ : off)
-                                                 : (c == target ? 1.0f : 0.0f);
-            g = (y[k] - want) * scale;
-          }
-          Assign(req[0], dx, k, g);
+          AssignReq(req[0], dx, k, SoftmaxOutputGrad(p_, y[k], l, c, s.size, scale));
         }
       }
     }
   }
 
  private:
-  float grad_scale_, ignore_label_, smooth_alpha_;
-  bool multi_output_, use_ignore_, preserve_shape_;
-  std::string normalization_;
+  SoftmaxOutputParam p_;
 };
-
-enum class Regression { kLinear, kLogistic, kMAE };
 
 // out = data (or sigmoid(data)); grad = grad_scale / per_sample * (out - label) (or its sign).
 class RegressionOutput : public Operator {
  public:
-  RegressionOutput(Regression kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
+  RegressionOutput(RegressionKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
     ParamReader r(name, attrs);
     grad_scale_ = static_cast<float>(r.Float("grad_scale", 1.0));
     r.Finish();
@@ -189,20 +163,19 @@ class RegressionOutput : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(
-        ctx, RegressionOutputForwardGpu(ctx, kind_ == Regression::kLogistic, in[0], out[0]));
+    COHORT_GPU_DISPATCH(ctx, RegressionOutputForwardGpu(ctx, kind_, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     for (int64_t i = 0; i < in[0].size(); ++i) {
-      y[i] = kind_ == Regression::kLogistic ? 1.0f / (1.0f + std::exp(-x[i])) : x[i];
+      y[i] = RegressionValue(kind_, x[i]);
     }
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, RegressionOutputBackwardGpu(ctx, kind_ == Regression::kMAE,
-                                                         grad_scale_, out[0], in[1], req, in_grad));
+    COHORT_GPU_DISPATCH(
+        ctx, RegressionOutputBackwardGpu(ctx, kind_, grad_scale_, out[0], in[1], req, in_grad));
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);
     if (req[0] == GradReq::kNull) return;
     const float* y = F(out[0]);
@@ -212,27 +185,19 @@ class RegressionOutput : public Operator {
     const int64_t per_sample = n / out[0].shape()[0];
     const float scale = grad_scale_ / static_cast<float>(per_sample);
     for (int64_t i = 0; i < n; ++i) {
-      const float d = y[i] - label[i];
-      const float g = kind_ == Regression::kMAE ? (d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f) : d;
-      Assign(req[0], dx, i, g * scale);
+      AssignReq(req[0], dx, i, RegressionGrad(kind_, y[i], label[i], scale));
     }
   }
 
  private:
-  Regression kind_;
+  RegressionKind kind_;
   float grad_scale_;
 };
 
 // out = data; backward sends grad_scale (normalised) to every element, ignoring head gradients.
 class MakeLoss : public Operator {
  public:
-  explicit MakeLoss(const Attrs& attrs) {
-    ParamReader r("MakeLoss", attrs);
-    grad_scale_ = static_cast<float>(r.Float("grad_scale", 1.0));
-    valid_thresh_ = static_cast<float>(r.Float("valid_thresh", 0.0));
-    normalization_ = r.Enum("normalization", {"null", "batch", "valid"}, "null");
-    r.Finish();
-  }
+  explicit MakeLoss(const Attrs& attrs) : p_(MakeLossParam::Parse(attrs)) {}
   bool IsLoss() const override { return true; }
   bool BackwardNeedsInputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
@@ -250,24 +215,22 @@ class MakeLoss : public Operator {
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
-    COHORT_GPU_DISPATCH(ctx, MakeLossBackwardGpu(ctx, req[0], out[0], in_grad[0], grad_scale_,
-                                                 valid_thresh_, NormalizationCode(normalization_)));
+    COHORT_GPU_DISPATCH(ctx, MakeLossBackwardGpu(ctx, p_, req[0], out[0], in_grad[0]));
     const float* y = F(out[0]);
     const int64_t n = out[0].size();
     float norm = 1;
-    if (normalization_ == "batch") norm = static_cast<float>(out[0].shape()[0]);
-    if (normalization_ == "valid") {
+    if (p_.normalization == LossNormalization::kBatch) norm = static_cast<float>(out[0].shape()[0]);
+    if (p_.normalization == LossNormalization::kValid) {
       int64_t valid = 0;
-      for (int64_t i = 0; i < n; ++i) valid += y[i] > valid_thresh_;
+      for (int64_t i = 0; i < n; ++i) valid += MakeLossCounts(p_, y[i]);
       norm = static_cast<float>(std::max<int64_t>(valid, 1));
     }
     float* dx = F(in_grad[0]);
-    for (int64_t i = 0; i < n; ++i) Assign(req[0], dx, i, grad_scale_ / norm);
+    for (int64_t i = 0; i < n; ++i) AssignReq(req[0], dx, i, p_.grad_scale / norm);
   }
 
  private:
-  float grad_scale_, valid_thresh_;
-  std::string normalization_;
+  MakeLossParam p_;
 };
 
 // out = data; no gradient flows back (written as zeros).
@@ -301,9 +264,9 @@ class BlockGrad : public Operator {
 void RegisterLossOutputs(OpRegistry& r) {
   r.Register("SoftmaxOutput", [](const Attrs& a) { return std::make_unique<SoftmaxOutput>(a); });
   r.Alias("Softmax", "SoftmaxOutput");
-  for (auto [name, kind] : {std::pair{"LinearRegressionOutput", Regression::kLinear},
-                            {"LogisticRegressionOutput", Regression::kLogistic},
-                            {"MAERegressionOutput", Regression::kMAE}}) {
+  for (auto [name, kind] : {std::pair{"LinearRegressionOutput", RegressionKind::kLinear},
+                            {"LogisticRegressionOutput", RegressionKind::kLogistic},
+                            {"MAERegressionOutput", RegressionKind::kMAE}}) {
     std::string n = name;
     r.Register(
         n, [kind, n](const Attrs& a) { return std::make_unique<RegressionOutput>(kind, n, a); });

@@ -1,21 +1,62 @@
-// Pooling (2-D, NCHW): max, avg and sum; global pooling; "valid" and "full" conventions.
+// Pooling on the CPU: pooling.h's window functions, and a loop of its own for 2x2 max pooling.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
+#include "operator/pooling.h"
 
 namespace cohort::op {
 
-// pooling.cu (Note [GPU kernels]); kind is Pooling::Kind (0 max, 1 avg, 2 sum), the window's
-// kernel, stride and pad as resolved for the input (global pooling included).
-void PoolingForwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& y, int kind,
-                       const Shape& kernel, const Shape& stride, const Shape& pad,
-                       bool count_include_pad);
-void PoolingBackwardGpu(const OpContext& ctx, const NDArray& dy, const NDArray& x, GradReq req,
-                        const NDArray& dx, int kind, const Shape& kernel, const Shape& stride,
-                        const Shape& pad, bool count_include_pad);
+// pooling.cu (Note [GPU kernels]).
+void PoolingForwardGpu(const OpContext& ctx, const PoolWindow& w, PoolType type, const NDArray& x,
+                       const NDArray& y);
+void PoolingBackwardGpu(const OpContext& ctx, const PoolWindow& w, PoolType type, GradReq req,
+                        const NDArray& dy, const NDArray& x, const NDArray& dx);
+
+PoolingParam PoolingParam::Parse(const Attrs& attrs) {
+  ParamReader r("Pooling", attrs);
+  PoolingParam p;
+  p.kernel = r.Tuple("kernel", Shape());
+  const std::string pool = r.Enum("pool_type", {"max", "avg", "sum"}, "max");
+  p.pool_type = pool == "max" ? PoolType::kMax : pool == "avg" ? PoolType::kAvg : PoolType::kSum;
+  p.global_pool = r.Bool("global_pool", false);
+  p.pooling_convention = r.Enum("pooling_convention", {"valid", "full"}, "valid") == "full"
+                             ? PoolingConvention::kFull
+                             : PoolingConvention::kValid;
+  p.stride = r.Tuple("stride", p.stride);
+  p.pad = r.Tuple("pad", p.pad);
+  p.count_include_pad = r.Bool("count_include_pad", true);
+  r.Bool("cudnn_off", false);
+  r.Enum("layout", {"None", "NCHW"}, "None");
+  r.Finish();
+  COHORT_CHECK(p.global_pool || p.kernel.ndim() == 2)
+      << "Pooling: a 2-D kernel is required unless global_pool=True, got " << p.kernel;
+  COHORT_CHECK(p.stride.ndim() == 2 && p.pad.ndim() == 2) << "Pooling: stride and pad need 2 values";
+  return p;
+}
+
+PoolWindow PoolingParam::WindowFor(const Shape& d) const {
+  PoolWindow w;
+  w.h = d[2];
+  w.w = d[3];
+  if (global_pool) {
+    w.kh = w.h, w.kw = w.w, w.sh = w.sw = 1, w.ph = w.pw = 0;
+  } else {
+    w.kh = kernel[0], w.kw = kernel[1], w.sh = stride[0], w.sw = stride[1];
+    w.ph = pad[0], w.pw = pad[1];
+  }
+  const bool full = pooling_convention == PoolingConvention::kFull;
+  auto size = [&](int64_t in, int64_t k, int64_t s, int64_t p) {
+    const int64_t span = in + 2 * p - k;
+    if (span < 0) return int64_t{0};
+    return (full ? (span + s - 1) / s : span / s) + 1;
+  };
+  w.out_h = size(w.h, w.kh, w.sh, w.ph);
+  w.out_w = size(w.w, w.kw, w.sw, w.pw);
+  w.count_include_pad = count_include_pad;
+  return w;
+}
 
 namespace {
 
@@ -133,26 +174,7 @@ constexpr int64_t kMinChunk = 1 << 14;  // input elements: smaller arrays are no
 
 class Pooling : public Operator {
  public:
-  explicit Pooling(const Attrs& attrs) {
-    ParamReader r("Pooling", attrs);
-    kernel_ = r.Tuple("kernel", Shape());
-    const std::string pool = r.Enum("pool_type", {"max", "avg", "sum"}, "max");
-    kind_ = pool == "max" ? kMax : pool == "avg" ? kAvg : kSum;
-    global_ = r.Bool("global_pool", false);
-    full_ = r.Enum("pooling_convention", {"valid", "full"}, "valid") == "full";
-    stride_ = r.Tuple("stride", Shape());
-    pad_ = r.Tuple("pad", Shape());
-    count_include_pad_ = r.Bool("count_include_pad", true);
-    r.Bool("cudnn_off", false);
-    r.Enum("layout", {"None", "NCHW"}, "None");
-    r.Finish();
-    if (stride_.ndim() == 0) stride_ = {1, 1};
-    if (pad_.ndim() == 0) pad_ = {0, 0};
-    COHORT_CHECK(global_ || kernel_.ndim() == 2)
-        << "Pooling: a 2-D kernel is required unless global_pool=True, got " << kernel_;
-    COHORT_CHECK(stride_.ndim() == 2 && pad_.ndim() == 2)
-        << "Pooling: stride and pad need 2 values";
-  }
+  explicit Pooling(const PoolingParam& p) : p_(p) {}
 
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
@@ -163,9 +185,9 @@ class Pooling : public Operator {
     if (!ShapeKnown(d)) return false;
     COHORT_CHECK_EQ(d.ndim(), 4) << "Pooling: data must be (batch, channel, height, width), got "
                                  << d;
-    const Window w = WindowFor(d);
+    const PoolWindow w = p_.WindowFor(d);
     COHORT_CHECK(w.out_h > 0 && w.out_w > 0)
-        << "Pooling: kernel " << kernel_ << " does not fit input " << d;
+        << "Pooling: kernel " << p_.kernel << " does not fit input " << d;
     AssignShape(out[0], Shape({d[0], d[1], w.out_h, w.out_w}), "Pooling", "output");
     return true;
   }
@@ -173,46 +195,30 @@ class Pooling : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const Shape& d = in[0].shape();
-    const Window w = WindowFor(d);
-    COHORT_GPU_DISPATCH(
-        ctx, PoolingForwardGpu(ctx, in[0], out[0], kind_, Shape({w.kh, w.kw}), Shape({w.sh, w.sw}),
-                               Shape({w.ph, w.pw}), count_include_pad_));
+    const PoolWindow w = p_.WindowFor(d);
+    COHORT_GPU_DISPATCH(ctx, PoolingForwardGpu(ctx, w, p_.pool_type, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t planes = d[0] * d[1];
-    if (IsMax2x2(w)) {
-      ParallelChunks(
-          planes, ChunksFor(ctx, planes * w.h * w.w / kMinChunk),
-          [&](int64_t, int64_t b, int64_t e) {
-            MaxPool2x2Forward(e - b, w.h, w.w, w.out_h, w.out_w, x + b * w.h * w.w,
-                              y + b * w.out_h * w.out_w);
-          },
-          ctx.arena);
-      return;
-    }
-    for (int64_t p = 0; p < planes; ++p) {
-      const float* plane = x + p * w.h * w.w;
-      float* o = y + p * w.out_h * w.out_w;
-      for (int64_t oy = 0; oy < w.out_h; ++oy) {
-        for (int64_t ox = 0; ox < w.out_w; ++ox) {
-          Span s = SpanAt(w, oy, ox);
-          float v;
-          if (kind_ == kMax) {
-            v = -std::numeric_limits<float>::infinity();
-            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
-              for (int64_t xx = s.x0; xx < s.x1; ++xx) v = std::max(v, plane[yy * w.w + xx]);
-            }
-          } else {
-            float sum = 0;
-            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
-              for (int64_t xx = s.x0; xx < s.x1; ++xx) sum += plane[yy * w.w + xx];
-            }
-            v = kind_ == kSum ? sum : sum / s.count;
+    const int64_t plane_in = w.h * w.w, plane_out = w.out_h * w.out_w;
+    ParallelChunks(
+        planes, ChunksFor(ctx, planes * plane_in / kMinChunk),
+        [&](int64_t, int64_t b, int64_t e) {
+          if (IsMax2x2(w)) {
+            MaxPool2x2Forward(e - b, w.h, w.w, w.out_h, w.out_w, x + b * plane_in,
+                              y + b * plane_out);
+            return;
           }
-          o[oy * w.out_w + ox] = v;
-        }
-      }
-    }
+          for (int64_t p = b; p < e; ++p) {
+            for (int64_t oy = 0; oy < w.out_h; ++oy) {
+              for (int64_t ox = 0; ox < w.out_w; ++ox) {
+                y[p * plane_out + oy * w.out_w + ox] =
+                    PoolValue(w, p_.pool_type, x + p * plane_in, oy, ox);
+              }
+            }
+          }
+        },
+        ctx.arena);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -221,116 +227,62 @@ class Pooling : public Operator {
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     const Shape& d = in[0].shape();
-    const Window w = WindowFor(d);
-    COHORT_GPU_DISPATCH(ctx, PoolingBackwardGpu(ctx, out_grad[0], in[0], req[0], in_grad[0], kind_,
-                                                Shape({w.kh, w.kw}), Shape({w.sh, w.sw}),
-                                                Shape({w.ph, w.pw}), count_include_pad_));
+    const PoolWindow w = p_.WindowFor(d);
+    COHORT_GPU_DISPATCH(ctx,
+                        PoolingBackwardGpu(ctx, w, p_.pool_type, req[0], out_grad[0], in[0], in_grad[0]));
     const float* x = F(in[0]);
     const float* dy = F(out_grad[0]);
     float* dx = F(in_grad[0]);
     const int64_t planes = d[0] * d[1];
+    const int64_t plane_in = w.h * w.w, plane_out = w.out_h * w.out_w;
     const bool add = req[0] == GradReq::kAdd;
     // The 2x2 loop writes every element its windows cover; an odd last row or column is not.
     const bool tiled = IsMax2x2(w) && w.h == 2 * w.out_h && w.w == 2 * w.out_w;
-    if (!add && !tiled) in_grad[0].Fill(0);
-    if (IsMax2x2(w)) {
-      ParallelChunks(
-          planes, ChunksFor(ctx, planes * w.h * w.w / kMinChunk),
-          [&](int64_t, int64_t b, int64_t e) {
-            const int64_t in = b * w.h * w.w, out = b * w.out_h * w.out_w;
-            MaxPool2x2Backward(add, e - b, w.h, w.w, w.out_h, w.out_w, x + in, dy + out, dx + in);
-          },
-          ctx.arena);
-      return;
-    }
-    for (int64_t p = 0; p < planes; ++p) {
-      const float* plane = x + p * w.h * w.w;
-      float* grad = dx + p * w.h * w.w;
-      const float* g = dy + p * w.out_h * w.out_w;
-      for (int64_t oy = 0; oy < w.out_h; ++oy) {
-        for (int64_t ox = 0; ox < w.out_w; ++ox) {
-          const Span s = SpanAt(w, oy, ox);
-          const float go = g[oy * w.out_w + ox];
-          if (kind_ == kMax) {  // the first maximum takes the gradient
-            int64_t best = -1;
-            float v = -std::numeric_limits<float>::infinity();
-            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
-              for (int64_t xx = s.x0; xx < s.x1; ++xx) {
-                if (best < 0 || plane[yy * w.w + xx] > v) {
-                  v = plane[yy * w.w + xx];
-                  best = yy * w.w + xx;
-                }
+    if (IsMax2x2(w) && !add && !tiled) in_grad[0].Fill(0);
+    ParallelChunks(
+        planes, ChunksFor(ctx, planes * plane_in / kMinChunk),
+        [&](int64_t, int64_t b, int64_t e) {
+          if (IsMax2x2(w)) {
+            MaxPool2x2Backward(add, e - b, w.h, w.w, w.out_h, w.out_w, x + b * plane_in,
+                               dy + b * plane_out, dx + b * plane_in);
+            return;
+          }
+          // Gathered per input element as on the GPU (pooling.h): each window's winner first.
+          int32_t* best = p_.pool_type == PoolType::kMax
+                              ? reinterpret_cast<int32_t*>(Scratch(plane_out))
+                              : nullptr;
+          for (int64_t p = b; p < e; ++p) {
+            const float* plane = x + p * plane_in;
+            for (int64_t o = 0; best && o < plane_out; ++o) {
+              best[o] = PoolArgMax(w, plane, o / w.out_w, o % w.out_w);
+            }
+            float* grad = dx + p * plane_in;
+            for (int64_t yy = 0; yy < w.h; ++yy) {
+              for (int64_t xx = 0; xx < w.w; ++xx) {
+                float& g = grad[yy * w.w + xx];
+                g = PoolGradAt(w, p_.pool_type, dy + p * plane_out, best, yy, xx, add ? g : 0.0f);
               }
             }
-            if (best >= 0) grad[best] += go;
-          } else {
-            const float share = kind_ == kSum ? go : go / s.count;
-            for (int64_t yy = s.y0; yy < s.y1; ++yy) {
-              for (int64_t xx = s.x0; xx < s.x1; ++xx) grad[yy * w.w + xx] += share;
-            }
           }
-        }
-      }
-    }
+        },
+        ctx.arena);
   }
 
  private:
-  struct Window {
-    int64_t h, w, kh, kw, sh, sw, ph, pw, out_h, out_w;
-  };
-  struct Span {
-    int64_t y0, y1, x0, x1;
-    float count;  // the divisor of avg pooling
-  };
-
-  Window WindowFor(const Shape& d) const {
-    Window w;
-    w.h = d[2];
-    w.w = d[3];
-    if (global_) {
-      w.kh = w.h, w.kw = w.w, w.sh = w.sw = 1, w.ph = w.pw = 0;
-    } else {
-      w.kh = kernel_[0], w.kw = kernel_[1], w.sh = stride_[0], w.sw = stride_[1];
-      w.ph = pad_[0], w.pw = pad_[1];
-    }
-    auto size = [&](int64_t in, int64_t k, int64_t s, int64_t p) {
-      const int64_t span = in + 2 * p - k;
-      if (span < 0) return int64_t{0};
-      return (full_ ? (span + s - 1) / s : span / s) + 1;
-    };
-    w.out_h = size(w.h, w.kh, w.sh, w.ph);
-    w.out_w = size(w.w, w.kw, w.sw, w.pw);
-    return w;
-  }
-
   // Note [2x2 max pooling]: windows that never leave the image ("full" may add a clipped one).
-  bool IsMax2x2(const Window& w) const {
-    return kind_ == kMax && w.kh == 2 && w.kw == 2 && w.sh == 2 && w.sw == 2 && w.ph == 0 &&
-           w.pw == 0 && 2 * w.out_h <= w.h && 2 * w.out_w <= w.w;
+  bool IsMax2x2(const PoolWindow& w) const {
+    return p_.pool_type == PoolType::kMax && w.kh == 2 && w.kw == 2 && w.sh == 2 && w.sw == 2 &&
+           w.ph == 0 && w.pw == 0 && 2 * w.out_h <= w.h && 2 * w.out_w <= w.w;
   }
 
-  // The window of output (oy, ox) clipped to the image, with MXNet's avg divisor.
-  Span SpanAt(const Window& w, int64_t oy, int64_t ox) const {
-    int64_t y0 = oy * w.sh - w.ph, x0 = ox * w.sw - w.pw;
-    int64_t y1 = std::min(y0 + w.kh, w.h + w.ph), x1 = std::min(x0 + w.kw, w.w + w.pw);
-    const float padded = static_cast<float>((y1 - y0) * (x1 - x0));
-    y0 = std::max<int64_t>(y0, 0);
-    x0 = std::max<int64_t>(x0, 0);
-    y1 = std::min(y1, w.h);
-    x1 = std::min(x1, w.w);
-    const float inside = static_cast<float>((y1 - y0) * (x1 - x0));
-    return {y0, y1, x0, x1, count_include_pad_ ? padded : std::max(inside, 1.0f)};
-  }
-
-  Shape kernel_, stride_, pad_;
-  enum Kind { kMax, kAvg, kSum } kind_;  // pooling.cu's PoolKind: keep the values in step
-  bool global_, full_, count_include_pad_;
+  PoolingParam p_;
 };
 
 }  // namespace
 
 void RegisterPooling(OpRegistry& r) {
-  r.Register("Pooling", [](const Attrs& a) { return std::make_unique<Pooling>(a); });
+  r.Register("Pooling",
+             [](const Attrs& a) { return std::make_unique<Pooling>(PoolingParam::Parse(a)); });
 }
 
 }  // namespace cohort::op

@@ -1,7 +1,7 @@
 // Flatten, Reshape (with MXNet's special values) and Concat.
 #include <cstring>
 
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
@@ -213,7 +213,7 @@ class Concat : public Operator {
         if (to_joined) {
           std::memcpy(joined_row, part_row, width * sizeof(float));
         } else {
-          for (int64_t k = 0; k < width; ++k) Assign(req[p], part_row, k, joined_row[k]);
+          for (int64_t k = 0; k < width; ++k) AssignReq(req[p], part_row, k, joined_row[k]);
         }
       }
       offset += width;

@@ -1,6 +1,6 @@
 // Flatten, Reshape and Concat on the GPU (Note [GPU kernels]): copies on the executor's stream,
 // and a kernel where a gradient accumulates (kAdd).
-#include "operator/pointwise_gpu.cuh"
+#include "operator/common/pointwise_gpu.cuh"
 
 namespace cohort::op {
 namespace {

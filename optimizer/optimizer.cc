@@ -1,4 +1,4 @@
-// Optimizer kinds and state handling, with MXNet 1.x's update rules.
+// Optimizer kinds and state handling, with MXNet 1.x's update rules (optimizer/update_rule.h).
 #include "optimizer/optimizer.h"
 
 #include <algorithm>
@@ -6,88 +6,28 @@
 
 #include "base/thread_arena.h"
 #include "ndarray/params_io.h"
-#include "optimizer/optimizer_gpu.h"
+#include "optimizer/update_rule.h"
 
 namespace cohort {
 namespace {
 
-// weight -= lr * (g + wd * w), or with momentum: mom = momentum * mom - lr * (g + wd * w);
-// weight += mom.
-class SGD : public Optimizer {
- public:
-  explicit SGD(const OptimizerOptions& o) : Optimizer("sgd", o, o.momentum > 0 ? 1 : 0) {}
-  void Step(float lr, float wd, int64_t, float* w, const float* g, float* const* state,
-            int64_t n) const override {
-    const float momentum = static_cast<float>(options().momentum);
-    for (int64_t i = 0; i < n; ++i) {
-      const float grad = Prepare(g[i]) + wd * w[i];
-      if (momentum > 0) {
-        state[0][i] = momentum * state[0][i] - lr * grad;
-        w[i] += state[0][i];
-      } else {
-        w[i] -= lr * grad;
-      }
-    }
-  }
-};
+UpdateRule::Kind KindOf(const std::string& name) {
+  if (name == "sgd") return UpdateRule::kSGD;
+  if (name == "nag") return UpdateRule::kNAG;
+  if (name == "adam") return UpdateRule::kAdam;
+  if (name == "adamw") return UpdateRule::kAdamW;
+  if (name == "rmsprop") return UpdateRule::kRMSProp;
+  COHORT_THROW() << "unknown optimizer '" << name << "': expected sgd, nag, adam, adamw or rmsprop";
+  return UpdateRule::kSGD;
+}
 
-// Nesterov momentum as MXNet's NAG: mom = momentum * mom + g; w -= lr * (g + momentum * mom).
-class NAG : public Optimizer {
- public:
-  explicit NAG(const OptimizerOptions& o) : Optimizer("nag", o, 1) {}
-  void Step(float lr, float wd, int64_t, float* w, const float* g, float* const* state,
-            int64_t n) const override {
-    const float momentum = static_cast<float>(options().momentum);
-    for (int64_t i = 0; i < n; ++i) {
-      const float grad = Prepare(g[i]) + wd * w[i];
-      state[0][i] = momentum * state[0][i] + grad;
-      w[i] -= lr * (grad + momentum * state[0][i]);
-    }
-  }
-};
-
-// Adam with bias correction folded into the rate: lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t).
-// AdamW decays the weight directly (w -= lr * wd * w) instead of adding wd * w to the gradient.
-class Adam : public Optimizer {
- public:
-  Adam(const OptimizerOptions& o, bool decoupled)
-      : Optimizer(decoupled ? "adamw" : "adam", o, 2), decoupled_(decoupled) {}
-  void Step(float lr, float wd, int64_t t, float* w, const float* g, float* const* state,
-            int64_t n) const override {
-    const double b1 = options().beta1, b2 = options().beta2;
-    const float lr_t =
-        static_cast<float>(lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t)));
-    const float eps = static_cast<float>(options().epsilon);
-    for (int64_t i = 0; i < n; ++i) {
-      const float grad = Prepare(g[i]) + (decoupled_ ? 0.0f : wd * w[i]);
-      float& m = state[0][i];
-      float& v = state[1][i];
-      m = static_cast<float>(b1) * m + static_cast<float>(1 - b1) * grad;
-      v = static_cast<float>(b2) * v + static_cast<float>(1 - b2) * grad * grad;
-      if (decoupled_) w[i] -= lr * wd * w[i];
-      w[i] -= lr_t * m / (std::sqrt(v) + eps);
-    }
-  }
-
- private:
-  bool decoupled_;
-};
-
-// MXNet's (non-centered) RMSProp: n = (1 - gamma1) * g² + gamma1 * n; w -= lr * g / sqrt(n + eps).
-class RMSProp : public Optimizer {
- public:
-  explicit RMSProp(const OptimizerOptions& o) : Optimizer("rmsprop", o, 1) {}
-  void Step(float lr, float wd, int64_t, float* w, const float* g, float* const* state,
-            int64_t n) const override {
-    const float gamma1 = static_cast<float>(options().gamma1);
-    const float eps = static_cast<float>(options().epsilon);
-    for (int64_t i = 0; i < n; ++i) {
-      const float grad = Prepare(g[i]) + wd * w[i];
-      state[0][i] = (1 - gamma1) * grad * grad + gamma1 * state[0][i];
-      w[i] -= lr * grad / std::sqrt(state[0][i] + eps);
-    }
-  }
-};
+// Weights [begin, end) of one key, the kind a constant in the loop (no dispatch per element).
+template <UpdateRule::Kind kKind>
+void UpdateBlock(UpdateRule rule, float* w, const float* g, float* const* states, int64_t begin,
+                 int64_t end) {
+  rule.kind = kKind;
+  for (int64_t i = begin; i < end; ++i) ApplyUpdate(rule, w, g, states[0], states[1], i);
+}
 
 bool Decays(const std::string& name) {
   return name.ends_with("_weight") || name.ends_with("_gamma");
@@ -98,13 +38,9 @@ bool Decays(const std::string& name) {
 std::unique_ptr<Optimizer> Optimizer::Create(const std::string& name, const OptimizerOptions& o) {
   COHORT_CHECK(o.lr >= 0 && o.wd >= 0 && o.momentum >= 0 && o.momentum < 1)
       << "optimizer " << name << ": lr, wd must be >= 0 and momentum in [0, 1)";
-  if (name == "sgd") return std::make_unique<SGD>(o);
-  if (name == "nag") return std::make_unique<NAG>(o);
-  if (name == "adam") return std::make_unique<Adam>(o, false);
-  if (name == "adamw") return std::make_unique<Adam>(o, true);
-  if (name == "rmsprop") return std::make_unique<RMSProp>(o);
-  COHORT_THROW() << "unknown optimizer '" << name << "': expected sgd, nag, adam, adamw or rmsprop";
-  return nullptr;
+  const UpdateRule::Kind kind = KindOf(name);
+  return std::unique_ptr<Optimizer>(
+      new Optimizer(name, o, UpdateStates(kind, static_cast<float>(o.momentum))));
 }
 
 std::unique_ptr<Optimizer> Optimizer::Clone() const {
@@ -112,15 +48,6 @@ std::unique_ptr<Optimizer> Optimizer::Clone() const {
   copy->scheduler_ = scheduler_;
   copy->names_ = names_;
   return copy;
-}
-
-float Optimizer::Prepare(float g) const {
-  g *= static_cast<float>(options_.rescale_grad);
-  if (options_.clip_gradient > 0) {
-    const float c = static_cast<float>(options_.clip_gradient);
-    g = std::clamp(g, -c, c);
-  }
-  return g;
 }
 
 double Optimizer::CurrentLR() const {
@@ -151,35 +78,42 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   auto name = names_.find(key);
   const float wd =
       name == names_.end() || Decays(name->second) ? static_cast<float>(options_.wd) : 0.0f;
-  if (weight.ctx().is_gpu()) {
-    UpdateOnGpu(lr, wd, t, weight, grad, state);
-    return;
-  }
+  const UpdateRule rule = RuleFor(lr, wd, t);
   float* states[2] = {nullptr, nullptr};
-  for (int i = 0; i < num_states_; ++i) states[i] = state[i].data<float>();
-  float* w = weight.data<float>();
-  const float* g = grad.data<float>();
-  // Steps are elementwise: blocks of a large key update on all host threads.
+  for (int i = 0; i < num_states_; ++i) states[i] = static_cast<float*>(state[i].raw_data());
+  float* w = static_cast<float*>(weight.raw_data());
+  const float* g = static_cast<const float*>(grad.raw_data());
+  if (weight.ctx().is_gpu()) {
+#if COHORT_CUDA
+    COHORT_CHECK(weight.ctx() == grad.ctx() && weight.dtype() == DType::kFloat32 &&
+                 grad.dtype() == DType::kFloat32)
+        << "optimizer: a GPU update takes float32 weight and gradient on one GPU, got "
+        << weight.ctx() << " and " << grad.ctx();
+    ApplyUpdateOnGpu(rule, weight.ctx().id, w, g, states[0], states[1], weight.size());
+    return;
+#else
+    COHORT_THROW() << "optimizer: weight on " << weight.ctx() << " but this build has no CUDA";
+#endif
+  }
+  COHORT_CHECK(weight.dtype() == DType::kFloat32 && grad.dtype() == DType::kFloat32)
+      << "optimizer: key " << key << ": updates take float32 weights and gradients";
+  // Updates are elementwise: blocks of a large key update on all host threads.
   HostArena().ParallelFor(0, weight.size(), int64_t{1} << 15, [&](int64_t begin, int64_t end) {
-    float* block_states[2] = {states[0] ? states[0] + begin : nullptr,
-                              states[1] ? states[1] + begin : nullptr};
-    Step(lr, wd, t, w + begin, g + begin, block_states, end - begin);
+    switch (rule.kind) {
+      case UpdateRule::kSGD: return UpdateBlock<UpdateRule::kSGD>(rule, w, g, states, begin, end);
+      case UpdateRule::kNAG: return UpdateBlock<UpdateRule::kNAG>(rule, w, g, states, begin, end);
+      case UpdateRule::kAdam: return UpdateBlock<UpdateRule::kAdam>(rule, w, g, states, begin, end);
+      case UpdateRule::kAdamW:
+        return UpdateBlock<UpdateRule::kAdamW>(rule, w, g, states, begin, end);
+      case UpdateRule::kRMSProp:
+        return UpdateBlock<UpdateRule::kRMSProp>(rule, w, g, states, begin, end);
+    }
   });
 }
 
-void Optimizer::UpdateOnGpu(float lr, float wd, int64_t t, const NDArray& weight,
-                            const NDArray& grad, const std::vector<NDArray>& state) const {
-#if COHORT_CUDA
-  COHORT_CHECK(weight.ctx() == grad.ctx() && weight.dtype() == DType::kFloat32 &&
-               grad.dtype() == DType::kFloat32)
-      << "optimizer: a GPU update takes float32 weight and gradient on one GPU, got "
-      << weight.ctx() << " and " << grad.ctx();
-  GpuStepRule r;
-  r.kind = name_ == "nag"       ? GpuStepRule::kNAG
-           : name_ == "adam"    ? GpuStepRule::kAdam
-           : name_ == "adamw"   ? GpuStepRule::kAdamW
-           : name_ == "rmsprop" ? GpuStepRule::kRMSProp
-                                : GpuStepRule::kSGD;
+UpdateRule Optimizer::RuleFor(float lr, float wd, int64_t t) const {
+  UpdateRule r;
+  r.kind = KindOf(name_);
   r.lr = lr;
   r.wd = wd;
   r.momentum = static_cast<float>(options_.momentum);
@@ -193,13 +127,7 @@ void Optimizer::UpdateOnGpu(float lr, float wd, int64_t t, const NDArray& weight
   r.lr_t = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t)));
   r.epsilon = static_cast<float>(options_.epsilon);
   r.gamma1 = static_cast<float>(options_.gamma1);
-  auto ptr = [](const NDArray& a) { return static_cast<float*>(a.raw_data()); };
-  StepOnGpu(r, weight.ctx().id, ptr(weight), ptr(grad), state.size() > 0 ? ptr(state[0]) : nullptr,
-            state.size() > 1 ? ptr(state[1]) : nullptr, weight.size());
-#else
-  (void)lr, (void)wd, (void)t, (void)grad, (void)state;
-  COHORT_THROW() << "optimizer: weight on " << weight.ctx() << " but this build has no CUDA";
-#endif
+  return r;
 }
 
 void Optimizer::SaveStates(const std::string& path) const {

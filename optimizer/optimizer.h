@@ -9,6 +9,7 @@
 
 #include "ndarray/ndarray.h"
 #include "optimizer/lr_scheduler.h"
+#include "optimizer/update_rule.h"
 
 namespace cohort {
 
@@ -25,10 +26,10 @@ struct OptimizerOptions {
 
 // Updates weights from gradients. Update(key, ...) keeps the state of each key (momentum,
 // moments) and counts its updates; the learning rate comes from the scheduler when there is
-// one. Weights and gradients are float32 host arrays.
+// one. Weights and gradients are float32 arrays, both on the host or both on one GPU; the CPU
+// loop and the GPU kernel apply the same UpdateRule (update_rule.h).
 class Optimizer {
  public:
-  virtual ~Optimizer() = default;
 
   // "sgd", "nag", "adam", "adamw", "rmsprop"; throws naming the name otherwise.
   static std::unique_ptr<Optimizer> Create(const std::string& name,
@@ -52,19 +53,12 @@ class Optimizer {
   void SaveStates(const std::string& path) const;
   void LoadStates(const std::string& path);
 
- protected:
+ private:
   Optimizer(std::string name, const OptimizerOptions& options, int num_states)
       : name_(std::move(name)), options_(options), num_states_(num_states) {}
-  // Update of weights on a GPU (optimizer_gpu.h): the rule of this kind, one kernel.
-  void UpdateOnGpu(float lr, float wd, int64_t t, const NDArray& weight, const NDArray& grad,
-                   const std::vector<NDArray>& state) const;
-  // One update of n elements: t is this key's update count (from 1).
-  virtual void Step(float lr, float wd, int64_t t, float* w, const float* g, float* const* state,
-                    int64_t n) const = 0;
-  // The gradient after rescaling and clipping.
-  float Prepare(float g) const;
+  // This kind's rule for one update of a key: t is the key's update count (from 1).
+  UpdateRule RuleFor(float lr, float wd, int64_t t) const;
 
- private:
   std::string name_;
   OptimizerOptions options_;
   int num_states_;

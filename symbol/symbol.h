@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/operator.h"
+#include "operator/common/operator.h"
 
 namespace cohort {
 

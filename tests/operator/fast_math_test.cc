@@ -1,4 +1,4 @@
-#include "operator/fast_math.h"
+#include "operator/common/fast_math.h"
 
 #include <gtest/gtest.h>
 

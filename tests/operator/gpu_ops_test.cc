@@ -9,7 +9,7 @@
 #include <set>
 
 #include "ndarray/device_api.h"
-#include "operator/gpu_resources.h"
+#include "operator/common/gpu_resources.h"
 #include "tests/operator/op_harness.h"
 
 namespace cohort::testing {

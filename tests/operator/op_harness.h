@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/operator.h"
+#include "operator/common/operator.h"
 
 namespace cohort::testing {
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "operator/operator.h"
+#include "operator/common/operator.h"
 
 namespace cohort {
 namespace {

@@ -1,5 +1,5 @@
 // Float reductions in 8 interleaved partial sums (kernel_util.h).
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 namespace {

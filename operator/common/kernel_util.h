@@ -7,7 +7,8 @@
 
 #include "base/thread_arena.h"
 
-#include "operator/operator.h"
+#include "operator/common/operator.h"
+#include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
 
@@ -51,19 +52,18 @@ namespace cohort::op {
   COHORT_CHECK(!(ctx).ctx.is_gpu()) << type() << ": this build has no GPU kernels"
 #endif
 
+// The float32 data of an array on either side, for the parameter structs of shared row bodies
+// that both kernels take (Note [Shared kernel logic]); the dispatch decides which side reads it.
+inline float* FloatsOf(const NDArray& a) {
+  COHORT_CHECK(a.dtype() == DType::kFloat32) << "kernels take float32 arrays, got " << a.dtype();
+  return static_cast<float*>(a.raw_data());
+}
+
 // The float32 host data of an array used by a CPU kernel.
 inline float* F(const NDArray& a) {
   COHORT_CHECK(a.dtype() == DType::kFloat32 && a.ctx().is_host())
       << "CPU kernels take float32 host arrays, got " << a.dtype() << " on " << a.ctx();
   return static_cast<float*>(a.raw_data());
-}
-
-// dst[i] = v (kWrite) or dst[i] += v (kAdd); kNull callers skip the loop entirely.
-inline void Assign(GradReq req, float* dst, int64_t i, float v) {
-  if (req == GradReq::kAdd)
-    dst[i] += v;
-  else
-    dst[i] = v;
 }
 
 // Row-major C = alpha * op(A) * op(B) + beta * C, op(X) = X or Xᵀ; A is M×K after op, B K×N.
@@ -111,6 +111,12 @@ float SumProductsOfDeviations(const float* a, const float* x, int64_t n, float m
 
 // beta for a GEMM that writes a gradient: 0 overwrites, 1 accumulates.
 inline float BetaFor(GradReq req) { return req == GradReq::kAdd ? 1.0f : 0.0f; }
+
+// Runs a row body (Note [Row lanes]) over every row of an (outer, size, inner) array, serially.
+template <typename Body>
+void ForEachRowOnCpu(int64_t outer, int64_t size, int64_t inner, const Body& body) {
+  for (int64_t r = 0; r < outer * inner; ++r) body(SerialLanes{}, RowBase(r, size, inner));
+}
 
 // Collapses a shape to (outer, axis, inner) around `axis`.
 struct AxisSplit {

@@ -1,6 +1,6 @@
 // GpuResources on the CUDA runtime (Note [GPU streams]).
 #include "base/env.h"
-#include "operator/gpu_common.cuh"
+#include "operator/common/gpu_common.cuh"
 
 namespace cohort::op {
 

@@ -1,26 +1,13 @@
 // Helpers shared by the CUDA kernels of the pointwise and small ops (activation.cu, softmax.cu,
-// loss_output.cu, ...): block reductions, softmax-style row launchers, zero fills. nvcc only.
+// loss_output.cu, ...): block reductions, row launchers (Note [Row lanes]), zero fills. nvcc only.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#include "operator/gpu_common.cuh"
+#include "operator/common/gpu_common.cuh"
 
 namespace cohort::op {
-
-struct SumOp {
-  template <typename T>
-  __device__ T operator()(T a, T b) const {
-    return a + b;
-  }
-};
-struct MaxOp {  // std::max's order: a NaN in `a` stays, one in `b` is dropped
-  template <typename T>
-  __device__ T operator()(T a, T b) const {
-    return a < b ? b : a;
-  }
-};
 
 // Combines v over all threads of the block; every thread gets the result. Every thread must
 // call it (it has barriers); blockDim.x must be a multiple of 32, at most 1024. The partials are
@@ -39,15 +26,9 @@ __device__ T BlockAllReduce(T v, Op op) {
   return v;
 }
 
-// Note [GPU rows]
-// Softmax-like ops work on rows of an (outer, size, inner) array: row r holds the `size` values
-// spaced `inner` apart from RowBase(r). A row body walks its row with `lanes`: all threads of a
-// block (BlockLanes, when rows are contiguous or few: reads coalesce along the row) or a single
-// thread (ThreadLanes, when rows are strided and many: neighbouring threads read neighbouring
-// rows). Body is a functor with
-//   template <typename Lanes> __device__ void operator()(Lanes lanes, int64_t base) const;
-// that visits c = lanes.first(), += lanes.step() and combines with lanes.Reduce. Each element is
-// visited by the same thread in every pass, so a body may write y[k] where it read x[k] (in place).
+// The GPU's lanes for row bodies (Note [Row lanes]): all threads of a block, used when rows are
+// contiguous or few (reads coalesce along the row); SerialLanes, one thread a row, when rows are
+// strided and many (neighbouring threads read neighbouring rows).
 struct BlockLanes {
   __device__ int64_t first() const { return threadIdx.x; }
   __device__ int64_t step() const { return blockDim.x; }
@@ -56,18 +37,6 @@ struct BlockLanes {
     return BlockAllReduce(v, op);
   }
 };
-struct ThreadLanes {
-  __device__ int64_t first() const { return 0; }
-  __device__ int64_t step() const { return 1; }
-  template <typename T, typename Op>
-  __device__ T Reduce(T v, Op) const {
-    return v;
-  }
-};
-
-__device__ __forceinline__ int64_t RowBase(int64_t r, int64_t size, int64_t inner) {
-  return r / inner * size * inner + r % inner;
-}
 
 template <typename Body>
 __global__ void BlockRowsKernel(int64_t rows, int64_t size, int64_t inner, Body body) {
@@ -78,10 +47,10 @@ __global__ void BlockRowsKernel(int64_t rows, int64_t size, int64_t inner, Body 
 }
 template <typename Body>
 __global__ void ThreadRowsKernel(int64_t rows, int64_t size, int64_t inner, Body body) {
-  COHORT_CUDA_LOOP(r, rows) body(ThreadLanes{}, RowBase(r, size, inner));
+  COHORT_CUDA_LOOP(r, rows) body(SerialLanes{}, RowBase(r, size, inner));
 }
 
-// Runs body over the outer·inner rows on the executor's stream (Note [GPU rows]).
+// Runs body over the outer·inner rows on the executor's stream (Note [Row lanes]).
 template <typename Body>
 void ForEachRow(const GpuResources::Impl& g, int64_t outer, int64_t size, int64_t inner,
                 Body body) {

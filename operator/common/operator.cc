@@ -1,5 +1,5 @@
 // The operator registry, parameter parsing and shape helpers.
-#include "operator/operator.h"
+#include "operator/common/operator.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // GpuResources in builds without CUDA: nothing can be created, and the error says why.
-#include "operator/gpu_resources.h"
+#include "operator/common/gpu_resources.h"
 
 #include "base/error.h"
 

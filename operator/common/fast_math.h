@@ -4,16 +4,17 @@
 // over them are worth compiling for AVX2/AVX-512 too (COHORT_CPU_CLONES, kernel_util.h).
 #pragma once
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
+
+#include "base/host_device.h"
 
 namespace cohort::op {
 
 // e^x with a relative error below 3e-7 (Cephes' expf polynomial after Cody-Waite reduction).
 // NaN stays NaN; inputs are clamped to [-87.3, 88.0], so the result saturates at about 1.6e38
 // and never becomes infinite or denormal.
-inline float FastExp(float x) {
+COHORT_HOST_DEVICE float FastExp(float x) {
   x = x < -87.3f ? -87.3f : x;  // (a NaN x passes both tests unchanged)
   x = x > 88.0f ? 88.0f : x;
   // n = round(x / ln 2): adding 1.5 * 2^23 rounds to nearest and leaves n in the low mantissa
@@ -23,7 +24,7 @@ inline float FastExp(float x) {
   const float shifted = x * 1.44269504088896341f + kRound;
   const float nf = shifted - kRound;
   const int32_t n =
-      static_cast<int32_t>(std::bit_cast<uint32_t>(shifted) - std::bit_cast<uint32_t>(kRound));
+      static_cast<int32_t>(FloatBits(shifted) - FloatBits(kRound));
   const float r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -32,13 +33,13 @@ inline float FastExp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  return p * std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+  return p * BitsFloat(static_cast<uint32_t>(n + 127) << 23);
 }
 
 // tanh with an absolute error below 3e-7: Cephes' odd polynomial near 0, 1 - 2/(e^2|x| + 1)
 // elsewhere.
-inline float FastTanh(float x) {
-  float a = std::fabs(x);
+COHORT_HOST_DEVICE float FastTanh(float x) {
+  float a = fabsf(x);
   a = a > 9.0f ? 9.0f : a;  // tanh(9) is 1 in float
   const float z = x * x;
   const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
@@ -47,10 +48,10 @@ inline float FastTanh(float x) {
                        3.33332819422e-1f) *
                           z * x +
                       x;
-  const float large = std::copysign(1.0f - 2.0f / (FastExp(2.0f * a) + 1.0f), x);
+  const float large = copysignf(1.0f - 2.0f / (FastExp(2.0f * a) + 1.0f), x);
   return a < 0.625f ? small : large;
 }
 
-inline float FastSigmoid(float x) { return 1.0f / (1.0f + FastExp(-x)); }
+COHORT_HOST_DEVICE float FastSigmoid(float x) { return 1.0f / (1.0f + FastExp(-x)); }
 
 }  // namespace cohort::op

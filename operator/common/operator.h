@@ -22,7 +22,7 @@ const char* GradReqName(GradReq req);
 
 namespace op {
 
-class GpuResources;  // operator/gpu_resources.h
+class GpuResources;  // operator/common/gpu_resources.h
 
 // String attributes, as in MXNet's symbol JSON ("num_hidden": "128").
 using Attrs = std::map<std::string, std::string>;

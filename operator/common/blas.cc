@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "operator/kernel_util.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 

@@ -12,8 +12,9 @@
 
 #include "base/error_cuda.h"  // after cublas/cudnn: defines CUBLAS_CHECK and CUDNN_CHECK
 #include "ndarray/storage.h"
-#include "operator/gpu_resources.h"
-#include "operator/operator.h"
+#include "operator/common/gpu_resources.h"
+#include "operator/common/operator.h"
+#include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
 
@@ -101,14 +102,6 @@ void ForEach(const GpuResources::Impl& g, int64_t n, F f) {
   if (n <= 0) return;
   ForEachKernel<<<CudaBlocks(n), kCudaThreads, 0, g.stream>>>(n, f);
   CUDA_CHECK(cudaGetLastError());
-}
-
-// dst[i] = v (kWrite) or dst[i] += v (kAdd); callers skip kNull.
-__device__ __forceinline__ void AssignReq(GradReq req, float* dst, int64_t i, float v) {
-  if (req == GradReq::kAdd)
-    dst[i] += v;
-  else
-    dst[i] = v;
 }
 
 // Copies `bytes` between device buffers on the executor's stream (identity ops, Concat).

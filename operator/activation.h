@@ -1,0 +1,66 @@
+// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu): the
+// parameters, and each function with its derivative, shared by the CPU loops (activation.cc) and
+// the CUDA kernels (activation.cu).
+#pragma once
+
+#include <cmath>
+
+#include "base/host_device.h"
+#include "operator/common/fast_math.h"
+#include "operator/common/operator.h"
+
+namespace cohort::op {
+
+enum class ActType { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign, kLeaky, kElu, kSelu };
+
+// Activation's and LeakyReLU's attributes (LeakyReLU takes leaky, elu and selu).
+struct ActivationParam {
+  ActType act_type = ActType::kRelu;
+  float slope = 0.25f;  // leaky and elu
+
+  static ActivationParam ParseActivation(const Attrs& attrs);
+  static ActivationParam ParseLeakyReLU(const Attrs& attrs);
+  // MXNet's name of the act type ("relu", "leaky", ...).
+  static const char* Name(ActType act);
+  // relu, sigmoid, tanh and softrelu differentiate from their output alone.
+  bool GradReadsInput() const { return act_type >= ActType::kSoftsign; }
+};
+
+constexpr float kSeluAlpha = 1.6732632423543772f;
+constexpr float kSeluLambda = 1.0507009873554805f;
+
+// y = f(x). The act type is uniform over a loop: the CPU instantiates one loop per type, the
+// GPU's switch never diverges.
+COHORT_HOST_DEVICE float ActivationValue(ActType act, float x, float slope) {
+  switch (act) {
+    case ActType::kRelu: return x > 0 ? x : 0.0f;
+    case ActType::kSigmoid: return FastSigmoid(x);
+    case ActType::kTanh: return FastTanh(x);
+    case ActType::kSoftrelu: return x > 20 ? x : log1pf(expf(x));
+    case ActType::kSoftsign: return x / (1 + fabsf(x));
+    case ActType::kLeaky: return x > 0 ? x : slope * x;
+    case ActType::kElu: return x > 0 ? x : slope * expm1f(x);
+    case ActType::kSelu: return kSeluLambda * (x > 0 ? x : kSeluAlpha * expm1f(x));
+  }
+  return 0;
+}
+
+// f'(x) from the input x and the output y = f(x); x is 0 for the types that read y alone.
+COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, float slope) {
+  switch (act) {
+    case ActType::kRelu: return y > 0 ? 1.0f : 0.0f;
+    case ActType::kSigmoid: return y * (1 - y);
+    case ActType::kTanh: return 1 - y * y;
+    case ActType::kSoftrelu: return -expm1f(-y);  // sigmoid(x) = 1 - e^-y
+    case ActType::kSoftsign: {
+      const float d = 1 + fabsf(x);
+      return 1 / (d * d);
+    }
+    case ActType::kLeaky: return x > 0 ? 1.0f : slope;
+    case ActType::kElu: return x > 0 ? 1.0f : slope * expf(x);
+    case ActType::kSelu: return kSeluLambda * (x > 0 ? 1.0f : kSeluAlpha * expf(x));
+  }
+  return 0;
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,51 @@
+// Dropout: the parameters and the mask, a hash of (seed, element index) that the CPU kernel
+// (dropout.cc) and the CUDA kernel (dropout.cu) both compute, so that a GPU run draws the masks a
+// CPU run draws and the two can be compared, dropout included.
+#pragma once
+
+#include <cstdint>
+
+#include "base/host_device.h"
+#include "operator/common/operator.h"
+
+namespace cohort::op {
+
+enum class DropoutMode { kTraining, kAlways };
+
+struct DropoutParam {
+  float p = 0.5f;
+  DropoutMode mode = DropoutMode::kTraining;
+
+  static DropoutParam Parse(const Attrs& attrs);
+  bool Active(bool is_train) const {
+    return (is_train || mode == DropoutMode::kAlways) && p > 0;
+  }
+};
+
+// splitmix64's finaliser (Steele, Lea and Flood): a bijection with full avalanche.
+COHORT_HOST_DEVICE uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Element i's draw is output i of a splitmix64 generator seeded with Mix64(seed) (seeds of
+// successive steps may differ in few bits): independent of the thread or launch that computes
+// it. An element is kept with probability 1 - p (the draw at or above p · 2^64) and scaled by
+// 1 / (1 - p).
+struct DropoutMask {
+  uint64_t key, threshold;
+  float keep;
+
+  DropoutMask(uint64_t seed, float p)
+      : key(Mix64(seed)),
+        threshold(static_cast<uint64_t>(static_cast<double>(p) * 18446744073709551615.0)),
+        keep(1.0f / (1.0f - p)) {}
+
+  COHORT_HOST_DEVICE float At(int64_t i) const {
+    const uint64_t bits = Mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull);
+    return bits >= threshold ? keep : 0.0f;
+  }
+};
+
+}  // namespace cohort::op
