@@ -3,19 +3,45 @@
 #include <algorithm>
 #include <cstring>
 
+#include "operator/convolution.h"
 #include "operator/dnnl_conv.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
 // convolution.cu (Note [GPU kernels]); op keys the cached cuDNN plan, b is null without bias.
-void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const NDArray& x, const NDArray& w,
-                           const NDArray* b, const NDArray& y, const Shape& stride,
-                           const Shape& pad, const Shape& dilate, int64_t num_group);
-void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const NDArray& dy,
-                            const NDArray& x, const NDArray& w, const std::vector<GradReq>& req,
-                            const std::vector<NDArray>& grad, const Shape& stride, const Shape& pad,
-                            const Shape& dilate, int64_t num_group);
+void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& p,
+                           const NDArray& x, const NDArray& w, const NDArray* b, const NDArray& y);
+void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& p,
+                            const NDArray& dy, const NDArray& x, const NDArray& w,
+                            const std::vector<GradReq>& req, const std::vector<NDArray>& grad);
+
+ConvolutionParam ConvolutionParam::Parse(const Attrs& attrs) {
+  ParamReader r("Convolution", attrs);
+  ConvolutionParam p;
+  p.kernel = r.Tuple("kernel", Shape());
+  COHORT_CHECK_EQ(p.kernel.ndim(), 2)
+      << "Convolution: only 2-D kernels are supported, got " << p.kernel;
+  p.stride = r.Tuple("stride", p.stride);
+  p.dilate = r.Tuple("dilate", p.dilate);
+  p.pad = r.Tuple("pad", p.pad);
+  p.num_filter = r.Int("num_filter");
+  p.num_group = r.Int("num_group", 1);
+  p.no_bias = r.Bool("no_bias", false);
+  r.Int("workspace", 1024);
+  r.Enum("cudnn_tune", {"None", "off", "limited_workspace", "fastest"}, "None");
+  r.Bool("cudnn_off", false);
+  r.Enum("layout", {"None", "NCHW"}, "None");
+  r.Finish();
+  for (Shape* s : {&p.stride, &p.dilate, &p.pad}) {
+    if (s->ndim() == 0) *s = s == &p.pad ? Shape({0, 0}) : Shape({1, 1});
+    COHORT_CHECK_EQ(s->ndim(), 2) << "Convolution: stride, dilate and pad need 2 values";
+  }
+  COHORT_CHECK(p.num_filter > 0 && p.num_group > 0 && p.num_filter % p.num_group == 0)
+      << "Convolution: num_filter " << p.num_filter << " must be a positive multiple of "
+      << "num_group " << p.num_group;
+  return p;
+}
 
 namespace {
 
@@ -94,36 +120,10 @@ void Col2ImAdd(const float* col, const ConvGeometry& g, float* x) {
 
 class Convolution : public Operator {
  public:
-  explicit Convolution(const Attrs& attrs) {
-    ParamReader r("Convolution", attrs);
-    kernel_ = r.Tuple("kernel", Shape());
-    COHORT_CHECK_EQ(kernel_.ndim(), 2)
-        << "Convolution: only 2-D kernels are supported, got " << kernel_;
-    stride_ = r.Tuple("stride", Shape({1, 1}));
-    dilate_ = r.Tuple("dilate", Shape({1, 1}));
-    pad_ = r.Tuple("pad", Shape({0, 0}));
-    num_filter_ = r.Int("num_filter");
-    num_group_ = r.Int("num_group", 1);
-    no_bias_ = r.Bool("no_bias", false);
-    r.Int("workspace", 1024);
-    r.Enum("cudnn_tune", {"None", "off", "limited_workspace", "fastest"}, "None");
-    r.Bool("cudnn_off", false);
-    const std::string layout = r.Enum("layout", {"None", "NCHW"}, "None");
-    r.Finish();
-    for (const Shape* s : {&stride_, &dilate_, &pad_}) {
-      if (s->ndim() == 0) continue;
-      COHORT_CHECK_EQ(s->ndim(), 2) << "Convolution: stride, dilate and pad need 2 values";
-    }
-    if (stride_.ndim() == 0) stride_ = {1, 1};
-    if (dilate_.ndim() == 0) dilate_ = {1, 1};
-    if (pad_.ndim() == 0) pad_ = {0, 0};
-    COHORT_CHECK(num_filter_ > 0 && num_group_ > 0 && num_filter_ % num_group_ == 0)
-        << "Convolution: num_filter " << num_filter_ << " must be a positive multiple of "
-        << "num_group " << num_group_;
-  }
+  explicit Convolution(const Attrs& attrs) : p_(ConvolutionParam::Parse(attrs)) {}
 
   std::vector<std::string> ListArguments() const override {
-    if (no_bias_) return {"data", "weight"};
+    if (p_.no_bias) return {"data", "weight"};
     return {"data", "weight", "bias"};
   }
   bool BackwardNeedsOutputs() const override { return false; }
@@ -135,16 +135,16 @@ class Convolution : public Operator {
     if (!ShapeKnown(d)) return false;
     COHORT_CHECK_EQ(d.ndim(), 4)
         << "Convolution: data must be (batch, channel, height, width), got " << d;
-    COHORT_CHECK_EQ(d[1] % num_group_, 0)
-        << "Convolution: " << d[1] << " input channels do not divide into " << num_group_
+    COHORT_CHECK_EQ(d[1] % p_.num_group, 0)
+        << "Convolution: " << d[1] << " input channels do not divide into " << p_.num_group
         << " groups";
-    AssignShape(in[1], Shape({num_filter_, d[1] / num_group_, kernel_[0], kernel_[1]}),
+    AssignShape(in[1], Shape({p_.num_filter, d[1] / p_.num_group, p_.kernel[0], p_.kernel[1]}),
                 "Convolution", "weight");
-    if (!no_bias_) AssignShape(in[2], Shape({num_filter_}), "Convolution", "bias");
+    if (!p_.no_bias) AssignShape(in[2], Shape({p_.num_filter}), "Convolution", "bias");
     const ConvGeometry g = Geometry(d);
     COHORT_CHECK(g.out_h > 0 && g.out_w > 0)
-        << "Convolution: kernel " << kernel_ << " does not fit input " << d << " with pad " << pad_;
-    AssignShape(out[0], Shape({d[0], num_filter_, g.out_h, g.out_w}), "Convolution", "output");
+        << "Convolution: kernel " << p_.kernel << " does not fit input " << d << " with pad " << p_.pad;
+    AssignShape(out[0], Shape({d[0], p_.num_filter, g.out_h, g.out_w}), "Convolution", "output");
     return true;
   }
 
@@ -152,22 +152,22 @@ class Convolution : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(
-        ctx, ConvolutionForwardGpu(ctx, this, in[0], in[1], no_bias_ ? nullptr : &in[2], out[0],
-                                   stride_, pad_, dilate_, num_group_));
+        ctx, ConvolutionForwardGpu(ctx, this, p_, in[0], in[1], p_.no_bias ? nullptr : &in[2],
+                                   out[0]));
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
-    const int64_t filters = num_filter_ / num_group_;
+    const int64_t filters = p_.num_filter / p_.num_group;
     const float* x = F(in[0]);
     const float* w = F(in[1]);
-    const float* bias = no_bias_ ? nullptr : F(in[2]);
+    const float* bias = p_.no_bias ? nullptr : F(in[2]);
     float* y = F(out[0]);
     if (UsesDnnl(d)) {  // Note [oneDNN convolution]
       ParallelChunks(
           d[0], ChunksFor(ctx, d[0]),
           [&](int64_t, int64_t begin, int64_t end) {
             DnnlConvForward(DnnlShape(d, end - begin), x + begin * d[1] * g.height * g.width, w,
-                            y + begin * num_filter_ * spatial);
+                            y + begin * p_.num_filter * spatial);
             if (bias) AddBias(bias, begin, end, spatial, y);
           },
           ctx.arena);
@@ -178,9 +178,9 @@ class Convolution : public Operator {
         [&](int64_t, int64_t begin, int64_t end) {
           float* col = Scratch(patch * spatial);
           for (int64_t n = begin; n < end; ++n) {
-            for (int64_t grp = 0; grp < num_group_; ++grp) {
+            for (int64_t grp = 0; grp < p_.num_group; ++grp) {
               const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
-              float* yg = y + (n * num_filter_ + grp * filters) * spatial;
+              float* yg = y + (n * p_.num_filter + grp * filters) * spatial;
               const float* wg = w + grp * filters * patch;
               if (IsPointwise(g)) {  // 1x1, stride 1, no pad: the input is its own column matrix
                 Gemm(false, false, filters, spatial, patch, 1.0f, wg, xg, 0.0f, yg);
@@ -200,8 +200,8 @@ class Convolution : public Operator {
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConvolutionBackwardGpu(ctx, this, out_grad[0], in[0], in[1], req,
-                                                    in_grad, stride_, pad_, dilate_, num_group_));
+    COHORT_GPU_DISPATCH(ctx, ConvolutionBackwardGpu(ctx, this, p_, out_grad[0], in[0], in[1], req,
+                                                    in_grad));
     const Shape& d = in[0].shape();
     const float* x = F(in[0]);
     const float* w = F(in[1]);
@@ -223,8 +223,8 @@ class Convolution : public Operator {
                     const float* w, const float* dy, const std::vector<GradReq>& req,
                     const std::vector<NDArray>& in_grad) const {
     const ConvGeometry g = Geometry(d);
-    const int64_t weights = num_filter_ * g.channels * g.kh * g.kw;
-    const int64_t in_size = d[1] * g.height * g.width, out_size = num_filter_ * g.out_h * g.out_w;
+    const int64_t weights = p_.num_filter * g.channels * g.kh * g.kw;
+    const int64_t in_size = d[1] * g.height * g.width, out_size = p_.num_filter * g.out_h * g.out_w;
     const bool write_dw = req[1] == GradReq::kWrite;
     const int64_t buffers = req[1] == GradReq::kNull ? 0 : write_dw ? chunks - 1 : chunks;
     float* partials = buffers > 0 ? Scratch(buffers * weights, 2) : nullptr;
@@ -254,8 +254,8 @@ class Convolution : public Operator {
                       const std::vector<NDArray>& in_grad) const {
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
-    const int64_t filters = num_filter_ / num_group_;
-    const int64_t weights = num_filter_ * patch;
+    const int64_t filters = p_.num_filter / p_.num_group;
+    const int64_t weights = p_.num_filter * patch;
     const bool pointwise = IsPointwise(g);
     float* partials =
         chunks > 1 && req[1] != GradReq::kNull ? Scratch((chunks - 1) * weights, 2) : nullptr;
@@ -270,9 +270,9 @@ class Convolution : public Operator {
             dw = chunk == 0 ? F(in_grad[1]) : partials + (chunk - 1) * weights;
           }
           for (int64_t n = begin; n < end; ++n) {
-            for (int64_t grp = 0; grp < num_group_; ++grp) {
+            for (int64_t grp = 0; grp < p_.num_group; ++grp) {
               const float* xg = x + (n * d[1] + grp * g.channels) * g.height * g.width;
-              const float* dyg = dy + (n * num_filter_ + grp * filters) * spatial;
+              const float* dyg = dy + (n * p_.num_filter + grp * filters) * spatial;
               const float* wg = w + grp * filters * patch;
               if (dw) {  // dW_g (+)= dy_g · colᵀ
                 const float* cols = xg;
@@ -310,12 +310,12 @@ class Convolution : public Operator {
 
   void BiasGradient(const Shape& d, int64_t spatial, const float* dy,
                     const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad) const {
-    if (!no_bias_ && req[2] != GradReq::kNull) {
+    if (!p_.no_bias && req[2] != GradReq::kNull) {
       float* db = F(in_grad[2]);
-      if (req[2] == GradReq::kWrite) std::fill_n(db, num_filter_, 0.0f);
+      if (req[2] == GradReq::kWrite) std::fill_n(db, p_.num_filter, 0.0f);
       for (int64_t n = 0; n < d[0]; ++n) {
-        for (int64_t f = 0; f < num_filter_; ++f)
-          db[f] += Sum(dy + (n * num_filter_ + f) * spatial, spatial);
+        for (int64_t f = 0; f < p_.num_filter; ++f)
+          db[f] += Sum(dy + (n * p_.num_filter + f) * spatial, spatial);
       }
     }
   }
@@ -323,34 +323,34 @@ class Convolution : public Operator {
   // y[n] += bias for samples [begin, end).
   void AddBias(const float* bias, int64_t begin, int64_t end, int64_t spatial, float* y) const {
     for (int64_t n = begin; n < end; ++n) {
-      for (int64_t f = 0; f < num_filter_; ++f) {
-        float* row = y + (n * num_filter_ + f) * spatial;
+      for (int64_t f = 0; f < p_.num_filter; ++f) {
+        float* row = y + (n * p_.num_filter + f) * spatial;
         for (int64_t s = 0; s < spatial; ++s) row[s] += bias[f];
       }
     }
   }
 
-  bool UsesDnnl(const Shape& d) const { return DnnlConvSuits(d[1], num_filter_, num_group_); }
+  bool UsesDnnl(const Shape& d) const { return DnnlConvSuits(d[1], p_.num_filter, p_.num_group); }
 
   DnnlConvShape DnnlShape(const Shape& d, int64_t batch) const {
     const ConvGeometry g = Geometry(d);
-    return {batch, d[1], g.height, g.width, num_filter_, g.out_h, g.out_w, g.kh,
+    return {batch, d[1], g.height, g.width, p_.num_filter, g.out_h, g.out_w, g.kh,
             g.kw,  g.sh, g.sw,     g.ph,    g.pw,        g.dh,    g.dw};
   }
 
   ConvGeometry Geometry(const Shape& d) const {
     ConvGeometry g;
-    g.channels = d[1] / num_group_;
+    g.channels = d[1] / p_.num_group;
     g.height = d[2];
     g.width = d[3];
-    g.kh = kernel_[0];
-    g.kw = kernel_[1];
-    g.sh = stride_[0];
-    g.sw = stride_[1];
-    g.ph = pad_[0];
-    g.pw = pad_[1];
-    g.dh = dilate_[0];
-    g.dw = dilate_[1];
+    g.kh = p_.kernel[0];
+    g.kw = p_.kernel[1];
+    g.sh = p_.stride[0];
+    g.sw = p_.stride[1];
+    g.ph = p_.pad[0];
+    g.pw = p_.pad[1];
+    g.dh = p_.dilate[0];
+    g.dw = p_.dilate[1];
     g.out_h = (g.height + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
     g.out_w = (g.width + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
     return g;
@@ -359,9 +359,7 @@ class Convolution : public Operator {
     return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
   }
 
-  Shape kernel_, stride_, dilate_, pad_;
-  int64_t num_filter_, num_group_;
-  bool no_bias_;
+  ConvolutionParam p_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "operator/common/gpu_common.cuh"
+#include "operator/convolution.h"
 
 namespace cohort::op {
 namespace {
@@ -126,11 +127,11 @@ ConvPlan& PlanFor(GpuResources::Impl& g, const void* op, const Shape& x, const S
 
 }  // namespace
 
-void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const NDArray& x, const NDArray& w,
-                           const NDArray* b, const NDArray& y, const Shape& stride,
-                           const Shape& pad, const Shape& dilate, int64_t num_group) {
+void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& param,
+                           const NDArray& x, const NDArray& w, const NDArray* b, const NDArray& y) {
   GpuResources::Impl& g = Gpu(ctx);
-  ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), y.shape(), stride, pad, dilate, num_group);
+  ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), y.shape(), param.stride, param.pad,
+                        param.dilate, param.num_group);
   const float one = 1, zero = 0;
   void* scratch = g.Workspace(p.fwd_bytes);
   CUDNN_CHECK(cudnnConvolutionForward(g.cudnn, &one, p.x, G(x), p.w, G(w), p.conv, p.fwd, scratch,
@@ -138,12 +139,12 @@ void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const NDArray& 
   if (b) CUDNN_CHECK(cudnnAddTensor(g.cudnn, &one, p.bias, G(*b), &one, p.y, G(y)));
 }
 
-void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const NDArray& dy,
-                            const NDArray& x, const NDArray& w, const std::vector<GradReq>& req,
-                            const std::vector<NDArray>& grad, const Shape& stride, const Shape& pad,
-                            const Shape& dilate, int64_t num_group) {
+void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& param,
+                            const NDArray& dy, const NDArray& x, const NDArray& w,
+                            const std::vector<GradReq>& req, const std::vector<NDArray>& grad) {
   GpuResources::Impl& g = Gpu(ctx);
-  ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), dy.shape(), stride, pad, dilate, num_group);
+  ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), dy.shape(), param.stride, param.pad,
+                        param.dilate, param.num_group);
   const bool data = req[0] != GradReq::kNull, filter = req[1] != GradReq::kNull;
   // One workspace for both: a second Workspace call could move the first one's buffer.
   const size_t bytes = std::max(data ? p.bwd_data_bytes : 0, filter ? p.bwd_filter_bytes : 0);

@@ -1,5 +1,6 @@
 // FullyConnected: out = data · weightᵀ + bias (MXNet's FullyConnected), on OpenBLAS.
 #include "operator/common/kernel_util.h"
+#include "operator/fully_connected.h"
 
 namespace cohort::op {
 
@@ -12,21 +13,25 @@ void FullyConnectedBackwardGpu(const OpContext& ctx, const NDArray& dy, const ND
                                const std::vector<NDArray>& grad, int64_t rows, int64_t k,
                                int64_t h);
 
+FullyConnectedParam FullyConnectedParam::Parse(const Attrs& attrs) {
+  ParamReader r("FullyConnected", attrs);
+  FullyConnectedParam p;
+  p.num_hidden = r.Int("num_hidden");
+  p.no_bias = r.Bool("no_bias", false);
+  p.flatten = r.Bool("flatten", true);
+  r.Finish();
+  COHORT_CHECK_GT(p.num_hidden, 0) << "FullyConnected: num_hidden";
+  return p;
+}
+
 namespace {
 
 class FullyConnected : public Operator {
  public:
-  explicit FullyConnected(const Attrs& attrs) {
-    ParamReader r("FullyConnected", attrs);
-    num_hidden_ = r.Int("num_hidden");
-    no_bias_ = r.Bool("no_bias", false);
-    flatten_ = r.Bool("flatten", true);
-    r.Finish();
-    COHORT_CHECK_GT(num_hidden_, 0) << "FullyConnected: num_hidden";
-  }
+  explicit FullyConnected(const Attrs& attrs) : p_(FullyConnectedParam::Parse(attrs)) {}
 
   std::vector<std::string> ListArguments() const override {
-    if (no_bias_) return {"data", "weight"};
+    if (p_.no_bias) return {"data", "weight"};
     return {"data", "weight", "bias"};
   }
 
@@ -36,16 +41,16 @@ class FullyConnected : public Operator {
     if (!ShapeKnown(d)) return false;
     int64_t k = 1;
     Shape o;
-    if (flatten_) {
+    if (p_.flatten) {
       for (int i = 1; i < d.ndim(); ++i) k *= d[i];
-      o = Shape({d[0], num_hidden_});
+      o = Shape({d[0], p_.num_hidden});
     } else {
       k = d[d.ndim() - 1];
       o = d;
-      o[d.ndim() - 1] = num_hidden_;
+      o[d.ndim() - 1] = p_.num_hidden;
     }
-    AssignShape(in[1], Shape({num_hidden_, k}), "FullyConnected", "weight");
-    if (!no_bias_) AssignShape(in[2], Shape({num_hidden_}), "FullyConnected", "bias");
+    AssignShape(in[1], Shape({p_.num_hidden, k}), "FullyConnected", "weight");
+    if (!p_.no_bias) AssignShape(in[2], Shape({p_.num_hidden}), "FullyConnected", "bias");
     AssignShape(out[0], o, "FullyConnected", "output");
     return true;
   }
@@ -56,13 +61,13 @@ class FullyConnected : public Operator {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
     COHORT_GPU_DISPATCH(
-        ctx, FullyConnectedForwardGpu(ctx, in[0], in[1], no_bias_ ? nullptr : &in[2], out[0], rows,
-                                      k, num_hidden_));
+        ctx, FullyConnectedForwardGpu(ctx, in[0], in[1], p_.no_bias ? nullptr : &in[2], out[0], rows,
+                                      k, p_.num_hidden));
     const float* x = F(in[0]);
     const float* w = F(in[1]);
-    const float* b = no_bias_ ? nullptr : F(in[2]);
+    const float* b = p_.no_bias ? nullptr : F(in[2]);
     float* y = F(out[0]);
-    const int64_t h = num_hidden_;
+    const int64_t h = p_.num_hidden;
     ParallelChunks(
         rows, ChunksFor(ctx, rows),
         [&](int64_t, int64_t begin, int64_t end) {
@@ -82,7 +87,7 @@ class FullyConnected : public Operator {
                 const std::vector<NDArray>&) const override {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
-    const int64_t h = num_hidden_;
+    const int64_t h = p_.num_hidden;
     COHORT_GPU_DISPATCH(
         ctx, FullyConnectedBackwardGpu(ctx, out_grad[0], in[0], in[1], req, in_grad, rows, k, h));
     const float* dy = F(out_grad[0]);
@@ -108,11 +113,11 @@ class FullyConnected : public Operator {
           },
           ctx.arena);
     }
-    if (!no_bias_ && req[2] != GradReq::kNull) {  // db = Σ_rows dy
+    if (!p_.no_bias && req[2] != GradReq::kNull) {  // db = Σ_rows dy
       float* db = F(in_grad[2]);
-      if (req[2] == GradReq::kWrite) std::fill_n(db, h, 0.0f);
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < h; ++j) db[j] += dy[r * h + j];
+      const bool add = req[2] == GradReq::kAdd;
+      for (int64_t j = 0; j < h; ++j) {
+        db[j] = FullyConnectedBiasGrad(dy, rows, h, j, add ? db[j] : 0.0f);
       }
     }
   }
@@ -121,9 +126,7 @@ class FullyConnected : public Operator {
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
  private:
-  int64_t num_hidden_;
-  bool no_bias_;
-  bool flatten_;
+  FullyConnectedParam p_;
 };
 
 }  // namespace

@@ -1,21 +1,9 @@
 // FullyConnected on cuBLAS (Note [GPU kernels]). Row-major y = x·wᵀ is column-major
 // yᵀ = w·xᵀ, so each product is one cublasSgemm on the arrays as they lie.
 #include "operator/common/gpu_common.cuh"
+#include "operator/fully_connected.h"
 
 namespace cohort::op {
-namespace {
-
-// db[j] (=|+=) Σ_r dy[r·h + j]: one thread per column; neighbouring threads read neighbouring
-// addresses, and the sum runs in row order as on the CPU.
-__global__ void BiasGradKernel(int64_t rows, int64_t h, const float* dy, float* db, bool add) {
-  COHORT_CUDA_LOOP(j, h) {
-    float s = 0;
-    for (int64_t r = 0; r < rows; ++r) s += dy[r * h + j];
-    db[j] = add ? db[j] + s : s;
-  }
-}
-
-}  // namespace
 
 void FullyConnectedForwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& w,
                               const NDArray* b, const NDArray& y, int64_t rows, int64_t k,
@@ -54,9 +42,13 @@ void FullyConnectedBackwardGpu(const OpContext& ctx, const NDArray& dy, const ND
                              static_cast<int>(k)));
   }
   if (req.size() > 2 && req[2] != GradReq::kNull) {
-    BiasGradKernel<<<CudaBlocks(h), kCudaThreads, 0, g.stream>>>(rows, h, G(dy), G(grad[2]),
-                                                                 req[2] == GradReq::kAdd);
-    CUDA_CHECK(cudaGetLastError());
+    // One thread per hidden unit: neighbouring threads read neighbouring addresses.
+    const float* d = G(dy);
+    float* db = G(grad[2]);
+    const bool add = req[2] == GradReq::kAdd;
+    ForEach(g, h, [=] __device__(int64_t j) {
+      db[j] = FullyConnectedBiasGrad(d, rows, h, j, add ? db[j] : 0.0f);
+    });
   }
 }
 

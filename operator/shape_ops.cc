@@ -1,7 +1,8 @@
-// Flatten, Reshape (with MXNet's special values) and Concat.
+// Flatten, Reshape (with MXNet's special values) and Concat on the CPU.
 #include <cstring>
 
 #include "operator/common/kernel_util.h"
+#include "operator/shape_ops.h"
 
 namespace cohort::op {
 
@@ -14,6 +15,16 @@ void ConcatForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in, cons
 void ConcatBackwardGpu(const OpContext& ctx, const NDArray& out_grad,
                        const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                        int dim);
+
+ConcatParam ConcatParam::Parse(const Attrs& attrs) {
+  ParamReader r("Concat", attrs);
+  ConcatParam p;
+  p.num_args = static_cast<int>(r.Int("num_args"));
+  p.dim = static_cast<int>(r.Int("dim", 1));
+  r.Finish();
+  COHORT_CHECK_GE(p.num_args, 1) << "Concat: num_args";
+  return p;
+}
 
 namespace {
 
@@ -144,16 +155,10 @@ class Reshape : public Relabel {
 // Joins its inputs along `dim`.
 class Concat : public Operator {
  public:
-  explicit Concat(const Attrs& attrs) {
-    ParamReader r("Concat", attrs);
-    num_args_ = static_cast<int>(r.Int("num_args"));
-    dim_ = static_cast<int>(r.Int("dim", 1));
-    r.Finish();
-    COHORT_CHECK_GE(num_args_, 1) << "Concat: num_args";
-  }
+  explicit Concat(const Attrs& attrs) : p_(ConcatParam::Parse(attrs)) {}
   std::vector<std::string> ListArguments() const override {
     std::vector<std::string> names;
-    for (int i = 0; i < num_args_; ++i) names.push_back("arg" + std::to_string(i));
+    for (int i = 0; i < p_.num_args; ++i) names.push_back("arg" + std::to_string(i));
     return names;
   }
   bool BackwardNeedsInputs() const override { return false; }
@@ -166,15 +171,15 @@ class Concat : public Operator {
       if (!ShapeKnown(s)) return false;
     }
     Shape o = in[0];
-    COHORT_CHECK(dim_ >= 0 && dim_ < o.ndim()) << "Concat: dim " << dim_ << " for " << o;
-    o[dim_] = 0;
+    COHORT_CHECK(p_.dim >= 0 && p_.dim < o.ndim()) << "Concat: dim " << p_.dim << " for " << o;
+    o[p_.dim] = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       Shape expect = in[i];
-      expect[dim_] = in[0][dim_];
+      expect[p_.dim] = in[0][p_.dim];
       COHORT_CHECK(expect == in[0])
           << "Concat: input " << i << " has shape " << in[i] << ", which differs from input 0 "
-          << in[0] << " outside dim " << dim_;
-      o[dim_] += in[i][dim_];
+          << in[0] << " outside dim " << p_.dim;
+      o[p_.dim] += in[i][p_.dim];
     }
     AssignShape(out[0], o, "Concat", "output");
     return true;
@@ -182,14 +187,14 @@ class Concat : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConcatForwardGpu(ctx, in, out[0], dim_));
+    COHORT_GPU_DISPATCH(ctx, ConcatForwardGpu(ctx, in, out[0], p_.dim));
     Copy(in, out[0], true, {});
   }
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>&, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, dim_));
+    COHORT_GPU_DISPATCH(ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, p_.dim));
     Copy(in_grad, out_grad[0], false, req);
   }
 
@@ -197,31 +202,27 @@ class Concat : public Operator {
   // Moves blocks between the parts and the joined array (to_joined: parts -> joined).
   void Copy(const std::vector<NDArray>& parts, const NDArray& joined, bool to_joined,
             const std::vector<GradReq>& req) const {
-    const AxisSplit j = SplitAt(joined.shape(), dim_);
+    const ConcatRows j = ConcatRowsOf(joined.shape(), p_.dim);
     float* all = F(joined);
     int64_t offset = 0;
     for (size_t p = 0; p < parts.size(); ++p) {
-      const int64_t width = parts[p].shape()[dim_] * j.inner;
-      if (!to_joined && req[p] == GradReq::kNull) {
-        offset += width;
-        continue;
-      }
-      float* part = F(parts[p]);
-      for (int64_t o = 0; o < j.outer; ++o) {
-        float* joined_row = all + o * j.size * j.inner + offset;
-        float* part_row = part + o * width;
-        if (to_joined) {
-          std::memcpy(joined_row, part_row, width * sizeof(float));
-        } else {
-          for (int64_t k = 0; k < width; ++k) AssignReq(req[p], part_row, k, joined_row[k]);
+      const int64_t width = parts[p].shape()[p_.dim] * j.inner;
+      if (to_joined) {
+        const float* part = F(parts[p]);
+        for (int64_t o = 0; o < j.outer; ++o) {
+          std::memcpy(all + o * j.row + offset, part + o * width, width * sizeof(float));
+        }
+      } else if (req[p] != GradReq::kNull) {
+        float* part = F(parts[p]);
+        for (int64_t k = 0; k < j.outer * width; ++k) {
+          AssignReq(req[p], part, k, all[ConcatJoinedIndex(k, width, j.row, offset)]);
         }
       }
       offset += width;
     }
   }
 
-  int num_args_;
-  int dim_;
+  ConcatParam p_;
 };
 
 }  // namespace

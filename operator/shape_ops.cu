@@ -1,23 +1,10 @@
 // Flatten, Reshape and Concat on the GPU (Note [GPU kernels]): copies on the executor's stream,
 // and a kernel where a gradient accumulates (kAdd).
 #include "operator/common/pointwise_gpu.cuh"
+#include "operator/shape_ops.h"
 
 namespace cohort::op {
 namespace {
-
-// The joined array of a Concat as `outer` rows of `row` values; part p covers the columns
-// [offset, offset + width) of every row, where width = its dim · inner (as shape_ops.cc's Copy).
-struct ConcatRows {
-  int64_t outer = 1, row = 1, inner = 1;
-};
-ConcatRows RowsOf(const NDArray& joined, int dim) {
-  ConcatRows r;
-  const Shape& s = joined.shape();
-  for (int d = 0; d < dim; ++d) r.outer *= s[d];
-  for (int d = dim + 1; d < s.ndim(); ++d) r.inner *= s[d];
-  r.row = s[dim] * r.inner;
-  return r;
-}
 
 // Copies a block of `outer` rows of `width` floats between arrays whose rows lie `dst_pitch` and
 // `src_pitch` floats apart.
@@ -47,7 +34,7 @@ void RelabelBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_gr
 void ConcatForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in, const NDArray& out,
                       int dim) {
   const GpuResources::Impl& g = Gpu(ctx);
-  const ConcatRows r = RowsOf(out, dim);
+  const ConcatRows r = ConcatRowsOf(out.shape(), dim);
   float* all = G(out);
   int64_t offset = 0;
   for (const NDArray& part : in) {
@@ -62,7 +49,7 @@ void ConcatBackwardGpu(const OpContext& ctx, const NDArray& out_grad,
                        const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                        int dim) {
   const GpuResources::Impl& g = Gpu(ctx);
-  const ConcatRows r = RowsOf(out_grad, dim);
+  const ConcatRows r = ConcatRowsOf(out_grad.shape(), dim);
   const float* all = G(out_grad);
   int64_t offset = 0;
   for (size_t p = 0; p < in_grad.size(); ++p) {
@@ -71,10 +58,10 @@ void ConcatBackwardGpu(const OpContext& ctx, const NDArray& out_grad,
       CopyRows(g, G(in_grad[p]), width, all + offset, r.row, width, r.outer);
     } else if (req[p] == GradReq::kAdd && width > 0) {
       float* part = G(in_grad[p]);
-      const float* src = all + offset;
       const int64_t row = r.row;
-      ForEach(g, r.outer * width,
-              [=] __device__(int64_t k) { part[k] += src[k / width * row + k % width]; });
+      ForEach(g, r.outer * width, [=] __device__(int64_t k) {
+        part[k] += all[ConcatJoinedIndex(k, width, row, offset)];
+      });
     }
     offset += width;
   }
