@@ -70,9 +70,7 @@ struct SoftmaxOutputRows {
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
     const float* xr = x + base;
     float* yr = y + base;
-    float max = -INFINITY;
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) max = MaxOp{}(max, xr[c * stride]);
-    max = lanes.Reduce(max, MaxOp{});
+    const float max = RowMax(lanes, xr, size, stride);
     float sum = 0;
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
       const float e = expf(xr[c * stride] - max);

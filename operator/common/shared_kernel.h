@@ -2,6 +2,7 @@
 // and the serial lanes that run a row body on one thread (Note [Shared kernel logic]).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "base/host_device.h"
@@ -57,6 +58,15 @@ struct SerialLanes {
     return v;
   }
 };
+
+// The maximum of a row of `size` values spaced `stride` apart, over all lanes (MaxOp's order).
+COHORT_EXEC_CHECK_DISABLE
+template <typename Lanes>
+COHORT_HOST_DEVICE float RowMax(Lanes lanes, const float* row, int64_t size, int64_t stride) {
+  float max = -INFINITY;
+  for (int64_t c = lanes.first(); c < size; c += lanes.step()) max = MaxOp{}(max, row[c * stride]);
+  return lanes.Reduce(max, MaxOp{});
+}
 
 COHORT_HOST_DEVICE int64_t RowBase(int64_t r, int64_t size, int64_t inner) {
   return r / inner * size * inner + r % inner;
