@@ -38,12 +38,6 @@ ActivationParam ActivationParam::ParseLeakyReLU(const Attrs& attrs) {
   return p;
 }
 
-const char* ActivationParam::Name(ActType act) {
-  static const char* const kNames[] = {"relu",  "sigmoid", "tanh", "softrelu",
-                                       "softsign", "leaky", "elu",  "selu"};
-  return kNames[static_cast<int>(act)];
-}
-
 namespace {
 
 constexpr int64_t kMinChunk = 1 << 14;  // elements: smaller arrays are not worth splitting

@@ -20,8 +20,6 @@ struct ActivationParam {
 
   static ActivationParam ParseActivation(const Attrs& attrs);
   static ActivationParam ParseLeakyReLU(const Attrs& attrs);
-  // MXNet's name of the act type ("relu", "leaky", ...).
-  static const char* Name(ActType act);
   // relu, sigmoid, tanh and softrelu differentiate from their output alone.
   bool GradReadsInput() const { return act_type >= ActType::kSoftsign; }
 };

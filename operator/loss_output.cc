@@ -120,6 +120,7 @@ class SoftmaxOutput : public Operator {
     int64_t valid = 0;
     for (int64_t j = 0; j < s.outer * s.inner; ++j) valid += !SoftmaxOutputIgnored(p_, label[j]);
     const float scale = p_.grad_scale / SoftmaxOutputNorm(p_, s.outer, s.inner, valid);
+    const float off = SoftmaxOutputOffTarget(p_, s.size);
     for (int64_t o = 0; o < s.outer; ++o) {
       for (int64_t i = 0; i < s.inner; ++i) {
         const float l = label[o * s.inner + i];
@@ -128,7 +129,7 @@ class SoftmaxOutput : public Operator {
             << "SoftmaxOutput: label " << l << " is outside the " << s.size << " classes";
         for (int64_t c = 0; c < s.size; ++c) {
           const int64_t k = (o * s.size + c) * s.inner + i;
-          AssignReq(req[0], dx, k, SoftmaxOutputGrad(p_, y[k], l, c, s.size, scale));
+          AssignReq(req[0], dx, k, SoftmaxOutputGrad(p_, y[k], l, c, off, scale));
         }
       }
     }

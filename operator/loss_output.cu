@@ -63,10 +63,11 @@ void SoftmaxOutputBackwardGpu(const OpContext& ctx, const SoftmaxOutputParam& p,
         g, labels, [=] __device__(int64_t j) { return !SoftmaxOutputIgnored(p, label[j]); },
         p.grad_scale);
   }
+  const float off = SoftmaxOutputOffTarget(p, size);
   ForEach(g, outer * size * inner, [=] __device__(int64_t k) {
     const int64_t i = k % inner, c = k / inner % size, o = k / (inner * size);
     const float scale = device_scale ? *device_scale : host_scale;
-    AssignReq(r, dx, k, SoftmaxOutputGrad(p, y[k], label[o * inner + i], c, size, scale));
+    AssignReq(r, dx, k, SoftmaxOutputGrad(p, y[k], label[o * inner + i], c, off, scale));
   });
 }
 

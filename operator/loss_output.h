@@ -47,14 +47,19 @@ COHORT_HOST_DEVICE bool SoftmaxOutputIgnored(const SoftmaxOutputParam& p, float 
   return p.use_ignore && label == p.ignore_label;
 }
 
+// The smoothed target of the classes other than the label: smooth_alpha / (classes - 1).
+COHORT_HOST_DEVICE float SoftmaxOutputOffTarget(const SoftmaxOutputParam& p, int64_t classes) {
+  return p.smooth_alpha / (classes - 1 > 1 ? static_cast<float>(classes - 1) : 1.0f);
+}
+
 // The gradient at class c of a position whose label is `label` and softmax output y:
-// (y - target) · scale, target one-hot (or smoothed); 0 where the label is ignored. A label
-// outside the classes matches none (the CPU refuses it before; a GPU kernel cannot).
+// (y - target) · scale, target one-hot (or smoothed: 1 - smooth_alpha at the label, `off`
+// (SoftmaxOutputOffTarget, computed once per call) elsewhere); 0 where the label is ignored. A
+// label outside the classes matches none (the CPU refuses it before; a GPU kernel cannot).
 COHORT_HOST_DEVICE float SoftmaxOutputGrad(const SoftmaxOutputParam& p, float y, float label,
-                                           int64_t c, int64_t classes, float scale) {
+                                           int64_t c, float off, float scale) {
   if (SoftmaxOutputIgnored(p, label)) return 0;
   const bool hit = c == static_cast<int64_t>(label);
-  const float off = p.smooth_alpha / (classes - 1 > 1 ? static_cast<float>(classes - 1) : 1.0f);
   const float want = p.smooth_alpha > 0 ? (hit ? 1 - p.smooth_alpha : off) : (hit ? 1.0f : 0.0f);
   return (y - want) * scale;
 }

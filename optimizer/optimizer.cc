@@ -38,9 +38,7 @@ bool Decays(const std::string& name) {
 std::unique_ptr<Optimizer> Optimizer::Create(const std::string& name, const OptimizerOptions& o) {
   COHORT_CHECK(o.lr >= 0 && o.wd >= 0 && o.momentum >= 0 && o.momentum < 1)
       << "optimizer " << name << ": lr, wd must be >= 0 and momentum in [0, 1)";
-  const UpdateRule::Kind kind = KindOf(name);
-  return std::unique_ptr<Optimizer>(
-      new Optimizer(name, o, UpdateStates(kind, static_cast<float>(o.momentum))));
+  return std::unique_ptr<Optimizer>(new Optimizer(name, KindOf(name), o));
 }
 
 std::unique_ptr<Optimizer> Optimizer::Clone() const {
@@ -113,7 +111,7 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
 
 UpdateRule Optimizer::RuleFor(float lr, float wd, int64_t t) const {
   UpdateRule r;
-  r.kind = KindOf(name_);
+  r.kind = kind_;
   r.lr = lr;
   r.wd = wd;
   r.momentum = static_cast<float>(options_.momentum);

@@ -54,12 +54,16 @@ class Optimizer {
   void LoadStates(const std::string& path);
 
  private:
-  Optimizer(std::string name, const OptimizerOptions& options, int num_states)
-      : name_(std::move(name)), options_(options), num_states_(num_states) {}
+  Optimizer(std::string name, UpdateRule::Kind kind, const OptimizerOptions& options)
+      : name_(std::move(name)),
+        kind_(kind),
+        options_(options),
+        num_states_(UpdateStates(kind, static_cast<float>(options.momentum))) {}
   // This kind's rule for one update of a key: t is the key's update count (from 1).
   UpdateRule RuleFor(float lr, float wd, int64_t t) const;
 
   std::string name_;
+  UpdateRule::Kind kind_;
   OptimizerOptions options_;
   int num_states_;
   std::shared_ptr<const LRScheduler> scheduler_;
