@@ -136,8 +136,8 @@ class Pointwise : public Operator {
     ParallelChunks(
         n, ChunksFor(ctx, n / kMinChunk),
         [&](int64_t, int64_t b, int64_t e) {
-          ActivationBackward(p_.act_type, req[0], e - b, dy + b, x ? x + b : nullptr, y + b,
-                             dx + b, p_.slope);
+          ActivationBackward(p_.act_type, req[0], e - b, dy + b, x ? x + b : nullptr, y + b, dx + b,
+                             p_.slope);
         },
         ctx.arena);
   }

@@ -70,8 +70,8 @@ class BatchNorm : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>& aux) const override {
     const AxisSplit s = SplitAt(in[0].shape(), 1);
     const bool batch_stats = p_.BatchStats(ctx.is_train);
-    COHORT_GPU_DISPATCH(ctx, BatchNormForwardGpu(ctx, p_, batch_stats, in, out, aux, s.outer,
-                                                 s.size, s.inner));
+    COHORT_GPU_DISPATCH(
+        ctx, BatchNormForwardGpu(ctx, p_, batch_stats, in, out, aux, s.outer, s.size, s.inner));
     const float* x = F(in[0]);
     const float* gamma = F(in[1]);
     const float* beta = F(in[2]);
@@ -132,7 +132,8 @@ class BatchNorm : public Operator {
           sum_dy += Sum(dy + base, s.inner);
           sum_dy_xmu += SumProductsOfDeviations(dy + base, x + base, s.inner, mean[c]);
         }
-        const BatchNormGrad grad = BatchNormGradOf(p_, batch_stats, gamma[c], var[c], sum_dy, sum_dy_xmu, m);
+        const BatchNormGrad grad =
+            BatchNormGradOf(p_, batch_stats, gamma[c], var[c], sum_dy, sum_dy_xmu, m);
         if (req[1] != GradReq::kNull) AssignReq(req[1], F(in_grad[1]), c, grad.dgamma);
         if (req[2] != GradReq::kNull) AssignReq(req[2], F(in_grad[2]), c, grad.dbeta);
         if (!dx) continue;
@@ -144,9 +145,11 @@ class BatchNorm : public Operator {
           const float* xs = x + base;
           float* dst = dx + base;
           if (add) {
-            for (int64_t i = 0; i < s.inner; ++i) dst[i] += BatchNormInputGrad(grad, d[i], xs[i], mu);
+            for (int64_t i = 0; i < s.inner; ++i)
+              dst[i] += BatchNormInputGrad(grad, d[i], xs[i], mu);
           } else {
-            for (int64_t i = 0; i < s.inner; ++i) dst[i] = BatchNormInputGrad(grad, d[i], xs[i], mu);
+            for (int64_t i = 0; i < s.inner; ++i)
+              dst[i] = BatchNormInputGrad(grad, d[i], xs[i], mu);
           }
         }
       }

@@ -54,8 +54,8 @@ __device__ void ForChannel(const BnDims& d, int64_t c, F f) {
 // var, the moving ones updated in training; then y = x * scale + shift.
 __global__ void __launch_bounds__(kBnThreads)
     BatchNormForwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
-                           const float* gamma, const float* beta, float* y, float* mean,
-                           float* var, float* moving_mean, float* moving_var) {
+                           const float* gamma, const float* beta, float* y, float* mean, float* var,
+                           float* moving_mean, float* moving_var) {
   const int64_t c = blockIdx.x;
   float mu, sigma2;
   if (batch_stats) {
@@ -87,8 +87,8 @@ __global__ void __launch_bounds__(kBnThreads)
 __global__ void __launch_bounds__(kBnThreads)
     BatchNormBackwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
                             const float* dy, const float* gamma, const float* mean,
-                            const float* var, float* dx, float* dgamma, float* dbeta,
-                            GradReq req_x, GradReq req_gamma, GradReq req_beta) {
+                            const float* var, float* dx, float* dgamma, float* dbeta, GradReq req_x,
+                            GradReq req_gamma, GradReq req_beta) {
   const int64_t c = blockIdx.x;
   const float mu = mean[c];
   float part_dy = 0, part_dy_xmu = 0;
@@ -106,9 +106,8 @@ __global__ void __launch_bounds__(kBnThreads)
   }
   if (!dx) return;
   // Every thread has finished reading dy (BlockSum's barriers), so dx may be dy itself.
-  ForChannel(d, c, [&](int64_t j) {
-    AssignReq(req_x, dx, j, BatchNormInputGrad(grad, dy[j], x[j], mu));
-  });
+  ForChannel(
+      d, c, [&](int64_t j) { AssignReq(req_x, dx, j, BatchNormInputGrad(grad, dy[j], x[j], mu)); });
 }
 
 float* GradOrNull(GradReq req, const NDArray& a) { return req == GradReq::kNull ? nullptr : G(a); }
@@ -135,8 +134,8 @@ void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool ba
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
   BatchNormBackwardKernel<<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
-      BnDims{outer, channels, inner}, p, batch_stats, G(in[0]), G(out_grad[0]), G(in[1]),
-      G(out[1]), G(out[2]), GradOrNull(req[0], in_grad[0]), GradOrNull(req[1], in_grad[1]),
+      BnDims{outer, channels, inner}, p, batch_stats, G(in[0]), G(out_grad[0]), G(in[1]), G(out[1]),
+      G(out[2]), GradOrNull(req[0], in_grad[0]), GradOrNull(req[1], in_grad[1]),
       GradOrNull(req[2], in_grad[2]), req[0], req[1], req[2]);
   CUDA_CHECK(cudaGetLastError());
 }

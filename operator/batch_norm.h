@@ -38,7 +38,9 @@ COHORT_HOST_DEVICE BatchNormAffine BatchNormAffineOf(const BatchNormParam& p, fl
   const float scale = (p.fix_gamma ? 1.0f : gamma) * inv_std;
   return {scale, beta - mu * scale};
 }
-COHORT_HOST_DEVICE float BatchNormValue(BatchNormAffine a, float x) { return x * a.scale + a.shift; }
+COHORT_HOST_DEVICE float BatchNormValue(BatchNormAffine a, float x) {
+  return x * a.scale + a.shift;
+}
 
 // One channel's gradients from its sums Σ dy and Σ dy (x - mean) over m elements:
 // dgamma = Σ dy xhat (0 with fix_gamma), dbeta = Σ dy, and

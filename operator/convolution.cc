@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "operator/common/kernel_util.h"
 #include "operator/convolution.h"
 #include "operator/dnnl_conv.h"
-#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
@@ -143,7 +143,8 @@ class Convolution : public Operator {
     if (!p_.no_bias) AssignShape(in[2], Shape({p_.num_filter}), "Convolution", "bias");
     const ConvGeometry g = Geometry(d);
     COHORT_CHECK(g.out_h > 0 && g.out_w > 0)
-        << "Convolution: kernel " << p_.kernel << " does not fit input " << d << " with pad " << p_.pad;
+        << "Convolution: kernel " << p_.kernel << " does not fit input " << d << " with pad "
+        << p_.pad;
     AssignShape(out[0], Shape({d[0], p_.num_filter, g.out_h, g.out_w}), "Convolution", "output");
     return true;
   }
@@ -151,9 +152,8 @@ class Convolution : public Operator {
   // Samples in parallel chunks, each with its thread's column buffer (Note [Kernel threads]).
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(
-        ctx, ConvolutionForwardGpu(ctx, this, p_, in[0], in[1], p_.no_bias ? nullptr : &in[2],
-                                   out[0]));
+    COHORT_GPU_DISPATCH(ctx, ConvolutionForwardGpu(ctx, this, p_, in[0], in[1],
+                                                   p_.no_bias ? nullptr : &in[2], out[0]));
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
@@ -200,8 +200,8 @@ class Convolution : public Operator {
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConvolutionBackwardGpu(ctx, this, p_, out_grad[0], in[0], in[1], req,
-                                                    in_grad));
+    COHORT_GPU_DISPATCH(
+        ctx, ConvolutionBackwardGpu(ctx, this, p_, out_grad[0], in[0], in[1], req, in_grad));
     const Shape& d = in[0].shape();
     const float* x = F(in[0]);
     const float* w = F(in[1]);
@@ -335,7 +335,7 @@ class Convolution : public Operator {
   DnnlConvShape DnnlShape(const Shape& d, int64_t batch) const {
     const ConvGeometry g = Geometry(d);
     return {batch, d[1], g.height, g.width, p_.num_filter, g.out_h, g.out_w, g.kh,
-            g.kw,  g.sh, g.sw,     g.ph,    g.pw,        g.dh,    g.dw};
+            g.kw,  g.sh, g.sw,     g.ph,    g.pw,          g.dh,    g.dw};
   }
 
   ConvGeometry Geometry(const Shape& d) const {

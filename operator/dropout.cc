@@ -1,8 +1,8 @@
 // Dropout on the CPU: in training, zeroes each element with probability p and scales the rest by
 // 1/(1-p); the mask (dropout.h's hash, as on the GPU) is a hidden output that backward reads.
 // Seeded per forward by the executor.
-#include "operator/common/kernel_util.h"
 #include "operator/dropout.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 

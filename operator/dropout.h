@@ -17,9 +17,7 @@ struct DropoutParam {
   DropoutMode mode = DropoutMode::kTraining;
 
   static DropoutParam Parse(const Attrs& attrs);
-  bool Active(bool is_train) const {
-    return (is_train || mode == DropoutMode::kAlways) && p > 0;
-  }
+  bool Active(bool is_train) const { return (is_train || mode == DropoutMode::kAlways) && p > 0; }
 };
 
 // splitmix64's finaliser (Steele, Lea and Flood): a bijection with full avalanche.

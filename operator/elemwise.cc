@@ -1,8 +1,8 @@
 // Elementwise arithmetic on the CPU: elemwise_add/_sub/_mul/_div on equal shapes, and the scalar
 // forms (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar),
 // with elemwise.h's functions.
-#include "operator/common/kernel_util.h"
 #include "operator/elemwise.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
@@ -68,8 +68,7 @@ class Binary : public Operator {
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(
-        ctx, BinaryBackwardGpu(ctx, kind_, out_grad[0], in, req, in_grad));
+    COHORT_GPU_DISPATCH(ctx, BinaryBackwardGpu(ctx, kind_, out_grad[0], in, req, in_grad));
     const float* dy = F(out_grad[0]);
     const int64_t n = out_grad[0].size();
     for (int side = 0; side < 2; ++side) {
@@ -130,9 +129,9 @@ class Scalar : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
-    COHORT_GPU_DISPATCH(
-        ctx, ScalarBackwardGpu(ctx, kind_, scalar_, req[0], out_grad[0],
-                               BackwardNeedsInputs() ? &in[0] : nullptr, in_grad[0]));
+    COHORT_GPU_DISPATCH(ctx,
+                        ScalarBackwardGpu(ctx, kind_, scalar_, req[0], out_grad[0],
+                                          BackwardNeedsInputs() ? &in[0] : nullptr, in_grad[0]));
     const float* dy = F(out_grad[0]);
     const float* x = F(in[0]);
     float* dx = F(in_grad[0]);

@@ -45,8 +45,8 @@ class Embedding : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx,
-                        EmbeddingForwardGpu(ctx, in[0], in[1], out[0], p_.input_dim, p_.output_dim));
+    COHORT_GPU_DISPATCH(
+        ctx, EmbeddingForwardGpu(ctx, in[0], in[1], out[0], p_.input_dim, p_.output_dim));
     const float* idx = F(in[0]);
     const float* w = F(in[1]);
     float* y = F(out[0]);
@@ -60,8 +60,8 @@ class Embedding : public Operator {
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(
-        ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[0], req, in_grad, p_.input_dim, p_.output_dim));
+    COHORT_GPU_DISPATCH(ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[0], req, in_grad,
+                                                  p_.input_dim, p_.output_dim));
     if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);  // indices get no gradient
     if (req[1] == GradReq::kNull) return;
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);

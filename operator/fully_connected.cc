@@ -1,6 +1,6 @@
 // FullyConnected: out = data · weightᵀ + bias (MXNet's FullyConnected), on OpenBLAS.
-#include "operator/common/kernel_util.h"
 #include "operator/fully_connected.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
@@ -61,8 +61,8 @@ class FullyConnected : public Operator {
     const int64_t k = in[1].shape()[1];
     const int64_t rows = in[0].size() / k;
     COHORT_GPU_DISPATCH(
-        ctx, FullyConnectedForwardGpu(ctx, in[0], in[1], p_.no_bias ? nullptr : &in[2], out[0], rows,
-                                      k, p_.num_hidden));
+        ctx, FullyConnectedForwardGpu(ctx, in[0], in[1], p_.no_bias ? nullptr : &in[2], out[0],
+                                      rows, k, p_.num_hidden));
     const float* x = F(in[0]);
     const float* w = F(in[1]);
     const float* b = p_.no_bias ? nullptr : F(in[2]);

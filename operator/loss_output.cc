@@ -1,18 +1,18 @@
 // Loss layers on the CPU, which start backward themselves: SoftmaxOutput,
 // LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput, MakeLoss; and BlockGrad,
 // which stops it. The math is loss_output.h's.
-#include "operator/common/kernel_util.h"
 #include "operator/loss_output.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
 // loss_output.cu (Note [GPU kernels]).
 void SoftmaxOutputForwardGpu(const OpContext& ctx, const SoftmaxOutputRows& rows, int64_t outer,
                              int64_t inner);
-void SoftmaxOutputBackwardGpu(const OpContext& ctx, const SoftmaxOutputParam& p,
-                              const NDArray& out, const NDArray& label,
-                              const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                              int64_t outer, int64_t size, int64_t inner);
+void SoftmaxOutputBackwardGpu(const OpContext& ctx, const SoftmaxOutputParam& p, const NDArray& out,
+                              const NDArray& label, const std::vector<GradReq>& req,
+                              const std::vector<NDArray>& in_grad, int64_t outer, int64_t size,
+                              int64_t inner);
 void RegressionOutputForwardGpu(const OpContext& ctx, RegressionKind kind, const NDArray& in,
                                 const NDArray& out);
 void RegressionOutputBackwardGpu(const OpContext& ctx, RegressionKind kind, float grad_scale,
@@ -26,7 +26,7 @@ void BlockGradBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& in_g
 
 LossNormalization ParseLossNormalization(ParamReader& r) {
   const std::string n = r.Enum("normalization", {"null", "batch", "valid"}, "null");
-  return n == "batch" ? LossNormalization::kBatch
+  return n == "batch"   ? LossNormalization::kBatch
          : n == "valid" ? LossNormalization::kValid
                         : LossNormalization::kNull;
 }

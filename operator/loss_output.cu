@@ -43,10 +43,10 @@ void SoftmaxOutputForwardGpu(const OpContext& ctx, const SoftmaxOutputRows& rows
   ForEachRow(Gpu(ctx), outer, rows.size, inner, rows);
 }
 
-void SoftmaxOutputBackwardGpu(const OpContext& ctx, const SoftmaxOutputParam& p,
-                              const NDArray& out, const NDArray& label_arr,
-                              const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                              int64_t outer, int64_t size, int64_t inner) {
+void SoftmaxOutputBackwardGpu(const OpContext& ctx, const SoftmaxOutputParam& p, const NDArray& out,
+                              const NDArray& label_arr, const std::vector<GradReq>& req,
+                              const std::vector<NDArray>& in_grad, int64_t outer, int64_t size,
+                              int64_t inner) {
   GpuResources::Impl& g = Gpu(ctx);
   ZeroLabelGrad(g, req, in_grad);
   const GradReq r = req[0];

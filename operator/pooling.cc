@@ -32,7 +32,8 @@ PoolingParam PoolingParam::Parse(const Attrs& attrs) {
   r.Finish();
   COHORT_CHECK(p.global_pool || p.kernel.ndim() == 2)
       << "Pooling: a 2-D kernel is required unless global_pool=True, got " << p.kernel;
-  COHORT_CHECK(p.stride.ndim() == 2 && p.pad.ndim() == 2) << "Pooling: stride and pad need 2 values";
+  COHORT_CHECK(p.stride.ndim() == 2 && p.pad.ndim() == 2)
+      << "Pooling: stride and pad need 2 values";
   return p;
 }
 
@@ -228,8 +229,8 @@ class Pooling : public Operator {
     if (req[0] == GradReq::kNull) return;
     const Shape& d = in[0].shape();
     const PoolWindow w = p_.WindowFor(d);
-    COHORT_GPU_DISPATCH(ctx,
-                        PoolingBackwardGpu(ctx, w, p_.pool_type, req[0], out_grad[0], in[0], in_grad[0]));
+    COHORT_GPU_DISPATCH(
+        ctx, PoolingBackwardGpu(ctx, w, p_.pool_type, req[0], out_grad[0], in[0], in_grad[0]));
     const float* x = F(in[0]);
     const float* dy = F(out_grad[0]);
     float* dx = F(in_grad[0]);

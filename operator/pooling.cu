@@ -44,8 +44,9 @@ void PoolingBackwardGpu(const OpContext& ctx, const PoolWindow& w, PoolType type
   const bool add = req == GradReq::kAdd;
   ForEach(g, x.size(), [=] __device__(int64_t i) {
     const int64_t p = i / plane_in, k = i % plane_in;
-    grad_in[i] = PoolGradAt(w, type, grad_out + p * plane_out, best ? best + p * plane_out : nullptr,
-                            k / w.w, k % w.w, add ? grad_in[i] : 0.0f);
+    grad_in[i] =
+        PoolGradAt(w, type, grad_out + p * plane_out, best ? best + p * plane_out : nullptr,
+                   k / w.w, k % w.w, add ? grad_in[i] : 0.0f);
   });
 }
 

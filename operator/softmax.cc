@@ -1,6 +1,6 @@
 // softmax and log_softmax on the CPU: softmax.h's row bodies, one row at a time.
-#include "operator/common/kernel_util.h"
 #include "operator/softmax.h"
+#include "operator/common/kernel_util.h"
 
 namespace cohort::op {
 
@@ -43,7 +43,8 @@ class Softmax : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const AxisSplit s = SplitAt(in[0].shape(), Axis(in[0].shape()));
-    const SoftmaxRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size, s.inner, p_.temperature, log_};
+    const SoftmaxRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size,
+                           s.inner,         p_.temperature,   log_};
     COHORT_GPU_DISPATCH(ctx, SoftmaxForwardGpu(ctx, rows, s.outer, s.inner));
     ForEachRowOnCpu(s.outer, s.size, s.inner, rows);
   }
@@ -54,9 +55,14 @@ class Softmax : public Operator {
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     const AxisSplit s = SplitAt(out[0].shape(), Axis(out[0].shape()));
-    const SoftmaxGradRows rows{FloatsOf(out[0]), FloatsOf(out_grad[0]), FloatsOf(in_grad[0]),
-                               s.size,           s.inner,               p_.temperature,
-                               log_,             req[0]};
+    const SoftmaxGradRows rows{FloatsOf(out[0]),
+                               FloatsOf(out_grad[0]),
+                               FloatsOf(in_grad[0]),
+                               s.size,
+                               s.inner,
+                               p_.temperature,
+                               log_,
+                               req[0]};
     COHORT_GPU_DISPATCH(ctx, SoftmaxBackwardGpu(ctx, rows, s.outer, s.inner));
     ForEachRowOnCpu(s.outer, s.size, s.inner, rows);
   }

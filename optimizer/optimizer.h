@@ -30,7 +30,6 @@ struct OptimizerOptions {
 // loop and the GPU kernel apply the same UpdateRule (update_rule.h).
 class Optimizer {
  public:
-
   // "sgd", "nag", "adam", "adamw", "rmsprop"; throws naming the name otherwise.
   static std::unique_ptr<Optimizer> Create(const std::string& name,
                                            const OptimizerOptions& options);

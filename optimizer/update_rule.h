@@ -15,8 +15,8 @@ namespace cohort {
 struct UpdateRule {
   enum Kind { kSGD, kNAG, kAdam, kAdamW, kRMSProp } kind = kSGD;
   float lr = 0, wd = 0, momentum = 0;
-  float rescale = 1, clip = 0;           // g * rescale, clipped to ±clip when clip > 0
-  float beta1 = 0, beta2 = 0, lr_t = 0;  // Adam: lr_t has the bias correction folded in
+  float rescale = 1, clip = 0;                     // g * rescale, clipped to ±clip when clip > 0
+  float beta1 = 0, beta2 = 0, lr_t = 0;            // Adam: lr_t has the bias correction folded in
   float one_minus_beta1 = 0, one_minus_beta2 = 0;  // 1 - beta in double, then float
   float epsilon = 0, gamma1 = 0;
 };

@@ -23,8 +23,7 @@ COHORT_HOST_DEVICE float FastExp(float x) {
   constexpr float kRound = 12582912.0f;
   const float shifted = x * 1.44269504088896341f + kRound;
   const float nf = shifted - kRound;
-  const int32_t n =
-      static_cast<int32_t>(FloatBits(shifted) - FloatBits(kRound));
+  const int32_t n = static_cast<int32_t>(FloatBits(shifted) - FloatBits(kRound));
   const float r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
