@@ -28,9 +28,12 @@ ActivationParam ActivationParam::ParseActivation(const Attrs& attrs) {
 
 ActivationParam ActivationParam::ParseLeakyReLU(const Attrs& attrs) {
   ParamReader r("LeakyReLU", attrs);
-  const std::string t = r.Enum("act_type", {"leaky", "elu", "selu"}, "leaky");
+  const std::string t = r.Enum("act_type", {"leaky", "elu", "selu", "gelu"}, "leaky");
   ActivationParam p;
-  p.act_type = t == "leaky" ? ActType::kLeaky : t == "elu" ? ActType::kElu : ActType::kSelu;
+  p.act_type = t == "leaky" ? ActType::kLeaky
+               : t == "elu" ? ActType::kElu
+               : t == "selu" ? ActType::kSelu
+                             : ActType::kGelu;
   p.slope = static_cast<float>(r.Float("slope", 0.25));
   r.Float("lower_bound", 0.125);  // rrelu's bounds: accepted, unused by these act types
   r.Float("upper_bound", 0.334);
@@ -68,7 +71,7 @@ template <ActType kAct>
 }
 
 // The loops, compiled for AVX2 and AVX-512 too (Note [CPU clones]); the switch picks the loop
-// outside it, so each clone inlines all eight.
+// outside it, so each clone inlines all nine.
 COHORT_CPU_CLONES void ActivationForward(ActType act, int64_t n, const float* x, float* y,
                                          float s) {
   switch (act) {
@@ -80,6 +83,7 @@ COHORT_CPU_CLONES void ActivationForward(ActType act, int64_t n, const float* x,
     case ActType::kLeaky: return ForwardLoop<ActType::kLeaky>(n, x, y, s);
     case ActType::kElu: return ForwardLoop<ActType::kElu>(n, x, y, s);
     case ActType::kSelu: return ForwardLoop<ActType::kSelu>(n, x, y, s);
+    case ActType::kGelu: return ForwardLoop<ActType::kGelu>(n, x, y, s);
   }
 }
 
@@ -94,6 +98,7 @@ COHORT_CPU_CLONES void ActivationBackward(ActType act, GradReq r, int64_t n, con
     case ActType::kLeaky: return BackwardLoop<ActType::kLeaky>(r, n, dy, x, y, dx, s);
     case ActType::kElu: return BackwardLoop<ActType::kElu>(r, n, dy, x, y, dx, s);
     case ActType::kSelu: return BackwardLoop<ActType::kSelu>(r, n, dy, x, y, dx, s);
+    case ActType::kGelu: return BackwardLoop<ActType::kGelu>(r, n, dy, x, y, dx, s);
   }
 }
 

@@ -1,4 +1,4 @@
-// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu): the
+// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu, gelu): the
 // parameters, and each function with its derivative, shared by the CPU loops (activation.cc) and
 // the CUDA kernels (activation.cu).
 #pragma once
@@ -11,9 +11,9 @@
 
 namespace cohort::op {
 
-enum class ActType { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign, kLeaky, kElu, kSelu };
+enum class ActType { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign, kLeaky, kElu, kSelu, kGelu };
 
-// Activation's and LeakyReLU's attributes (LeakyReLU takes leaky, elu and selu).
+// Activation's and LeakyReLU's attributes (LeakyReLU takes leaky, elu, selu and gelu).
 struct ActivationParam {
   ActType act_type = ActType::kRelu;
   float slope = 0.25f;  // leaky and elu
@@ -26,6 +26,8 @@ struct ActivationParam {
 
 constexpr float kSeluAlpha = 1.6732632423543772f;
 constexpr float kSeluLambda = 1.0507009873554805f;
+constexpr float kSqrtHalf = 0.70710678118654752f;      // GELU's 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;   // its 1/√(2π)
 
 // y = f(x). The act type is uniform over a loop: the CPU instantiates one loop per type, the
 // GPU's switch never diverges.
@@ -39,6 +41,7 @@ COHORT_HOST_DEVICE float ActivationValue(ActType act, float x, float slope) {
     case ActType::kLeaky: return x > 0 ? x : slope * x;
     case ActType::kElu: return x > 0 ? x : slope * expm1f(x);
     case ActType::kSelu: return kSeluLambda * (x > 0 ? x : kSeluAlpha * expm1f(x));
+    case ActType::kGelu: return 0.5f * x * (1.0f + erff(x * kSqrtHalf));  // MXNet's erf form
   }
   return 0;
 }
@@ -57,6 +60,8 @@ COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, flo
     case ActType::kLeaky: return x > 0 ? 1.0f : slope;
     case ActType::kElu: return x > 0 ? 1.0f : slope * expf(x);
     case ActType::kSelu: return kSeluLambda * (x > 0 ? 1.0f : kSeluAlpha * expf(x));
+    case ActType::kGelu:
+      return 0.5f * (1.0f + erff(x * kSqrtHalf)) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-// Embedding on the CPU: rows of a weight table looked up by integer indices (embedding.h).
+// Embedding and take on the CPU: rows of a table looked up by integer indices (embedding.h).
 #include <cstring>
 
 #include "operator/common/kernel_util.h"
@@ -6,12 +6,13 @@
 
 namespace cohort::op {
 
-// embedding.cu (Note [GPU kernels]): clamps out-of-range indices where the CPU throws.
+// embedding.cu (Note [GPU kernels]): clamps out-of-range indices where the CPU throws. req and
+// in_grad are ordered (indices, table).
 void EmbeddingForwardGpu(const OpContext& ctx, const NDArray& data, const NDArray& weight,
-                         const NDArray& out, int64_t input_dim, int64_t output_dim);
+                         const NDArray& out, int64_t input_dim, int64_t output_dim, bool wrap);
 void EmbeddingBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& data,
                           const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                          int64_t input_dim, int64_t output_dim);
+                          int64_t input_dim, int64_t output_dim, bool wrap);
 
 EmbeddingParam EmbeddingParam::Parse(const Attrs& attrs) {
   ParamReader r("Embedding", attrs);
@@ -24,35 +25,63 @@ EmbeddingParam EmbeddingParam::Parse(const Attrs& attrs) {
   return p;
 }
 
+TakeParam TakeParam::Parse(const Attrs& attrs) {
+  ParamReader r("take", attrs);
+  TakeParam p;
+  const std::string mode = r.Enum("mode", {"clip", "wrap", "raise"}, "clip");
+  p.mode = mode == "clip" ? TakeMode::kClip : mode == "wrap" ? TakeMode::kWrap : TakeMode::kRaise;
+  COHORT_CHECK_EQ(r.Int("axis", 0), 0) << "take: only axis=0 is supported";
+  r.Finish();
+  return p;
+}
+
 namespace {
 
-class Embedding : public Operator {
+// Looks up rows of `table` (argument table_arg) by `indices` (the other argument): output
+// element (i, j) = table[row(indices[i]), j], rows of `row_size` floats.
+class Lookup : public Operator {
  public:
-  explicit Embedding(const Attrs& attrs) : p_(EmbeddingParam::Parse(attrs)) {}
-  std::vector<std::string> ListArguments() const override { return {"data", "weight"}; }
+  // Embedding: (data, weight), a table of input_dim × output_dim, out-of-range indices refused.
+  explicit Lookup(const EmbeddingParam& p) : embedding_(p), table_arg_(1), mode_(TakeMode::kRaise) {}
+  // take: (a, indices), a table of any shape, its rows along axis 0.
+  explicit Lookup(const TakeParam& p) : table_arg_(0), mode_(p.mode) {}
+
+  std::vector<std::string> ListArguments() const override {
+    return table_arg_ == 1 ? std::vector<std::string>{"data", "weight"}
+                           : std::vector<std::string>{"a", "indices"};
+  }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
-    AssignShape(in[1], Shape({p_.input_dim, p_.output_dim}), "Embedding", "weight");
-    if (!ShapeKnown(in[0])) return false;
-    std::vector<int64_t> dims(in[0].begin(), in[0].end());
-    dims.push_back(p_.output_dim);
-    AssignShape(out[0], Shape(std::span<const int64_t>(dims)), "Embedding", "output");
+    Shape& table = in[table_arg_];
+    const Shape& indices = in[1 - table_arg_];
+    if (embedding_) {
+      AssignShape(table, Shape({embedding_->input_dim, embedding_->output_dim}), type(), "weight");
+    }
+    if (!ShapeKnown(indices) || !ShapeKnown(table)) return false;
+    COHORT_CHECK(table.ndim() >= 1 && table[0] > 0)
+        << type() << ": the table " << table << " has no rows";
+    std::vector<int64_t> dims(indices.begin(), indices.end());
+    for (int d = 1; d < table.ndim(); ++d) dims.push_back(table[d]);
+    COHORT_CHECK(dims.size() <= Shape::kMaxNdim)
+        << type() << ": output of " << indices << " and " << table << " has too many axes";
+    AssignShape(out[0], Shape(std::span<const int64_t>(dims)), type(), "output");
     return true;
   }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(
-        ctx, EmbeddingForwardGpu(ctx, in[0], in[1], out[0], p_.input_dim, p_.output_dim));
-    const float* idx = F(in[0]);
-    const float* w = F(in[1]);
+    const NDArray& table = in[table_arg_];
+    const NDArray& indices = in[1 - table_arg_];
+    const int64_t rows = table.shape()[0], d = table.size() / rows;
+    COHORT_GPU_DISPATCH(ctx, EmbeddingForwardGpu(ctx, indices, table, out[0], rows, d, Wraps()));
+    const float* idx = F(indices);
+    const float* w = F(table);
     float* y = F(out[0]);
-    for (int64_t i = 0; i < in[0].size(); ++i) {
-      const int64_t row = Row(idx[i], i);
-      std::memcpy(y + i * p_.output_dim, w + row * p_.output_dim, p_.output_dim * sizeof(float));
+    for (int64_t i = 0; i < indices.size(); ++i) {
+      std::memcpy(y + i * d, w + Row(idx[i], i, rows) * d, d * sizeof(float));
     }
   }
 
@@ -60,36 +89,47 @@ class Embedding : public Operator {
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[0], req, in_grad,
-                                                  p_.input_dim, p_.output_dim));
-    if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);  // indices get no gradient
-    if (req[1] == GradReq::kNull) return;
-    if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);
-    const float* idx = F(in[0]);
+    const int ti = table_arg_, ii = 1 - table_arg_;
+    const int64_t rows = in[ti].shape()[0], d = in[ti].size() / rows;
+    COHORT_GPU_DISPATCH(ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[ii], {req[ii], req[ti]},
+                                                  {in_grad[ii], in_grad[ti]}, rows, d, Wraps()));
+    if (req[ii] == GradReq::kWrite) in_grad[ii].Fill(0);  // indices get no gradient
+    if (req[ti] == GradReq::kNull) return;
+    if (req[ti] == GradReq::kWrite) in_grad[ti].Fill(0);
+    const float* idx = F(in[ii]);
     const float* dy = F(out_grad[0]);
-    float* dw = F(in_grad[1]);
-    for (int64_t i = 0; i < in[0].size(); ++i) {
-      float* dst = dw + Row(idx[i], i) * p_.output_dim;
-      const float* src = dy + i * p_.output_dim;
-      for (int64_t j = 0; j < p_.output_dim; ++j) dst[j] += src[j];
+    float* dw = F(in_grad[ti]);
+    for (int64_t i = 0; i < in[ii].size(); ++i) {
+      float* dst = dw + Row(idx[i], i, rows) * d;
+      const float* src = dy + i * d;
+      for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
     }
   }
 
  private:
-  int64_t Row(float index, int64_t position) const {
-    COHORT_CHECK(EmbeddingIndexValid(index, p_.input_dim))
-        << "Embedding: index " << index << " at position " << position << " is outside [0, "
-        << p_.input_dim << ")";
-    return EmbeddingRow(index, p_.input_dim);
+  bool Wraps() const { return mode_ == TakeMode::kWrap; }
+
+  int64_t Row(float index, int64_t position, int64_t rows) const {
+    if (mode_ == TakeMode::kRaise) {
+      COHORT_CHECK(EmbeddingIndexValid(index, rows))
+          << type() << ": index " << index << " at position " << position << " is outside [0, "
+          << rows << ")";
+    }
+    return EmbeddingRow(index, rows, Wraps());
   }
 
-  EmbeddingParam p_;
+  std::optional<EmbeddingParam> embedding_;
+  int table_arg_;
+  TakeMode mode_;
 };
 
 }  // namespace
 
 void RegisterEmbedding(OpRegistry& r) {
-  r.Register("Embedding", [](const Attrs& a) { return std::make_unique<Embedding>(a); });
+  r.Register("Embedding", [](const Attrs& a) {
+    return std::make_unique<Lookup>(EmbeddingParam::Parse(a));
+  });
+  r.Register("take", [](const Attrs& a) { return std::make_unique<Lookup>(TakeParam::Parse(a)); });
 }
 
 }  // namespace cohort::op

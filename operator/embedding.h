@@ -1,5 +1,6 @@
-// Embedding: the parameters and the row lookup that the CPU kernel (embedding.cc) and the CUDA
-// kernel (embedding.cu) share.
+// Embedding and take: the parameters and the row lookup that the CPU kernel (embedding.cc) and
+// the CUDA kernel (embedding.cu) share. take(a, indices) is Embedding with a as the table (its
+// rows the slices of axis 0) and a choice of what out-of-range indices mean.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +24,23 @@ COHORT_HOST_DEVICE bool EmbeddingIndexValid(float index, int64_t input_dim) {
   const int64_t row = static_cast<int64_t>(index);
   return row >= 0 && row < input_dim;
 }
-COHORT_HOST_DEVICE int64_t EmbeddingRow(float index, int64_t input_dim) {
+// With `wrap` (take's mode "wrap") an index counts modulo the table's rows instead.
+COHORT_HOST_DEVICE int64_t EmbeddingRow(float index, int64_t input_dim, bool wrap = false) {
   const int64_t row = static_cast<int64_t>(index);
+  if (wrap) {
+    const int64_t r = row % input_dim;
+    return r < 0 ? r + input_dim : r;
+  }
   return row < 0 ? 0 : row >= input_dim ? input_dim - 1 : row;
 }
+
+// take's handling of indices outside [0, rows): MXNet's modes.
+enum class TakeMode { kClip, kWrap, kRaise };
+
+struct TakeParam {
+  TakeMode mode = TakeMode::kClip;
+
+  static TakeParam Parse(const Attrs& attrs);  // only axis 0 is supported
+};
 
 }  // namespace cohort::op

@@ -82,7 +82,6 @@ class Reshape : public Relabel {
     target_shape_legacy_ = r.Tuple("target_shape", Shape());
     r.Bool("keep_highest", false);
     r.Finish();
-    COHORT_CHECK(!reverse_) << "Reshape: reverse=True is not supported";
     if (target_.ndim() == 0) target_ = target_shape_legacy_;
     COHORT_CHECK_GT(target_.ndim(), 0) << "Reshape: attribute 'shape' is required";
   }
@@ -90,47 +89,57 @@ class Reshape : public Relabel {
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     if (!ShapeKnown(in[0])) return false;
-    AssignShape(out[0], Resolve(in[0]), "Reshape", "output");
+    AssignShape(out[0], reverse_ ? Reversed(Resolve(Reversed(in[0]), Reversed(target_)))
+                                 : Resolve(in[0], target_),
+                "Reshape", "output");
     return true;
   }
 
  private:
-  Shape Resolve(const Shape& src) const {
+  // reverse=True reads the special values right to left, as MXNet does: source and target are
+  // reversed, resolved, and the result reversed back.
+  static Shape Reversed(const Shape& s) {
+    Shape r = s;
+    for (int i = 0; i < s.ndim(); ++i) r[i] = s[s.ndim() - 1 - i];
+    return r;
+  }
+
+  static Shape Resolve(const Shape& src, const Shape& target) {
     std::vector<int64_t> dims;
     int infer = -1;
     int s = 0;  // position in src
-    for (int i = 0; i < target_.ndim(); ++i) {
-      const int64_t t = target_[i];
+    for (int i = 0; i < target.ndim(); ++i) {
+      const int64_t t = target[i];
       if (t > 0) {
         dims.push_back(t);
         ++s;
       } else if (t == 0) {
-        COHORT_CHECK_LT(s, src.ndim()) << "Reshape " << target_ << " of " << src;
+        COHORT_CHECK_LT(s, src.ndim()) << "Reshape " << target << " of " << src;
         dims.push_back(src[s++]);
       } else if (t == -1) {
-        COHORT_CHECK_LT(infer, 0) << "Reshape " << target_ << ": more than one -1";
+        COHORT_CHECK_LT(infer, 0) << "Reshape " << target << ": more than one -1";
         infer = static_cast<int>(dims.size());
         dims.push_back(1);
         ++s;
       } else if (t == -2) {
         while (s < src.ndim()) dims.push_back(src[s++]);
       } else if (t == -3) {
-        COHORT_CHECK_LT(s + 1, src.ndim()) << "Reshape " << target_ << " of " << src;
+        COHORT_CHECK_LT(s + 1, src.ndim()) << "Reshape " << target << " of " << src;
         dims.push_back(src[s] * src[s + 1]);
         s += 2;
       } else if (t == -4) {
-        COHORT_CHECK(i + 2 < target_.ndim() && s < src.ndim())
-            << "Reshape " << target_ << ": -4 needs two values after it";
-        int64_t a = target_[i + 1], b = target_[i + 2];
+        COHORT_CHECK(i + 2 < target.ndim() && s < src.ndim())
+            << "Reshape " << target << ": -4 needs two values after it";
+        int64_t a = target[i + 1], b = target[i + 2];
         if (a == -1) a = src[s] / b;
         if (b == -1) b = src[s] / a;
-        COHORT_CHECK_EQ(a * b, src[s]) << "Reshape " << target_ << " of " << src;
+        COHORT_CHECK_EQ(a * b, src[s]) << "Reshape " << target << " of " << src;
         dims.push_back(a);
         dims.push_back(b);
         ++s;
         i += 2;
       } else {
-        COHORT_THROW() << "Reshape: invalid value " << t << " in shape " << target_;
+        COHORT_THROW() << "Reshape: invalid value " << t << " in shape " << target;
       }
     }
     if (infer >= 0) {
@@ -139,12 +148,12 @@ class Reshape : public Relabel {
         if (static_cast<int>(i) != infer) known *= dims[i];
       }
       COHORT_CHECK(known > 0 && src.Size() % known == 0)
-          << "Reshape: cannot reshape " << src << " to " << target_;
+          << "Reshape: cannot reshape " << src << " to " << target;
       dims[infer] = src.Size() / known;
     }
     Shape out{std::span<const int64_t>(dims)};
     COHORT_CHECK_EQ(out.Size(), src.Size())
-        << "Reshape: " << src << " to " << target_ << " gives " << out;
+        << "Reshape: " << src << " to " << target << " gives " << out;
     return out;
   }
 

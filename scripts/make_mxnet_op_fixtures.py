@@ -91,7 +91,64 @@ CASES = [
     ("reshape_special", "Reshape", {"shape": "(-3, -2)"}, [(2, 3, 4, 5)], True),
     ("concat", "Concat", {"num_args": "3", "dim": "1"}, [(2, 1, 3), (2, 2, 3), (2, 3, 3)], True),
     ("embedding", "Embedding", {"input_dim": "5", "output_dim": "3"}, [(2, 3)], True),
+    # The Transformer's operators (issue 12).
+    ("gelu", "LeakyReLU", {"act_type": "gelu"}, [(3, 5)], True),
+    ("sqrt", "sqrt", {}, [(3, 4)], True),
+    ("exp", "exp", {}, [(3, 4)], True),
+    ("log", "log", {}, [(3, 4)], True),
+    ("square", "square", {}, [(3, 4)], True),
+    ("clip", "clip", {"a_min": "-0.5", "a_max": "0.4"}, [(3, 5)], True),
+    ("broadcast_add", "broadcast_add", {}, [(2, 3, 4), (1, 3, 1)], True),
+    ("broadcast_sub", "broadcast_sub", {}, [(2, 3, 4), (2, 1, 4)], True),
+    ("broadcast_mul", "broadcast_mul", {}, [(2, 1, 4), (1, 3, 1)], True),
+    ("broadcast_div", "broadcast_div", {}, [(2, 3), (1, 3)], True),
+    ("broadcast_maximum", "broadcast_maximum", {}, [(2, 3, 4), (2, 1, 4)], True),
+    ("broadcast_minimum", "broadcast_minimum", {}, [(3, 4), (3, 1)], True),
+    ("broadcast_power", "broadcast_power", {}, [(2, 3), (2, 1)], True),
+    ("broadcast_equal", "broadcast_equal", {}, [(3, 4), (1, 4)], True),
+    ("broadcast_not_equal", "broadcast_not_equal", {}, [(3, 4), (1, 4)], True),
+    ("broadcast_greater", "broadcast_greater", {}, [(3, 4), (1, 4)], True),
+    ("broadcast_greater_equal", "broadcast_greater_equal", {}, [(3, 4), (1, 4)], True),
+    ("broadcast_lesser", "broadcast_lesser", {}, [(3, 4), (1, 4)], True),
+    ("broadcast_lesser_equal", "broadcast_lesser_equal", {}, [(3, 4), (1, 4)], True),
+    ("where", "where", {}, [(3, 4), (3, 4), (3, 4)], True),
+    ("where_vector", "where", {}, [(3,), (3, 4), (3, 4)], True),
+    ("layer_norm", "LayerNorm", {}, [(2, 3, 5)], True),
+    ("layer_norm_axis1", "LayerNorm", {"axis": "1", "eps": "0.01"}, [(2, 4, 3)], True),
+    ("layer_norm_mean_var", "LayerNorm", {"output_mean_var": "True"}, [(3, 6)], True),
+    ("dot", "dot", {}, [(3, 4), (4, 5)], True),
+    ("dot_transposed", "dot", {"transpose_a": "True", "transpose_b": "True"},
+     [(4, 2, 3), (5, 4)], True),
+    ("batch_dot", "batch_dot", {}, [(2, 3, 4), (2, 4, 5)], True),
+    ("batch_dot_transpose_b", "batch_dot", {"transpose_b": "True"}, [(2, 3, 4), (2, 5, 4)], True),
+    ("batch_dot_transpose_a", "batch_dot", {"transpose_a": "True"}, [(2, 4, 3), (2, 4, 5)], True),
+    ("sum_axis", "sum", {"axis": "1"}, [(2, 3, 4)], True),
+    ("sum_all", "sum", {}, [(2, 3)], True),
+    ("mean_keepdims", "mean", {"axis": "(0, 2)", "keepdims": "True"}, [(2, 3, 4)], True),
+    ("mean_exclude", "mean", {"axis": "1", "exclude": "True"}, [(2, 3, 4)], True),
+    ("max_axis", "max", {"axis": "-1"}, [(3, 5)], True),
+    ("transpose", "transpose", {"axes": "(0, 2, 1, 3)"}, [(2, 3, 4, 2)], True),
+    ("transpose_default", "transpose", {}, [(2, 3, 4)], True),
+    ("slice_axis", "slice_axis", {"axis": "1", "begin": "1", "end": "3"}, [(2, 4, 3)], True),
+    ("slice_axis_none", "slice_axis", {"axis": "-1", "begin": "-2", "end": "None"},
+     [(2, 4, 3)], True),
+    ("split", "SliceChannel", {"num_outputs": "3", "axis": "2"}, [(2, 2, 6)], True),
+    ("split_squeeze", "split", {"num_outputs": "2", "axis": "0", "squeeze_axis": "True"},
+     [(2, 3)], True),
+    ("take", "take", {}, [(5, 2, 3), (2, 4)], True),
+    ("take_wrap", "take", {"mode": "wrap"}, [(5, 3), (7,)], True),
+    ("arange", "_arange", {"start": "2", "stop": "11", "step": "3", "repeat": "2"}, [], True),
+    ("arange_like", "_contrib_arange_like", {"axis": "1", "start": "1", "step": "0.5"},
+     [(2, 5)], True),
+    ("reshape_reverse", "Reshape", {"shape": "(0, -1)", "reverse": "True"}, [(2, 3, 4)], True),
 ]
+
+POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",
+                "_rdiv_scalar"}
+# Ops whose gradients switch between inputs: distinct values, no ties between inputs.
+DISTINCT_OPS = {"Pooling", "max", "clip", "broadcast_maximum", "broadcast_minimum",
+                "broadcast_greater", "broadcast_greater_equal", "broadcast_lesser",
+                "broadcast_lesser_equal"}
 
 
 def make_inputs(name, op, shapes, sym, rng):
@@ -106,11 +163,18 @@ def make_inputs(name, op, shapes, sym, rng):
                 args[arg] = rng.uniform(0, 1, size=shape).astype("float32")
         elif op == "Embedding" and arg == "data":
             args[arg] = rng.randint(0, 5, size=shape).astype("float32")
-        elif op == "Pooling" or (op == "Activation" and name == "relu"):
-            # distinct values far from ties and from relu's kink
+        elif op == "take" and arg == "x1":
+            args[arg] = rng.randint(-2, 8, size=shape).astype("float32")  # some out of range
+        elif op == "where" and arg == "x0":
+            args[arg] = rng.randint(0, 2, size=shape).astype("float32")
+        elif op in ("broadcast_equal", "broadcast_not_equal"):
+            args[arg] = rng.randint(0, 3, size=shape).astype("float32")  # with ties
+        elif op in DISTINCT_OPS or (op == "Activation" and name == "relu"):
+            # distinct values far from ties and from relu's kink; each input shifted apart
             n = int(np.prod(shape))
-            args[arg] = (rng.permutation(n) - n / 2 + 0.5).reshape(shape).astype("float32") * 0.1
-        elif op in ("elemwise_div", "_rdiv_scalar"):
+            spaced = (rng.permutation(n) - n / 2 + 0.5).reshape(shape).astype("float32") * 0.1
+            args[arg] = spaced + np.float32(0.03 * len(args))
+        elif op in POSITIVE_OPS:
             args[arg] = rng.uniform(0.5, 2, size=shape).astype("float32")
         else:
             args[arg] = rng.uniform(-1, 1, size=shape).astype("float32")
@@ -122,12 +186,15 @@ def make_inputs(name, op, shapes, sym, rng):
 def run_case(name, op, attrs, shapes, is_train, rng):
     arg_names = [f"x{i}" for i in range(len(shapes))]
     inputs = [mx.sym.var(n) for n in arg_names]
-    make = getattr(mx.sym, op, None) or getattr(mx.sym._internal, op)
+    make = (getattr(mx.sym, op, None) or getattr(mx.sym._internal, op, None)
+            or getattr(mx.sym.contrib, op.replace("_contrib_", "")))
     sym = make(*inputs, name="op", **attrs)
     args, aux = make_inputs(name, op, shapes, sym, rng)
-    # Embedding's indices take no gradient in MXNet: their grad_req is null (no "grad:" array).
-    req = {a: "null" if op == "Embedding" and a == "x0" else "write" for a in args}
-    exe = sym.simple_bind(mx.cpu(), grad_req=req, **{a: v.shape for a, v in args.items()})
+    # Indices and conditions take no gradient in MXNet: their grad_req is null (no "grad:").
+    no_grad = {("Embedding", "x0"), ("take", "x1"), ("where", "x0"),
+               ("_contrib_arange_like", "x0")}
+    req = {a: "null" if (op, a) in no_grad else "write" for a in args}
+    exe = sym.simple_bind(mx.cpu(), grad_req=req or "null", **{a: v.shape for a, v in args.items()})
     for a, v in args.items():
         exe.arg_dict[a][:] = v
     for a, v in aux.items():

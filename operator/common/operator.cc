@@ -42,6 +42,14 @@ OpRegistry::OpRegistry() {
   RegisterDropout(*this);
   RegisterEmbedding(*this);
   RegisterSoftmax(*this);
+  RegisterUnaryMath(*this);
+  RegisterBroadcast(*this);
+  RegisterLayerNorm(*this);
+  RegisterMatmul(*this);
+  RegisterReduce(*this);
+  RegisterTranspose(*this);
+  RegisterSlice(*this);
+  RegisterArange(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {

@@ -152,6 +152,14 @@ void RegisterBatchNorm(OpRegistry& r);
 void RegisterDropout(OpRegistry& r);
 void RegisterEmbedding(OpRegistry& r);
 void RegisterSoftmax(OpRegistry& r);
+void RegisterUnaryMath(OpRegistry& r);
+void RegisterBroadcast(OpRegistry& r);
+void RegisterLayerNorm(OpRegistry& r);
+void RegisterMatmul(OpRegistry& r);
+void RegisterReduce(OpRegistry& r);
+void RegisterTranspose(OpRegistry& r);
+void RegisterSlice(OpRegistry& r);
+void RegisterArange(OpRegistry& r);
 
 // Shape helpers for InferShape: a shape is "unknown" when ndim is 0 or a dim is below zero.
 bool ShapeKnown(const Shape& s);

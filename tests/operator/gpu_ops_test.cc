@@ -37,6 +37,11 @@ auto IntegersAt(int which, int n) {
   };
 }
 
+// Uniform in [0.5, 2] everywhere: away from sqrt's, log's and division's poles.
+auto Positive() {
+  return [](int, const NDArray& a, std::mt19937& rng) { FillUniform(a, rng, 0.5f, 2.0f); };
+}
+
 std::vector<NDArray> ToGpu(const std::vector<NDArray>& host) {
   std::vector<NDArray> out;
   for (const NDArray& a : host) out.push_back(a.is_none() ? a : a.CopyTo(Context::GPU(0)));
@@ -244,6 +249,43 @@ const GpuCase kCases[] = {
     {"BatchNorm", "BatchNorm", {{"fix_gamma", "False"}}, {S({4, 3, 5, 5})}, nullptr, 1e-3, 1e-4},
     {"BatchNormFixGamma", "BatchNorm", {}, {S({4, 3, 5, 5})}, nullptr, 1e-3, 1e-4},
     {"BatchNorm2d", "BatchNorm", {{"fix_gamma", "False"}}, {S({6, 5})}, nullptr, 1e-3, 1e-4},
+    {"Gelu", "LeakyReLU", {{"act_type", "gelu"}}, {S({3, 7})}},
+    {"Sqrt", "sqrt", {}, {S({4, 6})}, Positive()},
+    {"Exp", "exp", {}, {S({4, 6})}},
+    {"Log", "log", {}, {S({4, 6})}, Positive()},
+    {"Square", "square", {}, {S({4, 6})}},
+    {"Clip", "clip", {{"a_min", "-0.3"}, {"a_max", "0.4"}}, {S({4, 6})}},
+    {"BroadcastAdd", "broadcast_add", {}, {S({2, 3, 4}), S({1, 3, 1})}},
+    {"BroadcastSub", "broadcast_sub", {}, {S({2, 3, 4}), S({4})}},
+    {"BroadcastMul", "broadcast_mul", {}, {S({2, 1, 4}), S({1, 3, 1})}},
+    {"BroadcastDiv", "broadcast_div", {}, {S({2, 3}), S({1, 3})}, Positive()},
+    {"BroadcastMaximum", "broadcast_maximum", {}, {S({2, 3, 4}), S({2, 1, 4})}},
+    {"BroadcastMinimum", "broadcast_minimum", {}, {S({3, 4}), S({3, 1})}},
+    {"BroadcastPower", "broadcast_power", {}, {S({2, 3}), S({2, 1})}, Positive()},
+    {"BroadcastEqual", "broadcast_equal", {}, {S({3, 4}), S({1, 4})}, IntegersAt(0, 3)},
+    {"BroadcastNotEqual", "broadcast_not_equal", {}, {S({3, 4}), S({1, 4})}, IntegersAt(0, 3)},
+    {"BroadcastGreater", "broadcast_greater", {}, {S({3, 4}), S({1, 4})}},
+    {"BroadcastGreaterEqual", "broadcast_greater_equal", {}, {S({3, 4}), S({1, 4})}},
+    {"BroadcastLesser", "broadcast_lesser", {}, {S({3, 4}), S({1, 4})}},
+    {"BroadcastLesserEqual", "broadcast_lesser_equal", {}, {S({3, 4}), S({1, 4})}},
+    {"Where", "where", {}, {S({3, 4}), S({3, 4}), S({3, 4})}, IntegersAt(0, 2)},
+    {"WhereVector", "where", {}, {S({3}), S({3, 4}), S({3, 4})}, IntegersAt(0, 2)},
+    {"LayerNorm", "LayerNorm", {}, {S({4, 3, 33})}, nullptr, 1e-3, 1e-4},
+    {"LayerNormAxis1", "LayerNorm", {{"axis", "1"}}, {S({2, 40, 3})}, nullptr, 1e-3, 1e-4},
+    {"Dot", "dot", {}, {S({3, 4}), S({4, 5})}, nullptr, 1e-4, 1e-5},
+    {"DotTransposed", "dot", {{"transpose_a", "True"}, {"transpose_b", "True"}},
+     {S({4, 2, 3}), S({5, 4})}},
+    {"BatchDot", "batch_dot", {}, {S({2, 3, 4}), S({2, 4, 5})}},
+    {"BatchDotTransposeB", "batch_dot", {{"transpose_b", "True"}}, {S({2, 3, 4}), S({2, 5, 4})}},
+    {"SumAxis", "sum", {{"axis", "1"}}, {S({2, 3, 4})}},
+    {"MeanKeepdims", "mean", {{"axis", "(0, 2)"}, {"keepdims", "True"}}, {S({2, 3, 4})}},
+    {"MaxAxis", "max", {{"axis", "-1"}}, {S({3, 5})}},
+    {"Transpose", "transpose", {{"axes", "(0, 2, 1, 3)"}}, {S({2, 3, 4, 2})}},
+    {"SliceAxis", "slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {S({2, 4, 3})}},
+    {"SliceChannel", "SliceChannel", {{"num_outputs", "3"}, {"axis", "2"}}, {S({2, 2, 6})}},
+    {"Take", "take", {}, {S({5, 3}), S({2, 4})}, IntegersAt(1, 5)},
+    {"Arange", "_arange", {{"start", "2"}, {"stop", "11"}, {"step", "3"}, {"repeat", "2"}}, {}},
+    {"ArangeLike", "_contrib_arange_like", {{"axis", "1"}, {"start", "1"}}, {S({2, 5})}},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GpuOps, ::testing::ValuesIn(kCases),

@@ -14,14 +14,18 @@ using testing::CheckGradReqs;
 using testing::OpInstance;
 
 // Distinct values spaced 0.1 apart and away from 0, so that max pooling and relu have no ties or
-// kinks within the finite-difference step.
+// kinks within the finite-difference step; input k is shifted by 0.03·k, so that the values of
+// two inputs never tie either (broadcast_maximum, comparisons).
 void Spaced(OpInstance& inst, std::mt19937& rng) {
-  for (auto& a : inst.in) {
+  for (size_t k = 0; k < inst.in.size(); ++k) {
+    const NDArray& a = inst.in[k];
     std::vector<int> order(a.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
     float* p = static_cast<float*>(a.raw_data());
-    for (int64_t i = 0; i < a.size(); ++i) p[i] = (order[i] - a.size() / 2.0f + 0.5f) * 0.1f;
+    for (int64_t i = 0; i < a.size(); ++i) {
+      p[i] = (order[i] - a.size() / 2.0f + 0.5f) * 0.1f + 0.03f * static_cast<float>(k);
+    }
   }
 }
 
@@ -128,6 +132,45 @@ const GradCase kCases[] = {
     {"reshape", "Reshape", {{"shape", "(-1, 3)"}}, {{2, 3, 2}}, {0}},
     {"concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {{2, 1, 2}, {2, 3, 2}}, {0, 1}},
     {"block_grad", "BlockGrad", {}, {{2, 3}}, {}},
+    {"gelu", "LeakyReLU", {{"act_type", "gelu"}}, {{4, 5}}, {0}},
+    {"exp", "exp", {}, {{3, 4}}, {0}},
+    {"square", "square", {}, {{3, 4}}, {0}},
+    {"clip", "clip", {{"a_min", "-0.5"}, {"a_max", "0.5"}}, {{4, 5}}, {0}, true},
+    {"broadcast_add", "broadcast_add", {}, {{2, 3, 4}, {1, 3, 1}}, {0, 1}},
+    {"broadcast_sub_left_pad", "broadcast_sub", {}, {{2, 3, 4}, {4}}, {0, 1}},
+    {"broadcast_mul_both", "broadcast_mul", {}, {{2, 1, 4}, {1, 3, 1}}, {0, 1}},
+    {"broadcast_maximum", "broadcast_maximum", {}, {{2, 3, 4}, {2, 1, 4}}, {0, 1}, true},
+    {"broadcast_minimum", "broadcast_minimum", {}, {{3, 4}, {3, 1}}, {0, 1}, true},
+    {"broadcast_lesser", "broadcast_lesser", {}, {{3, 4}, {1, 4}}, {0, 1}, true},
+    {"where", "where", {}, {{3, 4}, {3, 4}, {3, 4}}, {1, 2}},
+    {"where_vector", "where", {}, {{3}, {3, 4}, {3, 4}}, {1, 2}},
+    {"layer_norm", "LayerNorm", {}, {{3, 2, 5}}, {0, 1, 2}},
+    {"layer_norm_axis1", "LayerNorm", {{"axis", "1"}, {"eps", "0.01"}}, {{2, 4, 3}}, {0, 1, 2}},
+    {"dot", "dot", {}, {{3, 4}, {4, 5}}, {0, 1}},
+    {"dot_3d_transposed",
+     "dot",
+     {{"transpose_a", "True"}, {"transpose_b", "True"}},
+     {{4, 2, 3}, {5, 4}},
+     {0, 1}},
+    {"batch_dot", "batch_dot", {}, {{2, 3, 4}, {2, 4, 5}}, {0, 1}},
+    {"batch_dot_transpose_b", "batch_dot", {{"transpose_b", "True"}}, {{2, 3, 4}, {2, 5, 4}},
+     {0, 1}},
+    {"batch_dot_transpose_a", "batch_dot", {{"transpose_a", "True"}}, {{2, 4, 3}, {2, 4, 5}},
+     {0, 1}},
+    {"sum_axis", "sum", {{"axis", "1"}}, {{2, 3, 4}}, {0}},
+    {"sum_all", "sum", {}, {{2, 3}}, {0}},
+    {"mean_keepdims", "mean", {{"axis", "(0, 2)"}, {"keepdims", "True"}}, {{2, 3, 4}}, {0}},
+    {"mean_exclude", "mean", {{"axis", "1"}, {"exclude", "True"}}, {{2, 3, 4}}, {0}},
+    {"max_axis", "max", {{"axis", "-1"}}, {{3, 5}}, {0}, true},
+    {"transpose", "transpose", {{"axes", "(0, 2, 1, 3)"}}, {{2, 3, 4, 2}}, {0}},
+    {"transpose_reverse", "transpose", {}, {{2, 3, 4}}, {0}},
+    {"slice_axis", "slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {{2, 4, 3}}, {0}},
+    {"slice_axis_negative", "slice_axis", {{"axis", "-1"}, {"begin", "-2"}, {"end", "None"}},
+     {{2, 4, 3}}, {0}},
+    {"split", "SliceChannel", {{"num_outputs", "3"}, {"axis", "2"}}, {{2, 2, 6}}, {0}},
+    {"split_squeeze", "split", {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "True"}},
+     {{2, 3}}, {0}},
+    {"reshape_reverse", "Reshape", {{"shape", "(0, -1)"}, {"reverse", "True"}}, {{2, 3, 4}}, {0}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Ops, GradCheck, ::testing::ValuesIn(kCases),
@@ -142,6 +185,38 @@ TEST(GradCheckSpecial, DivisionAwayFromZero) {
   };
   CheckGradient("elemwise_div", {}, {{2, 3}, {2, 3}}, {0, 1}, positive);
   CheckGradient("_rdiv_scalar", {{"scalar", "3"}}, {{2, 3}}, {0}, positive);
+  CheckGradient("sqrt", {}, {{3, 4}}, {0}, positive);
+  CheckGradient("log", {}, {{3, 4}}, {0}, positive);
+  CheckGradient("broadcast_div", {}, {{2, 3}, {1, 3}}, {0, 1}, positive);
+  CheckGradient("broadcast_power", {}, {{2, 3}, {2, 1}}, {0, 1}, positive);
+  for (const char* op : {"sqrt", "log"}) CheckGradReqs(op, {}, {{3, 4}}, 0, positive);
+}
+
+// where: x's gradient where the condition holds, y's elsewhere (a condition of zeros and ones).
+TEST(GradCheckSpecial, WhereRoutesByCondition) {
+  auto condition = [](OpInstance& inst, std::mt19937& rng) {
+    float* c = static_cast<float*>(inst.in[0].raw_data());
+    for (int64_t i = 0; i < inst.in[0].size(); ++i) c[i] = static_cast<float>(rng() % 2);
+    testing::FillUniform(inst.in[1], rng);
+    testing::FillUniform(inst.in[2], rng);
+  };
+  for (const Shape& c : {Shape{3, 4}, Shape{3}}) {
+    CheckGradient("where", {}, {c, {3, 4}, {3, 4}}, {1, 2}, condition);
+    CheckGradReqs("where", {}, {c, {3, 4}, {3, 4}}, 2, condition);
+  }
+}
+
+// take: the table's gradient sums the head gradient rows of each index (clip and wrap modes).
+TEST(GradCheckSpecial, TakeTable) {
+  auto indices = [](OpInstance& inst, std::mt19937& rng) {
+    testing::FillUniform(inst.in[0], rng);
+    float* idx = static_cast<float*>(inst.in[1].raw_data());
+    for (int64_t i = 0; i < inst.in[1].size(); ++i) idx[i] = static_cast<float>(rng() % 7) - 1;
+  };
+  for (const char* mode : {"clip", "wrap"}) {
+    CheckGradient("take", {{"mode", mode}}, {{5, 2, 3}, {2, 4}}, {0}, indices);
+    CheckGradReqs("take", {{"mode", mode}}, {{5, 2, 3}, {2, 4}}, 0, indices);
+  }
 }
 
 // Embedding: the weight gradient sums the head gradient rows of each index.

@@ -26,14 +26,16 @@ std::string Read(const fs::path& path) {
   return text.str();
 }
 
-// The stem of the operator/*.cc file that registers `op` (its name appears there quoted).
+// The stem of the operator/*.cc file that registers `op`: its name appears quoted in the file's
+// registration function (void Register...(OpRegistry& r), at the end of the file).
 std::vector<std::string> RegisteringFiles(const std::string& op) {
   std::vector<std::string> stems;
   for (const auto& entry : fs::directory_iterator(kOperatorDir)) {
     if (entry.path().extension() != ".cc") continue;
     const std::string text = Read(entry.path());
-    if (text.find("Register") != std::string::npos &&
-        text.find('"' + op + '"') != std::string::npos) {
+    const size_t registration = text.rfind("\nvoid Register");
+    if (registration != std::string::npos &&
+        text.find('"' + op + '"', registration) != std::string::npos) {
       stems.push_back(entry.path().stem().string());
     }
   }
@@ -50,10 +52,29 @@ std::set<std::string> SharedFunctions(const std::string& header) {
   return names;
 }
 
-// Whether `code` calls (or names, for the row-body structs) any of `names`.
-bool Uses(const std::string& code, const std::set<std::string>& names) {
-  for (const std::string& name : names) {
+// The names of the structs a header defines whose members run on both sides (row bodies and
+// other functors: a COHORT_HOST_DEVICE member before the struct's closing "};").
+std::set<std::string> SharedFunctors(const std::string& header) {
+  static const std::regex kStruct(R"(\nstruct (\w+) \{)");
+  std::set<std::string> names;
+  for (std::sregex_iterator it(header.begin(), header.end(), kStruct), end; it != end; ++it) {
+    const size_t begin = it->position(), close = header.find("\n};", begin);
+    if (header.substr(begin, close - begin).find("COHORT_HOST_DEVICE") != std::string::npos) {
+      names.insert((*it)[1]);
+    }
+  }
+  return names;
+}
+
+// Whether `code` calls any of `functions` or names any of `functors` (a kernel that receives a
+// row body as a parameter and launches it uses it as much as one that builds it).
+bool Uses(const std::string& code, const std::set<std::string>& functions,
+          const std::set<std::string>& functors = {}) {
+  for (const std::string& name : functions) {
     if (std::regex_search(code, std::regex("\\b" + name + "\\s*[({]"))) return true;
+  }
+  for (const std::string& name : functors) {
+    if (std::regex_search(code, std::regex("\\b" + name + "\\b"))) return true;
   }
   return false;
 }
@@ -75,9 +96,12 @@ TEST(SharedHeaders, EveryOpsCpuAndGpuKernelsShareItsHeader) {
     EXPECT_NE(cc.find(include), std::string::npos) << stem << ".cc does not include its header";
     EXPECT_NE(cu.find(include), std::string::npos) << stem << ".cu does not include its header";
     const std::set<std::string> shared = SharedFunctions(Read(header));
-    if (shared.empty()) continue;  // cuBLAS, cuDNN or copies alone: no per-element math
-    EXPECT_TRUE(Uses(cc, shared)) << stem << ".cc calls none of its header's shared functions";
-    EXPECT_TRUE(Uses(cu, shared)) << stem << ".cu calls none of its header's shared functions";
+    const std::set<std::string> functors = SharedFunctors(Read(header));
+    if (shared.empty() && functors.empty()) continue;  // cuBLAS, cuDNN or copies alone
+    EXPECT_TRUE(Uses(cc, shared, functors))
+        << stem << ".cc calls none of its header's shared functions";
+    EXPECT_TRUE(Uses(cu, shared, functors))
+        << stem << ".cu calls none of its header's shared functions";
   }
 }
 
@@ -89,6 +113,11 @@ TEST(SharedHeaders, TheCheckSeesRowBodiesAndFunctions) {
   EXPECT_TRUE(shared.count("PoolGradAt"));
   EXPECT_FALSE(Uses("y[i] = in[i];", shared));
   EXPECT_TRUE(Uses("out[i] = PoolValue(w, type, in, 0, 0);", shared));
+  const std::set<std::string> functors = SharedFunctors(Read(kOperatorDir / "softmax.h"));
+  EXPECT_TRUE(functors.count("SoftmaxRows"));
+  EXPECT_FALSE(functors.count("SoftmaxParam"));  // parsed on the host only
+  EXPECT_TRUE(Uses("ForEachRow(g, outer, size, inner, SoftmaxRows{x, y});", {}, functors));
+  EXPECT_FALSE(Uses("ForEachRow(g, outer, size, inner, rows);", {}, functors));
 }
 
 }  // namespace

@@ -1,0 +1,132 @@
+// _arange and _contrib_arange_like on the CPU, with arange.h's values. Neither passes a
+// gradient (arange_like's data gets zeros, as in MXNet).
+#include <cmath>
+
+#include "operator/arange.h"
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+// arange.cu (Note [GPU kernels]).
+void ArangeGpu(const OpContext& ctx, const ArangeParam& p, const NDArray& out);
+void ZeroGradGpu(const OpContext& ctx, const NDArray& grad);
+
+ArangeParam ArangeParam::Parse(const std::string& op, const Attrs& attrs) {
+  ParamReader r(op, attrs);
+  ArangeParam p;
+  p.start = r.Float("start", 0);
+  p.step = r.Float("step", 1);
+  p.repeat = r.Int("repeat", 1);
+  auto optional = [&](const char* key) -> std::optional<double> {
+    auto it = attrs.find(key);
+    if (it == attrs.end() || it->second == "None") {
+      r.OptionalInt(key);
+      return std::nullopt;
+    }
+    return r.Float(key);
+  };
+  if (op == "_arange") {
+    p.stop = optional("stop");
+    r.Bool("infer_range", false);
+  } else if (auto axis = optional("axis")) {
+    p.axis = static_cast<int>(*axis);
+  }
+  r.Enum("dtype", {"float32"}, "float32");
+  if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
+  r.Finish();
+  COHORT_CHECK(p.step != 0) << op << ": step must not be 0";
+  COHORT_CHECK_GT(p.repeat, 0) << op << ": repeat must be positive";
+  return p;
+}
+
+namespace {
+
+void FillArange(const ArangeParam& p, const NDArray& out) {
+  float* y = F(out);
+  for (int64_t i = 0; i < out.size(); ++i) y[i] = ArangeValue(p.start, p.step, p.repeat, i);
+}
+
+class Arange : public Operator {
+ public:
+  explicit Arange(const Attrs& attrs) : p_(ArangeParam::Parse("_arange", attrs)) {}
+
+  std::vector<std::string> ListArguments() const override { return {}; }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>&, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    const double start = p_.stop ? p_.start : 0, stop = p_.stop ? *p_.stop : p_.start;
+    const double n = std::ceil((stop - start) / p_.step);
+    COHORT_CHECK(n > 0 && n * p_.repeat < 1e15) << "_arange: start " << start << ", stop " << stop
+                                                << ", step " << p_.step << " give no values";
+    AssignShape(out[0], {static_cast<int64_t>(n) * p_.repeat}, "_arange", "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    ArangeParam p = p_;
+    if (!p.stop) p.start = 0;
+    COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p, out[0]));
+    FillArange(p, out[0]);
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {}
+
+ private:
+  ArangeParam p_;
+};
+
+class ArangeLike : public Operator {
+ public:
+  explicit ArangeLike(const Attrs& attrs) : p_(ArangeParam::Parse("_contrib_arange_like", attrs)) {}
+
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    Shape shape = in[0];
+    if (p_.axis) {
+      const int axis = *p_.axis < 0 ? *p_.axis + in[0].ndim() : *p_.axis;
+      COHORT_CHECK(axis >= 0 && axis < in[0].ndim())
+          << "_contrib_arange_like: axis " << *p_.axis << " out of range for " << in[0];
+      shape = Shape({in[0][axis]});
+    }
+    AssignShape(out[0], shape, "_contrib_arange_like", "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p_, out[0]));
+    FillArange(p_, out[0]);
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>& req,
+                const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    if (req[0] != GradReq::kWrite) return;  // kAdd adds zero
+    COHORT_GPU_DISPATCH(ctx, ZeroGradGpu(ctx, in_grad[0]));
+    in_grad[0].Fill(0);
+  }
+
+ private:
+  ArangeParam p_;
+};
+
+}  // namespace
+
+void RegisterArange(OpRegistry& r) {
+  r.Register("_arange", [](const Attrs& a) { return std::make_unique<Arange>(a); });
+  r.Register("_contrib_arange_like",
+             [](const Attrs& a) { return std::make_unique<ArangeLike>(a); });
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,129 @@
+// LayerNorm on the CPU: layer_norm.h's row bodies over blocks of rows, and its column sums for
+// gamma's and beta's gradients over blocks of columns, in the device's arena.
+#include "operator/layer_norm.h"
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+// layer_norm.cu (Note [GPU kernels]).
+void LayerNormForwardGpu(const OpContext& ctx, const LayerNormRows& rows, int64_t outer,
+                         int64_t inner);
+void LayerNormBackwardGpu(const OpContext& ctx, const LayerNormGradRows* rows,
+                          const LayerNormParamGrads* params, int64_t outer, int64_t inner);
+
+LayerNormParam LayerNormParam::Parse(const Attrs& attrs) {
+  ParamReader r("LayerNorm", attrs);
+  LayerNormParam p;
+  p.axis = static_cast<int>(r.Int("axis", -1));
+  p.eps = static_cast<float>(r.Float("eps", 1e-5));
+  p.output_mean_var = r.Bool("output_mean_var", false);
+  r.Finish();
+  COHORT_CHECK(p.eps >= 0) << "LayerNorm: eps must be >= 0, got " << p.eps;
+  return p;
+}
+
+namespace {
+
+constexpr int64_t kMinChunk = 1 << 13;  // elements per chunk of rows or columns
+
+template <typename Body>
+void RowsInArena(const OpContext& ctx, const AxisSplit& s, const Body& body) {
+  const int64_t rows = s.outer * s.inner;
+  ParallelChunks(
+      rows, ChunksFor(ctx, rows * s.size / kMinChunk),
+      [&](int64_t, int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) body(SerialLanes{}, RowBase(r, s.size, s.inner));
+      },
+      ctx.arena);
+}
+
+class LayerNorm : public Operator {
+ public:
+  explicit LayerNorm(const Attrs& attrs) : p_(LayerNormParam::Parse(attrs)) {}
+
+  std::vector<std::string> ListArguments() const override { return {"data", "gamma", "beta"}; }
+  std::vector<std::string> ListOutputs() const override { return {"output", "mean", "std"}; }
+  int NumVisibleOutputs() const override { return p_.output_mean_var ? 3 : 1; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], in[0], "LayerNorm", "output");
+    AssignShape(in[0], out[0], "LayerNorm", "data");
+    if (!ShapeKnown(in[0])) return false;
+    const int axis = Axis(in[0]);
+    AssignShape(in[1], {in[0][axis]}, "LayerNorm", "gamma");
+    AssignShape(in[2], {in[0][axis]}, "LayerNorm", "beta");
+    Shape stats = in[0];
+    stats[axis] = 1;
+    AssignShape(out[1], stats, "LayerNorm", "mean");
+    AssignShape(out[2], stats, "LayerNorm", "std");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const AxisSplit s = SplitAt(in[0].shape(), Axis(in[0].shape()));
+    const LayerNormRows rows{FloatsOf(in[0]),  FloatsOf(in[1]),  FloatsOf(in[2]),
+                             FloatsOf(out[0]), FloatsOf(out[1]), FloatsOf(out[2]),
+                             s.size,           s.inner,          p_.eps};
+    COHORT_GPU_DISPATCH(ctx, LayerNormForwardGpu(ctx, rows, s.outer, s.inner));
+    RowsInArena(ctx, s, rows);
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const AxisSplit s = SplitAt(in[0].shape(), Axis(in[0].shape()));
+    const float* x = FloatsOf(in[0]);
+    const float* dy = FloatsOf(out_grad[0]);
+    const float* mean = FloatsOf(out[1]);
+    const float* std = FloatsOf(out[2]);
+    const LayerNormGradRows rows{
+        x,      dy,      FloatsOf(in[1]),
+        mean,   std,     req[0] != GradReq::kNull ? FloatsOf(in_grad[0]) : nullptr,
+        s.size, s.inner, req[0]};
+    const bool want_gamma = req[1] != GradReq::kNull, want_beta = req[2] != GradReq::kNull;
+    const LayerNormParamGrads params{x,
+                                     dy,
+                                     mean,
+                                     std,
+                                     want_gamma ? FloatsOf(in_grad[1]) : nullptr,
+                                     want_beta ? FloatsOf(in_grad[2]) : nullptr,
+                                     req[1],
+                                     req[2],
+                                     s.outer,
+                                     s.size,
+                                     s.inner};
+    COHORT_GPU_DISPATCH(
+        ctx, LayerNormBackwardGpu(ctx, req[0] != GradReq::kNull ? &rows : nullptr,
+                                  want_gamma || want_beta ? &params : nullptr, s.outer, s.inner));
+    if (req[0] != GradReq::kNull) RowsInArena(ctx, s, rows);
+    if (want_gamma || want_beta) {
+      ParallelChunks(
+          s.size, ChunksFor(ctx, s.outer * s.inner * s.size / kMinChunk),
+          [&](int64_t, int64_t first, int64_t last) {
+            for (int64_t c = first; c < last; ++c) params(c);
+          },
+          ctx.arena);
+    }
+  }
+
+ private:
+  int Axis(const Shape& s) const {
+    const int axis = p_.axis < 0 ? p_.axis + s.ndim() : p_.axis;
+    COHORT_CHECK(axis >= 0 && axis < s.ndim()) << "LayerNorm: axis " << p_.axis << " for " << s;
+    return axis;
+  }
+
+  LayerNormParam p_;
+};
+
+}  // namespace
+
+void RegisterLayerNorm(OpRegistry& r) {
+  r.Register("LayerNorm", [](const Attrs& a) { return std::make_unique<LayerNorm>(a); });
+}
+
+}  // namespace cohort::op

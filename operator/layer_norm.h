@@ -1,0 +1,108 @@
+// LayerNorm: the parameters and the row bodies (Note [Row lanes]) that the CPU kernel
+// (layer_norm.cc) and the CUDA kernel (layer_norm.cu) both run. A row is the `size` values
+// along `axis` at one position of the other axes; mean and std have the data's shape with that
+// axis 1, gamma and beta one value per position along it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "operator/common/shared_kernel.h"
+
+namespace cohort::op {
+
+struct LayerNormParam {
+  int axis = -1;
+  float eps = 1e-5f;
+  bool output_mean_var = false;
+
+  static LayerNormParam Parse(const Attrs& attrs);
+};
+
+// The index of the row that starts at `base` in the (outer, 1, inner) mean and std arrays.
+COHORT_HOST_DEVICE int64_t LayerNormRowOf(int64_t base, int64_t size, int64_t inner) {
+  return base / (size * inner) * inner + base % inner;
+}
+
+// y = (x - mean) / std · gamma + beta with std = √(var + eps); saves mean and std. y may be x.
+struct LayerNormRows {
+  const float *x, *gamma, *beta;
+  float *y, *mean, *std;
+  int64_t size, stride;  // stride = inner
+  float eps;
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes>
+  COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
+    const float* xr = x + base;
+    float sum = 0;
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += xr[c * stride];
+    const float m = lanes.Reduce(sum, SumOp{}) / static_cast<float>(size);
+    float squares = 0;
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      const float d = xr[c * stride] - m;
+      squares += d * d;
+    }
+    const float s = sqrtf(lanes.Reduce(squares, SumOp{}) / static_cast<float>(size) + eps);
+    const int64_t row = LayerNormRowOf(base, size, stride);
+    if (lanes.first() == 0) {
+      mean[row] = m;
+      std[row] = s;
+    }
+    float* yr = y + base;
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      yr[c * stride] = (xr[c * stride] - m) / s * gamma[c] + beta[c];
+    }
+  }
+};
+
+// dx (=|+=) (g·gamma - mean(g·gamma) - x̂ · mean(g·gamma·x̂)) / std per row, x̂ = (x - mean) / std.
+struct LayerNormGradRows {
+  const float *x, *dy, *gamma, *mean, *std;
+  float* dx;
+  int64_t size, stride;
+  GradReq req;
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes>
+  COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
+    const int64_t row = LayerNormRowOf(base, size, stride);
+    const float m = mean[row], s = std[row];
+    float sum_g = 0, sum_gx = 0;
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      const int64_t k = base + c * stride;
+      const float gg = dy[k] * gamma[c];
+      sum_g += gg;
+      sum_gx += gg * ((x[k] - m) / s);
+    }
+    const float a = lanes.Reduce(sum_g, SumOp{}) / static_cast<float>(size);
+    const float b = lanes.Reduce(sum_gx, SumOp{}) / static_cast<float>(size);
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      const int64_t k = base + c * stride;
+      const float xhat = (x[k] - m) / s;
+      AssignReq(req, dx, k, (dy[k] * gamma[c] - a - xhat * b) / s);
+    }
+  }
+};
+
+// gamma's and beta's gradients at position c along the axis: Σ over rows of g·x̂ and of g, the
+// rows in order.
+struct LayerNormParamGrads {
+  const float *x, *dy, *mean, *std;
+  float *dgamma, *dbeta;  // either may be null (not wanted)
+  GradReq req_gamma, req_beta;
+  int64_t outer, size, inner;
+
+  COHORT_HOST_DEVICE void operator()(int64_t c) const {
+    float sum_gx = 0, sum_g = 0;
+    for (int64_t r = 0; r < outer * inner; ++r) {
+      const int64_t k = RowBase(r, size, inner) + c * inner;
+      sum_gx += dy[k] * ((x[k] - mean[r]) / std[r]);
+      sum_g += dy[k];
+    }
+    if (dgamma) AssignReq(req_gamma, dgamma, c, sum_gx);
+    if (dbeta) AssignReq(req_beta, dbeta, c, sum_g);
+  }
+};
+
+}  // namespace cohort::op

@@ -1,0 +1,137 @@
+// dot and batch_dot on the CPU: matmul.h's products with OpenBLAS, the matrices of a batch
+// split over the device's arena (Note [Kernel threads]).
+#include "operator/matmul.h"
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+// matmul.cu (Note [GPU kernels]).
+void BatchedGemmGpu(const OpContext& ctx, const BatchedGemm& g);
+
+MatmulParam MatmulParam::Parse(const std::string& op, const Attrs& attrs) {
+  ParamReader r(op, attrs);
+  MatmulParam p;
+  p.transpose_a = r.Bool("transpose_a", false);
+  p.transpose_b = r.Bool("transpose_b", false);
+  r.Enum("forward_stype", {"None", "default"}, "None");
+  r.Finish();
+  return p;
+}
+
+MatmulDims MatmulDimsOf(bool batched, const MatmulParam& p, const Shape& lhs, const Shape& rhs,
+                        Shape* out) {
+  const char* op = batched ? "batch_dot" : "dot";
+  MatmulDims d;
+  std::vector<int64_t> dims;
+  if (batched) {
+    COHORT_CHECK(lhs.ndim() >= 3 && lhs.ndim() == rhs.ndim())
+        << op << ": lhs " << lhs << " and rhs " << rhs << " must both have 3 or more axes";
+    const int n = lhs.ndim();
+    for (int a = 0; a < n - 2; ++a) {
+      COHORT_CHECK_EQ(lhs[a], rhs[a])
+          << op << ": batch axes of lhs " << lhs << " and rhs " << rhs << " differ";
+      d.batch *= lhs[a];
+      dims.push_back(lhs[a]);
+    }
+    d.m = p.transpose_a ? lhs[n - 1] : lhs[n - 2];
+    d.k = p.transpose_a ? lhs[n - 2] : lhs[n - 1];
+    const int64_t rk = p.transpose_b ? rhs[n - 1] : rhs[n - 2];
+    d.n = p.transpose_b ? rhs[n - 2] : rhs[n - 1];
+    COHORT_CHECK_EQ(d.k, rk) << op << ": inner sizes of lhs " << lhs << " and rhs " << rhs
+                             << " differ (transpose_a " << p.transpose_a << ", transpose_b "
+                             << p.transpose_b << ")";
+    dims.push_back(d.m);
+    dims.push_back(d.n);
+  } else {
+    COHORT_CHECK(lhs.ndim() >= 1 && rhs.ndim() >= 1)
+        << op << ": lhs " << lhs << " and rhs " << rhs << " must have an axis";
+    const int la = p.transpose_a ? 0 : lhs.ndim() - 1;  // lhs's contracted axis
+    const int ra = p.transpose_b ? rhs.ndim() - 1 : 0;
+    COHORT_CHECK_EQ(lhs[la], rhs[ra])
+        << op << ": inner sizes of lhs " << lhs << " and rhs " << rhs << " differ (transpose_a "
+        << p.transpose_a << ", transpose_b " << p.transpose_b << ")";
+    d.k = lhs[la];
+    d.m = lhs.Size() / std::max<int64_t>(d.k, 1);
+    d.n = rhs.Size() / std::max<int64_t>(d.k, 1);
+    for (int a = 0; a < lhs.ndim(); ++a) {
+      if (a != la) dims.push_back(lhs[a]);
+    }
+    for (int a = 0; a < rhs.ndim(); ++a) {
+      if (a != ra) dims.push_back(rhs[a]);
+    }
+    if (dims.empty()) dims.push_back(1);  // vector · vector: MXNet gives shape (1,)
+  }
+  COHORT_CHECK(dims.size() <= Shape::kMaxNdim)
+      << op << ": output of " << lhs << " and " << rhs << " has too many axes";
+  if (out) *out = Shape(std::span<const int64_t>(dims));
+  return d;
+}
+
+namespace {
+
+void RunGemm(const OpContext& ctx, const BatchedGemm& g) {
+  COHORT_GPU_DISPATCH(ctx, BatchedGemmGpu(ctx, g));
+  ParallelChunks(
+      g.batch, ChunksFor(ctx, g.batch),
+      [&](int64_t, int64_t first, int64_t last) {
+        for (int64_t i = first; i < last; ++i) {
+          Gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0f, g.a + i * g.stride_a, g.b + i * g.stride_b, g.beta,
+               g.c + i * g.stride_c);
+        }
+      },
+      ctx.arena);
+}
+
+class Matmul : public Operator {
+ public:
+  Matmul(bool batched, const Attrs& attrs)
+      : batched_(batched), p_(MatmulParam::Parse(batched ? "batch_dot" : "dot", attrs)) {}
+
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0]) || !ShapeKnown(in[1])) return false;
+    Shape shape;
+    MatmulDimsOf(batched_, p_, in[0], in[1], &shape);
+    AssignShape(out[0], shape, type(), "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const MatmulDims d = MatmulDimsOf(batched_, p_, in[0].shape(), in[1].shape(), nullptr);
+    RunGemm(ctx, MatmulForward(p_, d, FloatsOf(in[0]), FloatsOf(in[1]), FloatsOf(out[0])));
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const MatmulDims d = MatmulDimsOf(batched_, p_, in[0].shape(), in[1].shape(), nullptr);
+    const float* dout = FloatsOf(out_grad[0]);
+    if (req[0] != GradReq::kNull) {
+      RunGemm(ctx,
+              MatmulLhsGrad(p_, d, dout, FloatsOf(in[1]), FloatsOf(in_grad[0]), BetaFor(req[0])));
+    }
+    if (req[1] != GradReq::kNull) {
+      RunGemm(ctx,
+              MatmulRhsGrad(p_, d, FloatsOf(in[0]), dout, FloatsOf(in_grad[1]), BetaFor(req[1])));
+    }
+  }
+
+ private:
+  bool batched_;
+  MatmulParam p_;
+};
+
+}  // namespace
+
+void RegisterMatmul(OpRegistry& r) {
+  r.Register("dot", [](const Attrs& a) { return std::make_unique<Matmul>(false, a); });
+  r.Register("batch_dot", [](const Attrs& a) { return std::make_unique<Matmul>(true, a); });
+}
+
+}  // namespace cohort::op

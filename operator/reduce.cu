@@ -1,0 +1,28 @@
+// sum, mean and max over axes on the GPU (Note [GPU kernels]): one thread per output element
+// reducing its inputs in order (forward), one per input element (backward), with reduce.h's
+// functions as on the CPU.
+#include "operator/common/pointwise_gpu.cuh"
+#include "operator/reduce.h"
+
+namespace cohort::op {
+
+void ReduceForwardGpu(const OpContext& ctx, ReduceKind k, const BroadcastLayout& l, int64_t count,
+                      const NDArray& in, const NDArray& out) {
+  const float* x = G(in);
+  float* y = G(out);
+  ForEach(Gpu(ctx), out.size(),
+          [=] __device__(int64_t j) { y[j] = ReduceValue(k, l, j, x, count); });
+}
+
+void ReduceBackwardGpu(const OpContext& ctx, ReduceKind k, const BroadcastLayout& l, int64_t count,
+                       GradReq req, const NDArray& out_grad, const float* x, const float* y,
+                       const NDArray& in_grad) {
+  if (req == GradReq::kNull) return;
+  const float* dy = G(out_grad);
+  float* dx = G(in_grad);
+  ForEach(Gpu(ctx), in_grad.size(), [=] __device__(int64_t i) {
+    AssignReq(req, dx, i, ReduceGrad(k, l, i, dy, x, y, count));
+  });
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,144 @@
+// Unary math on the CPU: sqrt, exp, log, square and clip, one loop per function calling
+// unary_math.h's functions.
+#include "operator/unary_math.h"
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+// unary_math.cu (Note [GPU kernels]); `in` / `out` are null where backward does not read them.
+void UnaryForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& in,
+                     const NDArray& out);
+void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
+                      const NDArray& out_grad, const NDArray* in, const NDArray* out,
+                      const NDArray& in_grad);
+
+UnaryParam UnaryParam::Parse(const std::string& op, const Attrs& attrs) {
+  ParamReader r(op, attrs);
+  UnaryParam p;
+  p.kind = op == "sqrt"     ? UnaryKind::kSqrt
+           : op == "exp"    ? UnaryKind::kExp
+           : op == "log"    ? UnaryKind::kLog
+           : op == "square" ? UnaryKind::kSquare
+                            : UnaryKind::kClip;
+  if (p.kind == UnaryKind::kClip) {
+    p.a_min = static_cast<float>(r.Float("a_min"));
+    p.a_max = static_cast<float>(r.Float("a_max"));
+    COHORT_CHECK(p.a_min <= p.a_max) << "clip: a_min " << p.a_min << " is above a_max " << p.a_max;
+  }
+  r.Finish();
+  return p;
+}
+
+namespace {
+
+constexpr int64_t kMinChunk = 1 << 14;  // elements: smaller arrays are not worth splitting
+
+template <UnaryKind kKind>
+[[gnu::always_inline]] inline void ForwardLoop(int64_t n, const float* x, float* y, float lo,
+                                               float hi) {
+  COHORT_ELEMENTWISE
+  for (int64_t i = 0; i < n; ++i) y[i] = UnaryValue(kKind, x[i], lo, hi);
+}
+
+// Where backward does not read x (or y), the other pointer stands in: the function ignores it.
+template <UnaryKind kKind>
+[[gnu::always_inline]] inline void BackwardLoop(GradReq req, int64_t n, const float* dy,
+                                                const float* x, const float* y, float* dx, float lo,
+                                                float hi) {
+  if (req == GradReq::kAdd) {
+    COHORT_ELEMENTWISE
+    for (int64_t i = 0; i < n; ++i) dx[i] += UnaryGrad(kKind, dy[i], x[i], y[i], lo, hi);
+  } else {
+    COHORT_ELEMENTWISE
+    for (int64_t i = 0; i < n; ++i) dx[i] = UnaryGrad(kKind, dy[i], x[i], y[i], lo, hi);
+  }
+}
+
+// Compiled for AVX2 and AVX-512 too (Note [CPU clones]); the switch is outside the loops.
+COHORT_CPU_CLONES void UnaryForward(UnaryKind kind, int64_t n, const float* x, float* y, float lo,
+                                    float hi) {
+  switch (kind) {
+    case UnaryKind::kSqrt: return ForwardLoop<UnaryKind::kSqrt>(n, x, y, lo, hi);
+    case UnaryKind::kExp: return ForwardLoop<UnaryKind::kExp>(n, x, y, lo, hi);
+    case UnaryKind::kLog: return ForwardLoop<UnaryKind::kLog>(n, x, y, lo, hi);
+    case UnaryKind::kSquare: return ForwardLoop<UnaryKind::kSquare>(n, x, y, lo, hi);
+    case UnaryKind::kClip: return ForwardLoop<UnaryKind::kClip>(n, x, y, lo, hi);
+  }
+}
+
+COHORT_CPU_CLONES void UnaryBackward(UnaryKind kind, GradReq r, int64_t n, const float* dy,
+                                     const float* x, const float* y, float* dx, float lo,
+                                     float hi) {
+  switch (kind) {
+    case UnaryKind::kSqrt: return BackwardLoop<UnaryKind::kSqrt>(r, n, dy, x, y, dx, lo, hi);
+    case UnaryKind::kExp: return BackwardLoop<UnaryKind::kExp>(r, n, dy, x, y, dx, lo, hi);
+    case UnaryKind::kLog: return BackwardLoop<UnaryKind::kLog>(r, n, dy, x, y, dx, lo, hi);
+    case UnaryKind::kSquare: return BackwardLoop<UnaryKind::kSquare>(r, n, dy, x, y, dx, lo, hi);
+    case UnaryKind::kClip: return BackwardLoop<UnaryKind::kClip>(r, n, dy, x, y, dx, lo, hi);
+  }
+}
+
+class Unary : public Operator {
+ public:
+  explicit Unary(const UnaryParam& p) : p_(p) {}
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    return InferSameShape(in, out, type());
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, UnaryForwardGpu(ctx, p_, in[0], out[0]));
+    const float* x = F(in[0]);
+    float* y = F(out[0]);
+    const int64_t n = in[0].size();
+    ParallelChunks(
+        n, ChunksFor(ctx, n / kMinChunk),
+        [&](int64_t, int64_t b, int64_t e) {
+          UnaryForward(p_.kind, e - b, x + b, y + b, p_.a_min, p_.a_max);
+        },
+        ctx.arena);
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    const bool reads_x = p_.GradReadsInput();
+    COHORT_GPU_DISPATCH(ctx,
+                        UnaryBackwardGpu(ctx, p_, req[0], out_grad[0], reads_x ? &in[0] : nullptr,
+                                         reads_x ? nullptr : &out[0], in_grad[0]));
+    const float* dy = F(out_grad[0]);
+    const float* x = reads_x ? F(in[0]) : dy;
+    const float* y = reads_x ? dy : F(out[0]);
+    float* dx = F(in_grad[0]);
+    const int64_t n = out_grad[0].size();
+    ParallelChunks(
+        n, ChunksFor(ctx, n / kMinChunk),
+        [&](int64_t, int64_t b, int64_t e) {
+          UnaryBackward(p_.kind, req[0], e - b, dy + b, x + b, y + b, dx + b, p_.a_min, p_.a_max);
+        },
+        ctx.arena);
+  }
+
+  bool BackwardNeedsInputs() const override { return p_.GradReadsInput(); }
+  bool BackwardNeedsOutputs() const override { return !p_.GradReadsInput(); }
+  std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+ private:
+  UnaryParam p_;
+};
+
+}  // namespace
+
+void RegisterUnaryMath(OpRegistry& r) {
+  for (const char* name : {"sqrt", "exp", "log", "square", "clip"}) {
+    std::string n = name;
+    r.Register(n, [n](const Attrs& a) { return std::make_unique<Unary>(UnaryParam::Parse(n, a)); });
+  }
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,32 @@
+// Unary math on the GPU (Note [GPU kernels]): one grid-stride loop calling unary_math.h's
+// functions, as the CPU loops do (Note [Shared kernel logic]).
+#include "operator/common/pointwise_gpu.cuh"
+#include "operator/unary_math.h"
+
+namespace cohort::op {
+
+void UnaryForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& in,
+                     const NDArray& out) {
+  const float* x = G(in);
+  float* y = G(out);  // may be x
+  const UnaryKind k = p.kind;
+  const float lo = p.a_min, hi = p.a_max;
+  ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t i) { y[i] = UnaryValue(k, x[i], lo, hi); });
+}
+
+void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
+                      const NDArray& out_grad, const NDArray* in, const NDArray* out,
+                      const NDArray& in_grad) {
+  if (req == GradReq::kNull) return;
+  const float* dy = G(out_grad);
+  const float* x = in ? G(*in) : dy;  // the function ignores the one it does not read
+  const float* y = out ? G(*out) : dy;
+  float* dx = G(in_grad);
+  const UnaryKind k = p.kind;
+  const float lo = p.a_min, hi = p.a_max;
+  ForEach(Gpu(ctx), out_grad.size(), [=] __device__(int64_t i) {
+    AssignReq(req, dx, i, UnaryGrad(k, dy[i], x[i], y[i], lo, hi));
+  });
+}
+
+}  // namespace cohort::op
