@@ -184,9 +184,14 @@ std::unique_ptr<EvalMetric> CreateMetric(const std::string& name,
   Options opt(name, options);
   const std::string kind = Lower(name);
   std::unique_ptr<EvalMetric> metric;
+  // Read only by the kinds that take it, so that other kinds refuse it as an unknown option.
+  auto ignore_label = [&]() -> std::optional<int64_t> {
+    if (!opt.Has("ignore_label")) return std::nullopt;
+    return opt.Number<int64_t>("ignore_label", 0);
+  };
   if (kind == "acc" || kind == "accuracy") {
     const int axis = opt.Number("axis", 1);
-    metric = std::make_unique<Accuracy>(axis, opt.Text("name", "accuracy"));
+    metric = std::make_unique<Accuracy>(axis, opt.Text("name", "accuracy"), ignore_label());
   } else if (kind == "top_k_accuracy" || kind == "top_k_acc") {
     const int k = opt.Number("top_k", 1);
     metric = std::make_unique<TopKAccuracy>(k, opt.Text("name", ""));
@@ -203,14 +208,12 @@ std::unique_ptr<EvalMetric> CreateMetric(const std::string& name,
     metric = std::make_unique<RegressionMetric>(k, opt.Text("name", ""));
   } else if (kind == "ce" || kind == "cross-entropy" || kind == "crossentropy") {
     const double eps = opt.Number("eps", 1e-12);
-    metric = std::make_unique<CrossEntropy>(eps, opt.Text("name", "cross-entropy"));
+    metric = std::make_unique<CrossEntropy>(eps, opt.Text("name", "cross-entropy"), ignore_label());
   } else if (kind == "nll_loss" || kind == "nll-loss" || kind == "negativeloglikelihood") {
     const double eps = opt.Number("eps", 1e-12);
-    metric = std::make_unique<CrossEntropy>(eps, opt.Text("name", "nll-loss"));
+    metric = std::make_unique<CrossEntropy>(eps, opt.Text("name", "nll-loss"), ignore_label());
   } else if (kind == "perplexity") {
-    std::optional<int64_t> ignore;
-    if (opt.Has("ignore_label")) ignore = opt.Number<int64_t>("ignore_label", 0);
-    metric = std::make_unique<Perplexity>(ignore, opt.Text("name", "perplexity"));
+    metric = std::make_unique<Perplexity>(ignore_label(), opt.Text("name", "perplexity"));
   } else if (kind == "pearsonr" || kind == "pearsoncorrelation") {
     const Average average = opt.ParseAverage();
     metric = std::make_unique<PearsonCorrelation>(average, opt.Text("name", "pearsonr"));

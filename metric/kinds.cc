@@ -21,11 +21,22 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 int64_t ClassOf(float value) { return static_cast<int64_t>(value); }
 
 // Predictions (batch, classes) and labels (batch,) or (batch, 1): the common case of the
-// probabilistic and top-k metrics.
+// top-k and binary metrics.
 void CheckClassification(const std::string& metric, const NDArray& label, const NDArray& pred) {
   if (pred.shape().ndim() != 2 || label.size() != pred.shape()[0]) {
     ShapeMismatch(metric, label, pred, "expected predictions (batch, classes) and one label each");
   }
+}
+
+// Probabilities with the classes on the last axis, (batch, classes) or a sequence's
+// (batch, time, classes), and one label per row: the number of rows.
+int64_t ClassRows(const std::string& metric, const NDArray& label, const NDArray& pred) {
+  const Shape& s = pred.shape();
+  if (s.ndim() < 2 || label.size() * s[s.ndim() - 1] != pred.size()) {
+    ShapeMismatch(metric, label, pred,
+                  "expected predictions (..., classes) and one label per row of classes");
+  }
+  return label.size();
 }
 
 void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64_t sample) {
@@ -41,14 +52,24 @@ void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64
 void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
-  int64_t correct = 0;
+  int64_t correct = 0, counted = 0;
+  auto count = [&](int64_t predicted, float target) {
+    if (ignore_label_ && ClassOf(target) == *ignore_label_) return;
+    correct += predicted == ClassOf(target);
+    ++counted;
+  };
   if (pred.shape() == label.shape()) {  // predictions are class numbers already
-    for (int64_t i = 0; i < label.size(); ++i) correct += ClassOf(p[i]) == ClassOf(l[i]);
+    for (int64_t i = 0; i < label.size(); ++i) count(ClassOf(p[i]), l[i]);
   } else {
     const Shape& s = pred.shape();
-    const int axis = axis_ < 0 ? axis_ + s.ndim() : axis_;
+    int axis = axis_ < 0 ? axis_ + s.ndim() : axis_;
     if (axis < 0 || axis >= s.ndim()) {
       ShapeMismatch(name_, label, pred, "the class axis is out of range");
+    }
+    // A sequence's (batch, time, classes) against (batch, time) labels: the classes are last.
+    if (label.shape().ndim() == s.ndim() - 1 && label.size() * s[axis] != pred.size() &&
+        label.size() * s[s.ndim() - 1] == pred.size()) {
+      axis = s.ndim() - 1;
     }
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; ++d) outer *= s[d];
@@ -64,12 +85,12 @@ void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
         for (int64_t c = 1; c < classes; ++c) {
           if (row[c * inner] > row[best * inner]) best = c;
         }
-        correct += best == ClassOf(l[o * inner + i]);
+        count(best, l[o * inner + i]);
       }
     }
   }
   state_[0] += static_cast<double>(correct);
-  state_[1] += static_cast<double>(label.size());
+  state_[1] += static_cast<double>(counted);
 }
 
 // ---- Top-k accuracy -----------------------------------------------------------------------
@@ -225,25 +246,25 @@ double PearsonCorrelation::Value() const {
 // ---- Cross-entropy and perplexity ---------------------------------------------------------
 
 void CrossEntropy::UpdateOne(const NDArray& label, const NDArray& pred) {
-  CheckClassification(name_, label, pred);
+  const int64_t n = ClassRows(name_, label, pred), classes = pred.size() / std::max<int64_t>(n, 1);
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
-  const int64_t n = pred.shape()[0], classes = pred.shape()[1];
-  double sum = 0;
+  double sum = 0, count = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t target = ClassOf(l[i]);
+    if (ignore_label_ && target == *ignore_label_) continue;
     CheckLabel(name_, target, classes, i);
     sum -= std::log(static_cast<double>(p[i * classes + target]) + eps_);
+    count += 1;
   }
   state_[0] += sum;
-  state_[1] += static_cast<double>(n);
+  state_[1] += count;
 }
 
 void Perplexity::UpdateOne(const NDArray& label, const NDArray& pred) {
-  CheckClassification(name_, label, pred);
+  const int64_t n = ClassRows(name_, label, pred), classes = pred.size() / std::max<int64_t>(n, 1);
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
-  const int64_t n = pred.shape()[0], classes = pred.shape()[1];
   double sum = 0, count = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t target = ClassOf(l[i]);

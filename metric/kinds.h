@@ -13,10 +13,13 @@ namespace cohort {
 // has the label's shape) equals the label.
 class Accuracy : public EvalMetric {
  public:
-  explicit Accuracy(int axis = 1, std::string name = "accuracy")
-      : EvalMetric(std::move(name), 2), axis_(axis) {}
+  // The classes lie along `axis`, or along the last axis for a sequence's (batch, time,
+  // classes) predictions with (batch, time) labels; labels equal to ignore_label do not count.
+  explicit Accuracy(int axis = 1, std::string name = "accuracy",
+                    std::optional<int64_t> ignore_label = std::nullopt)
+      : EvalMetric(std::move(name), 2), axis_(axis), ignore_label_(ignore_label) {}
   std::unique_ptr<EvalMetric> Clone() const override {
-    return std::make_unique<Accuracy>(axis_, name_);
+    return std::make_unique<Accuracy>(axis_, name_, ignore_label_);
   }
 
  protected:
@@ -24,6 +27,7 @@ class Accuracy : public EvalMetric {
 
  private:
   int axis_;
+  std::optional<int64_t> ignore_label_;
 };
 
 // Fraction of samples whose label is among the top_k scores of pred (batch, classes).
@@ -121,10 +125,12 @@ class PearsonCorrelation : public EvalMetric {
 // cross-entropy ("cross-entropy") and negative log-likelihood ("nll-loss") are the same sum.
 class CrossEntropy : public EvalMetric {
  public:
-  explicit CrossEntropy(double eps = 1e-12, std::string name = "cross-entropy")
-      : EvalMetric(std::move(name), 2), eps_(eps) {}
+  // Predictions (..., classes): every row of classes, e.g. each position of a sequence.
+  explicit CrossEntropy(double eps = 1e-12, std::string name = "cross-entropy",
+                        std::optional<int64_t> ignore_label = std::nullopt)
+      : EvalMetric(std::move(name), 2), eps_(eps), ignore_label_(ignore_label) {}
   std::unique_ptr<EvalMetric> Clone() const override {
-    return std::make_unique<CrossEntropy>(eps_, name_);
+    return std::make_unique<CrossEntropy>(eps_, name_, ignore_label_);
   }
 
  protected:
@@ -132,6 +138,7 @@ class CrossEntropy : public EvalMetric {
 
  private:
   double eps_;
+  std::optional<int64_t> ignore_label_;
 };
 
 // exp of the mean of -log(max(1e-10, p[label])) over labels other than ignore_label.

@@ -130,6 +130,42 @@ TEST(Perplexity, IgnoresTheIgnoredLabel) {
   EXPECT_NEAR(Value(*all), std::exp(-(std::log(0.7) + std::log(0.2) + std::log(0.5)) / 3), 1e-6);
 }
 
+// A language model's (batch, time, vocab) output against (batch, time) labels: every position
+// counts once, ignored labels not at all, for acc, ce and perplexity alike.
+TEST(SequenceOutputs, EveryPositionCountsExceptTheIgnored) {
+  // batch 2, time 2, vocab 3; labels 0 (p 0.6, argmax), 1 (p 0.3, not), 2 (p 0.5, argmax), 9.
+  const NDArray pred = A({2, 2, 3}, {0.6f, 0.3f, 0.1f, 0.5f, 0.3f, 0.2f,  //
+                                     0.2f, 0.3f, 0.5f, 0.1f, 0.1f, 0.8f});
+  const NDArray label = A({2, 2}, {0, 1, 2, 0});
+  auto acc = CreateMetric("acc");
+  acc->Update({label}, {pred});
+  EXPECT_DOUBLE_EQ(Value(*acc), 2.0 / 4);  // last position: argmax 2, label 0
+  auto ce = CreateMetric("ce");
+  ce->Update({label}, {pred});
+  const double all = -(std::log(0.6) + std::log(0.3) + std::log(0.5) + std::log(0.1));
+  EXPECT_NEAR(Value(*ce), all / 4, 1e-6);
+  auto ppl = CreateMetric("perplexity");
+  ppl->Update({label}, {pred});
+  EXPECT_NEAR(Value(*ppl), std::exp(all / 4), 1e-5);
+  // Position 1 has label 1: ignoring it leaves three positions.
+  const double kept = -(std::log(0.6) + std::log(0.5) + std::log(0.1));
+  auto acc_ignore = CreateMetric("acc", {{"ignore_label", "1"}});
+  acc_ignore->Update({label}, {pred});
+  EXPECT_DOUBLE_EQ(Value(*acc_ignore), 2.0 / 3);
+  auto ce_ignore = CreateMetric("ce", {{"ignore_label", "1"}});
+  ce_ignore->Update({label}, {pred});
+  EXPECT_NEAR(Value(*ce_ignore), kept / 3, 1e-6);
+  auto ppl_ignore = CreateMetric("perplexity", {{"ignore_label", "1"}});
+  ppl_ignore->Update({label}, {pred});
+  EXPECT_NEAR(Value(*ppl_ignore), std::exp(kept / 3), 1e-5);
+  // The same rows flattened to (batch·time, vocab) give the same values.
+  auto flat = CreateMetric("perplexity");
+  flat->Update({label}, {pred.Reshape({4, 3})});
+  EXPECT_NEAR(Value(*flat), Value(*ppl), 1e-9);
+  // Other kinds do not take ignore_label.
+  EXPECT_THROW(CreateMetric("f1", {{"ignore_label", "1"}}), Error);
+}
+
 TEST(Loss, MeanOfThePredictions) {
   auto m = CreateMetric("loss");
   m->Update({}, {A({2}, {1, 2}), A({2, 1}, {3, 6})});
