@@ -11,6 +11,7 @@
 #include "io/ndarray_iter.h"
 #include "io/prefetching_iter.h"
 #include "io/resize_iter.h"
+#include "io/text_iter.h"
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 
@@ -29,7 +30,8 @@ std::string ResolveLocalGpu(const std::string& devices) {
 
 // Every key a configuration may hold, with its type.
 const char* kSchema = R"(
-model: {name: string, symbol: string, num_classes: int}
+model: {name: string, symbol: string, num_classes: int, n_layer: int, n_head: int,
+        d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool}
 data:
   kind: string
   train_image: string
@@ -40,6 +42,11 @@ data:
   train_label_csv: string
   val_data_csv: string
   val_label_csv: string
+  train_files: strings
+  val_files: strings
+  val_fraction: float
+  val_batches: int
+  stride: int
   data_shape: ints
   label_shape: ints
   shape: ints
@@ -153,6 +160,18 @@ void RequireFile(const YAML::Node& root, const std::string& key) {
   if (!std::filesystem::exists(path)) Fail("key '" + key + "': file '" + path + "' does not exist");
 }
 
+models::GptOptions GptOptionsOf(const YAML::Node& root) {
+  models::GptOptions o;
+  o.n_layer = Get<int64_t>(root, "model.n_layer", o.n_layer);
+  o.n_head = Get<int64_t>(root, "model.n_head", o.n_head);
+  o.d_model = Get<int64_t>(root, "model.d_model", o.d_model);
+  o.seq_len = Get<int64_t>(root, "model.seq_len", o.seq_len);
+  o.vocab = Get<int64_t>(root, "model.vocab", o.vocab);
+  o.dropout = Get<double>(root, "model.dropout", o.dropout);
+  o.tie_weights = Get<bool>(root, "model.tie_weights", o.tie_weights);
+  return o;
+}
+
 Shape ToShape(const std::vector<int64_t>& dims) { return Shape(std::span<const int64_t>(dims)); }
 
 // A fixed number of batches per epoch (data.batches_per_epoch), e.g. for benchmarks.
@@ -204,10 +223,15 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   c.root = root;
   const int64_t classes = Get<int64_t>(root, "model.num_classes", 10);
   const std::string symbol_path = Get<std::string>(root, "model.symbol", "");
+  const std::string model_name = Get<std::string>(root, "model.name", "mlp");
   try {
-    c.symbol = symbol_path.empty()
-                   ? models::ByName(Get<std::string>(root, "model.name", "mlp"), classes)
-                   : Symbol::Load(symbol_path);
+    if (!symbol_path.empty()) {
+      c.symbol = Symbol::Load(symbol_path);
+    } else if (model_name == "gpt") {
+      c.symbol = models::Gpt(GptOptionsOf(root));
+    } else {
+      c.symbol = models::ByName(model_name, classes);
+    }
   } catch (const Error& e) {
     Fail("model: " + e.message());
   }
@@ -298,8 +322,27 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     if (Get<std::vector<int64_t>>(root, "data.data_shape", {}).empty()) {
       Fail("key 'data.data_shape' is required for csv data");
     }
+  } else if (kind == "text") {
+    for (const char* key : {"data.train_files", "data.val_files"}) {
+      for (const std::string& path : Get<std::vector<std::string>>(root, key, {})) {
+        if (!std::filesystem::exists(path)) {
+          Fail("key '" + std::string(key) + "': file '" + path + "' does not exist");
+        }
+      }
+    }
+    if (Get<std::vector<std::string>>(root, "data.train_files", {}).empty()) {
+      Fail("key 'data.train_files' is required for text data");
+    }
+    const double val_fraction = Get<double>(root, "data.val_fraction", 0.0);
+    if (val_fraction < 0 || val_fraction >= 1) {
+      Fail("key 'data.val_fraction' must be in [0, 1)");
+    }
+    if (Get<int64_t>(root, "data.stride", 0) < 0) Fail("key 'data.stride' must be positive");
+    if (Get<int64_t>(root, "data.val_batches", 0) < 0) {
+      Fail("key 'data.val_batches' must not be negative");
+    }
   } else if (kind != "synthetic") {
-    Fail("key 'data.kind': '" + kind + "' is not mnist, csv or synthetic");
+    Fail("key 'data.kind': '" + kind + "' is not mnist, csv, text or synthetic");
   }
   return c;
 }
@@ -355,6 +398,42 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num
     out.train = make("train", train_options, &out.train_samples);
     if (!Get<std::string>(root, "data.val_data_csv", "").empty())
       out.val = make("val", val_options, nullptr);
+  } else if (kind == "text") {  // Note [Text windows]
+    TextIterOptions o;
+    o.seq_len = Get<int64_t>(root, "model.seq_len", 128);
+    o.stride = Get<int64_t>(root, "data.stride", 0);
+    o.batch_size = batch;
+    o.seed = seed;
+    o.num_parts = num_workers;
+    o.part_index = rank;
+    const std::vector<std::string> val_files =
+        Get<std::vector<std::string>>(root, "data.val_files", {});
+    const double val_fraction = Get<double>(root, "data.val_fraction", 0.0);
+    TextIterOptions train = o;
+    train.files = Get<std::vector<std::string>>(root, "data.train_files", {});
+    train.shuffle = shuffle;
+    if (val_files.empty()) train.end_fraction = 1 - val_fraction;
+    // A text too short for the batch and window is a setting to change: exit 2, as config errors.
+    auto text_iter = [](const TextIterOptions& options) {
+      try {
+        return std::make_unique<TextIter>(options);
+      } catch (const ConfigError&) {
+        throw;
+      } catch (const Error& e) {
+        Fail("data: " + e.message());
+      }
+    };
+    auto train_it = text_iter(train);
+    out.train_samples = train_it->batches_per_epoch() * batch;
+    out.train = wrap(std::move(train_it));
+    if (!val_files.empty() || val_fraction > 0) {
+      TextIterOptions val = o;
+      val.files = val_files.empty() ? train.files : val_files;
+      val.shuffle = false;
+      if (val_files.empty()) val.begin_fraction = 1 - val_fraction;
+      val.max_batches = Get<int64_t>(root, "data.val_batches", 0);
+      out.val = wrap(text_iter(val));
+    }
   } else {  // synthetic: class c has its mean at +2 on features c, c+C, ...; unit noise
     const std::vector<int64_t> shape = Get<std::vector<int64_t>>(root, "data.shape", {1, 28, 28});
     const int64_t classes = Get<int64_t>(root, "data.num_classes", 10);

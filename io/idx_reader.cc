@@ -11,8 +11,13 @@
 namespace cohort {
 namespace {
 
-// The whole (decompressed) content of a file.
-std::vector<uint8_t> ReadAll(const std::string& path) {
+uint32_t BigEndian32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+}  // namespace
+
+std::vector<uint8_t> ReadDecompressed(const std::string& path) {
   gzFile file = gzopen(path.c_str(), "rb");
   COHORT_CHECK(file != nullptr) << "cannot open '" << path << "': " << std::strerror(errno);
   std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(file, gzclose);
@@ -38,14 +43,8 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
   return bytes;
 }
 
-uint32_t BigEndian32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-
-}  // namespace
-
 NDArray ReadIdxFile(const std::string& path, int expected_ndim) {
-  std::vector<uint8_t> bytes = ReadAll(path);
+  std::vector<uint8_t> bytes = ReadDecompressed(path);
   const uint32_t expected_magic = 0x0800u | static_cast<uint32_t>(expected_ndim);
   COHORT_CHECK_GE(bytes.size(), size_t{4}) << "'" << path << "': too short for an IDX header";
   const uint32_t magic = BigEndian32(bytes.data());

@@ -16,4 +16,8 @@ namespace cohort {
 // what a corrupt header claims.
 NDArray ReadIdxFile(const std::string& path, int expected_ndim);
 
+// The whole content of a file, decompressed when it is gzip (also dictzip's .dz, which is
+// gzip); plain files are read unchanged. Throws naming the file when it cannot be read.
+std::vector<uint8_t> ReadDecompressed(const std::string& path);
+
 }  // namespace cohort

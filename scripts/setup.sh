@@ -14,6 +14,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   ocl-icd-opencl-dev opencl-headers  # libdnnl-dev's CMake config looks for OpenCL
   dataset-fashion-mnist
+  dict-gcide  # English text (the GNU dictionary) for configs/text_gpt.yaml
 )
 
 missing=()

@@ -1,6 +1,9 @@
 // The model zoo.
 #include "symbol/models/models.h"
 
+#include <charconv>
+#include <cmath>
+
 #include "symbol/ops.h"
 
 namespace cohort::models {
@@ -80,6 +83,115 @@ Symbol ResNet(int depth, int64_t num_classes) {
   x = sym::Pooling(x, {.kernel = {7, 7}, .pool_type = "avg", .global_pool = true}, "pool1");
   x = sym::FullyConnected(sym::Flatten(x), {.num_hidden = num_classes}, "fc1");
   return sym::SoftmaxOutput(x, "softmax");
+}
+
+namespace {
+
+// A double as the shortest text that reads back to it (Python's repr), so attribute values
+// equal those MXNet's Python front end writes.
+std::string Repr(double v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof(buf), v).ptr;
+  std::string text(buf, end);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
+Symbol Op(const std::string& op, const std::vector<Symbol>& inputs, const op::Attrs& attrs,
+          const std::string& name) {
+  return Symbol::Create(op, inputs, attrs, name);
+}
+
+Symbol Reshape(const Symbol& x, const std::string& shape, const std::string& name) {
+  return Op("Reshape", {x}, {{"shape", shape}}, name);
+}
+
+Symbol DenseNd(const Symbol& x, int64_t units, const std::string& name) {
+  return sym::FullyConnected(x, {.num_hidden = units, .flatten = false}, name);
+}
+
+Symbol MaybeDropout(const Symbol& x, double p, const std::string& name) {
+  return p > 0 ? sym::Dropout(x, p, name) : x;
+}
+
+// Causal self-attention of x (batch, time, d) over h heads; `mask` (time, time) is 0 where a
+// position may attend and a large negative number where it may not.
+Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const std::string& p) {
+  const std::string h = std::to_string(o.n_head);
+  const Symbol qkv = DenseNd(x, 3 * o.d_model, p + "_qkv");
+  const Symbol parts = Op("SliceChannel", {qkv}, {{"num_outputs", "3"}, {"axis", "2"}},
+                          p + "_split");
+  // (batch, time, d) -> (batch·heads, time, d / heads)
+  auto heads = [&](const Symbol& t, const std::string& n) {
+    Symbol y = Reshape(t, "(0, 0, " + h + ", -1)", p + "_" + n + "_split_heads");
+    y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, p + "_" + n + "_heads_first");
+    return Reshape(y, "(-3, -2)", p + "_" + n + "_merge_batch");
+  };
+  const Symbol q = heads(parts[0], "q"), k = heads(parts[1], "k"), v = heads(parts[2], "v");
+  Symbol scores = Op("batch_dot", {q, k}, {{"transpose_b", "True"}}, p + "_scores");
+  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_model / o.n_head));
+  scores = Op("_mul_scalar", {scores}, {{"scalar", Repr(scale)}}, p + "_scale");
+  scores = Op("broadcast_add", {scores, mask}, {}, p + "_masked");
+  Symbol weights = Op("softmax", {scores}, {{"axis", "-1"}}, p + "_softmax");
+  weights = MaybeDropout(weights, o.dropout, p + "_attn_drop");
+  Symbol y = Op("batch_dot", {weights, v}, {}, p + "_context");
+  y = Reshape(y, "(-4, -1, " + h + ", -2)", p + "_split_batch");
+  y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, p + "_time_first");
+  y = Reshape(y, "(0, 0, -1)", p + "_merge_heads");
+  return DenseNd(y, o.d_model, p + "_proj");
+}
+
+}  // namespace
+
+Symbol Gpt(const GptOptions& o) {
+  COHORT_CHECK(o.n_layer >= 1 && o.n_head >= 1 && o.d_model >= 1 && o.seq_len >= 1 &&
+               o.vocab >= 1)
+      << "gpt: n_layer, n_head, d_model, seq_len and vocab must be positive";
+  COHORT_CHECK(o.d_model % o.n_head == 0)
+      << "gpt: d_model " << o.d_model << " is not a multiple of n_head " << o.n_head;
+  COHORT_CHECK(o.dropout >= 0 && o.dropout < 1) << "gpt: dropout " << o.dropout
+                                                << " is outside [0, 1)";
+  const Symbol data = sym::Variable("data");
+  const Symbol token_weight = sym::Variable("tok_embed_weight");
+  const std::string d = std::to_string(o.d_model);
+  Symbol x = Symbol::Create(
+      "Embedding", std::map<std::string, Symbol>{{"data", data}, {"weight", token_weight}},
+      {{"input_dim", std::to_string(o.vocab)}, {"output_dim", d}}, "tok_embed");
+  const Symbol positions = Op("_contrib_arange_like", {data}, {{"axis", "1"}}, "positions");
+  const Symbol pos = Op("Embedding", {positions},
+                        {{"input_dim", std::to_string(o.seq_len)}, {"output_dim", d}},
+                        "pos_embed");
+  x = Op("broadcast_add", {x, pos}, {}, "embed");
+  x = MaybeDropout(x, o.dropout, "embed_drop");
+  // mask[i, j] = -1e9 where j > i (a later position), 0 elsewhere.
+  const Symbol later = Op("broadcast_greater",
+                          {Reshape(positions, "(1, -1)", "mask_cols"),
+                           Reshape(positions, "(-1, 1)", "mask_rows")},
+                          {}, "mask_later");
+  const Symbol mask = Op("_mul_scalar", {later}, {{"scalar", "-1000000000.0"}}, "mask");
+  for (int64_t l = 0; l < o.n_layer; ++l) {
+    const std::string p = "h" + std::to_string(l);
+    Symbol a = Op("LayerNorm", {x}, {}, p + "_ln1");
+    a = MaybeDropout(Attention(a, mask, o, p + "_attn"), o.dropout, p + "_attn_out_drop");
+    x = Op("elemwise_add", {x, a}, {}, p + "_attn_residual");
+    Symbol m = Op("LayerNorm", {x}, {}, p + "_ln2");
+    m = DenseNd(m, 4 * o.d_model, p + "_mlp_fc");
+    m = Op("LeakyReLU", {m}, {{"act_type", "gelu"}}, p + "_mlp_gelu");
+    m = MaybeDropout(DenseNd(m, o.d_model, p + "_mlp_proj"), o.dropout, p + "_mlp_drop");
+    x = Op("elemwise_add", {x, m}, {}, p + "_mlp_residual");
+  }
+  x = Op("LayerNorm", {x}, {}, "ln_f");
+  const std::string vocab = std::to_string(o.vocab);
+  const Symbol logits =
+      o.tie_weights
+          ? Symbol::Create("FullyConnected",
+                           std::map<std::string, Symbol>{{"data", x}, {"weight", token_weight}},
+                           {{"num_hidden", vocab}, {"no_bias", "True"}, {"flatten", "False"}},
+                           "lm_head")
+          : DenseNd(x, o.vocab, "lm_head");
+  return Op("SoftmaxOutput", {logits, sym::Variable("softmax_label")},
+            {{"preserve_shape", "True"}, {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}},
+            "softmax");
 }
 
 Symbol ByName(const std::string& name, int64_t num_classes) {

@@ -14,6 +14,26 @@ Symbol LeNet(int64_t num_classes = 10);
 // ResNet for CIFAR-sized images (3x32x32) as MXNet's example builds it (pre-activation units,
 // three stages of 16, 32 and 64 filters, a BatchNorm on the data): depth 6n + 2, e.g. 20.
 Symbol ResNet(int depth = 20, int64_t num_classes = 10);
+// A GPT-style language model (as nanoGPT and GluonNLP's GPT-2): token and position embeddings,
+// n_layer pre-LayerNorm blocks of causal multi-head self-attention and a GELU MLP (4·d_model),
+// a final LayerNorm, and an output layer over the vocabulary, its weight the token embedding's
+// when tie_weights. Inputs "data" and "softmax_label" are (batch, seq_len) token ids, the label
+// the next token of each position; the SoftmaxOutput keeps (batch, seq_len, vocab) and scales
+// its gradient by 1/seq_len, so that with the trainer's 1/batch the gradient is that of the mean
+// cross-entropy over every position. The causal mask is built in the graph from
+// _contrib_arange_like, as GluonNLP does. Dropout of `dropout` after the embeddings, on the
+// attention weights and after each residual branch (none when 0).
+struct GptOptions {
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t d_model = 128;
+  int64_t seq_len = 128;
+  int64_t vocab = 256;
+  double dropout = 0.0;
+  bool tie_weights = true;
+};
+Symbol Gpt(const GptOptions& options);
+
 // "mlp", "lenet" or "resnet<depth>" (resnet20, resnet56, ...); throws naming the model otherwise.
 Symbol ByName(const std::string& name, int64_t num_classes = 10);
 

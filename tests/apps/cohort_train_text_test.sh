@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# configs/text_gpt.yaml's job, shrunk (a 1-layer GPT on a text made from this repository's
+# README, repeated): it trains, validation perplexity falls every epoch, and bad text settings
+# are one-line errors with exit code 2.
+set -u
+train=$1 config=$2 readme=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+for _ in 1 2 3 4 5 6 7 8; do cat "$readme"; done > "$tmp/text.txt"
+gzip -k "$tmp/text.txt"
+small=(--set "data.train_files=[$tmp/text.txt.gz]" --set data.val_fraction=0.1
+       --set data.val_batches=4 --set data.batches_per_epoch=25 --set batch_size=8
+       --set model.n_layer=1 --set model.n_head=2 --set model.d_model=32 --set model.seq_len=32
+       --set epochs=3 --set log_every=100 --set devices=cpu:0,cpu:1)
+"$train" --config "$config" "${small[@]}" --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
+check "train exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/train.log"
+ppl=($(grep -o '"val":{"perplexity":[0-9.e+-]*' "$tmp/m.jsonl" | sed 's/.*://'))
+check "one validation perplexity per epoch (${ppl[*]})" '[[ ${#ppl[@]} -eq 3 ]]'
+check "validation perplexity falls every epoch (${ppl[*]})" \
+  'awk -v a="${ppl[0]}" -v b="${ppl[1]}" -v c="${ppl[2]}" "BEGIN { exit !(a > b && b > c && c < 40) }"'
+out=$("$train" --config "$config" "${small[@]}" --set model.seq_len=100000 2>&1); code=$?
+check "a text shorter than one batch is exit 2 naming it" \
+  '[[ $code -eq 2 && "$out" == *"fewer than one global batch"* ]]'
+out=$("$train" --config "$config" --set "data.train_files=[$tmp/none.txt]" 2>&1); code=$?
+check "a missing text file is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"none.txt"* ]]'
+out=$("$train" --config "$config" "${small[@]}" --set model.n_head=3 2>&1); code=$?
+check "d_model not a multiple of n_head is exit 2" \
+  '[[ $code -eq 2 && "$out" == *"not a multiple of n_head"* ]]'
+exit $fail

@@ -1,0 +1,142 @@
+// models::Gpt bound and run: its parameters, that no position sees a later token, that its
+// gradients equal finite differences of the mean cross-entropy, and that it learns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "executor/executor.h"
+#include "symbol/models/models.h"
+
+namespace cohort {
+namespace {
+
+constexpr models::GptOptions kTiny = {
+    .n_layer = 2, .n_head = 2, .d_model = 8, .seq_len = 6, .vocab = 11, .dropout = 0.0};
+
+void FillUniform(const NDArray& a, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  float* p = static_cast<float*>(a.raw_data());
+  for (int64_t i = 0; i < a.size(); ++i) p[i] = u(rng);
+}
+
+// An executor for `batch` windows with random parameters (LayerNorm gamma near 1) and tokens.
+std::unique_ptr<Executor> Bind(const models::GptOptions& o, int64_t batch, uint64_t seed) {
+  auto exec = Executor::SimpleBind(
+      models::Gpt(o), Context::CPU(),
+      {{"data", {batch, o.seq_len}}, {"softmax_label", {batch, o.seq_len}}}, GradReq::kWrite,
+      {{"data", GradReq::kNull}, {"softmax_label", GradReq::kNull}});
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  for (const auto& [name, array] : exec->arg_dict()) {
+    if (name == "data" || name == "softmax_label") {
+      std::uniform_int_distribution<int> token(0, static_cast<int>(o.vocab) - 1);
+      float* p = static_cast<float*>(array.raw_data());
+      for (int64_t i = 0; i < array.size(); ++i) p[i] = static_cast<float>(token(rng));
+    } else if (name.ends_with("_gamma")) {
+      FillUniform(array, rng, 0.2f);
+      float* p = static_cast<float*>(array.raw_data());
+      for (int64_t i = 0; i < array.size(); ++i) p[i] += 1;
+    } else {
+      FillUniform(array, rng, 0.5f);
+    }
+  }
+  return exec;
+}
+
+TEST(Gpt, ParametersAreNamedAndSizedAsTheConstructionSays) {
+  const models::GptOptions o = kTiny;
+  auto exec = Bind(o, 2, 1);
+  const int64_t d = o.d_model, v = o.vocab, t = o.seq_len;
+  const int64_t per_layer =
+      2 * 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d);
+  int64_t count = 0;
+  for (const auto& [name, array] : exec->arg_dict()) {
+    if (name != "data" && name != "softmax_label") count += array.size();
+  }
+  EXPECT_EQ(count, v * d + t * d + o.n_layer * per_layer + 2 * d);
+  EXPECT_EQ(exec->arg_dict().at("tok_embed_weight").shape(), Shape({v, d}));
+  EXPECT_EQ(exec->arg_dict().at("pos_embed_weight").shape(), Shape({t, d}));
+  EXPECT_EQ(exec->arg_dict().at("h1_attn_qkv_weight").shape(), Shape({3 * d, d}));
+  EXPECT_EQ(exec->arg_dict().at("h1_mlp_fc_weight").shape(), Shape({4 * d, d}));
+  EXPECT_EQ(exec->arg_dict().count("lm_head_weight"), 0u);  // tied to tok_embed_weight
+  EXPECT_EQ(exec->outputs()[0].shape(), Shape({2, t, v}));
+
+  models::GptOptions untied = o;
+  untied.tie_weights = false;
+  auto separate = Bind(untied, 2, 1);
+  EXPECT_EQ(separate->arg_dict().at("lm_head_weight").shape(), Shape({v, d}));
+  EXPECT_EQ(separate->arg_dict().at("lm_head_bias").shape(), Shape({v}));
+}
+
+// Changing token k changes the predictions at positions k and later, never before.
+TEST(Gpt, NoPositionSeesALaterToken) {
+  auto exec = Bind(kTiny, 2, 2);
+  exec->Forward(false);
+  const std::vector<float> before = exec->outputs()[0].ToVector<float>();
+  const int64_t t = kTiny.seq_len, v = kTiny.vocab, k = 3;
+  float* data = static_cast<float*>(exec->arg_dict().at("data").raw_data());
+  data[t + k] = std::fmod(data[t + k] + 1, static_cast<float>(v));  // sample 1, position k
+  exec->Forward(false);
+  const std::vector<float> after = exec->outputs()[0].ToVector<float>();
+  for (int64_t pos = 0; pos < t; ++pos) {
+    double sample0 = 0, sample1 = 0;
+    for (int64_t c = 0; c < v; ++c) {
+      sample0 += std::fabs(after[pos * v + c] - before[pos * v + c]);
+      sample1 += std::fabs(after[(t + pos) * v + c] - before[(t + pos) * v + c]);
+    }
+    EXPECT_EQ(sample0, 0.0) << "sample 0 changed at position " << pos;
+    if (pos < k) {
+      EXPECT_EQ(sample1, 0.0) << "position " << pos << " saw token " << k;
+    } else {
+      EXPECT_GT(sample1, 1e-6) << "position " << pos << " did not see token " << k;
+    }
+  }
+}
+
+// The mean cross-entropy over every position of every window, in double.
+double MeanCrossEntropy(Executor& exec) {
+  exec.Forward(true);
+  const std::vector<float> p = exec.outputs()[0].ToVector<float>();
+  const std::vector<float> label = exec.arg_dict().at("softmax_label").ToVector<float>();
+  const int64_t v = exec.outputs()[0].shape()[2];
+  double sum = 0;
+  for (size_t i = 0; i < label.size(); ++i) {
+    sum -= std::log(static_cast<double>(p[i * v + static_cast<int64_t>(label[i])]));
+  }
+  return sum / static_cast<double>(label.size());
+}
+
+// Backward gives the gradient of Σ over positions of the cross-entropy / seq_len (the
+// SoftmaxOutput's grad_scale), i.e. batch × the mean's: checked against central differences of the
+// mean.
+TEST(Gpt, GradientsAreThoseOfTheMeanCrossEntropy) {
+  const int64_t batch = 2;
+  auto exec = Bind(kTiny, batch, 3);
+  exec->Forward(true);
+  exec->Backward();
+  std::mt19937 rng(9);
+  int checked = 0;
+  for (const auto& [name, grad] : exec->grad_dict()) {
+    if (grad.is_none()) continue;
+    const std::vector<float> analytic = grad.ToVector<float>();
+    float* x = static_cast<float*>(exec->arg_dict().at(name).raw_data());
+    for (int trial = 0; trial < 3; ++trial) {
+      const int64_t j = std::uniform_int_distribution<int64_t>(0, grad.size() - 1)(rng);
+      const float saved = x[j];
+      const float eps = 1e-2f;
+      x[j] = saved + eps;
+      const double up = MeanCrossEntropy(*exec);
+      x[j] = saved - eps;
+      const double down = MeanCrossEntropy(*exec);
+      x[j] = saved;
+      const double numeric = (up - down) / (2.0 * eps) * batch;
+      EXPECT_NEAR(analytic[j], numeric, 3e-3 + 3e-2 * std::fabs(numeric))
+          << name << "[" << j << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3 * 20);
+}
+
+}  // namespace
+}  // namespace cohort
