@@ -17,6 +17,16 @@
 #define COHORT_EXEC_CHECK_DISABLE
 #endif
 
+// COHORT_SIMD_SUM(var) goes before a loop that only adds into `var`: on the CPU it lets the
+// compiler vectorize the sum (OpenMP's simd reduction: partial sums per vector lane, combined in
+// a fixed order, so the result is the same on every run of the same binary); nvcc ignores it.
+#if defined(_OPENMP) && !defined(__CUDACC__)
+#define COHORT_PRAGMA(text) _Pragma(#text)
+#define COHORT_SIMD_SUM(var) COHORT_PRAGMA(omp simd reduction(+ : var))
+#else
+#define COHORT_SIMD_SUM(var)
+#endif
+
 namespace cohort {
 
 // std::bit_cast for the types kernels reinterpret, on either side.

@@ -41,7 +41,7 @@ COHORT_HOST_DEVICE float ActivationValue(ActType act, float x, float slope) {
     case ActType::kLeaky: return x > 0 ? x : slope * x;
     case ActType::kElu: return x > 0 ? x : slope * expm1f(x);
     case ActType::kSelu: return kSeluLambda * (x > 0 ? x : kSeluAlpha * expm1f(x));
-    case ActType::kGelu: return 0.5f * x * (1.0f + erff(x * kSqrtHalf));  // MXNet's erf form
+    case ActType::kGelu: return 0.5f * x * (1.0f + FastErf(x * kSqrtHalf));  // MXNet's erf form
   }
   return 0;
 }
@@ -61,7 +61,7 @@ COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, flo
     case ActType::kElu: return x > 0 ? 1.0f : slope * expf(x);
     case ActType::kSelu: return kSeluLambda * (x > 0 ? 1.0f : kSeluAlpha * expf(x));
     case ActType::kGelu:
-      return 0.5f * (1.0f + erff(x * kSqrtHalf)) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+      return 0.5f * (1.0f + FastErf(x * kSqrtHalf)) + x * kInvSqrt2Pi * FastExp(-0.5f * x * x);
   }
   return 0;
 }

@@ -130,6 +130,40 @@ Shape BroadcastShape(const Shape& a, const Shape& b, const std::string& op) {
 
 constexpr int64_t kMinChunk = 1 << 14;  // elements: smaller arrays are not worth splitting
 
+// The gradient of an input that is not broadcast (it has the output's shape): its element i
+// reads output element i only, so it goes a row at a time without BroadcastReduce's index
+// search, with the same values (a gather of the one term BroadcastGradTerm(i)).
+void FullSideGrad(const OpContext& ctx, BroadcastKind kind, const BroadcastLayout& l, int side,
+                  GradReq req, const float* dy, const float* a, const float* b, float* dx,
+                  int64_t n) {
+  const int64_t row = l.ndim > 0 ? l.out_dim[l.ndim - 1] : 1;
+  const int other = 1 - side;
+  const int64_t so = l.ndim > 0 ? l.stride[other][l.ndim - 1] : 0;
+  const float* mine = side == 0 ? a : b;
+  const float* theirs = side == 0 ? b : a;
+  ParallelChunks(
+      n / row, ChunksFor(ctx, n / kMinChunk),
+      [&](int64_t, int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) {
+          const int64_t i0 = r * row;
+          if (mine == nullptr) {  // add, sub: ±dy
+            const float sign = BroadcastPartial(kind, side, 0.0f, 0.0f);
+            COHORT_ELEMENTWISE
+            for (int64_t k = 0; k < row; ++k) AssignReq(req, dx, i0 + k, dy[i0 + k] * sign);
+            continue;
+          }
+          const float* t = theirs + BroadcastSource(l, other, i0);
+          for (int64_t k = 0; k < row; ++k) {
+            const float x = mine[i0 + k], y = t[k * so];
+            AssignReq(
+                req, dx, i0 + k,
+                dy[i0 + k] * BroadcastPartial(kind, side, side == 0 ? x : y, side == 0 ? y : x));
+          }
+        }
+      },
+      ctx.arena);
+}
+
 class Broadcast : public Operator {
  public:
   Broadcast(BroadcastKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
@@ -170,12 +204,17 @@ class Broadcast : public Operator {
     const float* b = reads ? FloatsOf(in[1]) : nullptr;
     COHORT_GPU_DISPATCH(ctx, BroadcastBackwardGpu(ctx, kind_, l, out_grad[0], a, b, req, in_grad));
     const float* dy = F(out_grad[0]);
+    const int64_t out_size = out_grad[0].size();
     for (int side = 0; side < 2; ++side) {
       if (req[side] == GradReq::kNull) continue;
       float* dx = F(in_grad[side]);
       const BroadcastGradTerm term{&l, kind_, side, dy, a, b};
       const GradReq r = req[side];
       const int64_t n = l.in_size[side];
+      if (n == out_size) {  // this side is not broadcast: its gradient is elementwise, by rows
+        FullSideGrad(ctx, kind_, l, side, r, dy, a, b, dx, out_size);
+        continue;
+      }
       ParallelChunks(
           n, ChunksFor(ctx, out_grad[0].size() / kMinChunk),
           [&](int64_t, int64_t first, int64_t last) {

@@ -114,11 +114,7 @@ class FullyConnected : public Operator {
           ctx.arena);
     }
     if (!p_.no_bias && req[2] != GradReq::kNull) {  // db = Σ_rows dy
-      float* db = F(in_grad[2]);
-      const bool add = req[2] == GradReq::kAdd;
-      for (int64_t j = 0; j < h; ++j) {
-        db[j] = FullyConnectedBiasGrad(dy, rows, h, j, add ? db[j] : 0.0f);
-      }
+      FullyConnectedBiasGradRows(dy, rows, h, F(in_grad[2]), req[2] == GradReq::kAdd);
     }
   }
 

@@ -26,4 +26,19 @@ COHORT_HOST_DEVICE float FullyConnectedBiasGrad(const float* dy, int64_t rows, i
   return acc;
 }
 
+// All h bias gradients at once, rows outer: each column adds its rows in the same order as
+// FullyConnectedBiasGrad (so the same bits), but the reads follow memory (the CPU's form; the
+// column-at-a-time form strode through dy and took as long as the GEMMs of a narrow layer).
+// db holds the old values for kAdd.
+COHORT_HOST_DEVICE void FullyConnectedBiasGradRows(const float* dy, int64_t rows, int64_t h,
+                                                   float* db, bool add) {
+  if (!add) {
+    for (int64_t j = 0; j < h; ++j) db[j] = 0.0f;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = dy + r * h;
+    for (int64_t j = 0; j < h; ++j) db[j] += row[j];
+  }
+}
+
 }  // namespace cohort::op

@@ -24,18 +24,7 @@ LayerNormParam LayerNormParam::Parse(const Attrs& attrs) {
 
 namespace {
 
-constexpr int64_t kMinChunk = 1 << 13;  // elements per chunk of rows or columns
-
-template <typename Body>
-void RowsInArena(const OpContext& ctx, const AxisSplit& s, const Body& body) {
-  const int64_t rows = s.outer * s.inner;
-  ParallelChunks(
-      rows, ChunksFor(ctx, rows * s.size / kMinChunk),
-      [&](int64_t, int64_t first, int64_t last) {
-        for (int64_t r = first; r < last; ++r) body(SerialLanes{}, RowBase(r, s.size, s.inner));
-      },
-      ctx.arena);
-}
+constexpr int64_t kMinChunk = 1 << 13;  // elements per chunk of columns
 
 class LayerNorm : public Operator {
  public:
@@ -68,7 +57,7 @@ class LayerNorm : public Operator {
                              FloatsOf(out[0]), FloatsOf(out[1]), FloatsOf(out[2]),
                              s.size,           s.inner,          p_.eps};
     COHORT_GPU_DISPATCH(ctx, LayerNormForwardGpu(ctx, rows, s.outer, s.inner));
-    RowsInArena(ctx, s, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -99,12 +88,13 @@ class LayerNorm : public Operator {
     COHORT_GPU_DISPATCH(
         ctx, LayerNormBackwardGpu(ctx, req[0] != GradReq::kNull ? &rows : nullptr,
                                   want_gamma || want_beta ? &params : nullptr, s.outer, s.inner));
-    if (req[0] != GradReq::kNull) RowsInArena(ctx, s, rows);
+    if (req[0] != GradReq::kNull) ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
     if (want_gamma || want_beta) {
       ParallelChunks(
           s.size, ChunksFor(ctx, s.outer * s.inner * s.size / kMinChunk),
           [&](int64_t, int64_t first, int64_t last) {
-            for (int64_t c = first; c < last; ++c) params(c);
+            float* scratch = Scratch(2 * static_cast<size_t>(last - first));  // per thread
+            LayerNormParamGradRows(params, first, last, scratch, scratch + (last - first));
           },
           ctx.arena);
     }

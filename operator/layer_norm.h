@@ -34,24 +34,36 @@ struct LayerNormRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
+    if (stride == 1) {
+      Row(lanes, base, UnitStride{});
+    } else {
+      Row(lanes, base, stride);
+    }
+  }
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes, typename Stride>
+  COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
     const float* xr = x + base;
     float sum = 0;
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += xr[c * stride];
+    COHORT_SIMD_SUM(sum)
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += xr[c * s];
     const float m = lanes.Reduce(sum, SumOp{}) / static_cast<float>(size);
     float squares = 0;
+    COHORT_SIMD_SUM(squares)
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const float d = xr[c * stride] - m;
+      const float d = xr[c * s] - m;
       squares += d * d;
     }
-    const float s = sqrtf(lanes.Reduce(squares, SumOp{}) / static_cast<float>(size) + eps);
+    const float sd = sqrtf(lanes.Reduce(squares, SumOp{}) / static_cast<float>(size) + eps);
     const int64_t row = LayerNormRowOf(base, size, stride);
     if (lanes.first() == 0) {
       mean[row] = m;
-      std[row] = s;
+      std[row] = sd;
     }
     float* yr = y + base;
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      yr[c * stride] = (xr[c * stride] - m) / s * gamma[c] + beta[c];
+      yr[c * s] = (xr[c * s] - m) / sd * gamma[c] + beta[c];
     }
   }
 };
@@ -66,19 +78,33 @@ struct LayerNormGradRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
+    if (stride == 1) {
+      Row(lanes, base, UnitStride{});
+    } else {
+      Row(lanes, base, stride);
+    }
+  }
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes, typename Stride>
+  COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride step) const {
     const int64_t row = LayerNormRowOf(base, size, stride);
     const float m = mean[row], s = std[row];
     float sum_g = 0, sum_gx = 0;
+    COHORT_SIMD_SUM(sum_g)
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * stride;
-      const float gg = dy[k] * gamma[c];
-      sum_g += gg;
-      sum_gx += gg * ((x[k] - m) / s);
+      const int64_t k = base + c * step;
+      sum_g += dy[k] * gamma[c];
+    }
+    COHORT_SIMD_SUM(sum_gx)
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      const int64_t k = base + c * step;
+      sum_gx += dy[k] * gamma[c] * ((x[k] - m) / s);
     }
     const float a = lanes.Reduce(sum_g, SumOp{}) / static_cast<float>(size);
     const float b = lanes.Reduce(sum_gx, SumOp{}) / static_cast<float>(size);
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * stride;
+      const int64_t k = base + c * step;
       const float xhat = (x[k] - m) / s;
       AssignReq(req, dx, k, (dy[k] * gamma[c] - a - xhat * b) / s);
     }
@@ -86,7 +112,7 @@ struct LayerNormGradRows {
 };
 
 // gamma's and beta's gradients at position c along the axis: Σ over rows of g·x̂ and of g, the
-// rows in order.
+// rows in order (the GPU's form, one thread per position; the CPU runs LayerNormParamGradRows).
 struct LayerNormParamGrads {
   const float *x, *dy, *mean, *std;
   float *dgamma, *dbeta;  // either may be null (not wanted)
@@ -104,5 +130,26 @@ struct LayerNormParamGrads {
     if (dbeta) AssignReq(req_beta, dbeta, c, sum_g);
   }
 };
+
+// The same sums for positions [c0, c1), rows outer (reads follow memory when the axis is last):
+// each position adds its rows in the order LayerNormParamGrads does, so the same bits. sum_gx and
+// sum_g hold c1 - c0 floats of scratch.
+COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGrads& p, int64_t c0, int64_t c1,
+                                               float* sum_gx, float* sum_g) {
+  for (int64_t c = c0; c < c1; ++c) sum_gx[c - c0] = sum_g[c - c0] = 0;
+  for (int64_t r = 0; r < p.outer * p.inner; ++r) {
+    const int64_t base = RowBase(r, p.size, p.inner);
+    const float m = p.mean[r], s = p.std[r];
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t k = base + c * p.inner;
+      sum_gx[c - c0] += p.dy[k] * ((p.x[k] - m) / s);
+      sum_g[c - c0] += p.dy[k];
+    }
+  }
+  for (int64_t c = c0; c < c1; ++c) {
+    if (p.dgamma) AssignReq(p.req_gamma, p.dgamma, c, sum_gx[c - c0]);
+    if (p.dbeta) AssignReq(p.req_beta, p.dbeta, c, sum_g[c - c0]);
+  }
+}
 
 }  // namespace cohort::op

@@ -103,7 +103,7 @@ class SoftmaxOutput : public Operator {
     const AxisSplit s = Split(in[0].shape());
     const SoftmaxOutputRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size, s.inner};
     COHORT_GPU_DISPATCH(ctx, SoftmaxOutputForwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,

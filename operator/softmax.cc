@@ -46,7 +46,7 @@ class Softmax : public Operator {
     const SoftmaxRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size,
                            s.inner,         p_.temperature,   log_};
     COHORT_GPU_DISPATCH(ctx, SoftmaxForwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -64,7 +64,7 @@ class Softmax : public Operator {
                                log_,
                                req[0]};
     COHORT_GPU_DISPATCH(ctx, SoftmaxBackwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "operator/common/fast_math.h"
 #include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
@@ -18,7 +19,8 @@ struct SoftmaxParam {
   static SoftmaxParam Parse(const std::string& op, const Attrs& attrs);
 };
 
-// y = softmax((x - max) / t), or its log, over each row; sums in double. y may be x.
+// y = softmax((x - max) / t), or its log, over each row. y may be x. One exponential per
+// element (FastExp, which vectorizes), summed in float: a row's sum is of terms in (0, 1].
 struct SoftmaxRows {
   const float* x;
   float* y;
@@ -29,17 +31,42 @@ struct SoftmaxRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
+    if (stride == 1) {
+      Row(lanes, base, UnitStride{});
+    } else {
+      Row(lanes, base, stride);
+    }
+  }
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes, typename Stride>
+  COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
     const float* xr = x + base;
     float* yr = y + base;
-    const float max = RowMax(lanes, xr, size, stride);
-    double sum = 0;
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      sum += expf((xr[c * stride] - max) / t);
+    const float max = RowMax(lanes, xr, size, s);
+    const float inv_t = 1.0f / t;
+    float sum = 0;
+    if (log) {
+      COHORT_SIMD_SUM(sum)
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+        sum += FastExp((xr[c * s] - max) * inv_t);
+      }
+    } else {  // keep each exponential in y (x is not read again: y may be x)
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+        yr[c * s] = FastExp((xr[c * s] - max) * inv_t);
+      }
+      COHORT_SIMD_SUM(sum)
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += yr[c * s];
     }
-    const float log_sum = static_cast<float>(::log(lanes.Reduce(sum, SumOp{})));
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const float z = (xr[c * stride] - max) / t - log_sum;
-      yr[c * stride] = log ? z : expf(z);
+    const float total = lanes.Reduce(sum, SumOp{});
+    if (log) {
+      const float log_sum = logf(total);
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+        yr[c * s] = (xr[c * s] - max) * inv_t - log_sum;
+      }
+    } else {
+      const float inv = 1.0f / total;
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) yr[c * s] *= inv;
     }
   }
 };
@@ -57,16 +84,28 @@ struct SoftmaxGradRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
-    double dot = 0;
+    if (stride == 1) {
+      Row(lanes, base, UnitStride{});
+    } else {
+      Row(lanes, base, stride);
+    }
+  }
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes, typename Stride>
+  COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
+    float dot = 0;
+    COHORT_SIMD_SUM(dot)
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * stride;
+      const int64_t k = base + c * s;
       dot += log ? dy[k] : dy[k] * y[k];
     }
-    const float d = static_cast<float>(lanes.Reduce(dot, SumOp{}));
+    const float d = lanes.Reduce(dot, SumOp{});
+    const float inv_t = 1.0f / t;
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * stride;
-      const float g = log ? dy[k] - expf(y[k]) * d : y[k] * (dy[k] - d);
-      AssignReq(req, dx, k, g / t);
+      const int64_t k = base + c * s;
+      const float g = log ? dy[k] - FastExp(y[k]) * d : y[k] * (dy[k] - d);
+      AssignReq(req, dx, k, g * inv_t);
     }
   }
 };

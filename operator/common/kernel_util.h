@@ -112,10 +112,19 @@ float SumProductsOfDeviations(const float* a, const float* x, int64_t n, float m
 // beta for a GEMM that writes a gradient: 0 overwrites, 1 accumulates.
 inline float BetaFor(GradReq req) { return req == GradReq::kAdd ? 1.0f : 0.0f; }
 
-// Runs a row body (Note [Row lanes]) over every row of an (outer, size, inner) array, serially.
+// Runs a row body (Note [Row lanes]) over every row of an (outer, size, inner) array, the rows
+// split in static blocks over the device's arena (serially for small arrays).
 template <typename Body>
-void ForEachRowOnCpu(int64_t outer, int64_t size, int64_t inner, const Body& body) {
-  for (int64_t r = 0; r < outer * inner; ++r) body(SerialLanes{}, RowBase(r, size, inner));
+void ForEachRowOnCpu(const OpContext& ctx, int64_t outer, int64_t size, int64_t inner,
+                     const Body& body) {
+  constexpr int64_t kMinChunk = 1 << 13;  // elements per block of rows
+  const int64_t rows = outer * inner;
+  ParallelChunks(
+      rows, ChunksFor(ctx, rows * size / kMinChunk),
+      [&](int64_t, int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) body(SerialLanes{}, RowBase(r, size, inner));
+      },
+      ctx.arena);
 }
 
 // Collapses a shape to (outer, axis, inner) around `axis`.

@@ -59,10 +59,16 @@ struct SerialLanes {
   }
 };
 
+// A row stride known to be 1: row bodies run their loops with it when rows are contiguous, so
+// that the CPU compiler vectorizes them (a runtime stride made them gathers).
+struct UnitStride {
+  COHORT_HOST_DEVICE constexpr operator int64_t() const { return 1; }
+};
+
 // The maximum of a row of `size` values spaced `stride` apart, over all lanes (MaxOp's order).
 COHORT_EXEC_CHECK_DISABLE
-template <typename Lanes>
-COHORT_HOST_DEVICE float RowMax(Lanes lanes, const float* row, int64_t size, int64_t stride) {
+template <typename Lanes, typename Stride>
+COHORT_HOST_DEVICE float RowMax(Lanes lanes, const float* row, int64_t size, Stride stride) {
   float max = -INFINITY;
   for (int64_t c = lanes.first(); c < size; c += lanes.step()) max = MaxOp{}(max, row[c * stride]);
   return lanes.Reduce(max, MaxOp{});
