@@ -18,7 +18,7 @@ median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 if [[ ${1:-} == --quality ]]; then
   start=$(date +%s.%N)
-  build/apps/cohort-train --config configs/text_gpt.yaml --set log_every=0 \
+  build/apps/cohort-train --config configs/text_gpt.yaml --set log_every=0 --set log_level=warn \
     --metrics-out "$tmp/q.jsonl" > /dev/null
   end=$(date +%s.%N)
   ppl=$(tail -1 "$tmp/q.jsonl" | sed 's/.*"val":{"perplexity":\([0-9.]*\).*/\1/')
@@ -34,6 +34,7 @@ batches=${1:-30}
 repeats=${REPEATS:-3}
 seq_len=128
 cohort() {  # one Cohort run -> "tokens_per_sec peak_rss_mb"
+  rm -f "$tmp/c.jsonl"  # --metrics-out appends
   /usr/bin/time -f "%M" -o "$tmp/rss" build/apps/cohort-train --config configs/text_gpt.yaml \
     --set epochs=1 --set data.batches_per_epoch="$batches" --set data.val_fraction=0 \
     --set log_every=0 --set log_level=warn --metrics-out "$tmp/c.jsonl" > /dev/null

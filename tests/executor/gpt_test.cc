@@ -6,6 +6,7 @@
 #include <random>
 
 #include "executor/executor.h"
+#include "ndarray/params_io.h"
 #include "symbol/models/models.h"
 
 namespace cohort {
@@ -136,6 +137,79 @@ TEST(Gpt, GradientsAreThoseOfTheMeanCrossEntropy) {
     }
   }
   EXPECT_GE(checked, 3 * 20);
+}
+
+// The fixture's size (scripts/make_mxnet_gpt_fixture.py).
+constexpr models::GptOptions kFixture = {
+    .n_layer = 2, .n_head = 2, .d_model = 8, .seq_len = 6, .vocab = 11, .dropout = 0.0};
+
+std::string Fixture(const std::string& name) {
+  return std::string(COHORT_TEST_DATA_DIR) + "/symbols/" + name;
+}
+
+// The zoo's GPT is the graph MXNet 1.9.1 builds from the same construction: the same ops in the
+// same order with the same names, arguments and shapes, and every attribute MXNet wrote.
+TEST(Gpt, GraphEqualsTheOneMXNetBuilds) {
+  const Symbol ours = models::Gpt(kFixture);
+  const Symbol theirs = Symbol::Load(Fixture("gpt-symbol.json"));
+  EXPECT_EQ(ours.ListArguments(), theirs.ListArguments());
+  const Shape batch = {2, kFixture.seq_len};
+  const Symbol::Shapes a = ours.InferShape({{"data", batch}, {"softmax_label", batch}});
+  const Symbol::Shapes b = theirs.InferShape({{"data", batch}, {"softmax_label", batch}});
+  EXPECT_EQ(a.arguments, b.arguments);
+  EXPECT_EQ(a.outputs, b.outputs);
+  const auto ours_order = ours.TopoOrder(), theirs_order = theirs.TopoOrder();
+  ASSERT_EQ(ours_order.size(), theirs_order.size());
+  for (size_t i = 0; i < ours_order.size(); ++i) {
+    EXPECT_EQ(ours_order[i]->name, theirs_order[i]->name) << "node " << i;
+    if (ours_order[i]->is_variable() || theirs_order[i]->is_variable()) continue;
+    EXPECT_EQ(ours_order[i]->impl->type(), theirs_order[i]->impl->type()) << "node " << i;
+    const auto& ours_attrs = ours_order[i]->impl->attrs();
+    for (const auto& [key, value] : theirs_order[i]->impl->attrs()) {
+      auto it = ours_attrs.find(key);
+      ASSERT_NE(it, ours_attrs.end()) << theirs_order[i]->name << " has no " << key;
+      EXPECT_EQ(it->second, value) << theirs_order[i]->name << "." << key;
+    }
+  }
+}
+
+// One training step from MXNet's parameters and batch gives MXNet's output and gradients.
+TEST(Gpt, TrainingStepMatchesMXNet) {
+  const auto fixture = LoadParams(Fixture("gpt-step.params"));
+  const Shape batch = fixture.at("in:data").shape();
+  auto exec = Executor::SimpleBind(models::Gpt(kFixture), Context::CPU(),
+                                   {{"data", batch}, {"softmax_label", batch}}, GradReq::kWrite,
+                                   {{"data", GradReq::kNull}, {"softmax_label", GradReq::kNull}});
+  int params = 0;
+  for (const auto& [key, value] : fixture) {
+    if (key.starts_with("arg:")) {
+      value.CopyTo(exec->arg_dict().at(key.substr(4)));
+      ++params;
+    } else if (key.starts_with("in:")) {
+      value.CopyTo(exec->arg_dict().at(key.substr(3)));
+    }
+  }
+  EXPECT_EQ(params, static_cast<int>(exec->arg_dict().size()) - 2);
+  exec->Forward(true);
+  exec->Backward();
+  auto expect_near = [](const NDArray& got, const NDArray& want, const std::string& what) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    const std::vector<float> g = got.ToVector<float>(), w = want.ToVector<float>();
+    int reported = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (std::fabs(g[i] - w[i]) > 1e-5 + 1e-3 * std::fabs(w[i]) && reported++ < 5) {
+        ADD_FAILURE() << what << "[" << i << "]: " << g[i] << ", MXNet " << w[i];
+      }
+    }
+  };
+  expect_near(exec->outputs()[0], fixture.at("out:0"), "output");
+  int grads = 0;
+  for (const auto& [key, value] : fixture) {
+    if (!key.starts_with("grad:")) continue;
+    expect_near(exec->grad_dict().at(key.substr(5)), value, key);
+    ++grads;
+  }
+  EXPECT_EQ(grads, params);
 }
 
 }  // namespace
