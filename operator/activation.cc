@@ -11,6 +11,12 @@ void ActivationForwardGpu(const OpContext& ctx, const ActivationParam& p, const 
 void ActivationBackwardGpu(const OpContext& ctx, const ActivationParam& p, GradReq req,
                            const NDArray& out_grad, const NDArray* in, const NDArray& out,
                            const NDArray& in_grad);
+void PreluForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& gamma,
+                     const NDArray& out, int64_t channels, int64_t inner);
+void PreluBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& in,
+                      const NDArray& gamma, const std::vector<GradReq>& req,
+                      const std::vector<NDArray>& in_grad, int64_t outer, int64_t channels,
+                      int64_t inner);
 
 ActivationParam ActivationParam::ParseActivation(const Attrs& attrs) {
   ParamReader r("Activation", attrs);
@@ -30,8 +36,8 @@ ActivationParam ActivationParam::ParseLeakyReLU(const Attrs& attrs) {
   ParamReader r("LeakyReLU", attrs);
   const std::string t = r.Enum("act_type", {"leaky", "elu", "selu", "gelu"}, "leaky");
   ActivationParam p;
-  p.act_type = t == "leaky" ? ActType::kLeaky
-               : t == "elu" ? ActType::kElu
+  p.act_type = t == "leaky"  ? ActType::kLeaky
+               : t == "elu"  ? ActType::kElu
                : t == "selu" ? ActType::kSelu
                              : ActType::kGelu;
   p.slope = static_cast<float>(r.Float("slope", 0.25));
@@ -157,13 +163,93 @@ class Pointwise : public Operator {
   ActivationParam p_;
 };
 
+// LeakyReLU with act_type prelu: (data, gamma), a learned slope per channel (axis 1).
+class Prelu : public Operator {
+ public:
+  explicit Prelu(const Attrs& attrs) {
+    ParamReader r("LeakyReLU", attrs);
+    r.Enum("act_type", {"prelu"}, "prelu");
+    r.Float("slope", 0.25);  // accepted as MXNet does; prelu's slopes are the gamma argument
+    r.Float("lower_bound", 0.125);
+    r.Float("upper_bound", 0.334);
+    r.Finish();
+  }
+  std::vector<std::string> ListArguments() const override { return {"data", "gamma"}; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], in[0], "LeakyReLU", "output");
+    AssignShape(in[0], out[0], "LeakyReLU", "data");
+    if (!ShapeKnown(in[0])) return false;
+    if (!ShapeKnown(in[1])) in[1] = Shape({in[0].ndim() >= 2 ? in[0][1] : 1});
+    COHORT_CHECK(in[1].ndim() == 1 &&
+                 (in[1][0] == 1 || (in[0].ndim() >= 2 && in[1][0] == in[0][1])))
+        << "LeakyReLU prelu: gamma " << in[1] << " must have one slope or one per channel of "
+        << in[0];
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const auto [outer, channels, inner] = Layout(in[0].shape(), in[1].size());
+    COHORT_GPU_DISPATCH(ctx, PreluForwardGpu(ctx, in[0], in[1], out[0], channels, inner));
+    const float* x = F(in[0]);
+    const float* gamma = F(in[1]);
+    float* y = F(out[0]);
+    for (int64_t k = 0; k < in[0].size(); ++k) {
+      y[k] = PreluValue(x[k], gamma[PreluChannel(k, channels, inner)]);
+    }
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const auto [outer, channels, inner] = Layout(in[0].shape(), in[1].size());
+    COHORT_GPU_DISPATCH(ctx, PreluBackwardGpu(ctx, out_grad[0], in[0], in[1], req, in_grad, outer,
+                                              channels, inner));
+    const float* dy = F(out_grad[0]);
+    const float* x = F(in[0]);
+    const float* gamma = F(in[1]);
+    if (req[0] != GradReq::kNull) {
+      float* dx = F(in_grad[0]);
+      for (int64_t k = 0; k < in[0].size(); ++k) {
+        AssignReq(req[0], dx, k,
+                  PreluInputGrad(dy[k], x[k], gamma[PreluChannel(k, channels, inner)]));
+      }
+    }
+    if (req[1] != GradReq::kNull) {
+      float* dgamma = F(in_grad[1]);
+      for (int64_t c = 0; c < channels; ++c) {
+        AssignReq(req[1], dgamma, c, PreluGammaGrad(dy, x, c, outer, channels, inner));
+      }
+    }
+  }
+
+ private:
+  struct ChannelLayout {
+    int64_t outer, channels, inner;
+  };
+  // One slope for all: a single channel spanning each sample.
+  static ChannelLayout Layout(const Shape& s, int64_t slopes) {
+    if (slopes == 1) return {1, 1, s.Size()};
+    const AxisSplit a = SplitAt(s, 1);
+    return {a.outer, a.size, a.inner};
+  }
+};
+
 }  // namespace
 
 void RegisterActivations(OpRegistry& r) {
   r.Register("Activation", [](const Attrs& a) {
     return std::make_unique<Pointwise>(ActivationParam::ParseActivation(a));
   });
-  r.Register("LeakyReLU", [](const Attrs& a) {
+  r.Register("LeakyReLU", [](const Attrs& a) -> std::unique_ptr<Operator> {
+    if (auto it = a.find("act_type"); it != a.end() && it->second == "prelu") {
+      return std::make_unique<Prelu>(a);
+    }
     return std::make_unique<Pointwise>(ActivationParam::ParseLeakyReLU(a));
   });
 }

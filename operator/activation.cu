@@ -29,4 +29,39 @@ void ActivationBackwardGpu(const OpContext& ctx, const ActivationParam& p, GradR
   });
 }
 
+void PreluForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& gamma,
+                     const NDArray& out, int64_t channels, int64_t inner) {
+  const float* x = G(in);
+  const float* g = G(gamma);
+  float* y = G(out);
+  ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t k) {
+    y[k] = PreluValue(x[k], g[PreluChannel(k, channels, inner)]);
+  });
+}
+
+// dx one thread per element; dγ one thread per channel, summing its elements in order.
+void PreluBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& in,
+                      const NDArray& gamma, const std::vector<GradReq>& req,
+                      const std::vector<NDArray>& in_grad, int64_t outer, int64_t channels,
+                      int64_t inner) {
+  const GpuResources::Impl& gpu = Gpu(ctx);
+  const float* dy = G(out_grad);
+  const float* x = G(in);
+  const float* g = G(gamma);
+  if (req[0] != GradReq::kNull) {
+    const GradReq r = req[0];
+    float* dx = G(in_grad[0]);
+    ForEach(gpu, in.size(), [=] __device__(int64_t k) {
+      AssignReq(r, dx, k, PreluInputGrad(dy[k], x[k], g[PreluChannel(k, channels, inner)]));
+    });
+  }
+  if (req[1] != GradReq::kNull) {
+    const GradReq r = req[1];
+    float* dg = G(in_grad[1]);
+    ForEach(gpu, channels, [=] __device__(int64_t c) {
+      AssignReq(r, dg, c, PreluGammaGrad(dy, x, c, outer, channels, inner));
+    });
+  }
+}
+
 }  // namespace cohort::op

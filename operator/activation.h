@@ -1,6 +1,6 @@
-// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu, gelu): the
-// parameters, and each function with its derivative, shared by the CPU loops (activation.cc) and
-// the CUDA kernels (activation.cu).
+// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu, gelu,
+// prelu): the parameters, and each function with its derivative, shared by the CPU loops
+// (activation.cc) and the CUDA kernels (activation.cu).
 #pragma once
 
 #include <cmath>
@@ -26,8 +26,8 @@ struct ActivationParam {
 
 constexpr float kSeluAlpha = 1.6732632423543772f;
 constexpr float kSeluLambda = 1.0507009873554805f;
-constexpr float kSqrtHalf = 0.70710678118654752f;      // GELU's 1/√2
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;   // its 1/√(2π)
+constexpr float kSqrtHalf = 0.70710678118654752f;    // GELU's 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // its 1/√(2π)
 
 // y = f(x). The act type is uniform over a loop: the CPU instantiates one loop per type, the
 // GPU's switch never diverges.
@@ -64,6 +64,30 @@ COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, flo
       return 0.5f * (1.0f + FastErf(x * kSqrtHalf)) + x * kInvSqrt2Pi * FastExp(-0.5f * x * x);
   }
   return 0;
+}
+
+// LeakyReLU's prelu: y = x > 0 ? x : γ_c·x with a learned slope γ per channel (axis 1; one
+// slope for all when γ has one element). Element k of an (outer, channels, inner) array is in
+// channel (k / inner) % channels.
+COHORT_HOST_DEVICE int64_t PreluChannel(int64_t k, int64_t channels, int64_t inner) {
+  return (k / inner) % channels;
+}
+COHORT_HOST_DEVICE float PreluValue(float x, float gamma) { return x > 0 ? x : gamma * x; }
+COHORT_HOST_DEVICE float PreluInputGrad(float g, float x, float gamma) {
+  return x > 0 ? g : gamma * g;
+}
+// γ_c's gradient: Σ g·x over the channel's elements with x <= 0, in (outer, inner) order.
+COHORT_HOST_DEVICE float PreluGammaGrad(const float* dy, const float* x, int64_t c, int64_t outer,
+                                        int64_t channels, int64_t inner) {
+  float sum = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t base = (o * channels + c) * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      const float v = x[base + i];
+      sum += v > 0 ? 0.0f : dy[base + i] * v;
+    }
+  }
+  return sum;
 }
 
 }  // namespace cohort::op

@@ -141,6 +141,7 @@ CASES = [
     ("arange_like", "_contrib_arange_like", {"axis": "1", "start": "1", "step": "0.5"},
      [(2, 5)], True),
     ("reshape_reverse", "Reshape", {"shape": "(0, -1)", "reverse": "True"}, [(2, 3, 4)], True),
+    ("prelu", "LeakyReLU", {"act_type": "prelu"}, [(2, 3, 4)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",
@@ -169,7 +170,7 @@ def make_inputs(name, op, shapes, sym, rng):
             args[arg] = rng.randint(0, 2, size=shape).astype("float32")
         elif op in ("broadcast_equal", "broadcast_not_equal"):
             args[arg] = rng.randint(0, 3, size=shape).astype("float32")  # with ties
-        elif op in DISTINCT_OPS or (op == "Activation" and name == "relu"):
+        elif op in DISTINCT_OPS or name in ("relu", "prelu"):
             # distinct values far from ties and from relu's kink; each input shifted apart
             n = int(np.prod(shape))
             spaced = (rng.permutation(n) - n / 2 + 0.5).reshape(shape).astype("float32") * 0.1

@@ -250,6 +250,7 @@ const GpuCase kCases[] = {
     {"BatchNormFixGamma", "BatchNorm", {}, {S({4, 3, 5, 5})}, nullptr, 1e-3, 1e-4},
     {"BatchNorm2d", "BatchNorm", {{"fix_gamma", "False"}}, {S({6, 5})}, nullptr, 1e-3, 1e-4},
     {"Gelu", "LeakyReLU", {{"act_type", "gelu"}}, {S({3, 7})}},
+    {"Prelu", "LeakyReLU", {{"act_type", "prelu"}}, {S({2, 3, 5})}},
     {"Sqrt", "sqrt", {}, {S({4, 6})}, Positive()},
     {"Exp", "exp", {}, {S({4, 6})}},
     {"Log", "log", {}, {S({4, 6})}, Positive()},

@@ -133,6 +133,8 @@ const GradCase kCases[] = {
     {"concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {{2, 1, 2}, {2, 3, 2}}, {0, 1}},
     {"block_grad", "BlockGrad", {}, {{2, 3}}, {}},
     {"gelu", "LeakyReLU", {{"act_type", "gelu"}}, {{4, 5}}, {0}},
+    {"prelu", "LeakyReLU", {{"act_type", "prelu"}}, {{2, 3, 4}}, {0, 1}, true},
+    {"prelu_one_slope", "LeakyReLU", {{"act_type", "prelu"}}, {{3, 4}, {1}}, {0, 1}, true},
     {"exp", "exp", {}, {{3, 4}}, {0}},
     {"square", "square", {}, {{3, 4}}, {0}},
     {"clip", "clip", {{"a_min", "-0.5"}, {"a_max", "0.5"}}, {{4, 5}}, {0}, true},
