@@ -1,5 +1,6 @@
-// Convolution (2-D, NCHW): oneDNN where it suits the channels (Note [oneDNN convolution]), else
-// im2col + OpenBLAS GEMM per sample and group, as MXNet's own CPU path.
+// Convolution (2-D, NCHW): a direct kernel for depthwise layers (Note [Depthwise convolution]),
+// oneDNN where it suits the channels (Note [oneDNN convolution]), else im2col + OpenBLAS GEMM per
+// sample and group, as MXNet's own CPU path.
 #include <algorithm>
 #include <cstring>
 
@@ -162,6 +163,10 @@ class Convolution : public Operator {
     const float* w = F(in[1]);
     const float* bias = p_.no_bias ? nullptr : F(in[2]);
     float* y = F(out[0]);
+    if (p_.IsDepthwise(d[1])) {  // Note [Depthwise convolution]
+      DepthwiseForward(ctx, d, x, w, bias, y);
+      return;
+    }
     if (UsesDnnl(d)) {  // Note [oneDNN convolution]
       ParallelChunks(
           d[0], ChunksFor(ctx, d[0]),
@@ -207,7 +212,9 @@ class Convolution : public Operator {
     const float* w = F(in[1]);
     const float* dy = F(out_grad[0]);
     const int64_t chunks = ChunksFor(ctx, d[0]);
-    if (UsesDnnl(d)) {
+    if (p_.IsDepthwise(d[1])) {
+      DepthwiseBackward(ctx, d, x, w, dy, req, in_grad);
+    } else if (UsesDnnl(d)) {
       BackwardDnnl(ctx, d, chunks, x, w, dy, req, in_grad);
     } else {
       BackwardIm2Col(ctx, d, chunks, x, w, dy, req, in_grad);
@@ -217,6 +224,109 @@ class Convolution : public Operator {
   }
 
  private:
+  DepthwiseGeometry DepthwiseOf(const Shape& d) const {
+    const ConvGeometry g = Geometry(d);
+    return {g.height, g.width, g.out_h, g.out_w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
+  }
+
+  // Note [Depthwise convolution]: channel planes in parallel chunks; each output plane gathers
+  // its taps one at a time over runs of outputs inside the image, then its bias.
+  void DepthwiseForward(const OpContext& ctx, const Shape& d, const float* x, const float* w,
+                        const float* bias, float* y) const {
+    const DepthwiseGeometry g = DepthwiseOf(d);
+    const int64_t channels = d[1], planes = d[0] * d[1];
+    const int64_t in_plane = g.height * g.width, out_plane = g.out_h * g.out_w;
+    ParallelChunks(
+        planes, ChunksFor(ctx, planes),
+        [&](int64_t, int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const int64_t c = p % channels;
+            const float* xp = x + p * in_plane;
+            const float* wc = w + c * g.kh * g.kw;
+            float* yp = y + p * out_plane;
+            std::fill_n(yp, out_plane, 0.0f);
+            for (int64_t i = 0; i < g.kh; ++i) {
+              int64_t y0, y1;
+              DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
+              for (int64_t j = 0; j < g.kw; ++j) {
+                int64_t x0, x1;
+                DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
+                const float wt = wc[i * g.kw + j];
+                for (int64_t oy = y0; oy < y1; ++oy) {
+                  const float* xr = xp + (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw;
+                  float* yr = yp + oy * g.out_w;
+                  if (g.sw == 1) {
+                    COHORT_ELEMENTWISE
+                    for (int64_t ox = x0; ox < x1; ++ox) yr[ox] += xr[ox] * wt;
+                  } else {
+                    for (int64_t ox = x0; ox < x1; ++ox) yr[ox] += xr[ox * g.sw] * wt;
+                  }
+                }
+              }
+            }
+            if (bias) {
+              for (int64_t s = 0; s < out_plane; ++s) yp[s] += bias[c];
+            }
+          }
+        },
+        ctx.arena);
+  }
+
+  // The input gradient scattered tap by tap into a plane of the thread's scratch (each input
+  // element gets its taps in tap order, as DepthwiseInputGrad adds them), then written with
+  // grad_req; the weight gradient one channel's tap at a time (DepthwiseWeightGrad).
+  void DepthwiseBackward(const OpContext& ctx, const Shape& d, const float* x, const float* w,
+                         const float* dy, const std::vector<GradReq>& req,
+                         const std::vector<NDArray>& in_grad) const {
+    const DepthwiseGeometry g = DepthwiseOf(d);
+    const int64_t channels = d[1], planes = d[0] * d[1], taps = g.kh * g.kw;
+    const int64_t in_plane = g.height * g.width, out_plane = g.out_h * g.out_w;
+    if (req[0] != GradReq::kNull) {
+      float* dx = F(in_grad[0]);
+      ParallelChunks(
+          planes, ChunksFor(ctx, planes),
+          [&](int64_t, int64_t begin, int64_t end) {
+            float* acc = Scratch(in_plane);
+            for (int64_t p = begin; p < end; ++p) {
+              const float* dp = dy + p * out_plane;
+              const float* wc = w + (p % channels) * taps;
+              std::fill_n(acc, in_plane, 0.0f);
+              for (int64_t i = 0; i < g.kh; ++i) {
+                int64_t y0, y1;
+                DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
+                for (int64_t j = 0; j < g.kw; ++j) {
+                  int64_t x0, x1;
+                  DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
+                  const float wt = wc[i * g.kw + j];
+                  for (int64_t oy = y0; oy < y1; ++oy) {
+                    float* ar = acc + (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw;
+                    const float* dr = dp + oy * g.out_w;
+                    for (int64_t ox = x0; ox < x1; ++ox) ar[ox * g.sw] += dr[ox] * wt;
+                  }
+                }
+              }
+              for (int64_t s = 0; s < in_plane; ++s)
+                AssignReq(req[0], dx + p * in_plane, s, acc[s]);
+            }
+          },
+          ctx.arena);
+    }
+    if (req[1] != GradReq::kNull) {
+      float* dw = F(in_grad[1]);
+      ParallelChunks(
+          channels, ChunksFor(ctx, channels),
+          [&](int64_t, int64_t begin, int64_t end) {
+            for (int64_t c = begin; c < end; ++c) {
+              for (int64_t t = 0; t < taps; ++t) {
+                AssignReq(req[1], dw, c * taps + t,
+                          DepthwiseWeightGrad(g, dy, x, c, t / g.kw, t % g.kw, d[0], channels));
+              }
+            }
+          },
+          ctx.arena);
+    }
+  }
+
   // Note [oneDNN convolution]: samples in chunks; each chunk's weight gradient is written to a
   // buffer of the calling thread, except chunk 0's when it may overwrite dW; then added in order.
   void BackwardDnnl(const OpContext& ctx, const Shape& d, int64_t chunks, const float* x,

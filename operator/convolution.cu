@@ -1,9 +1,10 @@
 // Convolution on cuDNN (Note [GPU kernels]): cross-correlation as the CPU's im2col, groups via
 // the group count, bias added and reduced by cuDNN. Descriptors and algorithms are a cached plan.
+// Depthwise layers run their own kernels (Note [Depthwise convolution]).
 #include <algorithm>
 #include <vector>
 
-#include "operator/common/gpu_common.cuh"
+#include "operator/common/pointwise_gpu.cuh"
 #include "operator/convolution.h"
 
 namespace cohort::op {
@@ -127,8 +128,79 @@ ConvPlan& PlanFor(GpuResources::Impl& g, const void* op, const Shape& x, const S
 
 }  // namespace
 
+namespace {
+
+// Note [Depthwise convolution]: one thread per output, per input gradient element and per
+// weight tap, with the header's functions as on the CPU.
+DepthwiseGeometry DepthwiseOf(const ConvolutionParam& p, const Shape& x, const Shape& y) {
+  return {x[2],        x[3],        y[2],     y[3],     p.kernel[0], p.kernel[1],
+          p.stride[0], p.stride[1], p.pad[0], p.pad[1], p.dilate[0], p.dilate[1]};
+}
+
+void DepthwiseForwardGpu(const OpContext& ctx, const ConvolutionParam& p, const NDArray& x,
+                         const NDArray& w, const NDArray* b, const NDArray& y) {
+  const DepthwiseGeometry g = DepthwiseOf(p, x.shape(), y.shape());
+  const int64_t channels = x.shape()[1], taps = g.kh * g.kw, out_plane = g.out_h * g.out_w;
+  const float* px = G(x);
+  const float* pw = G(w);
+  const float* pb = b ? G(*b) : nullptr;
+  float* py = G(y);
+  ForEach(Gpu(ctx), y.size(), [=] __device__(int64_t k) {
+    const int64_t plane = k / out_plane, s = k % out_plane, c = plane % channels;
+    const float v = DepthwiseOutput(g, px + plane * g.height * g.width, pw + c * taps, s / g.out_w,
+                                    s % g.out_w);
+    py[k] = pb ? v + pb[c] : v;
+  });
+}
+
+void DepthwiseBackwardGpu(const OpContext& ctx, const ConvolutionParam& p, const NDArray& dy,
+                          const NDArray& x, const NDArray& w, const std::vector<GradReq>& req,
+                          const std::vector<NDArray>& grad) {
+  const GpuResources::Impl& gpu = Gpu(ctx);
+  const DepthwiseGeometry g = DepthwiseOf(p, x.shape(), dy.shape());
+  const int64_t batch = x.shape()[0], channels = x.shape()[1], taps = g.kh * g.kw;
+  const int64_t in_plane = g.height * g.width, out_plane = g.out_h * g.out_w;
+  const float* pdy = G(dy);
+  const float* px = G(x);
+  const float* pw = G(w);
+  if (req[0] != GradReq::kNull) {
+    const GradReq r = req[0];
+    float* dx = G(grad[0]);
+    ForEach(gpu, x.size(), [=] __device__(int64_t k) {
+      const int64_t plane = k / in_plane, s = k % in_plane, c = plane % channels;
+      AssignReq(
+          r, dx, k,
+          DepthwiseInputGrad(g, pdy + plane * out_plane, pw + c * taps, s / g.width, s % g.width));
+    });
+  }
+  if (req[1] != GradReq::kNull) {
+    const GradReq r = req[1];
+    float* dw = G(grad[1]);
+    ForEach(gpu, channels * taps, [=] __device__(int64_t t) {
+      AssignReq(
+          r, dw, t,
+          DepthwiseWeightGrad(g, pdy, px, t / taps, t % taps / g.kw, t % g.kw, batch, channels));
+    });
+  }
+  if (req.size() > 2 && req[2] != GradReq::kNull) {  // Σ over samples and the plane, in order
+    const GradReq r = req[2];
+    float* db = G(grad[2]);
+    ForEach(gpu, channels, [=] __device__(int64_t c) {
+      float sum = 0;
+      for (int64_t n = 0; n < batch; ++n) {
+        const float* dp = pdy + (n * channels + c) * out_plane;
+        for (int64_t s = 0; s < out_plane; ++s) sum += dp[s];
+      }
+      AssignReq(r, db, c, sum);
+    });
+  }
+}
+
+}  // namespace
+
 void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& param,
                            const NDArray& x, const NDArray& w, const NDArray* b, const NDArray& y) {
+  if (param.IsDepthwise(x.shape()[1])) return DepthwiseForwardGpu(ctx, param, x, w, b, y);
   GpuResources::Impl& g = Gpu(ctx);
   ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), y.shape(), param.stride, param.pad,
                         param.dilate, param.num_group);
@@ -142,6 +214,7 @@ void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const Convoluti
 void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& param,
                             const NDArray& dy, const NDArray& x, const NDArray& w,
                             const std::vector<GradReq>& req, const std::vector<NDArray>& grad) {
+  if (param.IsDepthwise(x.shape()[1])) return DepthwiseBackwardGpu(ctx, param, dy, x, w, req, grad);
   GpuResources::Impl& g = Gpu(ctx);
   ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), dy.shape(), param.stride, param.pad,
                         param.dilate, param.num_group);

@@ -142,6 +142,15 @@ CASES = [
      [(2, 5)], True),
     ("reshape_reverse", "Reshape", {"shape": "(0, -1)", "reverse": "True"}, [(2, 3, 4)], True),
     ("prelu", "LeakyReLU", {"act_type": "prelu"}, [(2, 3, 4)], True),
+    ("conv_depthwise", "Convolution",
+     {"kernel": "(3, 3)", "num_filter": "4", "num_group": "4", "pad": "(1, 1)"},
+     [(2, 4, 5, 6)], True),
+    ("conv_depthwise_stride_nobias", "Convolution",
+     {"kernel": "(3, 3)", "num_filter": "3", "num_group": "3", "pad": "(1, 1)",
+      "stride": "(2, 2)", "no_bias": "True"}, [(2, 3, 7, 6)], True),
+    ("conv_depthwise_dilate", "Convolution",
+     {"kernel": "(3, 2)", "num_filter": "2", "num_group": "2", "dilate": "(2, 1)"},
+     [(1, 2, 7, 5)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",
