@@ -17,7 +17,7 @@ ReduceParam ReduceParam::Parse(const std::string& op, const Attrs& attrs) {
   ReduceParam p;
   p.kind = op == "sum" ? ReduceKind::kSum : op == "mean" ? ReduceKind::kMean : ReduceKind::kMax;
   auto it = attrs.find("axis");
-  if (it != attrs.end() && it->second != "None" && it->second != "()") {
+  if (it != attrs.end() && it->second != "None") {  // "()" is an empty tuple: every axis
     for (int64_t a : r.Tuple("axis", Shape())) p.axes.push_back(static_cast<int>(a));
   } else {
     r.OptionalInt("axis");  // marks "None" as read

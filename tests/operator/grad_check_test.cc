@@ -167,6 +167,7 @@ const GradCase kCases[] = {
      {0, 1}},
     {"sum_axis", "sum", {{"axis", "1"}}, {{2, 3, 4}}, {0}},
     {"sum_all", "sum", {}, {{2, 3}}, {0}},
+    {"sum_empty_axis", "sum", {{"axis", "()"}, {"keepdims", "True"}}, {{2, 3}}, {0}},
     {"mean_keepdims", "mean", {{"axis", "(0, 2)"}, {"keepdims", "True"}}, {{2, 3, 4}}, {0}},
     {"mean_exclude", "mean", {{"axis", "1"}, {"exclude", "True"}}, {{2, 3, 4}}, {0}},
     {"max_axis", "max", {{"axis", "-1"}}, {{3, 5}}, {0}, true},
