@@ -22,7 +22,10 @@ MatmulDims MatmulDimsOf(bool batched, const MatmulParam& p, const Shape& lhs, co
                         Shape* out) {
   const char* op = batched ? "batch_dot" : "dot";
   MatmulDims d;
-  std::vector<int64_t> dims;
+  // The output's axes (at most lhs's and rhs's together), in a fixed array: Forward and Backward
+  // call this every step and allocate nothing.
+  int64_t dims[2 * Shape::kMaxNdim];
+  int count = 0;
   if (batched) {
     COHORT_CHECK(lhs.ndim() >= 3 && lhs.ndim() == rhs.ndim())
         << op << ": lhs " << lhs << " and rhs " << rhs << " must both have 3 or more axes";
@@ -31,7 +34,7 @@ MatmulDims MatmulDimsOf(bool batched, const MatmulParam& p, const Shape& lhs, co
       COHORT_CHECK_EQ(lhs[a], rhs[a])
           << op << ": batch axes of lhs " << lhs << " and rhs " << rhs << " differ";
       d.batch *= lhs[a];
-      dims.push_back(lhs[a]);
+      dims[count++] = lhs[a];
     }
     d.m = p.transpose_a ? lhs[n - 1] : lhs[n - 2];
     d.k = p.transpose_a ? lhs[n - 2] : lhs[n - 1];
@@ -40,8 +43,8 @@ MatmulDims MatmulDimsOf(bool batched, const MatmulParam& p, const Shape& lhs, co
     COHORT_CHECK_EQ(d.k, rk) << op << ": inner sizes of lhs " << lhs << " and rhs " << rhs
                              << " differ (transpose_a " << p.transpose_a << ", transpose_b "
                              << p.transpose_b << ")";
-    dims.push_back(d.m);
-    dims.push_back(d.n);
+    dims[count++] = d.m;
+    dims[count++] = d.n;
   } else {
     COHORT_CHECK(lhs.ndim() >= 1 && rhs.ndim() >= 1)
         << op << ": lhs " << lhs << " and rhs " << rhs << " must have an axis";
@@ -54,16 +57,16 @@ MatmulDims MatmulDimsOf(bool batched, const MatmulParam& p, const Shape& lhs, co
     d.m = lhs.Size() / std::max<int64_t>(d.k, 1);
     d.n = rhs.Size() / std::max<int64_t>(d.k, 1);
     for (int a = 0; a < lhs.ndim(); ++a) {
-      if (a != la) dims.push_back(lhs[a]);
+      if (a != la) dims[count++] = lhs[a];
     }
     for (int a = 0; a < rhs.ndim(); ++a) {
-      if (a != ra) dims.push_back(rhs[a]);
+      if (a != ra) dims[count++] = rhs[a];
     }
-    if (dims.empty()) dims.push_back(1);  // vector · vector: MXNet gives shape (1,)
+    if (count == 0) dims[count++] = 1;  // vector · vector: MXNet gives shape (1,)
   }
-  COHORT_CHECK(dims.size() <= Shape::kMaxNdim)
+  COHORT_CHECK(count <= Shape::kMaxNdim)
       << op << ": output of " << lhs << " and " << rhs << " has too many axes";
-  if (out) *out = Shape(std::span<const int64_t>(dims));
+  if (out) *out = Shape(std::span<const int64_t>(dims, count));
   return d;
 }
 

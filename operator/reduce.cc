@@ -28,37 +28,40 @@ ReduceParam ReduceParam::Parse(const std::string& op, const Attrs& attrs) {
   return p;
 }
 
-// Whether each axis of `in` is reduced; throws naming an axis out of range.
-static std::vector<bool> ReducedAxes(const ReduceParam& p, const Shape& in) {
-  std::vector<bool> listed(in.ndim(), p.axes.empty());
+// Bit d set where axis d of `in` is reduced; throws naming an axis out of range. (A mask, not a
+// vector: Forward and Backward ask every step and allocate nothing.)
+static uint32_t ReducedAxes(const ReduceParam& p, const Shape& in) {
+  const uint32_t all = (1u << in.ndim()) - 1;
+  if (p.axes.empty()) return all;
+  uint32_t listed = 0;
   for (int a : p.axes) {
     const int axis = a < 0 ? a + in.ndim() : a;
     COHORT_CHECK(axis >= 0 && axis < in.ndim())
         << "reduce: axis " << a << " out of range for input " << in;
-    listed[axis] = true;
+    listed |= 1u << axis;
   }
-  if (p.exclude && !p.axes.empty()) listed.flip();
-  return listed;
+  return p.exclude ? all & ~listed : listed;
 }
 
 Shape ReduceParam::KeptShape(const Shape& in) const {
-  const std::vector<bool> reduced = ReducedAxes(*this, in);
+  const uint32_t reduced = ReducedAxes(*this, in);
   Shape kept = in;
   for (int d = 0; d < in.ndim(); ++d) {
-    if (reduced[d]) kept[d] = 1;
+    if (reduced >> d & 1) kept[d] = 1;
   }
   return kept;
 }
 
 Shape ReduceParam::OutShape(const Shape& in) const {
   if (keepdims) return KeptShape(in);
-  const std::vector<bool> reduced = ReducedAxes(*this, in);
-  std::vector<int64_t> dims;
+  const uint32_t reduced = ReducedAxes(*this, in);
+  int64_t dims[Shape::kMaxNdim];
+  size_t count = 0;
   for (int d = 0; d < in.ndim(); ++d) {
-    if (!reduced[d]) dims.push_back(in[d]);
+    if (!(reduced >> d & 1)) dims[count++] = in[d];
   }
-  if (dims.empty()) dims.push_back(1);  // MXNet 1.x gives (1,) for a full reduction
-  return Shape(std::span<const int64_t>(dims));
+  if (count == 0) dims[count++] = 1;  // MXNet 1.x gives (1,) for a full reduction
+  return Shape(std::span<const int64_t>(dims, count));
 }
 
 namespace {

@@ -18,20 +18,21 @@ TransposeParam TransposeParam::Parse(const Attrs& attrs) {
 
 TransposeLayout TransposeLayout::Make(const TransposeParam& p, const Shape& in, Shape* out) {
   const int n = in.ndim();
-  std::vector<int> axes = p.axes;
-  if (axes.empty()) {
-    for (int d = n - 1; d >= 0; --d) axes.push_back(d);
-  }
-  std::vector<bool> seen(n, false);
-  COHORT_CHECK_EQ(static_cast<int>(axes.size()), n)
-      << "transpose: axes has " << axes.size() << " entries for input " << in;
-  for (int& a : axes) {
+  COHORT_CHECK(p.axes.empty() || static_cast<int>(p.axes.size()) == n)
+      << "transpose: axes has " << p.axes.size() << " entries for input " << in;
+  // Fixed arrays: Forward and Backward make the layout every step and allocate nothing.
+  int axes[Shape::kMaxNdim];
+  bool seen[Shape::kMaxNdim] = {};
+  for (int d = 0; d < n; ++d) {
+    int a = p.axes.empty() ? n - 1 - d : p.axes[d];
     if (a < 0) a += n;
     COHORT_CHECK(a >= 0 && a < n && !seen[a])
         << "transpose: axes must be a permutation of 0.." << n - 1 << " for input " << in;
     seen[a] = true;
+    axes[d] = a;
   }
-  std::vector<int64_t> stride(n, 1);
+  int64_t stride[Shape::kMaxNdim];
+  if (n > 0) stride[n - 1] = 1;
   for (int d = n - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
   if (out) {
     *out = in;
