@@ -34,11 +34,7 @@ struct LayerNormRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
-    if (stride == 1) {
-      Row(lanes, base, UnitStride{});
-    } else {
-      Row(lanes, base, stride);
-    }
+    RunRowWithStride(*this, lanes, base, stride);
   }
 
   COHORT_EXEC_CHECK_DISABLE
@@ -78,11 +74,7 @@ struct LayerNormGradRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
-    if (stride == 1) {
-      Row(lanes, base, UnitStride{});
-    } else {
-      Row(lanes, base, stride);
-    }
+    RunRowWithStride(*this, lanes, base, stride);
   }
 
   COHORT_EXEC_CHECK_DISABLE

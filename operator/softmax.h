@@ -31,11 +31,7 @@ struct SoftmaxRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
-    if (stride == 1) {
-      Row(lanes, base, UnitStride{});
-    } else {
-      Row(lanes, base, stride);
-    }
+    RunRowWithStride(*this, lanes, base, stride);
   }
 
   COHORT_EXEC_CHECK_DISABLE
@@ -84,11 +80,7 @@ struct SoftmaxGradRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
-    if (stride == 1) {
-      Row(lanes, base, UnitStride{});
-    } else {
-      Row(lanes, base, stride);
-    }
+    RunRowWithStride(*this, lanes, base, stride);
   }
 
   COHORT_EXEC_CHECK_DISABLE

@@ -65,6 +65,19 @@ struct UnitStride {
   COHORT_HOST_DEVICE constexpr operator int64_t() const { return 1; }
 };
 
+// A row body's operator() in one line: body.Row(lanes, base, s) with s a UnitStride when the
+// rows are contiguous, else the runtime stride.
+COHORT_EXEC_CHECK_DISABLE
+template <typename Body, typename Lanes>
+COHORT_HOST_DEVICE void RunRowWithStride(const Body& body, Lanes lanes, int64_t base,
+                                         int64_t stride) {
+  if (stride == 1) {
+    body.Row(lanes, base, UnitStride{});
+  } else {
+    body.Row(lanes, base, stride);
+  }
+}
+
 // The maximum of a row of `size` values spaced `stride` apart, over all lanes (MaxOp's order).
 COHORT_EXEC_CHECK_DISABLE
 template <typename Lanes, typename Stride>
