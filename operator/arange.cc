@@ -94,9 +94,7 @@ class ArangeLike : public Operator {
     if (!ShapeKnown(in[0])) return false;
     Shape shape = in[0];
     if (p_.axis) {
-      const int axis = *p_.axis < 0 ? *p_.axis + in[0].ndim() : *p_.axis;
-      COHORT_CHECK(axis >= 0 && axis < in[0].ndim())
-          << "_contrib_arange_like: axis " << *p_.axis << " out of range for " << in[0];
+      const int axis = NormalizeAxis(*p_.axis, in[0], "_contrib_arange_like");
       shape = Shape({in[0][axis]});
     }
     AssignShape(out[0], shape, "_contrib_arange_like", "output");

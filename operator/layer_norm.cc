@@ -101,11 +101,7 @@ class LayerNorm : public Operator {
   }
 
  private:
-  int Axis(const Shape& s) const {
-    const int axis = p_.axis < 0 ? p_.axis + s.ndim() : p_.axis;
-    COHORT_CHECK(axis >= 0 && axis < s.ndim()) << "LayerNorm: axis " << p_.axis << " for " << s;
-    return axis;
-  }
+  int Axis(const Shape& s) const { return NormalizeAxis(p_.axis, s, "LayerNorm"); }
 
   LayerNormParam p_;
 };

@@ -35,10 +35,7 @@ static uint32_t ReducedAxes(const ReduceParam& p, const Shape& in) {
   if (p.axes.empty()) return all;
   uint32_t listed = 0;
   for (int a : p.axes) {
-    const int axis = a < 0 ? a + in.ndim() : a;
-    COHORT_CHECK(axis >= 0 && axis < in.ndim())
-        << "reduce: axis " << a << " out of range for input " << in;
-    listed |= 1u << axis;
+    listed |= 1u << NormalizeAxis(a, in, "reduce");
   }
   return p.exclude ? all & ~listed : listed;
 }

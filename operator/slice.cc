@@ -41,12 +41,6 @@ SliceChannelParam SliceChannelParam::Parse(const std::string& op, const Attrs& a
 
 namespace {
 
-int AxisOf(int axis, const Shape& s, const std::string& op) {
-  const int a = axis < 0 ? axis + s.ndim() : axis;
-  COHORT_CHECK(a >= 0 && a < s.ndim()) << op << ": axis " << axis << " out of range for " << s;
-  return a;
-}
-
 void CopyWindow(const SliceWindow& w, int64_t outer, const float* x, float* y) {
   const int64_t run = w.size * w.inner;
   for (int64_t o = 0; o < outer; ++o) {
@@ -78,7 +72,7 @@ class SliceAxis : public Operator {
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     if (!ShapeKnown(in[0])) return false;
-    const int axis = AxisOf(p_.axis, in[0], "slice_axis");
+    const int axis = NormalizeAxis(p_.axis, in[0], "slice_axis");
     Shape shape = in[0];
     shape[axis] = Window(in[0]).size;
     AssignShape(out[0], shape, "slice_axis", "output");
@@ -106,7 +100,7 @@ class SliceAxis : public Operator {
 
  private:
   SliceWindow Window(const Shape& s) const {
-    const int axis = AxisOf(p_.axis, s, "slice_axis");
+    const int axis = NormalizeAxis(p_.axis, s, "slice_axis");
     const int64_t extent = s[axis];
     int64_t begin = p_.begin < 0 ? p_.begin + extent : p_.begin;
     int64_t end = p_.end ? (*p_.end < 0 ? *p_.end + extent : *p_.end) : extent;
@@ -115,7 +109,9 @@ class SliceAxis : public Operator {
         << ") is not a non-empty range of axis " << p_.axis << " of " << s;
     return {extent, begin, end - begin, SplitAt(s, axis).inner};
   }
-  int64_t Outer(const Shape& s) const { return SplitAt(s, AxisOf(p_.axis, s, "")).outer; }
+  int64_t Outer(const Shape& s) const {
+    return SplitAt(s, NormalizeAxis(p_.axis, s, "slice_axis")).outer;
+  }
 
   SliceAxisParam p_;
 };
@@ -138,7 +134,7 @@ class SliceChannel : public Operator {
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     if (!ShapeKnown(in[0])) return false;
-    const int axis = AxisOf(p_.axis, in[0], type());
+    const int axis = NormalizeAxis(p_.axis, in[0], type());
     COHORT_CHECK(in[0][axis] % p_.num_outputs == 0)
         << type() << ": axis " << p_.axis << " of " << in[0] << " does not split into "
         << p_.num_outputs << " equal parts";
@@ -183,11 +179,13 @@ class SliceChannel : public Operator {
 
  private:
   SliceWindow Window(const Shape& s, int k) const {
-    const int axis = AxisOf(p_.axis, s, type());
+    const int axis = NormalizeAxis(p_.axis, s, type());
     const int64_t part = s[axis] / p_.num_outputs;
     return {s[axis], k * part, part, SplitAt(s, axis).inner};
   }
-  int64_t Outer(const Shape& s) const { return SplitAt(s, AxisOf(p_.axis, s, type())).outer; }
+  int64_t Outer(const Shape& s) const {
+    return SplitAt(s, NormalizeAxis(p_.axis, s, type())).outer;
+  }
 
   SliceChannelParam p_;
 };

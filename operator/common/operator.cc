@@ -193,6 +193,12 @@ bool ShapeKnown(const Shape& s) {
   return s.ndim() > 0 && std::all_of(s.begin(), s.end(), [](int64_t d) { return d > 0; });
 }
 
+int NormalizeAxis(int axis, const Shape& s, const std::string& op) {
+  const int a = axis < 0 ? axis + s.ndim() : axis;
+  COHORT_CHECK(a >= 0 && a < s.ndim()) << op << ": axis " << axis << " out of range for " << s;
+  return a;
+}
+
 void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what) {
   if (!ShapeKnown(value)) return;
   if (!ShapeKnown(slot)) {

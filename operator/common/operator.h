@@ -165,6 +165,9 @@ void RegisterArange(OpRegistry& r);
 bool ShapeKnown(const Shape& s);
 // Output 0 has input 0's shape: fills whichever is unknown from the other.
 bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::string& op);
+// `axis` counted from the end when negative (MXNet's convention); throws naming `op` when it is
+// not an axis of `s`.
+int NormalizeAxis(int axis, const Shape& s, const std::string& op);
 // Sets `slot` to `value` when unknown; throws naming `what` when both are known and differ.
 void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what);
 
