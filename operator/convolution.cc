@@ -46,6 +46,25 @@ ConvolutionParam ConvolutionParam::Parse(const Attrs& attrs) {
 
 namespace {
 
+// Calls run(tap, in, out, x0, x1) for each tap (row-major) and each output row it reads inside
+// the image: outputs [x0, x1) of the row starting at `out` read the plane's inputs from `in`, a
+// column stride apart (Note [Depthwise convolution]).
+template <typename Run>
+void ForEachTapRun(const DepthwiseGeometry& g, const Run& run) {
+  for (int64_t i = 0; i < g.kh; ++i) {
+    int64_t y0, y1;
+    DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
+    for (int64_t j = 0; j < g.kw; ++j) {
+      int64_t x0, x1;
+      DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
+      for (int64_t oy = y0; oy < y1; ++oy) {
+        run(i * g.kw + j, (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw, oy * g.out_w,
+            x0, x1);
+      }
+    }
+  }
+}
+
 struct ConvGeometry {
   int64_t channels, height, width;  // per group input
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
@@ -245,25 +264,17 @@ class Convolution : public Operator {
             const float* wc = w + c * g.kh * g.kw;
             float* yp = y + p * out_plane;
             std::fill_n(yp, out_plane, 0.0f);
-            for (int64_t i = 0; i < g.kh; ++i) {
-              int64_t y0, y1;
-              DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
-              for (int64_t j = 0; j < g.kw; ++j) {
-                int64_t x0, x1;
-                DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
-                const float wt = wc[i * g.kw + j];
-                for (int64_t oy = y0; oy < y1; ++oy) {
-                  const float* xr = xp + (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw;
-                  float* yr = yp + oy * g.out_w;
-                  if (g.sw == 1) {
-                    COHORT_ELEMENTWISE
-                    for (int64_t ox = x0; ox < x1; ++ox) yr[ox] += xr[ox] * wt;
-                  } else {
-                    for (int64_t ox = x0; ox < x1; ++ox) yr[ox] += xr[ox * g.sw] * wt;
-                  }
-                }
+            ForEachTapRun(g, [&](int64_t tap, int64_t in, int64_t out, int64_t x0, int64_t x1) {
+              const float wt = wc[tap];
+              const float* xr = xp + in;
+              float* yr = yp + out;
+              if (g.sw == 1) {
+                COHORT_ELEMENTWISE
+                for (int64_t ox = x0; ox < x1; ++ox) yr[ox] += xr[ox] * wt;
+              } else {
+                for (int64_t ox = x0; ox < x1; ++ox) yr[ox] += xr[ox * g.sw] * wt;
               }
-            }
+            });
             if (bias) {
               for (int64_t s = 0; s < out_plane; ++s) yp[s] += bias[c];
             }
@@ -291,20 +302,12 @@ class Convolution : public Operator {
               const float* dp = dy + p * out_plane;
               const float* wc = w + (p % channels) * taps;
               std::fill_n(acc, in_plane, 0.0f);
-              for (int64_t i = 0; i < g.kh; ++i) {
-                int64_t y0, y1;
-                DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
-                for (int64_t j = 0; j < g.kw; ++j) {
-                  int64_t x0, x1;
-                  DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
-                  const float wt = wc[i * g.kw + j];
-                  for (int64_t oy = y0; oy < y1; ++oy) {
-                    float* ar = acc + (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw;
-                    const float* dr = dp + oy * g.out_w;
-                    for (int64_t ox = x0; ox < x1; ++ox) ar[ox * g.sw] += dr[ox] * wt;
-                  }
-                }
-              }
+              ForEachTapRun(g, [&](int64_t tap, int64_t in, int64_t out, int64_t x0, int64_t x1) {
+                const float wt = wc[tap];
+                float* ar = acc + in;
+                const float* dr = dp + out;
+                for (int64_t ox = x0; ox < x1; ++ox) ar[ox * g.sw] += dr[ox] * wt;
+              });
               for (int64_t s = 0; s < in_plane; ++s)
                 AssignReq(req[0], dx + p * in_plane, s, acc[s]);
             }
