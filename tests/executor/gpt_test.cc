@@ -8,18 +8,13 @@
 #include "executor/executor.h"
 #include "ndarray/params_io.h"
 #include "symbol/models/models.h"
+#include "tests/operator/op_harness.h"
 
 namespace cohort {
 namespace {
 
 constexpr models::GptOptions kTiny = {
     .n_layer = 2, .n_head = 2, .d_model = 8, .seq_len = 6, .vocab = 11, .dropout = 0.0};
-
-void FillUniform(const NDArray& a, std::mt19937& rng, float scale) {
-  std::uniform_real_distribution<float> u(-scale, scale);
-  float* p = static_cast<float*>(a.raw_data());
-  for (int64_t i = 0; i < a.size(); ++i) p[i] = u(rng);
-}
 
 // An executor for `batch` windows with random parameters (LayerNorm gamma near 1) and tokens.
 std::unique_ptr<Executor> Bind(const models::GptOptions& o, int64_t batch, uint64_t seed) {
@@ -34,11 +29,11 @@ std::unique_ptr<Executor> Bind(const models::GptOptions& o, int64_t batch, uint6
       float* p = static_cast<float*>(array.raw_data());
       for (int64_t i = 0; i < array.size(); ++i) p[i] = static_cast<float>(token(rng));
     } else if (name.ends_with("_gamma")) {
-      FillUniform(array, rng, 0.2f);
+      testing::FillUniform(array, rng, -0.2f, 0.2f);
       float* p = static_cast<float*>(array.raw_data());
       for (int64_t i = 0; i < array.size(); ++i) p[i] += 1;
     } else {
-      FillUniform(array, rng, 0.5f);
+      testing::FillUniform(array, rng, -0.5f, 0.5f);
     }
   }
   return exec;
@@ -192,21 +187,11 @@ TEST(Gpt, TrainingStepMatchesMXNet) {
   EXPECT_EQ(params, static_cast<int>(exec->arg_dict().size()) - 2);
   exec->Forward(true);
   exec->Backward();
-  auto expect_near = [](const NDArray& got, const NDArray& want, const std::string& what) {
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    const std::vector<float> g = got.ToVector<float>(), w = want.ToVector<float>();
-    int reported = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (std::fabs(g[i] - w[i]) > 1e-5 + 1e-3 * std::fabs(w[i]) && reported++ < 5) {
-        ADD_FAILURE() << what << "[" << i << "]: " << g[i] << ", MXNet " << w[i];
-      }
-    }
-  };
-  expect_near(exec->outputs()[0], fixture.at("out:0"), "output");
+  testing::ExpectClose(exec->outputs()[0], fixture.at("out:0"), 1e-3, 1e-5, "output");
   int grads = 0;
   for (const auto& [key, value] : fixture) {
     if (!key.starts_with("grad:")) continue;
-    expect_near(exec->grad_dict().at(key.substr(5)), value, key);
+    testing::ExpectClose(exec->grad_dict().at(key.substr(5)), value, 1e-3, 1e-5, key);
     ++grads;
   }
   EXPECT_EQ(grads, params);
