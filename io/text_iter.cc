@@ -27,10 +27,12 @@ TextIter::TextIter(const TextIterOptions& options) : options_(options), rng_(opt
   const auto n = static_cast<double>(all.size());
   const auto begin = static_cast<int64_t>(o.begin_fraction * n);
   const auto end = static_cast<int64_t>(o.end_fraction * n);
-  tokens_.assign(all.begin() + begin, all.begin() + end);
-  const int64_t stride = o.stride > 0 ? o.stride : o.seq_len;
+  all.erase(all.begin() + end, all.end());  // keep [begin, end) without a second copy
+  all.erase(all.begin(), all.begin() + begin);
+  tokens_ = std::move(all);
+  stride_ = o.stride > 0 ? o.stride : o.seq_len;
   const int64_t usable = num_tokens() - o.seq_len - 1;  // the last window needs one more token
-  num_windows_ = usable < 0 ? 0 : usable / stride + 1;
+  num_windows_ = usable < 0 ? 0 : usable / stride_ + 1;
   const int64_t global = o.batch_size * o.num_parts;
   batches_ = num_windows_ / global;
   if (o.max_batches > 0) batches_ = std::min(batches_, o.max_batches);
@@ -57,13 +59,12 @@ void TextIter::Reset() {
 bool TextIter::Next() {
   if (next_batch_ >= batches_) return false;
   const TextIterOptions& o = options_;
-  const int64_t stride = o.stride > 0 ? o.stride : o.seq_len;
   const int64_t first = next_batch_ * o.batch_size * o.num_parts + o.part_index * o.batch_size;
   float* data = static_cast<float*>(batch_.data[0].raw_data());
   float* label = static_cast<float*>(batch_.label[0].raw_data());
   for (int64_t i = 0; i < o.batch_size; ++i) {
     const int64_t window = order_[first + i];
-    const uint8_t* t = tokens_.data() + window * stride;
+    const uint8_t* t = tokens_.data() + window * stride_;
     for (int64_t k = 0; k < o.seq_len; ++k) {
       data[i * o.seq_len + k] = static_cast<float>(t[k]);
       label[i * o.seq_len + k] = static_cast<float>(t[k + 1]);

@@ -52,6 +52,7 @@ class TextIter : public DataIter {
  private:
   TextIterOptions options_;
   std::vector<uint8_t> tokens_;
+  int64_t stride_ = 0;  // options_.stride, or seq_len for 0
   int64_t num_windows_ = 0, batches_ = 0, next_batch_ = 0;
   std::vector<int64_t> order_;
   std::mt19937_64 rng_;
