@@ -6,13 +6,13 @@
 
 namespace cohort::op {
 
-// embedding.cu (Note [GPU kernels]): clamps out-of-range indices where the CPU throws. req and
-// in_grad are ordered (indices, table).
+// embedding.cu (Note [GPU kernels]): clamps out-of-range indices where the CPU throws.
 void EmbeddingForwardGpu(const OpContext& ctx, const NDArray& data, const NDArray& weight,
                          const NDArray& out, int64_t input_dim, int64_t output_dim, bool wrap);
 void EmbeddingBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& data,
-                          const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                          int64_t input_dim, int64_t output_dim, bool wrap);
+                          GradReq index_req, const NDArray& index_grad, GradReq table_req,
+                          const NDArray& table_grad, int64_t input_dim, int64_t output_dim,
+                          bool wrap);
 
 EmbeddingParam EmbeddingParam::Parse(const Attrs& attrs) {
   ParamReader r("Embedding", attrs);
@@ -42,7 +42,8 @@ namespace {
 class Lookup : public Operator {
  public:
   // Embedding: (data, weight), a table of input_dim × output_dim, out-of-range indices refused.
-  explicit Lookup(const EmbeddingParam& p) : embedding_(p), table_arg_(1), mode_(TakeMode::kRaise) {}
+  explicit Lookup(const EmbeddingParam& p)
+      : embedding_(p), table_arg_(1), mode_(TakeMode::kRaise) {}
   // take: (a, indices), a table of any shape, its rows along axis 0.
   explicit Lookup(const TakeParam& p) : table_arg_(0), mode_(p.mode) {}
 
@@ -91,8 +92,8 @@ class Lookup : public Operator {
                 const std::vector<NDArray>&) const override {
     const int ti = table_arg_, ii = 1 - table_arg_;
     const int64_t rows = in[ti].shape()[0], d = in[ti].size() / rows;
-    COHORT_GPU_DISPATCH(ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[ii], {req[ii], req[ti]},
-                                                  {in_grad[ii], in_grad[ti]}, rows, d, Wraps()));
+    COHORT_GPU_DISPATCH(ctx, EmbeddingBackwardGpu(ctx, out_grad[0], in[ii], req[ii], in_grad[ii],
+                                                  req[ti], in_grad[ti], rows, d, Wraps()));
     if (req[ii] == GradReq::kWrite) in_grad[ii].Fill(0);  // indices get no gradient
     if (req[ti] == GradReq::kNull) return;
     if (req[ti] == GradReq::kWrite) in_grad[ti].Fill(0);
@@ -126,9 +127,8 @@ class Lookup : public Operator {
 }  // namespace
 
 void RegisterEmbedding(OpRegistry& r) {
-  r.Register("Embedding", [](const Attrs& a) {
-    return std::make_unique<Lookup>(EmbeddingParam::Parse(a));
-  });
+  r.Register("Embedding",
+             [](const Attrs& a) { return std::make_unique<Lookup>(EmbeddingParam::Parse(a)); });
   r.Register("take", [](const Attrs& a) { return std::make_unique<Lookup>(TakeParam::Parse(a)); });
 }
 

@@ -1,5 +1,5 @@
-// Embedding and take on the GPU (Note [GPU kernels]): a gather forward, a scatter-add of the rows' head
-// gradients into the weight gradient backward (atomics: repeated indices add in any order).
+// Embedding and take on the GPU (Note [GPU kernels]): a gather forward, a scatter-add of the rows'
+// head gradients into the weight gradient backward (atomics: repeated indices add in any order).
 // The CPU throws on an index outside [0, input_dim); a kernel cannot, so EmbeddingRow clamps the
 // index into the table, as MXNet's GPU Embedding (take with mode clip) does.
 #include "operator/common/pointwise_gpu.cuh"
@@ -8,27 +8,28 @@
 namespace cohort::op {
 // y[i, j] = w[idx[i], j]; one thread per output element, so reads of a row coalesce.
 void EmbeddingForwardGpu(const OpContext& ctx, const NDArray& data, const NDArray& weight,
-                         const NDArray& out, int64_t input_dim, int64_t output_dim,
-                         bool wrap) {
+                         const NDArray& out, int64_t input_dim, int64_t output_dim, bool wrap) {
   const float* idx = G(data);
   const float* w = G(weight);
   float* y = G(out);
   const int64_t d = output_dim;
-  ForEach(Gpu(ctx), data.size() * d,
-          [=] __device__(int64_t k) { y[k] = w[EmbeddingRow(idx[k / d], input_dim, wrap) * d + k % d]; });
+  ForEach(Gpu(ctx), data.size() * d, [=] __device__(int64_t k) {
+    y[k] = w[EmbeddingRow(idx[k / d], input_dim, wrap) * d + k % d];
+  });
 }
 
 // The indices get no gradient (zeros for kWrite, as on the CPU); dw[idx[i], j] += dy[i, j].
 void EmbeddingBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& data,
-                          const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                          int64_t input_dim, int64_t output_dim, bool wrap) {
+                          GradReq index_req, const NDArray& index_grad, GradReq table_req,
+                          const NDArray& table_grad, int64_t input_dim, int64_t output_dim,
+                          bool wrap) {
   const GpuResources::Impl& g = Gpu(ctx);
-  if (req[0] == GradReq::kWrite) ZeroOnStream(g, in_grad[0]);
-  if (req[1] == GradReq::kNull) return;
-  if (req[1] == GradReq::kWrite) ZeroOnStream(g, in_grad[1]);
+  if (index_req == GradReq::kWrite) ZeroOnStream(g, index_grad);
+  if (table_req == GradReq::kNull) return;
+  if (table_req == GradReq::kWrite) ZeroOnStream(g, table_grad);
   const float* idx = G(data);
   const float* dy = G(out_grad);
-  float* dw = G(in_grad[1]);
+  float* dw = G(table_grad);
   const int64_t d = output_dim;
   ForEach(g, data.size() * d, [=] __device__(int64_t k) {
     atomicAdd(dw + EmbeddingRow(idx[k / d], input_dim, wrap) * d + k % d, dy[k]);
