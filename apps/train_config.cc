@@ -31,7 +31,8 @@ std::string ResolveLocalGpu(const std::string& devices) {
 // Every key a configuration may hold, with its type.
 const char* kSchema = R"(
 model: {name: string, symbol: string, num_classes: int, n_layer: int, n_head: int,
-        d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool}
+        d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool,
+        multiplier: float, resolution: int}
 data:
   kind: string
   train_image: string
@@ -229,6 +230,10 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
       c.symbol = Symbol::Load(symbol_path);
     } else if (model_name == "gpt") {
       c.symbol = models::Gpt(GptOptionsOf(root));
+    } else if (model_name == "mobilenet") {
+      c.symbol = models::MobileNet({.multiplier = Get<double>(root, "model.multiplier", 1.0),
+                                    .resolution = Get<int64_t>(root, "model.resolution", 224),
+                                    .num_classes = classes});
     } else {
       c.symbol = models::ByName(model_name, classes);
     }

@@ -87,6 +87,50 @@ Symbol ResNet(int depth, int64_t num_classes) {
 
 namespace {
 
+// MobileNet's unit: a convolution without bias, BatchNorm and relu, named as MXNet's example.
+Symbol ConvBnRelu(const Symbol& data, const sym::ConvolutionParam& conv, const std::string& name) {
+  Symbol x = sym::Convolution(data, conv, name + "_conv2d");
+  x = sym::BatchNorm(x, {}, name + "_batchnorm");
+  return sym::Activation(x, "relu", name + "_relu");
+}
+
+}  // namespace
+
+Symbol MobileNet(const MobileNetOptions& o) {
+  const auto base = static_cast<int64_t>(32 * o.multiplier);
+  COHORT_CHECK(o.multiplier > 0 && base >= 1)
+      << "mobilenet: multiplier " << o.multiplier << " must leave 32 x multiplier >= 1";
+  COHORT_CHECK(o.resolution >= 32 && o.resolution % 32 == 0)
+      << "mobilenet: resolution " << o.resolution << " must be a positive multiple of 32";
+  COHORT_CHECK(o.num_classes >= 1) << "mobilenet: num_classes must be positive";
+  struct Pair {
+    int64_t depthwise, stride, pointwise;  // in units of base
+  };
+  static constexpr Pair kPairs[] = {{1, 1, 2},   {2, 2, 4},   {4, 1, 4},   {4, 2, 8},  {8, 1, 8},
+                                    {8, 2, 16},  {16, 1, 16}, {16, 1, 16}, {16, 1, 16},
+                                    {16, 1, 16}, {16, 1, 16}, {16, 2, 32}, {32, 1, 32}};
+  Symbol x = ConvBnRelu(sym::Variable("data"),
+                        {.kernel = {3, 3}, .num_filter = base, .stride = {2, 2}, .pad = {1, 1},
+                         .no_bias = true},
+                        "conv_1");
+  int index = 2;
+  for (const Pair& p : kPairs) {
+    const std::string name = "conv_" + std::to_string(index++);
+    const int64_t channels = base * p.depthwise;
+    x = ConvBnRelu(x,
+                   {.kernel = {3, 3}, .num_filter = channels, .stride = {p.stride, p.stride},
+                    .pad = {1, 1}, .num_group = channels, .no_bias = true},
+                   name + "_dw");
+    x = ConvBnRelu(x, {.kernel = {1, 1}, .num_filter = base * p.pointwise, .no_bias = true}, name);
+  }
+  const int64_t pool = o.resolution / 32;
+  x = sym::Pooling(x, {.kernel = {pool, pool}, .pool_type = "avg"}, "global_pool");
+  x = sym::FullyConnected(sym::Flatten(x, "flatten"), {.num_hidden = o.num_classes}, "fc");
+  return sym::SoftmaxOutput(x, "softmax");
+}
+
+namespace {
+
 // A double as the shortest text that reads back to it (Python's repr), so attribute values
 // equal those MXNet's Python front end writes.
 std::string Repr(double v) {
@@ -201,8 +245,11 @@ Symbol ByName(const std::string& name, int64_t num_classes) {
       name.find_first_not_of("0123456789", 6) == std::string::npos && name.size() < 10) {
     return ResNet(std::stoi(name.substr(6)), num_classes);
   }
+  if (name == "mobilenet") return MobileNet({.num_classes = num_classes});
+  if (name == "gpt") return Gpt({});
   COHORT_THROW() << "unknown model '" << name
-                 << "': expected mlp, lenet or resnetN (CIFAR ResNet, N = 6n + 2: resnet20, ...)";
+                 << "': expected mlp, lenet, resnetN (CIFAR ResNet, N = 6n + 2: resnet20, ...), "
+                    "mobilenet or gpt";
   return Symbol();
 }
 

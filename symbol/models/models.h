@@ -34,7 +34,21 @@ struct GptOptions {
 };
 Symbol Gpt(const GptOptions& options);
 
-// "mlp", "lenet" or "resnet<depth>" (resnet20, resnet56, ...); throws naming the model otherwise.
+// MobileNet v1 as MXNet's example builds it (example/image-classification/symbols/mobilenet.py):
+// a 3x3 stride-2 convolution of 32·multiplier filters, then 13 pairs of a depthwise 3x3 and a
+// pointwise 1x1 convolution, each convolution followed by BatchNorm (fix_gamma) and relu;
+// average pooling over the last (resolution / 32)^2 map, a dense layer to num_classes. MXNet
+// offers multipliers 0.25, 0.5, 0.75 and 1; any that leaves 32·multiplier >= 1 works here.
+struct MobileNetOptions {
+  double multiplier = 1.0;
+  int64_t resolution = 224;  // the side of the square input images, a multiple of 32
+  int64_t num_classes = 1000;
+};
+Symbol MobileNet(const MobileNetOptions& options);
+
+// "mlp", "lenet", "resnet<depth>" (resnet20, resnet56, ...), "mobilenet" (multiplier 1 at
+// 224x224) or "gpt" (the default GptOptions; num_classes unused); throws naming the model
+// otherwise.
 Symbol ByName(const std::string& name, int64_t num_classes = 10);
 
 }  // namespace cohort::models

@@ -44,21 +44,16 @@ TEST(SymbolJSON, ZooModelsMatchTheMXNetExports) {
             Symbol::Load(Fixture("mlp-symbol.json")).ListArguments());
 }
 
-// The zoo's ResNet-20 is MXNet's example network (scripts/make_mxnet_resnet_fixture.py): the
-// same ops in the same order, arguments, auxiliary states and shapes.
-TEST(SymbolJSON, ZooResNet20MatchesMXNetsExample) {
-  Symbol ours = models::ByName("resnet20");
-  Symbol theirs = Symbol::Load(Fixture("resnet20-symbol.json"));
+// The same ops in the same order with the same names and attributes, arguments, auxiliary
+// states and shapes for `data`.
+void ExpectSameNetwork(const Symbol& ours, const Symbol& theirs, const Shape& data) {
   EXPECT_EQ(ours.ListArguments(), theirs.ListArguments());
   EXPECT_EQ(ours.ListAuxiliaryStates(), theirs.ListAuxiliaryStates());
-  const Shape data = {2, 3, 32, 32};
-  EXPECT_EQ(CountParameters(theirs, data), 272544);  // printed by the fixture script
-  EXPECT_EQ(CountParameters(ours, data), 272544);
   const Symbol::Shapes a = ours.InferShape({{"data", data}});
   const Symbol::Shapes b = theirs.InferShape({{"data", data}});
   EXPECT_EQ(a.arguments, b.arguments);
   EXPECT_EQ(a.auxiliary, b.auxiliary);
-  EXPECT_EQ(a.outputs[0], Shape({2, 10}));
+  EXPECT_EQ(a.outputs, b.outputs);
   const auto ours_order = ours.TopoOrder(), theirs_order = theirs.TopoOrder();
   ASSERT_EQ(ours_order.size(), theirs_order.size());
   for (size_t i = 0; i < ours_order.size(); ++i) {
@@ -73,8 +68,39 @@ TEST(SymbolJSON, ZooResNet20MatchesMXNetsExample) {
       EXPECT_EQ(it->second, value) << theirs_order[i]->name << "." << key;
     }
   }
+}
+
+// The zoo's ResNet-20 is MXNet's example network (scripts/make_mxnet_resnet_fixture.py).
+TEST(SymbolJSON, ZooResNet20MatchesMXNetsExample) {
+  Symbol ours = models::ByName("resnet20");
+  Symbol theirs = Symbol::Load(Fixture("resnet20-symbol.json"));
+  const Shape data = {2, 3, 32, 32};
+  ExpectSameNetwork(ours, theirs, data);
+  EXPECT_EQ(CountParameters(theirs, data), 272544);  // printed by the fixture script
+  EXPECT_EQ(CountParameters(ours, data), 272544);
+  EXPECT_EQ(ours.InferShape({{"data", data}}).outputs[0], Shape({2, 10}));
   EXPECT_THROW(models::ByName("resnet21"), Error);
   EXPECT_THROW(models::ByName("resnet"), Error);
+}
+
+// The zoo's MobileNet v1 is MXNet's example network (scripts/make_mxnet_mobilenet_fixture.py),
+// at full width on ImageNet-sized images and at a quarter width on 64x64 images.
+TEST(SymbolJSON, ZooMobileNetMatchesMXNetsExample) {
+  const Shape full = {2, 3, 224, 224};
+  Symbol ours = models::ByName("mobilenet", 1000);
+  Symbol theirs = Symbol::Load(Fixture("mobilenet-symbol.json"));
+  ExpectSameNetwork(ours, theirs, full);
+  EXPECT_EQ(CountParameters(theirs, full), 4231976);  // printed by the fixture script
+  EXPECT_EQ(CountParameters(ours, full), 4231976);
+  EXPECT_EQ(ours.InferShape({{"data", full}}).outputs[0], Shape({2, 1000}));
+
+  const Shape small = {2, 3, 64, 64};
+  Symbol quarter = models::MobileNet({.multiplier = 0.25, .resolution = 64, .num_classes = 10});
+  ExpectSameNetwork(quarter, Symbol::Load(Fixture("mobilenet0.25-r64-symbol.json")), small);
+  EXPECT_EQ(CountParameters(quarter, small), 215642);
+
+  EXPECT_THROW(models::MobileNet({.resolution = 100}), Error);
+  EXPECT_THROW(models::MobileNet({.multiplier = 0.01}), Error);
 }
 
 TEST(SymbolJSON, RoundTripKeepsGraphAndAttributes) {
