@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   std::string source;
   std::vector<std::string> shapes;
   CLI::App* summary = app.add_subcommand("summary", "nodes, output shapes and parameter counts");
-  summary->add_option("SYMBOL", source, "symbol JSON file, or mlp / lenet")->required();
+  summary->add_option("SYMBOL", source, "symbol JSON file, or a zoo model: mlp, lenet, resnetN, mobilenet, gpt")->required();
   summary->add_option("--shape", shapes, "input shape, NAME=DIMS (e.g. data=1,1,28,28)");
   try {
     app.parse(argc, argv);
