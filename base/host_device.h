@@ -20,11 +20,25 @@
 // COHORT_SIMD_SUM(var) goes before a loop that only adds into `var`: on the CPU it lets the
 // compiler vectorize the sum (OpenMP's simd reduction: partial sums per vector lane, combined in
 // a fixed order, so the result is the same on every run of the same binary); nvcc ignores it.
+// COHORT_SIMD_MAX(var) likewise for a loop that only takes maxima into `var` (exact in any
+// order; the lanes may treat a NaN differently than a serial loop, and then the row is NaN anyway).
 #if defined(_OPENMP) && !defined(__CUDACC__)
 #define COHORT_PRAGMA(text) _Pragma(#text)
 #define COHORT_SIMD_SUM(var) COHORT_PRAGMA(omp simd reduction(+ : var))
+#define COHORT_SIMD_MAX(var) COHORT_PRAGMA(omp simd reduction(max : var))
 #else
 #define COHORT_SIMD_SUM(var)
+#define COHORT_SIMD_MAX(var)
+#endif
+
+// COHORT_INDEPENDENT goes before a loop whose iteration k reads and writes only element k of
+// its arrays, which may be the same array (in place): g++ then vectorizes it without a runtime
+// overlap check, which fails for in-place data and falls back to scalar code (Note
+// [Elementwise loops], operator/common/kernel_util.h); nvcc ignores it.
+#if defined(__CUDACC__)
+#define COHORT_INDEPENDENT
+#else
+#define COHORT_INDEPENDENT _Pragma("GCC ivdep")
 #endif
 
 namespace cohort {

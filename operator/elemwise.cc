@@ -30,6 +30,20 @@ template <ScalarKind kKind>
   COHORT_ELEMENTWISE
   for (int64_t i = 0; i < n; ++i) y[i] = ScalarValue(kKind, x[i], s);
 }
+// The gradients likewise, the kind (and the side, the request) fixed outside the loop.
+template <BinaryKind kKind>
+void BinaryGradLoop(GradReq req, int side, int64_t n, const float* dy, const float* a,
+                    const float* b, float* dx) {
+  if (side == 0) {
+    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad(kKind, 0, dy[i], a, b, i); });
+  } else {
+    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad(kKind, 1, dy[i], a, b, i); });
+  }
+}
+template <ScalarKind kKind>
+void ScalarGradLoop(GradReq req, int64_t n, const float* dy, const float* x, float s, float* dx) {
+  WriteGrad(req, n, dx, [&](int64_t i) { return ScalarGrad(kKind, dy[i], x, s, i); });
+}
 
 class Binary : public Operator {
  public:
@@ -71,15 +85,16 @@ class Binary : public Operator {
     COHORT_GPU_DISPATCH(ctx, BinaryBackwardGpu(ctx, kind_, out_grad[0], in, req, in_grad));
     const float* dy = F(out_grad[0]);
     const int64_t n = out_grad[0].size();
+    const float* a = BackwardNeedsInputs() ? F(in[0]) : nullptr;
+    const float* b = BackwardNeedsInputs() ? F(in[1]) : nullptr;
     for (int side = 0; side < 2; ++side) {
       if (req[side] == GradReq::kNull) continue;
       float* dx = F(in_grad[side]);
-      const float* a = F(in[0]);
-      const float* b = F(in[1]);
-      COHORT_ELEMENTWISE
-      for (int64_t i = 0; i < n; ++i) {
-        const float g = BinaryGrad(kind_, side, dy[i], a, b, i);
-        AssignReq(req[side], dx, i, g);
+      switch (kind_) {
+        case BinaryKind::kAdd: BinaryGradLoop<BinaryKind::kAdd>(req[side], side, n, dy, a, b, dx); break;
+        case BinaryKind::kSub: BinaryGradLoop<BinaryKind::kSub>(req[side], side, n, dy, a, b, dx); break;
+        case BinaryKind::kMul: BinaryGradLoop<BinaryKind::kMul>(req[side], side, n, dy, a, b, dx); break;
+        case BinaryKind::kDiv: BinaryGradLoop<BinaryKind::kDiv>(req[side], side, n, dy, a, b, dx); break;
       }
     }
   }
@@ -133,13 +148,18 @@ class Scalar : public Operator {
                         ScalarBackwardGpu(ctx, kind_, scalar_, req[0], out_grad[0],
                                           BackwardNeedsInputs() ? &in[0] : nullptr, in_grad[0]));
     const float* dy = F(out_grad[0]);
-    const float* x = F(in[0]);
+    const float* x = BackwardNeedsInputs() ? F(in[0]) : nullptr;
     float* dx = F(in_grad[0]);
     const int64_t n = out_grad[0].size();
-    COHORT_ELEMENTWISE
-    for (int64_t i = 0; i < n; ++i) {
-      const float g = ScalarGrad(kind_, dy[i], x, scalar_, i);
-      AssignReq(req[0], dx, i, g);
+    const GradReq r = req[0];
+    const float s = scalar_;
+    switch (kind_) {
+      case ScalarKind::kPlus: return ScalarGradLoop<ScalarKind::kPlus>(r, n, dy, x, s, dx);
+      case ScalarKind::kMinus: return ScalarGradLoop<ScalarKind::kMinus>(r, n, dy, x, s, dx);
+      case ScalarKind::kRMinus: return ScalarGradLoop<ScalarKind::kRMinus>(r, n, dy, x, s, dx);
+      case ScalarKind::kMul: return ScalarGradLoop<ScalarKind::kMul>(r, n, dy, x, s, dx);
+      case ScalarKind::kDiv: return ScalarGradLoop<ScalarKind::kDiv>(r, n, dy, x, s, dx);
+      case ScalarKind::kRDiv: return ScalarGradLoop<ScalarKind::kRDiv>(r, n, dy, x, s, dx);
     }
   }
 

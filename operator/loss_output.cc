@@ -58,6 +58,12 @@ MakeLossParam MakeLossParam::Parse(const Attrs& attrs) {
 
 namespace {
 
+// SoftmaxOutput's rows built for AVX2 and AVX-512 too (Note [CPU clones]).
+COHORT_CPU_CLONES void RunSoftmaxOutputRows(const SoftmaxOutputRows& body, int64_t first,
+                                            int64_t last, int64_t size, int64_t inner) {
+  RunRows(body, first, last, size, inner);
+}
+
 // MXNet's SoftmaxOutput: softmax forward; backward (softmax - one_hot(label)) * grad_scale / norm.
 class SoftmaxOutput : public Operator {
  public:
@@ -103,7 +109,7 @@ class SoftmaxOutput : public Operator {
     const AxisSplit s = Split(in[0].shape());
     const SoftmaxOutputRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size, s.inner};
     COHORT_GPU_DISPATCH(ctx, SoftmaxOutputForwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunSoftmaxOutputRows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "operator/common/fast_math.h"
 #include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
@@ -64,7 +65,8 @@ COHORT_HOST_DEVICE float SoftmaxOutputGrad(const SoftmaxOutputParam& p, float y,
   return (y - want) * scale;
 }
 
-// SoftmaxOutput's forward: y = e^(x - max) / Σ e^(x - max) over each row, summed in float.
+// SoftmaxOutput's forward: y = e^(x - max) / Σ e^(x - max) over each row, summed in float
+// (FastExp and the passes as softmax's, so that the loops vectorize; y may be x).
 struct SoftmaxOutputRows {
   const float* x;
   float* y;
@@ -73,17 +75,25 @@ struct SoftmaxOutputRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const {
+    RunRowWithStride(*this, lanes, base, stride);
+  }
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename Lanes, typename Stride>
+  COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
     const float* xr = x + base;
     float* yr = y + base;
-    const float max = RowMax(lanes, xr, size, stride);
-    float sum = 0;
+    const float max = RowMax(lanes, xr, size, s);
+    COHORT_INDEPENDENT
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const float e = expf(xr[c * stride] - max);
-      yr[c * stride] = e;
-      sum += e;
+      yr[c * s] = FastExp(xr[c * s] - max);
     }
+    float sum = 0;
+    COHORT_SIMD_SUM(sum)
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += yr[c * s];
     sum = lanes.Reduce(sum, SumOp{});
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) yr[c * stride] /= sum;
+    COHORT_INDEPENDENT
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) yr[c * s] /= sum;
   }
 };
 

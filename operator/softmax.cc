@@ -26,6 +26,16 @@ SoftmaxParam SoftmaxParam::Parse(const std::string& op, const Attrs& attrs) {
 
 namespace {
 
+// The row loops built for AVX2 and AVX-512 too (Note [CPU clones]).
+COHORT_CPU_CLONES void RunSoftmaxRows(const SoftmaxRows& body, int64_t first, int64_t last,
+                                      int64_t size, int64_t inner) {
+  RunRows(body, first, last, size, inner);
+}
+COHORT_CPU_CLONES void RunSoftmaxGradRows(const SoftmaxGradRows& body, int64_t first, int64_t last,
+                                          int64_t size, int64_t inner) {
+  RunRows(body, first, last, size, inner);
+}
+
 class Softmax : public Operator {
  public:
   Softmax(bool log, const Attrs& attrs)
@@ -46,7 +56,7 @@ class Softmax : public Operator {
     const SoftmaxRows rows{FloatsOf(in[0]), FloatsOf(out[0]), s.size,
                            s.inner,         p_.temperature,   log_};
     COHORT_GPU_DISPATCH(ctx, SoftmaxForwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunSoftmaxRows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -64,7 +74,7 @@ class Softmax : public Operator {
                                log_,
                                req[0]};
     COHORT_GPU_DISPATCH(ctx, SoftmaxBackwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunSoftmaxGradRows);
   }
 
  private:

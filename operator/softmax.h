@@ -48,6 +48,7 @@ struct SoftmaxRows {
         sum += FastExp((xr[c * s] - max) * inv_t);
       }
     } else {  // keep each exponential in y (x is not read again: y may be x)
+      COHORT_INDEPENDENT
       for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
         yr[c * s] = FastExp((xr[c * s] - max) * inv_t);
       }
@@ -57,11 +58,13 @@ struct SoftmaxRows {
     const float total = lanes.Reduce(sum, SumOp{});
     if (log) {
       const float log_sum = logf(total);
+      COHORT_INDEPENDENT
       for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
         yr[c * s] = (xr[c * s] - max) * inv_t - log_sum;
       }
     } else {
       const float inv = 1.0f / total;
+      COHORT_INDEPENDENT
       for (int64_t c = lanes.first(); c < size; c += lanes.step()) yr[c * s] *= inv;
     }
   }
@@ -94,10 +97,15 @@ struct SoftmaxGradRows {
     }
     const float d = lanes.Reduce(dot, SumOp{});
     const float inv_t = 1.0f / t;
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * s;
-      const float g = log ? dy[k] - FastExp(y[k]) * d : y[k] * (dy[k] - d);
-      AssignReq(req, dx, k, g * inv_t);
+    auto grad = [&](int64_t k) {
+      return (log ? dy[k] - FastExp(y[k]) * d : y[k] * (dy[k] - d)) * inv_t;
+    };
+    if (req == GradReq::kAdd) {  // the request tested once, outside the loops that vectorize
+      COHORT_INDEPENDENT
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) dx[base + c * s] += grad(base + c * s);
+    } else {
+      COHORT_INDEPENDENT
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) dx[base + c * s] = grad(base + c * s);
     }
   }
 };

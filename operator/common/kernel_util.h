@@ -19,6 +19,19 @@ namespace cohort::op {
 // dependence between iterations; COHORT_ELEMENTWISE (before the `for`) says so to the compiler.
 #define COHORT_ELEMENTWISE _Pragma("GCC ivdep")
 
+// dx[i] = grad(i), or += for kAdd, over [0, n): one loop per request, so that the branch is
+// not inside the loop and the loop vectorizes (with grad a lambda the compiler can inline).
+template <typename Grad>
+[[gnu::always_inline]] inline void WriteGrad(GradReq req, int64_t n, float* dx, Grad grad) {
+  if (req == GradReq::kAdd) {
+    COHORT_ELEMENTWISE
+    for (int64_t i = 0; i < n; ++i) dx[i] += grad(i);
+  } else {
+    COHORT_ELEMENTWISE
+    for (int64_t i = 0; i < n; ++i) dx[i] = grad(i);
+  }
+}
+
 // Note [CPU clones]
 // The build targets baseline x86-64 (SSE2) so that a binary runs on any x86-64 node of a job.
 // Transcendental loops are compute bound, so a function marked COHORT_CPU_CLONES is compiled
@@ -112,18 +125,28 @@ float SumProductsOfDeviations(const float* a, const float* x, int64_t n, float m
 // beta for a GEMM that writes a gradient: 0 overwrites, 1 accumulates.
 inline float BetaFor(GradReq req) { return req == GradReq::kAdd ? 1.0f : 0.0f; }
 
+// The rows [first, last) of an (outer, size, inner) array, one after another: the loop that an
+// op wraps in a COHORT_CPU_CLONES function of its own (target_clones takes no templates), so
+// that the row body's transcendentals run at the widest vector width the CPU has.
+template <typename Body>
+[[gnu::always_inline]] inline void RunRows(const Body& body, int64_t first, int64_t last,
+                                           int64_t size, int64_t inner) {
+  for (int64_t r = first; r < last; ++r) body(SerialLanes{}, RowBase(r, size, inner));
+}
+template <typename Body>
+using RowsRunner = void (*)(const Body&, int64_t first, int64_t last, int64_t size, int64_t inner);
+
 // Runs a row body (Note [Row lanes]) over every row of an (outer, size, inner) array, the rows
-// split in static blocks over the device's arena (serially for small arrays).
+// split in static blocks over the device's arena (serially for small arrays); `run` is the op's
+// cloned RunRows wrapper, or the baseline build of RunRows.
 template <typename Body>
 void ForEachRowOnCpu(const OpContext& ctx, int64_t outer, int64_t size, int64_t inner,
-                     const Body& body) {
+                     const Body& body, RowsRunner<Body> run = &RunRows<Body>) {
   constexpr int64_t kMinChunk = 1 << 13;  // elements per block of rows
   const int64_t rows = outer * inner;
   ParallelChunks(
       rows, ChunksFor(ctx, rows * size / kMinChunk),
-      [&](int64_t, int64_t first, int64_t last) {
-        for (int64_t r = first; r < last; ++r) body(SerialLanes{}, RowBase(r, size, inner));
-      },
+      [&](int64_t, int64_t first, int64_t last) { run(body, first, last, size, inner); },
       ctx.arena);
 }
 

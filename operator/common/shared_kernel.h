@@ -83,6 +83,7 @@ COHORT_EXEC_CHECK_DISABLE
 template <typename Lanes, typename Stride>
 COHORT_HOST_DEVICE float RowMax(Lanes lanes, const float* row, int64_t size, Stride stride) {
   float max = -INFINITY;
+  COHORT_SIMD_MAX(max)
   for (int64_t c = lanes.first(); c < size; c += lanes.step()) max = MaxOp{}(max, row[c * stride]);
   return lanes.Reduce(max, MaxOp{});
 }
