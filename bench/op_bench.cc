@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
     }
   }
   if (op.empty() || shapes.empty() || iters < 1) {
-    std::fprintf(stderr, "usage: op_bench --op NAME [--attr K=V]... --shape IN=D0,D1... [--iters N]\n");
+    std::fprintf(stderr,
+                 "usage: op_bench --op NAME [--attr K=V]... --shape IN=D0,D1... [--iters N]\n");
     return 2;
   }
   std::map<std::string, Symbol> inputs;

@@ -342,6 +342,16 @@ void Executor::Build(const Executor* shared_exec) {
       planned.push_back({shape[e].Size(), first, bwd(k)});
     }
   }
+  // An identity op (Reshape, Flatten) passes its output's gradient on unchanged: its input's
+  // gradient may take over that buffer when the op is the input's first gradient writer and the
+  // output's gradient dies there (PlanMemory checks both), and the backward copies nothing.
+  for (size_t n = 0; n < order.size(); ++n) {
+    const SymbolNode& node = *order[n];
+    if (node.is_variable() || !node.impl->IsIdentity() || node.impl->IsLoss()) continue;
+    const int in = entry_id(node.inputs[0]), out = first_entry[&node];
+    if (grad_plan[in] >= 0 && grad_plan[out] >= 0)
+      planned[grad_plan[in]].inplace_of = grad_plan[out];
+  }
   const MemoryPlan plan = PlanMemory(planned);
   pool_ = shared_exec ? shared_exec->pool_ : std::make_shared<MemoryPool>(ctx_);
   const std::vector<NDArray> blocks = pool_->Acquire(plan.block_size);

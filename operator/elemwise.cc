@@ -91,10 +91,18 @@ class Binary : public Operator {
       if (req[side] == GradReq::kNull) continue;
       float* dx = F(in_grad[side]);
       switch (kind_) {
-        case BinaryKind::kAdd: BinaryGradLoop<BinaryKind::kAdd>(req[side], side, n, dy, a, b, dx); break;
-        case BinaryKind::kSub: BinaryGradLoop<BinaryKind::kSub>(req[side], side, n, dy, a, b, dx); break;
-        case BinaryKind::kMul: BinaryGradLoop<BinaryKind::kMul>(req[side], side, n, dy, a, b, dx); break;
-        case BinaryKind::kDiv: BinaryGradLoop<BinaryKind::kDiv>(req[side], side, n, dy, a, b, dx); break;
+        case BinaryKind::kAdd:
+          BinaryGradLoop<BinaryKind::kAdd>(req[side], side, n, dy, a, b, dx);
+          break;
+        case BinaryKind::kSub:
+          BinaryGradLoop<BinaryKind::kSub>(req[side], side, n, dy, a, b, dx);
+          break;
+        case BinaryKind::kMul:
+          BinaryGradLoop<BinaryKind::kMul>(req[side], side, n, dy, a, b, dx);
+          break;
+        case BinaryKind::kDiv:
+          BinaryGradLoop<BinaryKind::kDiv>(req[side], side, n, dy, a, b, dx);
+          break;
       }
     }
   }

@@ -22,12 +22,14 @@ void CopyRows(const GpuResources::Impl& g, float* dst, int64_t dst_pitch, const 
 }  // namespace
 
 // Flatten and Reshape: the output is the input under another shape.
+// Copies only when the planner did not place both in one buffer (as the CPU kernel).
 void RelabelForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& out) {
-  CopyOnStream(Gpu(ctx), G(out), G(in), out.nbytes());
+  if (G(out) != G(in)) CopyOnStream(Gpu(ctx), G(out), G(in), out.nbytes());
 }
 
 void RelabelBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_grad,
                         const NDArray& in_grad) {
+  if (req == GradReq::kWrite && G(in_grad) == G(out_grad)) return;
   AssignOnStream(Gpu(ctx), req, G(in_grad), G(out_grad), in_grad.size());
 }
 

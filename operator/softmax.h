@@ -102,10 +102,12 @@ struct SoftmaxGradRows {
     };
     if (req == GradReq::kAdd) {  // the request tested once, outside the loops that vectorize
       COHORT_INDEPENDENT
-      for (int64_t c = lanes.first(); c < size; c += lanes.step()) dx[base + c * s] += grad(base + c * s);
+      for (int64_t c = lanes.first(); c < size; c += lanes.step())
+        dx[base + c * s] += grad(base + c * s);
     } else {
       COHORT_INDEPENDENT
-      for (int64_t c = lanes.first(); c < size; c += lanes.step()) dx[base + c * s] = grad(base + c * s);
+      for (int64_t c = lanes.first(); c < size; c += lanes.step())
+        dx[base + c * s] = grad(base + c * s);
     }
   }
 };

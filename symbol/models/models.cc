@@ -106,20 +106,24 @@ Symbol MobileNet(const MobileNetOptions& o) {
   struct Pair {
     int64_t depthwise, stride, pointwise;  // in units of base
   };
-  static constexpr Pair kPairs[] = {{1, 1, 2},   {2, 2, 4},   {4, 1, 4},   {4, 2, 8},  {8, 1, 8},
-                                    {8, 2, 16},  {16, 1, 16}, {16, 1, 16}, {16, 1, 16},
-                                    {16, 1, 16}, {16, 1, 16}, {16, 2, 32}, {32, 1, 32}};
-  Symbol x = ConvBnRelu(sym::Variable("data"),
-                        {.kernel = {3, 3}, .num_filter = base, .stride = {2, 2}, .pad = {1, 1},
-                         .no_bias = true},
-                        "conv_1");
+  static constexpr Pair kPairs[] = {{1, 1, 2},   {2, 2, 4},   {4, 1, 4},   {4, 2, 8},   {8, 1, 8},
+                                    {8, 2, 16},  {16, 1, 16}, {16, 1, 16}, {16, 1, 16}, {16, 1, 16},
+                                    {16, 1, 16}, {16, 2, 32}, {32, 1, 32}};
+  Symbol x = ConvBnRelu(
+      sym::Variable("data"),
+      {.kernel = {3, 3}, .num_filter = base, .stride = {2, 2}, .pad = {1, 1}, .no_bias = true},
+      "conv_1");
   int index = 2;
   for (const Pair& p : kPairs) {
     const std::string name = "conv_" + std::to_string(index++);
     const int64_t channels = base * p.depthwise;
     x = ConvBnRelu(x,
-                   {.kernel = {3, 3}, .num_filter = channels, .stride = {p.stride, p.stride},
-                    .pad = {1, 1}, .num_group = channels, .no_bias = true},
+                   {.kernel = {3, 3},
+                    .num_filter = channels,
+                    .stride = {p.stride, p.stride},
+                    .pad = {1, 1},
+                    .num_group = channels,
+                    .no_bias = true},
                    name + "_dw");
     x = ConvBnRelu(x, {.kernel = {1, 1}, .num_filter = base * p.pointwise, .no_bias = true}, name);
   }
@@ -163,8 +167,8 @@ Symbol MaybeDropout(const Symbol& x, double p, const std::string& name) {
 Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const std::string& p) {
   const std::string h = std::to_string(o.n_head);
   const Symbol qkv = DenseNd(x, 3 * o.d_model, p + "_qkv");
-  const Symbol parts = Op("SliceChannel", {qkv}, {{"num_outputs", "3"}, {"axis", "2"}},
-                          p + "_split");
+  const Symbol parts =
+      Op("SliceChannel", {qkv}, {{"num_outputs", "3"}, {"axis", "2"}}, p + "_split");
   // (batch, time, d) -> (batch·heads, time, d / heads)
   auto heads = [&](const Symbol& t, const std::string& n) {
     Symbol y = Reshape(t, "(0, 0, " + h + ", -1)", p + "_" + n + "_split_heads");
@@ -188,13 +192,12 @@ Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const
 }  // namespace
 
 Symbol Gpt(const GptOptions& o) {
-  COHORT_CHECK(o.n_layer >= 1 && o.n_head >= 1 && o.d_model >= 1 && o.seq_len >= 1 &&
-               o.vocab >= 1)
+  COHORT_CHECK(o.n_layer >= 1 && o.n_head >= 1 && o.d_model >= 1 && o.seq_len >= 1 && o.vocab >= 1)
       << "gpt: n_layer, n_head, d_model, seq_len and vocab must be positive";
   COHORT_CHECK(o.d_model % o.n_head == 0)
       << "gpt: d_model " << o.d_model << " is not a multiple of n_head " << o.n_head;
-  COHORT_CHECK(o.dropout >= 0 && o.dropout < 1) << "gpt: dropout " << o.dropout
-                                                << " is outside [0, 1)";
+  COHORT_CHECK(o.dropout >= 0 && o.dropout < 1)
+      << "gpt: dropout " << o.dropout << " is outside [0, 1)";
   const Symbol data = sym::Variable("data");
   const Symbol token_weight = sym::Variable("tok_embed_weight");
   const std::string d = std::to_string(o.d_model);
@@ -203,15 +206,14 @@ Symbol Gpt(const GptOptions& o) {
       {{"input_dim", std::to_string(o.vocab)}, {"output_dim", d}}, "tok_embed");
   const Symbol positions = Op("_contrib_arange_like", {data}, {{"axis", "1"}}, "positions");
   const Symbol pos = Op("Embedding", {positions},
-                        {{"input_dim", std::to_string(o.seq_len)}, {"output_dim", d}},
-                        "pos_embed");
+                        {{"input_dim", std::to_string(o.seq_len)}, {"output_dim", d}}, "pos_embed");
   x = Op("broadcast_add", {x, pos}, {}, "embed");
   x = MaybeDropout(x, o.dropout, "embed_drop");
   // mask[i, j] = -1e9 where j > i (a later position), 0 elsewhere.
-  const Symbol later = Op("broadcast_greater",
-                          {Reshape(positions, "(1, -1)", "mask_cols"),
-                           Reshape(positions, "(-1, 1)", "mask_rows")},
-                          {}, "mask_later");
+  const Symbol later =
+      Op("broadcast_greater",
+         {Reshape(positions, "(1, -1)", "mask_cols"), Reshape(positions, "(-1, 1)", "mask_rows")},
+         {}, "mask_later");
   const Symbol mask = Op("_mul_scalar", {later}, {{"scalar", "-1000000000.0"}}, "mask");
   for (int64_t l = 0; l < o.n_layer; ++l) {
     const std::string p = "h" + std::to_string(l);
@@ -233,9 +235,10 @@ Symbol Gpt(const GptOptions& o) {
                            {{"num_hidden", vocab}, {"no_bias", "True"}, {"flatten", "False"}},
                            "lm_head")
           : DenseNd(x, o.vocab, "lm_head");
-  return Op("SoftmaxOutput", {logits, sym::Variable("softmax_label")},
-            {{"preserve_shape", "True"}, {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}},
-            "softmax");
+  return Op(
+      "SoftmaxOutput", {logits, sym::Variable("softmax_label")},
+      {{"preserve_shape", "True"}, {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}},
+      "softmax");
 }
 
 Symbol ByName(const std::string& name, int64_t num_classes) {

@@ -294,6 +294,43 @@ TEST(Executor, InferenceBindReusesMemory) {
   EXPECT_LT(infer->planned_bytes(), train->planned_bytes());
 }
 
+// Reshape ops are free in both passes: the output shares the input's buffer, and the input's
+// gradient the output's, so a chain of them plans no more memory than none, and gradients
+// still flow through it unchanged. (Here fc1's output dies after the row sums' forward; in
+// backward the row sums' gradient takes its block, and without sharing, the gradient behind
+// each reshape would need another block of that size.)
+TEST(Executor, ReshapeOpsShareBuffersForwardAndBackward) {
+  auto build = [](bool reshapes) {
+    Symbol x = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 256}, "fc1");
+    if (reshapes) {
+      x = Symbol::Create("Reshape", std::vector<Symbol>{x}, {{"shape", "(0, 16, 16)"}}, "r1");
+      x = Symbol::Create("Reshape", std::vector<Symbol>{x}, {{"shape", "(0, -1)"}}, "r2");
+    }
+    x = Symbol::Create("sum", std::vector<Symbol>{x}, {{"axis", "1"}}, "row_sums");
+    x = Symbol::Create("square", std::vector<Symbol>{x}, {}, "square");
+    x = Symbol::Create("sum", std::vector<Symbol>{x}, {}, "total");
+    return Symbol::Create("MakeLoss", std::vector<Symbol>{x}, {}, "loss");
+  };
+  auto plain = Executor::SimpleBind(build(false), Context::CPU(), {{"data", {32, 4}}});
+  auto chain = Executor::SimpleBind(build(true), Context::CPU(), {{"data", {32, 4}}});
+  EXPECT_EQ(chain->planned_bytes(), plain->planned_bytes());
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const auto& [name, a] : plain->arg_dict()) {
+    std::vector<float> v(a.size());
+    for (float& f : v) f = u(rng);
+    NDArray::FromVector<float>(a.shape(), v).CopyTo(a);
+    NDArray::FromVector<float>(a.shape(), v).CopyTo(chain->arg_dict().at(name));
+  }
+  for (auto* e : {plain.get(), chain.get()}) {
+    e->Forward(true);
+    e->Backward();
+  }
+  for (const char* name : {"data", "fc1_weight", "fc1_bias"}) {
+    ExpectNear(chain->grad_dict().at(name), plain->grad_dict().at(name).ToVector<float>(), 0);
+  }
+}
+
 TEST(Executor, SharedExecutorSharesParametersAndPool) {
   Symbol net = models::Mlp();
   auto big = Executor::SimpleBind(net, Context::CPU(), {{"data", {32, 1, 8, 8}}});
