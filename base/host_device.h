@@ -17,18 +17,14 @@
 #define COHORT_EXEC_CHECK_DISABLE
 #endif
 
-// COHORT_SIMD_SUM(var) goes before a loop that only adds into `var`: on the CPU it lets the
-// compiler vectorize the sum (OpenMP's simd reduction: partial sums per vector lane, combined in
-// a fixed order, so the result is the same on every run of the same binary); nvcc ignores it.
-// COHORT_SIMD_MAX(var) likewise for a loop that only takes maxima into `var` (exact in any
-// order; the lanes may treat a NaN differently than a serial loop, and then the row is NaN anyway).
-#if defined(_OPENMP) && !defined(__CUDACC__)
-#define COHORT_PRAGMA(text) _Pragma(#text)
-#define COHORT_SIMD_SUM(var) COHORT_PRAGMA(omp simd reduction(+ : var))
-#define COHORT_SIMD_MAX(var) COHORT_PRAGMA(omp simd reduction(max : var))
-#else
-#define COHORT_SIMD_SUM(var)
+// COHORT_SIMD_MAX(var) goes before a loop that only takes maxima into `var` (`var = var < v ? v
+// : var`): OpenMP's simd reduction (-fopenmp-simd) lets g++ vectorize it. A maximum is exact in
+// any grouping, so the result does not depend on the vector width; nvcc ignores it.
+#if defined(__CUDACC__)
 #define COHORT_SIMD_MAX(var)
+#else
+#define COHORT_PRAGMA(text) _Pragma(#text)
+#define COHORT_SIMD_MAX(var) COHORT_PRAGMA(omp simd reduction(max : var))
 #endif
 
 // COHORT_INDEPENDENT goes before a loop whose iteration k reads and writes only element k of

@@ -8,6 +8,7 @@
 #include "base/host_device.h"
 #include "base/shape.h"
 #include "operator/common/operator.h"
+#include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
 
@@ -92,17 +93,29 @@ COHORT_HOST_DEVICE float DepthwiseWeightGrad(const DepthwiseGeometry& g, const f
   int64_t y0, y1, x0, x1;
   DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
   DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
-  float sum = 0;
-  for (int64_t n = 0; n < batch; ++n) {
-    const float* xp = x + (n * channels + c) * g.height * g.width;
-    const float* dp = dy + (n * channels + c) * g.out_h * g.out_w;
-    for (int64_t oy = y0; oy < y1; ++oy) {
-      const float* xr = xp + (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw;
-      const float* dr = dp + oy * g.out_w;
-      COHORT_SIMD_SUM(sum)
-      for (int64_t ox = x0; ox < x1; ++ox) sum += dr[ox] * xr[ox * g.sw];
+  // Each in-image run of output columns, as add(length, product of its t-th column).
+  auto for_each_run = [&](auto&& add) {
+    for (int64_t n = 0; n < batch; ++n) {
+      const float* xp = x + (n * channels + c) * g.height * g.width;
+      const float* dp = dy + (n * channels + c) * g.out_h * g.out_w;
+      for (int64_t oy = y0; oy < y1; ++oy) {
+        const float* xr = xp + (oy * g.sh - g.ph + i * g.dh) * g.width + j * g.dw - g.pw;
+        const float* dr = dp + oy * g.out_w;
+        add(x1 - x0, [&](int64_t t) { return dr[x0 + t] * xr[(x0 + t) * g.sw]; });
+      }
     }
+  };
+  // Contiguous runs vectorize in 16 partial sums; strided ones (stride 2: gathers) ran faster
+  // as one running sum (depthwise_bench: 8.4 against 10.8 ms).
+  if (g.sw == 1) {
+    PartialSums16 sums;
+    for_each_run([&](int64_t length, auto product) { sums.Add(length, product); });
+    return sums.Total();
   }
+  float sum = 0;
+  for_each_run([&](int64_t length, auto product) {
+    for (int64_t t = 0; t < length; ++t) sum += product(t);
+  });
   return sum;
 }
 

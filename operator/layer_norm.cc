@@ -24,6 +24,24 @@ LayerNormParam LayerNormParam::Parse(const Attrs& attrs) {
 
 namespace {
 
+// The row loops and the parameter sums built for AVX2 and AVX-512 too (Note [CPU clones]).
+COHORT_CPU_CLONES void RunLayerNormRows(const LayerNormRows& body, int64_t first, int64_t last,
+                                        int64_t size, int64_t inner) {
+  RunRows(body, first, last, size, inner);
+}
+COHORT_CPU_CLONES void RunLayerNormGradRows(const LayerNormGradRows& body, int64_t first,
+                                            int64_t last, int64_t size, int64_t inner) {
+  RunRows(body, first, last, size, inner);
+}
+COHORT_CPU_CLONES void RunLayerNormParamGrads(const LayerNormParamGrads& p, int64_t c0, int64_t c1,
+                                              float* sum_gx, float* sum_g) {
+  if (p.inner == 1) {
+    LayerNormParamGradRows(p, UnitStride{}, c0, c1, sum_gx, sum_g);
+  } else {
+    LayerNormParamGradRows(p, p.inner, c0, c1, sum_gx, sum_g);
+  }
+}
+
 constexpr int64_t kMinChunk = 1 << 13;  // elements per chunk of columns
 
 class LayerNorm : public Operator {
@@ -57,7 +75,7 @@ class LayerNorm : public Operator {
                              FloatsOf(out[0]), FloatsOf(out[1]), FloatsOf(out[2]),
                              s.size,           s.inner,          p_.eps};
     COHORT_GPU_DISPATCH(ctx, LayerNormForwardGpu(ctx, rows, s.outer, s.inner));
-    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
+    ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunLayerNormRows);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -88,13 +106,15 @@ class LayerNorm : public Operator {
     COHORT_GPU_DISPATCH(
         ctx, LayerNormBackwardGpu(ctx, req[0] != GradReq::kNull ? &rows : nullptr,
                                   want_gamma || want_beta ? &params : nullptr, s.outer, s.inner));
-    if (req[0] != GradReq::kNull) ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows);
+    if (req[0] != GradReq::kNull) {
+      ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunLayerNormGradRows);
+    }
     if (want_gamma || want_beta) {
       ParallelChunks(
           s.size, ChunksFor(ctx, s.outer * s.inner * s.size / kMinChunk),
           [&](int64_t, int64_t first, int64_t last) {
             float* scratch = Scratch(2 * static_cast<size_t>(last - first));  // per thread
-            LayerNormParamGradRows(params, first, last, scratch, scratch + (last - first));
+            RunLayerNormParamGrads(params, first, last, scratch, scratch + (last - first));
           },
           ctx.arena);
     }

@@ -41,23 +41,20 @@ struct LayerNormRows {
   template <typename Lanes, typename Stride>
   COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
     const float* xr = x + base;
-    float sum = 0;
-    COHORT_SIMD_SUM(sum)
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += xr[c * s];
-    const float m = lanes.Reduce(sum, SumOp{}) / static_cast<float>(size);
-    float squares = 0;
-    COHORT_SIMD_SUM(squares)
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+    const float n = static_cast<float>(size);
+    const float m = lanes.Sum(size, [&](int64_t c) { return xr[c * s]; }) / n;
+    const float squares = lanes.Sum(size, [&](int64_t c) {
       const float d = xr[c * s] - m;
-      squares += d * d;
-    }
-    const float sd = sqrtf(lanes.Reduce(squares, SumOp{}) / static_cast<float>(size) + eps);
+      return d * d;
+    });
+    const float sd = sqrtf(squares / n + eps);
     const int64_t row = LayerNormRowOf(base, size, stride);
     if (lanes.first() == 0) {
       mean[row] = m;
       std[row] = sd;
     }
     float* yr = y + base;
+    COHORT_INDEPENDENT
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
       yr[c * s] = (xr[c * s] - m) / sd * gamma[c] + beta[c];
     }
@@ -82,23 +79,26 @@ struct LayerNormGradRows {
   COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride step) const {
     const int64_t row = LayerNormRowOf(base, size, stride);
     const float m = mean[row], s = std[row];
-    float sum_g = 0, sum_gx = 0;
-    COHORT_SIMD_SUM(sum_g)
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+    const float n = static_cast<float>(size);
+    const float a = lanes.Sum(size, [&](int64_t c) { return dy[base + c * step] * gamma[c]; }) / n;
+    const float b = lanes.Sum(size, [&](int64_t c) {
       const int64_t k = base + c * step;
-      sum_g += dy[k] * gamma[c];
-    }
-    COHORT_SIMD_SUM(sum_gx)
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * step;
-      sum_gx += dy[k] * gamma[c] * ((x[k] - m) / s);
-    }
-    const float a = lanes.Reduce(sum_g, SumOp{}) / static_cast<float>(size);
-    const float b = lanes.Reduce(sum_gx, SumOp{}) / static_cast<float>(size);
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      const int64_t k = base + c * step;
+      return dy[k] * gamma[c] * ((x[k] - m) / s);
+    }) / n;
+    auto grad = [&](int64_t c, int64_t k) {
       const float xhat = (x[k] - m) / s;
-      AssignReq(req, dx, k, (dy[k] * gamma[c] - a - xhat * b) / s);
+      return (dy[k] * gamma[c] - a - xhat * b) / s;
+    };
+    if (req == GradReq::kAdd) {  // the request tested once, outside the loops that vectorize
+      COHORT_INDEPENDENT
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+        dx[base + c * step] += grad(c, base + c * step);
+      }
+    } else {
+      COHORT_INDEPENDENT
+      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+        dx[base + c * step] = grad(c, base + c * step);
+      }
     }
   }
 };
@@ -126,16 +126,20 @@ struct LayerNormParamGrads {
 // The same sums for positions [c0, c1), rows outer (reads follow memory when the axis is last):
 // each position adds its rows in the order LayerNormParamGrads does, so the same bits. sum_gx and
 // sum_g hold c1 - c0 floats of scratch.
-COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGrads& p, int64_t c0, int64_t c1,
-                                               float* sum_gx, float* sum_g) {
+// `Stride` is p.inner's type: UnitStride when the axis is last, so the inner loop vectorizes.
+template <typename Stride>
+COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGrads& p, Stride inner,
+                                               int64_t c0, int64_t c1, float* __restrict__ sum_gx,
+                                               float* __restrict__ sum_g) {
   for (int64_t c = c0; c < c1; ++c) sum_gx[c - c0] = sum_g[c - c0] = 0;
   for (int64_t r = 0; r < p.outer * p.inner; ++r) {
     const int64_t base = RowBase(r, p.size, p.inner);
     const float m = p.mean[r], s = p.std[r];
+    const float* dy = p.dy + base;
+    const float* x = p.x + base;
     for (int64_t c = c0; c < c1; ++c) {
-      const int64_t k = base + c * p.inner;
-      sum_gx[c - c0] += p.dy[k] * ((p.x[k] - m) / s);
-      sum_g[c - c0] += p.dy[k];
+      sum_gx[c - c0] += dy[c * inner] * ((x[c * inner] - m) / s);
+      sum_g[c - c0] += dy[c * inner];
     }
   }
   for (int64_t c = c0; c < c1; ++c) {

@@ -88,10 +88,7 @@ struct SoftmaxOutputRows {
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
       yr[c * s] = FastExp(xr[c * s] - max);
     }
-    float sum = 0;
-    COHORT_SIMD_SUM(sum)
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += yr[c * s];
-    sum = lanes.Reduce(sum, SumOp{});
+    const float sum = lanes.Sum(size, [&](int64_t c) { return yr[c * s]; });
     COHORT_INDEPENDENT
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) yr[c * s] /= sum;
   }

@@ -41,21 +41,16 @@ struct SoftmaxRows {
     float* yr = y + base;
     const float max = RowMax(lanes, xr, size, s);
     const float inv_t = 1.0f / t;
-    float sum = 0;
+    float total;
     if (log) {
-      COHORT_SIMD_SUM(sum)
-      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-        sum += FastExp((xr[c * s] - max) * inv_t);
-      }
+      total = lanes.Sum(size, [&](int64_t c) { return FastExp((xr[c * s] - max) * inv_t); });
     } else {  // keep each exponential in y (x is not read again: y may be x)
       COHORT_INDEPENDENT
       for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
         yr[c * s] = FastExp((xr[c * s] - max) * inv_t);
       }
-      COHORT_SIMD_SUM(sum)
-      for (int64_t c = lanes.first(); c < size; c += lanes.step()) sum += yr[c * s];
+      total = lanes.Sum(size, [&](int64_t c) { return yr[c * s]; });
     }
-    const float total = lanes.Reduce(sum, SumOp{});
     if (log) {
       const float log_sum = logf(total);
       COHORT_INDEPENDENT
@@ -89,13 +84,10 @@ struct SoftmaxGradRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes, typename Stride>
   COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
-    float dot = 0;
-    COHORT_SIMD_SUM(dot)
-    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+    const float d = lanes.Sum(size, [&](int64_t c) {
       const int64_t k = base + c * s;
-      dot += log ? dy[k] : dy[k] * y[k];
-    }
-    const float d = lanes.Reduce(dot, SumOp{});
+      return log ? dy[k] : dy[k] * y[k];
+    });
     const float inv_t = 1.0f / t;
     auto grad = [&](int64_t k) {
       return (log ? dy[k] - FastExp(y[k]) * d : y[k] * (dy[k] - d)) * inv_t;

@@ -32,9 +32,17 @@ __device__ T BlockAllReduce(T v, Op op) {
 struct BlockLanes {
   __device__ int64_t first() const { return threadIdx.x; }
   __device__ int64_t step() const { return blockDim.x; }
-  template <typename T, typename Op>
-  __device__ T Reduce(T v, Op op) const {
-    return BlockAllReduce(v, op);
+  template <typename F>
+  __device__ float Sum(int64_t size, F f) const {
+    float sum = 0;
+    for (int64_t c = first(); c < size; c += step()) sum += f(c);
+    return BlockAllReduce(sum, SumOp{});
+  }
+  template <typename F>
+  __device__ float Max(int64_t size, F f) const {
+    float max = -INFINITY;
+    for (int64_t c = first(); c < size; c += step()) max = MaxOp{}(max, f(c));
+    return BlockAllReduce(max, MaxOp{});
   }
 };
 

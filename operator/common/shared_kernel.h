@@ -40,22 +40,73 @@ struct MaxOp {  // std::max's order: a NaN in `a` stays, one in `b` is dropped
   }
 };
 
+// Σ f(i) in 16 interleaved partial sums combined pairwise at the end: a fixed order, so every
+// run and every CPU (whatever its vector width) gives the same result, and 16 independent adds
+// per step that vectorize (a single running float sum is a chain of dependent adds; 8 partials
+// still wait on the adds' latency: 2.6x slower over rows of 128). Add may be called for several
+// runs (each run's element i goes to partial i % 16).
+struct PartialSums16 {
+  static constexpr int kLanes = 16;
+  float acc[kLanes] = {};
+
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename F>
+  COHORT_HOST_DEVICE void Add(int64_t n, F f) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) acc[j] += f(i + j);
+    }
+    for (; i < n; ++i) acc[i % kLanes] += f(i);
+  }
+  COHORT_HOST_DEVICE float Total() {
+    for (int width = kLanes / 2; width >= 1; width /= 2) {
+      for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
+    }
+    return acc[0];
+  }
+};
+// Σ f(i) for i in [0, n), in PartialSums16's order.
+COHORT_EXEC_CHECK_DISABLE
+template <typename F>
+COHORT_HOST_DEVICE float SumOf16(int64_t n, F f) {
+  PartialSums16 sums;
+  sums.Add(n, f);
+  return sums.Total();
+}
+// max f(i) over [0, n) (-inf for n = 0), MaxOp's order per lane.
+COHORT_EXEC_CHECK_DISABLE
+template <typename F>
+COHORT_HOST_DEVICE float MaxOf(int64_t n, F f) {
+  float max = -INFINITY;
+  COHORT_SIMD_MAX(max)
+  for (int64_t i = 0; i < n; ++i) max = MaxOp{}(max, f(i));
+  return max;
+}
+
 // Note [Row lanes]
 // Softmax-like ops work on rows of an (outer, size, inner) array: row r holds the `size` values
 // spaced `inner` apart from RowBase(r). A row body (in the op's header) is a functor with
 //   COHORT_EXEC_CHECK_DISABLE template <typename Lanes>
 //   COHORT_HOST_DEVICE void operator()(Lanes lanes, int64_t base) const;
-// that visits c = lanes.first(), += lanes.step() and combines partial results with
-// lanes.Reduce. SerialLanes runs it on one thread (the CPU, and the GPU when rows are many and
-// strided); the GPU's BlockLanes spreads a row over a block (operator/common/pointwise_gpu.cuh).
+// that visits c = lanes.first(), += lanes.step() in its elementwise loops, and takes a row's
+// totals with lanes.Sum(size, f) and lanes.Max(size, f) (f(c) the value at position c), which
+// every lane receives. SerialLanes runs a row on one thread (the CPU, and the GPU when rows are
+// many and strided), its totals in SumOf16's fixed order; the GPU's BlockLanes spreads a row over
+// a block (operator/common/pointwise_gpu.cuh).
 // Each element is visited by the same lane in every pass, so a body may write y[k] where it read
 // x[k] (in place).
 struct SerialLanes {
   COHORT_HOST_DEVICE int64_t first() const { return 0; }
   COHORT_HOST_DEVICE int64_t step() const { return 1; }
-  template <typename T, typename Op>
-  COHORT_HOST_DEVICE T Reduce(T v, Op) const {
-    return v;
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename F>
+  COHORT_HOST_DEVICE float Sum(int64_t size, F f) const {
+    return SumOf16(size, f);
+  }
+  COHORT_EXEC_CHECK_DISABLE
+  template <typename F>
+  COHORT_HOST_DEVICE float Max(int64_t size, F f) const {
+    return MaxOf(size, f);
   }
 };
 
@@ -82,10 +133,7 @@ COHORT_HOST_DEVICE void RunRowWithStride(const Body& body, Lanes lanes, int64_t 
 COHORT_EXEC_CHECK_DISABLE
 template <typename Lanes, typename Stride>
 COHORT_HOST_DEVICE float RowMax(Lanes lanes, const float* row, int64_t size, Stride stride) {
-  float max = -INFINITY;
-  COHORT_SIMD_MAX(max)
-  for (int64_t c = lanes.first(); c < size; c += lanes.step()) max = MaxOp{}(max, row[c * stride]);
-  return lanes.Reduce(max, MaxOp{});
+  return lanes.Max(size, [&](int64_t c) { return row[c * stride]; });
 }
 
 COHORT_HOST_DEVICE int64_t RowBase(int64_t r, int64_t size, int64_t inner) {
