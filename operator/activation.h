@@ -60,8 +60,12 @@ COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, flo
     case ActType::kLeaky: return x > 0 ? 1.0f : slope;
     case ActType::kElu: return x > 0 ? 1.0f : slope * expf(x);
     case ActType::kSelu: return kSeluLambda * (x > 0 ? 1.0f : kSeluAlpha * expf(x));
-    case ActType::kGelu:
-      return 0.5f * (1.0f + FastErf(x * kSqrtHalf)) + x * kInvSqrt2Pi * FastExp(-0.5f * x * x);
+    case ActType::kGelu: {  // Φ(x) + x·φ(x): erf's e^(-x²/2) is φ's, computed once
+      const float a = fabsf(x * kSqrtHalf);
+      const float e = FastExp(-a * a);
+      const float erf = copysignf(1.0f - ErfPoly(a) * e, x);
+      return 0.5f * (1.0f + erf) + x * kInvSqrt2Pi * e;
+    }
   }
   return 0;
 }

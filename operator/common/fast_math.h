@@ -56,14 +56,16 @@ COHORT_HOST_DEVICE float FastSigmoid(float x) { return 1.0f / (1.0f + FastExp(-x
 // erf with an absolute error below 3e-7 (Abramowitz and Stegun 7.1.26), branch-free: for GELU,
 // whose value 0.5·x·(1 + erf(x/√2)) and derivative it leaves accurate to a few units of float's
 // last place (libm's erff does not vectorize: GELU took 4 ns an element).
+// erf(x) = sign(x)·(1 - ErfPoly(|x|)·e^(-x²)); callers that need e^(-x²) too share it.
+COHORT_HOST_DEVICE float ErfPoly(float a) {
+  const float t = 1.0f / (1.0f + 0.3275911f * a);
+  return ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t +
+          0.254829592f) *
+         t;
+}
 COHORT_HOST_DEVICE float FastErf(float x) {
   const float a = fabsf(x);
-  const float t = 1.0f / (1.0f + 0.3275911f * a);
-  const float poly =
-      ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t +
-       0.254829592f) *
-      t;
-  return copysignf(1.0f - poly * FastExp(-a * a), x);
+  return copysignf(1.0f - ErfPoly(a) * FastExp(-a * a), x);
 }
 
 }  // namespace cohort::op
