@@ -57,6 +57,7 @@ data:
   shuffle: bool
   prefetch: bool
   flat: bool
+  scale: float
   last_batch_handle: string
   batches_per_epoch: int
 batch_size: int
@@ -380,6 +381,7 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num
       o.image = Get<std::string>(root, "data." + split + "_image", "");
       o.label = Get<std::string>(root, "data." + split + "_label", "");
       o.flat = Get<bool>(root, "data.flat", false);
+      o.scale = static_cast<float>(Get<double>(root, "data.scale", 1.0 / 256.0));
       o.batch = options;
       auto it = std::make_unique<MNISTIter>(o);
       if (count) *count = it->num_samples();

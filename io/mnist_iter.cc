@@ -14,7 +14,7 @@ MNISTIter::MNISTIter(const MNISTIterOptions& options) {
       << "' has " << n << " images";
   const int64_t rows = images.shape()[1], cols = images.shape()[2];
   images = options.flat ? images.Reshape({n, rows * cols}) : images.Reshape({n, 1, rows, cols});
-  std::vector<BatchField> data = {{options.data_name, images, DType::kFloat32, 1.0f / 255.0f}};
+  std::vector<BatchField> data = {{options.data_name, images, DType::kFloat32, options.scale}};
   std::vector<BatchField> label = {{options.label_name, labels, DType::kFloat32, 1.0f}};
   batcher_ = std::make_unique<Batcher>(std::move(data), std::move(label), options.batch);
 }

@@ -13,12 +13,16 @@ struct MNISTIterOptions {
   std::string label;  // e.g. .../train-labels-idx1-ubyte.gz
   // Images as (batch, 784) instead of (batch, 1, 28, 28).
   bool flat = false;
+  // Each pixel byte is multiplied by this: MXNet 1.x's MNISTIter divides by 256
+  // (src/io/iter_mnist.cc), so a network trained in either gives the same outputs in the other.
+  float scale = 1.0f / 256.0f;
   std::string data_name = "data";
   std::string label_name = "softmax_label";
   BatchOptions batch{.batch_size = 128, .shuffle = true};
 };
 
-// Pixels become float32 in [0, 1] (divided by 255) and labels float32 class numbers, as in MXNet.
+// Pixels become float32 (bytes times options.scale: [0, 255/256] by default) and labels float32
+// class numbers, as in MXNet.
 // The images stay in memory as bytes and are converted batch by batch.
 class MNISTIter : public BatcherIter {
  public:

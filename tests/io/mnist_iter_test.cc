@@ -45,14 +45,25 @@ TEST_P(MNISTIterFormats, ReadsPlainAndGzipFiles) {
   ASSERT_TRUE(it.Next());
   ASSERT_TRUE(it.Next());  // images 2 and 3
   std::vector<float> pixels = it.Value().data[0].ToVector<float>();
-  EXPECT_FLOAT_EQ(pixels[0], 20.0f / 255);
-  EXPECT_FLOAT_EQ(pixels[11], 35.0f / 255);
+  EXPECT_FLOAT_EQ(pixels[0], 20.0f / 256);  // MXNet's scale
+  EXPECT_FLOAT_EQ(pixels[11], 35.0f / 256);
   EXPECT_EQ(it.Value().label[0].ToVector<float>(), (std::vector<float>{2, 3}));
   ASSERT_TRUE(it.Next());
   EXPECT_EQ(it.Value().pad, 1);
   EXPECT_FALSE(it.Next());
 }
 INSTANTIATE_TEST_SUITE_P(PlainAndGzip, MNISTIterFormats, ::testing::Bool());
+
+TEST(MNISTIter, ScaleMultipliesEachPixel) {
+  ScratchDir dir;
+  WriteMnist(dir, 4, false);
+  MNISTIterOptions o = Options(dir);
+  o.scale = 1.0f / 255;
+  MNISTIter it(o);
+  ASSERT_TRUE(it.Next());
+  ASSERT_TRUE(it.Next());
+  EXPECT_FLOAT_EQ(it.Value().data[0].ToVector<float>()[0], 20.0f / 255);
+}
 
 TEST(MNISTIter, FlatImages) {
   ScratchDir dir;
