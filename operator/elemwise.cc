@@ -40,6 +40,15 @@ void BinaryGradLoop(GradReq req, int side, int64_t n, const float* dy, const flo
     WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad(kKind, 1, dy[i], a, b, i); });
   }
 }
+void BinaryGradCpu(BinaryKind kind, GradReq req, int side, int64_t n, const float* dy,
+                   const float* a, const float* b, float* dx) {
+  switch (kind) {
+    case BinaryKind::kAdd: return BinaryGradLoop<BinaryKind::kAdd>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kSub: return BinaryGradLoop<BinaryKind::kSub>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kMul: return BinaryGradLoop<BinaryKind::kMul>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kDiv: return BinaryGradLoop<BinaryKind::kDiv>(req, side, n, dy, a, b, dx);
+  }
+}
 template <ScalarKind kKind>
 void ScalarGradLoop(GradReq req, int64_t n, const float* dy, const float* x, float s, float* dx) {
   WriteGrad(req, n, dx, [&](int64_t i) { return ScalarGrad(kKind, dy[i], x, s, i); });
@@ -90,20 +99,7 @@ class Binary : public Operator {
     for (int side = 0; side < 2; ++side) {
       if (req[side] == GradReq::kNull) continue;
       float* dx = F(in_grad[side]);
-      switch (kind_) {
-        case BinaryKind::kAdd:
-          BinaryGradLoop<BinaryKind::kAdd>(req[side], side, n, dy, a, b, dx);
-          break;
-        case BinaryKind::kSub:
-          BinaryGradLoop<BinaryKind::kSub>(req[side], side, n, dy, a, b, dx);
-          break;
-        case BinaryKind::kMul:
-          BinaryGradLoop<BinaryKind::kMul>(req[side], side, n, dy, a, b, dx);
-          break;
-        case BinaryKind::kDiv:
-          BinaryGradLoop<BinaryKind::kDiv>(req[side], side, n, dy, a, b, dx);
-          break;
-      }
+      BinaryGradCpu(kind_, req[side], side, n, dy, a, b, dx);
     }
   }
 
