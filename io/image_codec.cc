@@ -1,0 +1,177 @@
+// JPEG (libjpeg API of libjpeg-turbo) and PNG (libpng's simplified API) in memory.
+#include "io/image_codec.h"
+
+// clang-format off
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <jpeglib.h>
+#include <jerror.h>
+#include <png.h>
+// clang-format on
+
+#include "base/error.h"
+
+namespace cohort {
+namespace {
+
+// libjpeg reports errors through callbacks that must not return: jump back to the decoder and
+// throw from there. Between setjmp and longjmp only C structs live in the jumping function, so
+// no destructor is skipped.
+struct JpegErrors {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void OnJpegError(j_common_ptr cinfo) {
+  auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// Warnings are ignored, except data that ends early: libjpeg would fill the rest with gray and
+// go on, which would train on a half image.
+void OnJpegMessage(j_common_ptr cinfo, int level) {
+  if (level == -1 && cinfo->err->msg_code == JWRN_JPEG_EOF) OnJpegError(cinfo);
+}
+
+void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
+  jpeg_decompress_struct cinfo;
+  JpegErrors errors;
+  cinfo.err = jpeg_std_error(&errors.mgr);
+  errors.mgr.error_exit = OnJpegError;
+  errors.mgr.emit_message = OnJpegMessage;
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    COHORT_THROW() << "JPEG image of " << bytes.size()
+                   << " bytes does not decode: " << errors.message;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  out->width = static_cast<int>(cinfo.output_width);
+  out->height = static_cast<int>(cinfo.output_height);
+  out->channels = cinfo.output_components;
+  const size_t stride = static_cast<size_t>(out->width) * out->channels;
+  out->pixels.resize(stride * out->height);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = out->pixels.data() + cinfo.output_scanline * stride;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+}
+
+// PNG through libpng's simplified API. An alpha channel is read and then dropped (not
+// composited), as OpenCV's imdecode, which MXNet uses, does for color images.
+void DecodePng(std::string_view bytes, int channels, Image* out) {
+  png_image image;
+  std::memset(&image, 0, sizeof(image));
+  image.version = PNG_IMAGE_VERSION;
+  auto fail = [&](const char* stage) {
+    const std::string message = image.message;
+    png_image_free(&image);
+    COHORT_THROW() << "PNG image of " << bytes.size() << " bytes does not decode (" << stage
+                   << "): " << message;
+  };
+  if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) fail("header");
+  const bool alpha = image.format & PNG_FORMAT_FLAG_ALPHA;
+  image.format = channels == 1 ? (alpha ? PNG_FORMAT_GA : PNG_FORMAT_GRAY)
+                               : (alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB);
+  const int read_channels = PNG_IMAGE_SAMPLE_CHANNELS(image.format);
+  out->width = static_cast<int>(image.width);
+  out->height = static_cast<int>(image.height);
+  out->channels = channels;
+  out->pixels.resize(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, out->pixels.data(), 0, nullptr)) fail("data");
+  if (read_channels != channels) {  // drop the alpha channel in place
+    const size_t n = static_cast<size_t>(out->width) * out->height;
+    for (size_t i = 0; i < n; ++i) {
+      for (int c = 0; c < channels; ++c) {
+        out->pixels[i * channels + c] = out->pixels[i * read_channels + c];
+      }
+    }
+    out->pixels.resize(n * channels);
+  }
+}
+
+}  // namespace
+
+void DecodeImage(std::string_view bytes, int channels, Image* out) {
+  COHORT_CHECK(channels == 1 || channels == 3)
+      << "images decode to 1 (gray) or 3 (RGB) channels, not " << channels;
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (bytes.size() >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) {
+    DecodeJpeg(bytes, channels, out);
+  } else if (bytes.size() >= 8 && png_sig_cmp(b, 0, 8) == 0) {
+    DecodePng(bytes, channels, out);
+  } else {
+    COHORT_THROW() << "image of " << bytes.size() << " bytes is neither JPEG nor PNG (its first "
+                   << "bytes are not either format's signature)";
+  }
+}
+
+std::string EncodeJpeg(const Image& image, int quality) {
+  COHORT_CHECK(image.channels == 1 || image.channels == 3)
+      << "JPEG encodes 1 or 3 channels, not " << image.channels;
+  COHORT_CHECK(quality >= 1 && quality <= 100) << "JPEG quality " << quality << " is not in 1..100";
+  jpeg_compress_struct cinfo;
+  JpegErrors errors;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  cinfo.err = jpeg_std_error(&errors.mgr);
+  errors.mgr.error_exit = OnJpegError;
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    std::free(buffer);
+    COHORT_THROW() << "JPEG encoding failed: " << errors.message;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, &buffer, &size);
+  cinfo.image_width = static_cast<JDIMENSION>(image.width);
+  cinfo.image_height = static_cast<JDIMENSION>(image.height);
+  cinfo.input_components = image.channels;
+  cinfo.in_color_space = image.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  const size_t stride = static_cast<size_t>(image.width) * image.channels;
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW row = const_cast<uint8_t*>(image.pixels.data()) + cinfo.next_scanline * stride;
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  std::string out(reinterpret_cast<const char*>(buffer), size);
+  std::free(buffer);
+  return out;
+}
+
+std::string EncodePng(const Image& image) {
+  png_image png;
+  std::memset(&png, 0, sizeof(png));
+  png.version = PNG_IMAGE_VERSION;
+  png.width = static_cast<png_uint_32>(image.width);
+  png.height = static_cast<png_uint_32>(image.height);
+  switch (image.channels) {
+    case 1: png.format = PNG_FORMAT_GRAY; break;
+    case 3: png.format = PNG_FORMAT_RGB; break;
+    case 4: png.format = PNG_FORMAT_RGBA; break;
+    default: COHORT_THROW() << "PNG encodes 1, 3 or 4 channels, not " << image.channels;
+  }
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&png, nullptr, &size, 0, image.pixels.data(), 0, nullptr)) {
+    COHORT_THROW() << "PNG encoding failed: " << png.message;
+  }
+  std::string out(size, '\0');
+  if (!png_image_write_to_memory(&png, out.data(), &size, 0, image.pixels.data(), 0, nullptr)) {
+    COHORT_THROW() << "PNG encoding failed: " << png.message;
+  }
+  out.resize(size);
+  return out;
+}
+
+}  // namespace cohort

@@ -1,0 +1,32 @@
+// JPEG and PNG images in memory: decoding (libjpeg-turbo's libjpeg API, libpng) for the image
+// record iterator, encoding for cohort-im2rec. No hand-written codec.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cohort {
+
+// 8-bit pixels, rows top to bottom, channels interleaved (RGB for 3, gray for 1).
+struct Image {
+  int width = 0, height = 0, channels = 0;
+  std::vector<uint8_t> pixels;  // height · width · channels
+
+  uint8_t at(int y, int x, int c) const {
+    return pixels[(static_cast<size_t>(y) * width + x) * channels + c];
+  }
+};
+
+// Decodes a JPEG or PNG (told apart by their signatures) into `channels` (3: RGB, 1: gray; an
+// image with the other count is converted, an alpha channel dropped). Throws an Error naming
+// what is wrong (not JPEG or PNG, corrupt or truncated data): never crashes, never returns a
+// partly decoded image. *out's memory is reused.
+void DecodeImage(std::string_view bytes, int channels, Image* out);
+
+// Encodes as JPEG (quality 1..100, 4:2:0 as libjpeg's default) or PNG (lossless).
+std::string EncodeJpeg(const Image& image, int quality);
+std::string EncodePng(const Image& image);
+
+}  // namespace cohort

@@ -1,0 +1,109 @@
+// JPEG and PNG through io/image_codec: round trips, conversions, and bad bytes as errors.
+#include "io/image_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "base/error.h"
+
+namespace cohort {
+namespace {
+
+// A smooth color pattern (JPEG keeps it close) of the given size and channel count.
+Image Pattern(int width, int height, int channels) {
+  Image image{width, height, channels, {}};
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < channels; ++c) {
+        image.pixels.push_back(static_cast<uint8_t>(x * 150 / width + y * 60 / height + c * 15));
+      }
+    }
+  }
+  return image;
+}
+
+std::string ErrorOf(std::string_view bytes, int channels = 3) {
+  Image out;
+  try {
+    DecodeImage(bytes, channels, &out);
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "(no error)";
+}
+
+TEST(ImageCodec, PngRoundTripsExactly) {
+  for (int channels : {1, 3}) {
+    const Image image = Pattern(37, 21, channels);
+    Image back;
+    DecodeImage(EncodePng(image), channels, &back);
+    EXPECT_EQ(back.width, 37);
+    EXPECT_EQ(back.height, 21);
+    EXPECT_EQ(back.channels, channels);
+    EXPECT_EQ(back.pixels, image.pixels) << channels << " channels";
+  }
+}
+
+TEST(ImageCodec, PngAlphaIsDroppedNotComposited) {
+  Image rgba = Pattern(8, 4, 4);
+  for (size_t i = 3; i < rgba.pixels.size(); i += 4) rgba.pixels[i] = 0;  // fully transparent
+  Image rgb;
+  DecodeImage(EncodePng(rgba), 3, &rgb);
+  ASSERT_EQ(rgb.pixels.size(), 8u * 4 * 3);
+  for (size_t i = 0; i < 32; ++i) {
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(rgb.pixels[i * 3 + c], rgba.pixels[i * 4 + c]);
+  }
+}
+
+TEST(ImageCodec, JpegRoundTripsClosely) {
+  const Image image = Pattern(64, 48, 3);
+  const std::string jpeg = EncodeJpeg(image, 95);
+  Image back;
+  DecodeImage(jpeg, 3, &back);
+  ASSERT_EQ(back.pixels.size(), image.pixels.size());
+  double error = 0;
+  for (size_t i = 0; i < image.pixels.size(); ++i) {
+    error += std::abs(int{back.pixels[i]} - int{image.pixels[i]});
+  }
+  EXPECT_LT(error / image.pixels.size(), 3.0);
+  EXPECT_GT(error, 0.0);  // it is lossy: the decoder really ran
+  Image gray;             // the same bytes to one channel
+  DecodeImage(jpeg, 1, &gray);
+  EXPECT_EQ(gray.channels, 1);
+  EXPECT_EQ(gray.pixels.size(), 64u * 48);
+}
+
+TEST(ImageCodec, GrayJpegDecodesToEqualRgbChannels) {
+  Image rgb;
+  DecodeImage(EncodeJpeg(Pattern(16, 16, 1), 90), 3, &rgb);
+  ASSERT_EQ(rgb.channels, 3);
+  for (size_t i = 0; i < rgb.pixels.size(); i += 3) {
+    EXPECT_EQ(rgb.pixels[i], rgb.pixels[i + 1]);
+    EXPECT_EQ(rgb.pixels[i], rgb.pixels[i + 2]);
+  }
+}
+
+TEST(ImageCodec, BadBytesAreErrorsNeverCrashes) {
+  EXPECT_NE(ErrorOf("GIF89a....").find("neither JPEG nor PNG"), std::string::npos);
+  EXPECT_NE(ErrorOf("").find("neither JPEG nor PNG"), std::string::npos);
+  const std::string jpeg = EncodeJpeg(Pattern(64, 64, 3), 90);
+  std::string e = ErrorOf(jpeg.substr(0, jpeg.size() / 2));
+  EXPECT_NE(e.find("JPEG image of"), std::string::npos) << e;
+  EXPECT_NE(e.find("does not decode"), std::string::npos) << e;
+  e = ErrorOf(jpeg.substr(0, 20));  // inside the header
+  EXPECT_NE(e.find("JPEG image of 20 bytes does not decode"), std::string::npos) << e;
+  std::string garbled = jpeg;
+  for (size_t i = 2; i < 200; ++i) garbled[i] = static_cast<char>(i * 13);
+  e = ErrorOf(garbled);
+  EXPECT_NE(e.find("JPEG"), std::string::npos) << e;
+  const std::string png = EncodePng(Pattern(64, 64, 3));
+  e = ErrorOf(png.substr(0, png.size() / 2));
+  EXPECT_NE(e.find("PNG image of"), std::string::npos) << e;
+  e = ErrorOf(png.substr(0, 12));
+  EXPECT_NE(e.find("PNG image of 12 bytes does not decode"), std::string::npos) << e;
+  EXPECT_THROW(EncodeJpeg(Pattern(4, 4, 3), 0), Error);
+}
+
+}  // namespace
+}  // namespace cohort
