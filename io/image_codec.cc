@@ -1,9 +1,10 @@
 // JPEG (libjpeg API of libjpeg-turbo) and PNG (libpng's simplified API) in memory.
 #include "io/image_codec.h"
 
-// clang-format off
+// clang-format off: jpeglib.h needs <cstdio> (FILE) included before it.
 #include <csetjmp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <jpeglib.h>
 #include <jerror.h>
