@@ -85,21 +85,10 @@ struct LayerNormGradRows {
       const int64_t k = base + c * step;
       return dy[k] * gamma[c] * ((x[k] - m) / s);
     }) / n;
-    auto grad = [&](int64_t c, int64_t k) {
+    WriteRowGrad(lanes, size, base, step, req, dx, [&](int64_t c, int64_t k) {
       const float xhat = (x[k] - m) / s;
       return (dy[k] * gamma[c] - a - xhat * b) / s;
-    };
-    if (req == GradReq::kAdd) {  // the request tested once, outside the loops that vectorize
-      COHORT_INDEPENDENT
-      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-        dx[base + c * step] += grad(c, base + c * step);
-      }
-    } else {
-      COHORT_INDEPENDENT
-      for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-        dx[base + c * step] = grad(c, base + c * step);
-      }
-    }
+    });
   }
 };
 

@@ -89,18 +89,9 @@ struct SoftmaxGradRows {
       return log ? dy[k] : dy[k] * y[k];
     });
     const float inv_t = 1.0f / t;
-    auto grad = [&](int64_t k) {
+    WriteRowGrad(lanes, size, base, s, req, dx, [&](int64_t, int64_t k) {
       return (log ? dy[k] - FastExp(y[k]) * d : y[k] * (dy[k] - d)) * inv_t;
-    };
-    if (req == GradReq::kAdd) {  // the request tested once, outside the loops that vectorize
-      COHORT_INDEPENDENT
-      for (int64_t c = lanes.first(); c < size; c += lanes.step())
-        dx[base + c * s] += grad(base + c * s);
-    } else {
-      COHORT_INDEPENDENT
-      for (int64_t c = lanes.first(); c < size; c += lanes.step())
-        dx[base + c * s] = grad(base + c * s);
-    }
+    });
   }
 };
 

@@ -27,6 +27,25 @@ COHORT_HOST_DEVICE void AssignReq(GradReq req, float* dst, int64_t i, float v) {
     dst[i] = v;
 }
 
+// dx[k] = grad(c, k), or += for kAdd, at k = base + c·stride for the lane's positions c of a
+// row: the request tested once, outside the loops, which vectorize even in place.
+COHORT_EXEC_CHECK_DISABLE
+template <typename Lanes, typename Stride, typename Grad>
+COHORT_HOST_DEVICE void WriteRowGrad(Lanes lanes, int64_t size, int64_t base, Stride stride,
+                                     GradReq req, float* dx, Grad grad) {
+  if (req == GradReq::kAdd) {
+    COHORT_INDEPENDENT
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      dx[base + c * stride] += grad(c, base + c * stride);
+    }
+  } else {
+    COHORT_INDEPENDENT
+    for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
+      dx[base + c * stride] = grad(c, base + c * stride);
+    }
+  }
+}
+
 struct SumOp {
   template <typename T>
   COHORT_HOST_DEVICE T operator()(T a, T b) const {
