@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "executor/memory_plan.h"
+#include "executor/graph_plan.h"
 #include "operator/common/gpu_resources.h"
 
 namespace cohort {
@@ -200,182 +200,74 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
   return Bind(symbol, ctx, args, grads, reqs, aux, shared_exec);
 }
 
+// Binding's second half (Note [Graph plan] has the first): memory for the planned entries, the
+// steps over it, their gradient requests, and what Backward reports and fills.
 void Executor::Build(const Executor* shared_exec) {
-  const auto order = symbol_.TopoOrder();
-  if (ctx_.is_gpu()) {
-    for (const auto& node : order) {
-      COHORT_CHECK(node->is_variable() || node->impl->HasGpuKernel())
-          << "Bind: node '" << node->name << "' (" << node->impl->type() << ") has no GPU kernel"
-          << (op::BuiltWithGpuKernels() ? "" : " (this build has no CUDA)") << "; bind on cpu";
-    }
-    // Executors sharing memory (Reshape, buckets) must run in order: one stream for all.
-    gpu_ = shared_exec && shared_exec->gpu_
-               ? shared_exec->gpu_
-               : std::shared_ptr<op::GpuResources>(op::GpuResources::Create(ctx_.id));
+  std::vector<Shape> arg_shapes, aux_shapes;
+  std::vector<bool> arg_needs_grad;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    arg_shapes.push_back(args_[i].shape());
+    arg_needs_grad.push_back(grad_reqs_[i] != GradReq::kNull);
   }
-  const std::vector<std::string> arg_names = symbol_.ListArguments();
-  const std::vector<std::string> aux_names = symbol_.ListAuxiliaryStates();
-  std::unordered_map<std::string, int> arg_index, aux_index;
-  for (size_t i = 0; i < arg_names.size(); ++i) arg_index[arg_names[i]] = static_cast<int>(i);
-  for (size_t i = 0; i < aux_names.size(); ++i) aux_index[aux_names[i]] = static_cast<int>(i);
+  for (const NDArray& a : aux_) aux_shapes.push_back(a.shape());
+  const GraphPlan g = GraphPlan::Make(symbol_, arg_shapes, arg_needs_grad, aux_shapes);
+  needs_backward_ = g.needs_backward;
+  if (ctx_.is_gpu()) AttachGpu(g, shared_exec);
+  std::vector<NDArray> data, grad;
+  AllocateEntries(g, shared_exec, &data, &grad);
+  MakeSteps(g, data, grad);
+  SetGradReqs(g, grad);
+  FindFinalGradients(g);
+  BindOutputs(g, data, grad);
+}
 
-  // Entries: every output of every node, numbered node by node.
-  std::unordered_map<const SymbolNode*, int> first_entry;
-  std::vector<const SymbolNode*> entry_node;
-  std::vector<int> op_index(order.size(), -1);  // node -> position among op nodes
-  std::vector<int> node_of_op;                  // and back
-  int num_ops = 0;
-  for (size_t n = 0; n < order.size(); ++n) {
-    first_entry[order[n].get()] = static_cast<int>(entry_node.size());
-    for (int k = 0; k < order[n]->num_outputs(); ++k) entry_node.push_back(order[n].get());
-    if (!order[n]->is_variable()) {
-      op_index[n] = num_ops++;
-      node_of_op.push_back(static_cast<int>(n));
-    }
+void Executor::AttachGpu(const GraphPlan& g, const Executor* shared_exec) {
+  for (const auto& node : g.order) {
+    COHORT_CHECK(node->is_variable() || node->impl->HasGpuKernel())
+        << "Bind: node '" << node->name << "' (" << node->impl->type() << ") has no GPU kernel"
+        << (op::BuiltWithGpuKernels() ? "" : " (this build has no CUDA)") << "; bind on cpu";
   }
-  const size_t num_entries = entry_node.size();
-  auto entry_id = [&](const NodeEntry& e) { return first_entry.at(e.node.get()) + e.index; };
+  // Executors sharing memory (Reshape, buckets) must run in order: one stream for all.
+  gpu_ = shared_exec && shared_exec->gpu_
+             ? shared_exec->gpu_
+             : std::shared_ptr<op::GpuResources>(op::GpuResources::Create(ctx_.id));
+}
 
-  // Shapes of every entry: one pass suffices, since every input shape is bound.
-  std::vector<Shape> shape(num_entries);
-  std::vector<NDArray> data(num_entries), grad(num_entries);
-  std::vector<bool> needs_grad(num_entries, false), is_variable(num_entries, false);
-  std::vector<int> arg_entry(arg_names.size(), -1);  // the entry of each argument
-  for (size_t n = 0; n < order.size(); ++n) {
-    const SymbolNode& node = *order[n];
-    const int e0 = first_entry[&node];
-    if (node.is_variable()) {
-      is_variable[e0] = true;
-      if (auto a = arg_index.find(node.name); a != arg_index.end()) {
-        arg_entry[a->second] = e0;
-        data[e0] = args_[a->second];
-        grad[e0] = grads_[a->second];
-        needs_grad[e0] = grad_reqs_[a->second] != GradReq::kNull;
-      } else {
-        data[e0] = aux_[aux_index.at(node.name)];
-      }
-      shape[e0] = data[e0].shape();
-      continue;
-    }
-    std::vector<Shape> in, out(node.num_outputs()), aux;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      (static_cast<int>(i) < node.num_arguments() ? in : aux)
-          .push_back(shape[entry_id(node.inputs[i])]);
-    }
-    node.impl->InferShape(in, out, aux);
-    for (int k = 0; k < node.num_outputs(); ++k) shape[e0 + k] = out[k];
-    bool any = false;
-    for (int i = 0; i < node.num_arguments(); ++i) any |= needs_grad[entry_id(node.inputs[i])];
-    for (int k = 0; k < node.impl->NumVisibleOutputs(); ++k) needs_grad[e0 + k] = any;
-  }
-  needs_backward_ = std::any_of(grad_reqs_.begin(), grad_reqs_.end(),
-                                [](GradReq r) { return r != GradReq::kNull; });
-
-  // Who reads each entry: (consumer op position, argument or not).
-  std::vector<std::vector<std::pair<int, bool>>> readers(num_entries);
-  for (size_t n = 0; n < order.size(); ++n) {
-    const SymbolNode& node = *order[n];
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      readers[entry_id(node.inputs[i])].push_back(
-          {op_index[n], static_cast<int>(i) < node.num_arguments()});
-    }
-  }
-  std::vector<bool> is_head(num_entries, false);
-  for (const NodeEntry& e : symbol_.outputs()) is_head[entry_id(e)] = true;
-
-  // Lifetimes (Note [Static memory plan]): forward step of op k is k, its backward step 2K-1-k.
-  auto fwd = [](int k) { return k; };
-  auto bwd = [num_ops](int k) { return 2 * num_ops - 1 - k; };
-  auto runs_backward = [&](const SymbolNode& node) {
-    if (!needs_backward_) return false;
-    for (int i = 0; i < node.num_arguments(); ++i) {
-      if (needs_grad[entry_id(node.inputs[i])]) return true;
-    }
-    return false;
-  };
-  std::vector<PlannedArray> planned;
-  std::vector<int> data_plan(num_entries, -1), grad_plan(num_entries, -1);
-  for (size_t n = 0; n < order.size(); ++n) {
-    const SymbolNode& node = *order[n];
-    if (node.is_variable()) continue;
-    const int k = op_index[n], e0 = first_entry[&node];
-    const bool backward = runs_backward(node);
-    for (int j = 0; j < node.num_outputs(); ++j) {
-      const int e = e0 + j;
-      PlannedArray pa{shape[e].Size(), fwd(k), fwd(k)};
-      const bool hidden = j >= node.impl->NumVisibleOutputs();
-      if (backward && (node.impl->BackwardNeedsOutputs() || hidden)) pa.last_step = bwd(k);
-      for (auto [consumer, is_arg] : readers[e]) {
-        pa.last_step = std::max(pa.last_step, fwd(consumer));
-        const SymbolNode& c = *order[node_of_op[consumer]];
-        if (runs_backward(c) && (c.impl->BackwardNeedsInputs() || !is_arg)) {
-          pa.last_step = std::max(pa.last_step, bwd(consumer));
-        }
-      }
-      pa.persistent = is_head[e];
-      for (auto [in, out] : node.impl->ForwardInplace()) {
-        if (out != j || in >= static_cast<int>(node.inputs.size())) continue;
-        const int src = entry_id(node.inputs[in]);
-        if (!is_variable[src] && data_plan[src] >= 0) pa.inplace_of = data_plan[src];
-      }
-      data_plan[e] = static_cast<int>(planned.size());
-      planned.push_back(pa);
-    }
-  }
-  // Gradient buffers of op outputs: written by the first consumer's backward (or by the head
-  // gradient), read by the producer's backward.
-  for (size_t n = 0; n < order.size(); ++n) {
-    const SymbolNode& node = *order[n];
-    if (node.is_variable() || !runs_backward(node) || node.impl->IsLoss()) continue;
-    const int k = op_index[n], e0 = first_entry[&node];
-    for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) {
-      const int e = e0 + j;
-      int first = is_head[e] ? bwd(num_ops - 1) : bwd(k);
-      bool written = is_head[e];
-      for (auto [consumer, is_arg] : readers[e]) {
-        if (!is_arg) continue;
-        first = std::min(first, bwd(consumer));
-        written = true;
-      }
-      if (!written) continue;  // nobody sends a gradient: a zero buffer, below
-      grad_plan[e] = static_cast<int>(planned.size());
-      planned.push_back({shape[e].Size(), first, bwd(k)});
-    }
-  }
-  // An identity op (Reshape, Flatten) passes its output's gradient on unchanged: its input's
-  // gradient may take over that buffer when the op is the input's first gradient writer and the
-  // output's gradient dies there (PlanMemory checks both), and the backward copies nothing.
-  for (size_t n = 0; n < order.size(); ++n) {
-    const SymbolNode& node = *order[n];
-    if (node.is_variable() || !node.impl->IsIdentity() || node.impl->IsLoss()) continue;
-    const int in = entry_id(node.inputs[0]), out = first_entry[&node];
-    if (grad_plan[in] >= 0 && grad_plan[out] >= 0)
-      planned[grad_plan[in]].inplace_of = grad_plan[out];
-  }
-  const MemoryPlan plan = PlanMemory(planned);
+// Variables get the bound arrays; op outputs and their gradients the blocks PlanMemory packs
+// them into, from the pool shared with `shared_exec`.
+void Executor::AllocateEntries(const GraphPlan& g, const Executor* shared_exec,
+                               std::vector<NDArray>* data, std::vector<NDArray>* grad) {
+  data->assign(g.num_entries(), NDArray());
+  grad->assign(g.num_entries(), NDArray());
+  const MemoryPlan plan = PlanMemory(g.planned);
   pool_ = shared_exec ? shared_exec->pool_ : std::make_shared<MemoryPool>(ctx_);
   const std::vector<NDArray> blocks = pool_->Acquire(plan.block_size);
   planned_bytes_ = static_cast<size_t>(plan.total()) * sizeof(float);
-  for (size_t e = 0; e < num_entries; ++e) {
-    if (data_plan[e] >= 0) data[e] = blocks[plan.block_of[data_plan[e]]].Reshape(shape[e]);
-    if (grad_plan[e] >= 0) grad[e] = blocks[plan.block_of[grad_plan[e]]].Reshape(shape[e]);
+  for (size_t e = 0; e < g.num_entries(); ++e) {
+    if (g.arg_of[e] >= 0) {
+      (*data)[e] = args_[g.arg_of[e]];
+      (*grad)[e] = grads_[g.arg_of[e]];
+    } else if (g.aux_of[e] >= 0) {
+      (*data)[e] = aux_[g.aux_of[e]];
+    }
+    if (g.data_plan[e] >= 0) (*data)[e] = blocks[plan.block_of[g.data_plan[e]]].Reshape(g.shape[e]);
+    if (g.grad_plan[e] >= 0) (*grad)[e] = blocks[plan.block_of[g.grad_plan[e]]].Reshape(g.shape[e]);
   }
+}
 
-  // Steps, with gradient requests: the first contribution to a buffer writes (or follows the
-  // user's grad_req), later ones add.
-  std::vector<bool> contributed(num_entries, false);
-  for (size_t e = 0; e < num_entries; ++e) contributed[e] = is_head[e] && grad_plan[e] >= 0;
-  steps_.resize(num_ops);
-  for (size_t n = 0; n < order.size(); ++n) {
-    const SymbolNode& node = *order[n];
-    if (node.is_variable()) continue;
+// One step per op node, its arrays resolved; gradient requests come after (SetGradReqs).
+void Executor::MakeSteps(const GraphPlan& g, const std::vector<NDArray>& data,
+                         const std::vector<NDArray>& grad) {
+  steps_.resize(g.num_ops);
+  for (int k = 0; k < g.num_ops; ++k) {
+    const SymbolNode& node = *g.order[g.node_of_op[k]];
     auto step = std::make_unique<Step>();
     step->impl = node.impl;
     step->name = node.name;
-    step->node_index = static_cast<int>(n);
-    const int e0 = first_entry[&node];
+    step->node_index = g.node_of_op[k];
+    const int e0 = g.FirstEntry(node);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const int e = entry_id(node.inputs[i]);
+      const int e = g.EntryId(node.inputs[i]);
       if (static_cast<int>(i) < node.num_arguments()) {
         step->in.push_back(data[e]);
         step->in_names.push_back(node.inputs[i].node->name);
@@ -389,31 +281,38 @@ void Executor::Build(const Executor* shared_exec) {
       step->out_req.push_back(GradReq::kWrite);
       step->out_names.push_back(node.name + "_" + out_names[j]);
     }
-    step->backward = runs_backward(node);
+    step->backward = g.runs_backward[k];
     if (step->backward) {
       for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) {
-        NDArray g = grad[e0 + j];
-        if (g.is_none() && !node.impl->IsLoss()) {  // no consumer sends a gradient
-          g = NDArray::Zeros(shape[e0 + j], DType::kFloat32, ctx_);
-          zero_grads_.push_back(g);
+        NDArray out_grad = grad[e0 + j];
+        if (out_grad.is_none() && !node.impl->IsLoss()) {  // no consumer sends a gradient
+          out_grad = NDArray::Zeros(g.shape[e0 + j], DType::kFloat32, ctx_);
+          zero_grads_.push_back(out_grad);
         }
-        step->out_grad.push_back(g);
+        step->out_grad.push_back(out_grad);
       }
     }
-    steps_[op_index[n]] = std::move(step);
+    steps_[k] = std::move(step);
   }
-  for (int k = num_ops - 1; k >= 0; --k) {
+}
+
+// Backward runs the steps in reverse: the first contribution to a gradient buffer writes (or
+// follows the user's grad_req for an argument), later ones add.
+void Executor::SetGradReqs(const GraphPlan& g, const std::vector<NDArray>& grad) {
+  std::vector<bool> contributed(g.num_entries(), false);
+  for (size_t e = 0; e < g.num_entries(); ++e) contributed[e] = g.is_head[e] && g.grad_plan[e] >= 0;
+  for (int k = g.num_ops - 1; k >= 0; --k) {
     Step& step = *steps_[k];
     if (!step.backward) continue;
-    const SymbolNode& node = *order[step.node_index];
+    const SymbolNode& node = *g.order[step.node_index];
     for (int i = 0; i < node.num_arguments(); ++i) {
-      const int e = entry_id(node.inputs[i]);
+      const int e = g.EntryId(node.inputs[i]);
       GradReq req = GradReq::kNull;
-      if (needs_grad[e] && !grad[e].is_none()) {
+      if (g.needs_grad[e] && !grad[e].is_none()) {
         if (contributed[e]) {
           req = GradReq::kAdd;
-        } else if (is_variable[e]) {
-          req = grad_reqs_[arg_index.at(node.inputs[i].node->name)];
+        } else if (g.arg_of[e] >= 0) {
+          req = grad_reqs_[g.arg_of[e]];
         } else {
           req = GradReq::kWrite;
         }
@@ -423,13 +322,15 @@ void Executor::Build(const Executor* shared_exec) {
       step.in_grad.push_back(req == GradReq::kNull ? NDArray() : grad[e]);
     }
   }
+}
 
-  // Note [Gradient ready]: an argument's gradient is final after the backward of its first
-  // consumer in forward order, which runs last.
-  for (size_t i = 0; i < arg_names.size(); ++i) {
+// Note [Gradient ready]: an argument's gradient is final after the backward of its first
+// consumer in forward order, which runs last.
+void Executor::FindFinalGradients(const GraphPlan& g) {
+  for (size_t i = 0; i < args_.size(); ++i) {
     if (grad_reqs_[i] == GradReq::kNull) continue;
     int last_writer = -1;
-    for (auto [consumer, is_arg] : readers[arg_entry[i]]) {
+    for (auto [consumer, is_arg] : g.readers[g.arg_entry[i]]) {
       if (is_arg && steps_[consumer]->backward && (last_writer < 0 || consumer < last_writer)) {
         last_writer = consumer;
       }
@@ -440,15 +341,17 @@ void Executor::Build(const Executor* shared_exec) {
       unwritten_grads_.push_back(static_cast<int>(i));
     }
   }
+}
 
-  // Outputs, and the head gradients Backward must fill.
+// Outputs, and the head gradients Backward must fill.
+void Executor::BindOutputs(const GraphPlan& g, const std::vector<NDArray>& data,
+                           const std::vector<NDArray>& grad) {
   const std::vector<std::string> output_names = symbol_.ListOutputs();
   for (size_t k = 0; k < symbol_.outputs().size(); ++k) {
-    const NodeEntry& head = symbol_.outputs()[k];
-    const int e = entry_id(head);
+    const int e = g.EntryId(symbol_.outputs()[k]);
     outputs_.push_back(data[e]);
     output_dict_[output_names[k]] = data[e];
-    if (grad_plan[e] >= 0) heads_.push_back({static_cast<int>(k), grad[e]});
+    if (g.grad_plan[e] >= 0) heads_.push_back({static_cast<int>(k), grad[e]});
   }
 }
 

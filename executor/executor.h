@@ -13,6 +13,7 @@
 namespace cohort {
 
 class MemoryPool;
+struct GraphPlan;  // executor/graph_plan.h
 namespace op {
 class GpuResources;
 }
@@ -121,7 +122,17 @@ class Executor {
  private:
   struct Step;
   Executor() = default;
+  // Binding's phases, in the order Build runs them.
   void Build(const Executor* shared_exec);
+  void AttachGpu(const GraphPlan& g, const Executor* shared_exec);
+  void AllocateEntries(const GraphPlan& g, const Executor* shared_exec, std::vector<NDArray>* data,
+                       std::vector<NDArray>* grad);
+  void MakeSteps(const GraphPlan& g, const std::vector<NDArray>& data,
+                 const std::vector<NDArray>& grad);
+  void SetGradReqs(const GraphPlan& g, const std::vector<NDArray>& grad);
+  void FindFinalGradients(const GraphPlan& g);
+  void BindOutputs(const GraphPlan& g, const std::vector<NDArray>& data,
+                   const std::vector<NDArray>& grad);
 
   Symbol symbol_;
   Context ctx_;

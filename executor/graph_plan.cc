@@ -1,0 +1,171 @@
+// GraphPlan: entries, shapes, readers and lifetimes of a bound graph (Note [Graph plan]).
+#include "executor/graph_plan.h"
+
+#include <algorithm>
+
+namespace cohort {
+
+GraphPlan GraphPlan::Make(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
+                          const std::vector<bool>& arg_needs_grad,
+                          const std::vector<Shape>& aux_shapes) {
+  GraphPlan g;
+  g.NumberEntries(symbol);
+  g.InferShapes(symbol, arg_shapes, arg_needs_grad, aux_shapes);
+  g.FindReaders(symbol);
+  g.PlanValues();
+  g.PlanGradients();
+  g.ShareIdentityGradients();
+  return g;
+}
+
+void GraphPlan::NumberEntries(const Symbol& symbol) {
+  order = symbol.TopoOrder();
+  op_index.assign(order.size(), -1);
+  int entries = 0;
+  for (size_t n = 0; n < order.size(); ++n) {
+    first_entry_[order[n].get()] = entries;
+    entries += order[n]->num_outputs();
+    if (!order[n]->is_variable()) {
+      op_index[n] = num_ops++;
+      node_of_op.push_back(static_cast<int>(n));
+    }
+  }
+  shape.resize(entries);
+  needs_grad.assign(entries, false);
+  is_variable.assign(entries, false);
+  is_head.assign(entries, false);
+  arg_of.assign(entries, -1);
+  aux_of.assign(entries, -1);
+  readers.resize(entries);
+  data_plan.assign(entries, -1);
+  grad_plan.assign(entries, -1);
+}
+
+// One pass suffices, since every variable's shape is bound.
+void GraphPlan::InferShapes(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
+                            const std::vector<bool>& arg_needs_grad,
+                            const std::vector<Shape>& aux_shapes) {
+  const std::vector<std::string> arg_names = symbol.ListArguments();
+  const std::vector<std::string> aux_names = symbol.ListAuxiliaryStates();
+  std::unordered_map<std::string, int> arg_index, aux_index;
+  for (size_t i = 0; i < arg_names.size(); ++i) arg_index[arg_names[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < aux_names.size(); ++i) aux_index[aux_names[i]] = static_cast<int>(i);
+  arg_entry.assign(arg_names.size(), -1);
+  needs_backward =
+      std::find(arg_needs_grad.begin(), arg_needs_grad.end(), true) != arg_needs_grad.end();
+
+  for (const auto& node_ptr : order) {
+    const SymbolNode& node = *node_ptr;
+    const int e0 = FirstEntry(node);
+    if (node.is_variable()) {
+      is_variable[e0] = true;
+      if (auto a = arg_index.find(node.name); a != arg_index.end()) {
+        arg_of[e0] = a->second;
+        arg_entry[a->second] = e0;
+        shape[e0] = arg_shapes[a->second];
+        needs_grad[e0] = arg_needs_grad[a->second];
+      } else {
+        aux_of[e0] = aux_index.at(node.name);
+        shape[e0] = aux_shapes[aux_of[e0]];
+      }
+      continue;
+    }
+    std::vector<Shape> in, out(node.num_outputs()), aux;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      (static_cast<int>(i) < node.num_arguments() ? in : aux)
+          .push_back(shape[EntryId(node.inputs[i])]);
+    }
+    node.impl->InferShape(in, out, aux);
+    for (int k = 0; k < node.num_outputs(); ++k) shape[e0 + k] = out[k];
+    bool any = false;
+    for (int i = 0; i < node.num_arguments(); ++i) any |= needs_grad[EntryId(node.inputs[i])];
+    for (int k = 0; k < node.impl->NumVisibleOutputs(); ++k) needs_grad[e0 + k] = any;
+  }
+}
+
+void GraphPlan::FindReaders(const Symbol& symbol) {
+  runs_backward.assign(num_ops, false);
+  for (size_t n = 0; n < order.size(); ++n) {
+    const SymbolNode& node = *order[n];
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const bool is_arg = static_cast<int>(i) < node.num_arguments();
+      readers[EntryId(node.inputs[i])].push_back({op_index[n], is_arg});
+      if (is_arg && needs_backward && needs_grad[EntryId(node.inputs[i])]) {
+        runs_backward[op_index[n]] = true;
+      }
+    }
+  }
+  for (const NodeEntry& e : symbol.outputs()) is_head[EntryId(e)] = true;
+}
+
+// Op outputs live from their forward step to their last reader: a consumer's forward, or its
+// backward when that reads its inputs (or the output is an auxiliary input), or the producer's
+// backward when that reads its outputs (hidden outputs are always kept for it).
+void GraphPlan::PlanValues() {
+  for (size_t n = 0; n < order.size(); ++n) {
+    const SymbolNode& node = *order[n];
+    if (node.is_variable()) continue;
+    const int k = op_index[n], e0 = FirstEntry(node);
+    for (int j = 0; j < node.num_outputs(); ++j) {
+      const int e = e0 + j;
+      PlannedArray pa{shape[e].Size(), ForwardStep(k), ForwardStep(k)};
+      const bool hidden = j >= node.impl->NumVisibleOutputs();
+      if (runs_backward[k] && (node.impl->BackwardNeedsOutputs() || hidden)) {
+        pa.last_step = BackwardStep(k);
+      }
+      for (auto [consumer, is_arg] : readers[e]) {
+        pa.last_step = std::max(pa.last_step, ForwardStep(consumer));
+        const SymbolNode& c = *order[node_of_op[consumer]];
+        if (runs_backward[consumer] && (c.impl->BackwardNeedsInputs() || !is_arg)) {
+          pa.last_step = std::max(pa.last_step, BackwardStep(consumer));
+        }
+      }
+      pa.persistent = is_head[e];
+      for (auto [in, out] : node.impl->ForwardInplace()) {
+        if (out != j || in >= static_cast<int>(node.inputs.size())) continue;
+        const int src = EntryId(node.inputs[in]);
+        if (!is_variable[src] && data_plan[src] >= 0) pa.inplace_of = data_plan[src];
+      }
+      data_plan[e] = static_cast<int>(planned.size());
+      planned.push_back(pa);
+    }
+  }
+}
+
+// Gradient buffers of op outputs: written by the first consumer's backward (or by the head
+// gradient), read by the producer's backward.
+void GraphPlan::PlanGradients() {
+  for (size_t n = 0; n < order.size(); ++n) {
+    const SymbolNode& node = *order[n];
+    if (node.is_variable() || !runs_backward[op_index[n]] || node.impl->IsLoss()) continue;
+    const int k = op_index[n], e0 = FirstEntry(node);
+    for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) {
+      const int e = e0 + j;
+      int first = is_head[e] ? BackwardStep(num_ops - 1) : BackwardStep(k);
+      bool written = is_head[e];
+      for (auto [consumer, is_arg] : readers[e]) {
+        if (!is_arg) continue;
+        first = std::min(first, BackwardStep(consumer));
+        written = true;
+      }
+      if (!written) continue;  // nobody sends a gradient: the executor gives it zeros
+      grad_plan[e] = static_cast<int>(planned.size());
+      planned.push_back({shape[e].Size(), first, BackwardStep(k)});
+    }
+  }
+}
+
+// An identity op (Reshape, Flatten) passes its output's gradient on unchanged: its input's
+// gradient may take over that buffer when the op is the input's first gradient writer and the
+// output's gradient dies there (PlanMemory checks both), and the backward copies nothing.
+void GraphPlan::ShareIdentityGradients() {
+  for (const auto& node_ptr : order) {
+    const SymbolNode& node = *node_ptr;
+    if (node.is_variable() || !node.impl->IsIdentity() || node.impl->IsLoss()) continue;
+    const int in = EntryId(node.inputs[0]), out = FirstEntry(node);
+    if (grad_plan[in] >= 0 && grad_plan[out] >= 0)
+      planned[grad_plan[in]].inplace_of = grad_plan[out];
+  }
+}
+
+}  // namespace cohort
