@@ -40,7 +40,7 @@ ActivationParam ActivationParam::ParseLeakyReLU(const Attrs& attrs) {
                : t == "elu"  ? ActType::kElu
                : t == "selu" ? ActType::kSelu
                              : ActType::kGelu;
-  p.slope = static_cast<float>(r.Float("slope", 0.25));
+  p.slope = static_cast<float>(r.Float("slope", p.slope));
   r.Float("lower_bound", 0.125);  // rrelu's bounds: accepted, unused by these act types
   r.Float("upper_bound", 0.334);
   r.Finish();

@@ -14,9 +14,9 @@ void ZeroGradGpu(const OpContext& ctx, const NDArray& grad);
 ArangeParam ArangeParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   ArangeParam p;
-  p.start = r.Float("start", 0);
-  p.step = r.Float("step", 1);
-  p.repeat = r.Int("repeat", 1);
+  p.start = r.Float("start", p.start);
+  p.step = r.Float("step", p.step);
+  p.repeat = r.Int("repeat", p.repeat);
   auto optional = [&](const char* key) -> std::optional<double> {
     auto it = attrs.find(key);
     if (it == attrs.end() || it->second == "None") {

@@ -19,11 +19,11 @@ void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool ba
 BatchNormParam BatchNormParam::Parse(const Attrs& attrs) {
   ParamReader r("BatchNorm", attrs);
   BatchNormParam p;
-  p.eps = static_cast<float>(r.Float("eps", 1e-3));
-  p.momentum = static_cast<float>(r.Float("momentum", 0.9));
-  p.fix_gamma = r.Bool("fix_gamma", true);
-  p.use_global_stats = r.Bool("use_global_stats", false);
-  p.output_mean_var = r.Bool("output_mean_var", false);
+  p.eps = static_cast<float>(r.Float("eps", p.eps));
+  p.momentum = static_cast<float>(r.Float("momentum", p.momentum));
+  p.fix_gamma = r.Bool("fix_gamma", p.fix_gamma);
+  p.use_global_stats = r.Bool("use_global_stats", p.use_global_stats);
+  p.output_mean_var = r.Bool("output_mean_var", p.output_mean_var);
   const int64_t axis = r.Int("axis", 1);
   r.Bool("cudnn_off", false);
   r.OptionalInt("min_calib_range");
@@ -31,6 +31,14 @@ BatchNormParam BatchNormParam::Parse(const Attrs& attrs) {
   r.Finish();
   COHORT_CHECK_EQ(axis, 1) << "BatchNorm: only axis=1 (channels) is supported";
   return p;
+}
+
+Attrs BatchNormParam::ToAttrs() const {
+  return {{"eps", AttrText(eps)},
+          {"momentum", AttrText(momentum)},
+          {"fix_gamma", AttrText(fix_gamma)},
+          {"use_global_stats", AttrText(use_global_stats)},
+          {"output_mean_var", AttrText(output_mean_var)}};
 }
 
 namespace {

@@ -19,6 +19,7 @@ struct BatchNormParam {
   bool output_mean_var = false;
 
   static BatchNormParam Parse(const Attrs& attrs);
+  Attrs ToAttrs() const;
   // Whether a forward normalises by the batch's statistics (else by the moving ones).
   bool BatchStats(bool is_train) const { return is_train && !use_global_stats; }
 };

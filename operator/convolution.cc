@@ -20,28 +20,38 @@ void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const Convolut
 ConvolutionParam ConvolutionParam::Parse(const Attrs& attrs) {
   ParamReader r("Convolution", attrs);
   ConvolutionParam p;
-  p.kernel = r.Tuple("kernel", Shape());
+  p.kernel = r.Tuple("kernel", p.kernel);
   COHORT_CHECK_EQ(p.kernel.ndim(), 2)
       << "Convolution: only 2-D kernels are supported, got " << p.kernel;
   p.stride = r.Tuple("stride", p.stride);
   p.dilate = r.Tuple("dilate", p.dilate);
   p.pad = r.Tuple("pad", p.pad);
   p.num_filter = r.Int("num_filter");
-  p.num_group = r.Int("num_group", 1);
-  p.no_bias = r.Bool("no_bias", false);
+  p.num_group = r.Int("num_group", p.num_group);
+  p.no_bias = r.Bool("no_bias", p.no_bias);
   r.Int("workspace", 1024);
   r.Enum("cudnn_tune", {"None", "off", "limited_workspace", "fastest"}, "None");
   r.Bool("cudnn_off", false);
   r.Enum("layout", {"None", "NCHW"}, "None");
   r.Finish();
-  for (Shape* s : {&p.stride, &p.dilate, &p.pad}) {
-    if (s->ndim() == 0) *s = s == &p.pad ? Shape({0, 0}) : Shape({1, 1});
+  const ConvolutionParam defaults;  // "()" written for stride, dilate or pad means the default
+  for (auto [s, fallback] :
+       {std::pair{&p.stride, &defaults.stride}, std::pair{&p.dilate, &defaults.dilate},
+        std::pair{&p.pad, &defaults.pad}}) {
+    if (s->ndim() == 0) *s = *fallback;
     COHORT_CHECK_EQ(s->ndim(), 2) << "Convolution: stride, dilate and pad need 2 values";
   }
   COHORT_CHECK(p.num_filter > 0 && p.num_group > 0 && p.num_filter % p.num_group == 0)
       << "Convolution: num_filter " << p.num_filter << " must be a positive multiple of "
       << "num_group " << p.num_group;
   return p;
+}
+
+Attrs ConvolutionParam::ToAttrs() const {
+  return {{"kernel", AttrText(kernel)},  {"num_filter", AttrText(num_filter)},
+          {"stride", AttrText(stride)},  {"pad", AttrText(pad)},
+          {"dilate", AttrText(dilate)},  {"num_group", AttrText(num_group)},
+          {"no_bias", AttrText(no_bias)}};
 }
 
 namespace {

@@ -22,6 +22,7 @@ struct ConvolutionParam {
   bool no_bias = false;
 
   static ConvolutionParam Parse(const Attrs& attrs);
+  Attrs ToAttrs() const;
   // One filter per input channel (MobileNet's depthwise layers): the direct kernel below.
   bool IsDepthwise(int64_t channels) const {
     return channels > 1 && num_group == channels && num_filter == channels;

@@ -15,15 +15,18 @@ void DropoutBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_gr
 DropoutParam DropoutParam::Parse(const Attrs& attrs) {
   ParamReader r("Dropout", attrs);
   DropoutParam p;
-  p.p = static_cast<float>(r.Float("p", 0.5));
-  p.mode = r.Enum("mode", {"training", "always"}, "training") == "always" ? DropoutMode::kAlways
-                                                                          : DropoutMode::kTraining;
+  p.p = static_cast<float>(r.Float("p", p.p));
+  p.mode = r.EnumValue("mode", kDropoutModeNames, p.mode);
   const Shape axes = r.Tuple("axes", Shape());
   r.Bool("cudnn_off", false);
   r.Finish();
   COHORT_CHECK(p.p >= 0 && p.p < 1) << "Dropout: p=" << p.p << " must be in [0, 1)";
   COHORT_CHECK_EQ(axes.ndim(), 0) << "Dropout: axes are not supported";
   return p;
+}
+
+Attrs DropoutParam::ToAttrs() const {
+  return {{"p", AttrText(p)}, {"mode", kDropoutModeNames[static_cast<int>(mode)]}};
 }
 
 namespace {

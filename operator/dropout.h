@@ -11,12 +11,14 @@
 namespace cohort::op {
 
 enum class DropoutMode { kTraining, kAlways };
+inline constexpr const char* kDropoutModeNames[] = {"training", "always"};
 
 struct DropoutParam {
   float p = 0.5f;
   DropoutMode mode = DropoutMode::kTraining;
 
   static DropoutParam Parse(const Attrs& attrs);
+  Attrs ToAttrs() const;
   bool Active(bool is_train) const { return (is_train || mode == DropoutMode::kAlways) && p > 0; }
 };
 

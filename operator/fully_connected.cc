@@ -17,11 +17,17 @@ FullyConnectedParam FullyConnectedParam::Parse(const Attrs& attrs) {
   ParamReader r("FullyConnected", attrs);
   FullyConnectedParam p;
   p.num_hidden = r.Int("num_hidden");
-  p.no_bias = r.Bool("no_bias", false);
-  p.flatten = r.Bool("flatten", true);
+  p.no_bias = r.Bool("no_bias", p.no_bias);
+  p.flatten = r.Bool("flatten", p.flatten);
   r.Finish();
   COHORT_CHECK_GT(p.num_hidden, 0) << "FullyConnected: num_hidden";
   return p;
+}
+
+Attrs FullyConnectedParam::ToAttrs() const {
+  return {{"num_hidden", AttrText(num_hidden)},
+          {"no_bias", AttrText(no_bias)},
+          {"flatten", AttrText(flatten)}};
 }
 
 namespace {

@@ -16,6 +16,7 @@ struct FullyConnectedParam {
   bool flatten = true;
 
   static FullyConnectedParam Parse(const Attrs& attrs);
+  Attrs ToAttrs() const;
 };
 
 // acc + Σ_r dy[r·h + j] over `rows` rows, in row order: the bias gradient of hidden unit j onto

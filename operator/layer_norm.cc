@@ -14,9 +14,9 @@ void LayerNormBackwardGpu(const OpContext& ctx, const LayerNormGradRows* rows,
 LayerNormParam LayerNormParam::Parse(const Attrs& attrs) {
   ParamReader r("LayerNorm", attrs);
   LayerNormParam p;
-  p.axis = static_cast<int>(r.Int("axis", -1));
-  p.eps = static_cast<float>(r.Float("eps", 1e-5));
-  p.output_mean_var = r.Bool("output_mean_var", false);
+  p.axis = static_cast<int>(r.Int("axis", p.axis));
+  p.eps = static_cast<float>(r.Float("eps", p.eps));
+  p.output_mean_var = r.Bool("output_mean_var", p.output_mean_var);
   r.Finish();
   COHORT_CHECK(p.eps >= 0) << "LayerNorm: eps must be >= 0, got " << p.eps;
   return p;

@@ -34,14 +34,14 @@ LossNormalization ParseLossNormalization(ParamReader& r) {
 SoftmaxOutputParam SoftmaxOutputParam::Parse(const Attrs& attrs) {
   ParamReader r("SoftmaxOutput", attrs);
   SoftmaxOutputParam p;
-  p.grad_scale = static_cast<float>(r.Float("grad_scale", 1.0));
-  p.ignore_label = static_cast<float>(r.Float("ignore_label", -1.0));
-  p.multi_output = r.Bool("multi_output", false);
-  p.use_ignore = r.Bool("use_ignore", false);
-  p.preserve_shape = r.Bool("preserve_shape", false);
+  p.grad_scale = static_cast<float>(r.Float("grad_scale", p.grad_scale));
+  p.ignore_label = static_cast<float>(r.Float("ignore_label", p.ignore_label));
+  p.multi_output = r.Bool("multi_output", p.multi_output);
+  p.use_ignore = r.Bool("use_ignore", p.use_ignore);
+  p.preserve_shape = r.Bool("preserve_shape", p.preserve_shape);
   p.normalization = ParseLossNormalization(r);
   r.Bool("out_grad", false);
-  p.smooth_alpha = static_cast<float>(r.Float("smooth_alpha", 0.0));
+  p.smooth_alpha = static_cast<float>(r.Float("smooth_alpha", p.smooth_alpha));
   r.Finish();
   return p;
 }
@@ -49,8 +49,8 @@ SoftmaxOutputParam SoftmaxOutputParam::Parse(const Attrs& attrs) {
 MakeLossParam MakeLossParam::Parse(const Attrs& attrs) {
   ParamReader r("MakeLoss", attrs);
   MakeLossParam p;
-  p.grad_scale = static_cast<float>(r.Float("grad_scale", 1.0));
-  p.valid_thresh = static_cast<float>(r.Float("valid_thresh", 0.0));
+  p.grad_scale = static_cast<float>(r.Float("grad_scale", p.grad_scale));
+  p.valid_thresh = static_cast<float>(r.Float("valid_thresh", p.valid_thresh));
   p.normalization = ParseLossNormalization(r);
   r.Finish();
   return p;

@@ -11,8 +11,8 @@ void BatchedGemmGpu(const OpContext& ctx, const BatchedGemm& g);
 MatmulParam MatmulParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   MatmulParam p;
-  p.transpose_a = r.Bool("transpose_a", false);
-  p.transpose_b = r.Bool("transpose_b", false);
+  p.transpose_a = r.Bool("transpose_a", p.transpose_a);
+  p.transpose_b = r.Bool("transpose_b", p.transpose_b);
   r.Enum("forward_stype", {"None", "default"}, "None");
   r.Finish();
   return p;

@@ -17,16 +17,14 @@ void PoolingBackwardGpu(const OpContext& ctx, const PoolWindow& w, PoolType type
 PoolingParam PoolingParam::Parse(const Attrs& attrs) {
   ParamReader r("Pooling", attrs);
   PoolingParam p;
-  p.kernel = r.Tuple("kernel", Shape());
-  const std::string pool = r.Enum("pool_type", {"max", "avg", "sum"}, "max");
-  p.pool_type = pool == "max" ? PoolType::kMax : pool == "avg" ? PoolType::kAvg : PoolType::kSum;
-  p.global_pool = r.Bool("global_pool", false);
-  p.pooling_convention = r.Enum("pooling_convention", {"valid", "full"}, "valid") == "full"
-                             ? PoolingConvention::kFull
-                             : PoolingConvention::kValid;
+  p.kernel = r.Tuple("kernel", p.kernel);
+  p.pool_type = r.EnumValue("pool_type", kPoolTypeNames, p.pool_type);
+  p.global_pool = r.Bool("global_pool", p.global_pool);
+  p.pooling_convention =
+      r.EnumValue("pooling_convention", kPoolingConventionNames, p.pooling_convention);
   p.stride = r.Tuple("stride", p.stride);
   p.pad = r.Tuple("pad", p.pad);
-  p.count_include_pad = r.Bool("count_include_pad", true);
+  p.count_include_pad = r.Bool("count_include_pad", p.count_include_pad);
   r.Bool("cudnn_off", false);
   r.Enum("layout", {"None", "NCHW"}, "None");
   r.Finish();
@@ -35,6 +33,17 @@ PoolingParam PoolingParam::Parse(const Attrs& attrs) {
   COHORT_CHECK(p.stride.ndim() == 2 && p.pad.ndim() == 2)
       << "Pooling: stride and pad need 2 values";
   return p;
+}
+
+Attrs PoolingParam::ToAttrs() const {
+  Attrs a = {{"pool_type", kPoolTypeNames[static_cast<int>(pool_type)]},
+             {"global_pool", AttrText(global_pool)},
+             {"pooling_convention", kPoolingConventionNames[static_cast<int>(pooling_convention)]},
+             {"stride", AttrText(stride)},
+             {"pad", AttrText(pad)},
+             {"count_include_pad", AttrText(count_include_pad)}};
+  if (kernel.ndim() > 0) a["kernel"] = AttrText(kernel);  // global pooling needs none
+  return a;
 }
 
 PoolWindow PoolingParam::WindowFor(const Shape& d) const {

@@ -13,7 +13,9 @@
 namespace cohort::op {
 
 enum class PoolType { kMax, kAvg, kSum };
+inline constexpr const char* kPoolTypeNames[] = {"max", "avg", "sum"};
 enum class PoolingConvention { kValid, kFull };
+inline constexpr const char* kPoolingConventionNames[] = {"valid", "full"};
 
 // The geometry of one pooling over planes of h x w: kernel, stride and pad as resolved for the
 // input (global pooling included) and the output size.
@@ -32,6 +34,7 @@ struct PoolingParam {
   bool count_include_pad = true;
 
   static PoolingParam Parse(const Attrs& attrs);
+  Attrs ToAttrs() const;
   // The window for data of shape (batch, channel, height, width).
   PoolWindow WindowFor(const Shape& data) const;
 };

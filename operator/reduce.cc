@@ -22,8 +22,8 @@ ReduceParam ReduceParam::Parse(const std::string& op, const Attrs& attrs) {
   } else {
     r.OptionalInt("axis");  // marks "None" as read
   }
-  p.keepdims = r.Bool("keepdims", false);
-  p.exclude = r.Bool("exclude", false);
+  p.keepdims = r.Bool("keepdims", p.keepdims);
+  p.exclude = r.Bool("exclude", p.exclude);
   r.Finish();
   return p;
 }

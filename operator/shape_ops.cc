@@ -20,7 +20,7 @@ ConcatParam ConcatParam::Parse(const Attrs& attrs) {
   ParamReader r("Concat", attrs);
   ConcatParam p;
   p.num_args = static_cast<int>(r.Int("num_args"));
-  p.dim = static_cast<int>(r.Int("dim", 1));
+  p.dim = static_cast<int>(r.Int("dim", p.dim));
   r.Finish();
   COHORT_CHECK_GE(p.num_args, 1) << "Concat: num_args";
   return p;

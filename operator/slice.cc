@@ -32,8 +32,8 @@ SliceChannelParam SliceChannelParam::Parse(const std::string& op, const Attrs& a
   ParamReader r(op, attrs);
   SliceChannelParam p;
   p.num_outputs = static_cast<int>(r.Int("num_outputs"));
-  p.axis = static_cast<int>(r.Int("axis", 1));
-  p.squeeze_axis = r.Bool("squeeze_axis", false);
+  p.axis = static_cast<int>(r.Int("axis", p.axis));
+  p.squeeze_axis = r.Bool("squeeze_axis", p.squeeze_axis);
   r.Finish();
   COHORT_CHECK_GT(p.num_outputs, 0) << op << ": num_outputs must be positive";
   return p;

@@ -12,7 +12,7 @@ void SoftmaxBackwardGpu(const OpContext& ctx, const SoftmaxGradRows& rows, int64
 SoftmaxParam SoftmaxParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   SoftmaxParam p;
-  p.axis = static_cast<int>(r.Int("axis", -1));
+  p.axis = static_cast<int>(r.Int("axis", p.axis));
   if (auto it = attrs.find("temperature"); it != attrs.end() && it->second != "None") {
     p.temperature = static_cast<float>(r.Float("temperature"));
   } else {

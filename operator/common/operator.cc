@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <sstream>
 
 namespace cohort {
 
@@ -186,6 +187,19 @@ void ParamReader::Finish() const {
         << op_ << ": unknown attribute '" << key << "'";
   }
 }
+
+std::string AttrText(const Shape& s) {
+  std::string out = "(";
+  for (int i = 0; i < s.ndim(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + ")";
+}
+std::string AttrText(bool b) { return b ? "True" : "False"; }
+std::string AttrText(double d) {
+  std::ostringstream out;
+  out << d;
+  return out.str();
+}
+std::string AttrText(int64_t i) { return std::to_string(i); }
 
 // ---- Shapes -------------------------------------------------------------------------------
 

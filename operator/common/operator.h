@@ -2,6 +2,7 @@
 // makes operators from MXNet op names and string attributes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -125,6 +126,13 @@ class ParamReader {
   bool Bool(const std::string& key, bool fallback);
   std::string Enum(const std::string& key, const std::vector<std::string>& choices,
                    const std::string& fallback);
+  // An enum attribute whose names are listed in the enum's order (kPoolTypeNames, ...).
+  template <typename E, size_t N>
+  E EnumValue(const std::string& key, const char* const (&names)[N], E fallback) {
+    const std::vector<std::string> choices(names, names + N);
+    const std::string t = Enum(key, choices, names[static_cast<size_t>(fallback)]);
+    return static_cast<E>(std::find(choices.begin(), choices.end(), t) - choices.begin());
+  }
   // "(5, 5)", "[5,5]" or "5"; an absent key gives `fallback`.
   Shape Tuple(const std::string& key, const Shape& fallback);
   // Throws naming any attribute that was never asked for.
@@ -139,6 +147,14 @@ class ParamReader {
   const Attrs& attrs_;
   std::vector<std::string> used_;
 };
+
+// The inverse of ParamReader: a parameter as MXNet writes it in symbol JSON ("(3, 3)", "True",
+// "0.001"). The params structs' ToAttrs use these, so the builders of symbol/ops.h write what
+// Parse reads.
+std::string AttrText(const Shape& s);
+std::string AttrText(bool b);
+std::string AttrText(double d);
+std::string AttrText(int64_t i);
 
 // Each operator file defines one of these; the registry calls them all once.
 void RegisterFullyConnected(OpRegistry& r);

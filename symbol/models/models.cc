@@ -21,10 +21,10 @@ Symbol LeNet(int64_t num_classes) {
   Symbol x = sym::Variable("data");
   x = sym::Convolution(x, {.kernel = {5, 5}, .num_filter = 20}, "conv1");
   x = sym::Activation(x, "tanh", "tanh1");
-  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = "max", .stride = {2, 2}}, "pool1");
+  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}}, "pool1");
   x = sym::Convolution(x, {.kernel = {5, 5}, .num_filter = 50}, "conv2");
   x = sym::Activation(x, "tanh", "tanh2");
-  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = "max", .stride = {2, 2}}, "pool2");
+  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}}, "pool2");
   x = sym::Flatten(x, "flatten");
   x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 500}, "fc1"), "tanh", "tanh3");
   x = sym::FullyConnected(x, {.num_hidden = num_classes}, "fc2");
@@ -80,7 +80,7 @@ Symbol ResNet(int depth, int64_t num_classes) {
     }
   }
   x = sym::Activation(sym::BatchNorm(x, kResNetBatchNorm, "bn1"), "relu", "relu1");
-  x = sym::Pooling(x, {.kernel = {7, 7}, .pool_type = "avg", .global_pool = true}, "pool1");
+  x = sym::Pooling(x, {.kernel = {7, 7}, .pool_type = sym::PoolType::kAvg, .global_pool = true}, "pool1");
   x = sym::FullyConnected(sym::Flatten(x), {.num_hidden = num_classes}, "fc1");
   return sym::SoftmaxOutput(x, "softmax");
 }
@@ -128,7 +128,7 @@ Symbol MobileNet(const MobileNetOptions& o) {
     x = ConvBnRelu(x, {.kernel = {1, 1}, .num_filter = base * p.pointwise, .no_bias = true}, name);
   }
   const int64_t pool = o.resolution / 32;
-  x = sym::Pooling(x, {.kernel = {pool, pool}, .pool_type = "avg"}, "global_pool");
+  x = sym::Pooling(x, {.kernel = {pool, pool}, .pool_type = sym::PoolType::kAvg}, "global_pool");
   x = sym::FullyConnected(sym::Flatten(x, "flatten"), {.num_hidden = o.num_classes}, "fc");
   return sym::SoftmaxOutput(x, "softmax");
 }
@@ -159,7 +159,7 @@ Symbol DenseNd(const Symbol& x, int64_t units, const std::string& name) {
 }
 
 Symbol MaybeDropout(const Symbol& x, double p, const std::string& name) {
-  return p > 0 ? sym::Dropout(x, p, name) : x;
+  return p > 0 ? sym::Dropout(x, {.p = static_cast<float>(p)}, name) : x;
 }
 
 // Causal self-attention of x (batch, time, d) over h heads; `mask` (time, time) is 0 where a

@@ -10,17 +10,14 @@
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 #include "symbol/ops.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
 
-NDArray V(const Shape& s, std::vector<float> v) { return NDArray::FromVector<float>(s, v); }
+using testing::ExpectNear;
 
-void ExpectNear(const NDArray& a, const std::vector<float>& want, float tol = 1e-6f) {
-  std::vector<float> got = a.ToVector<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
+NDArray V(const Shape& s, std::vector<float> v) { return NDArray::FromVector<float>(s, v); }
 
 // MXNet's Executor documentation: FullyConnected(num_hidden=6) - relu - SoftmaxOutput.
 TEST(Executor, ReferenceDocumentationSoftmaxExample) {

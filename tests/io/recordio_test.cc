@@ -21,13 +21,6 @@ std::string Fixture(const std::string& name) {
   return std::string(COHORT_TEST_DATA_DIR) + "/recordio/" + name;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 void WriteAll(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
@@ -109,8 +102,8 @@ TEST(RecordIO, WritesMXNetsBytes) {
     }
     writer.Close();
   }
-  EXPECT_EQ(ReadAll(dir.Path("c.rec")), ReadAll(Fixture("mxnet.rec")));
-  EXPECT_EQ(FormatRecordIndex(index), ReadAll(Fixture("mxnet.idx")));
+  EXPECT_EQ(testing::ReadFile(dir.Path("c.rec")), testing::ReadFile(Fixture("mxnet.rec")));
+  EXPECT_EQ(FormatRecordIndex(index), testing::ReadFile(Fixture("mxnet.idx")));
 }
 
 TEST(RecordIO, RecordsHoldingTheMagicWordRoundTrip) {
@@ -166,7 +159,7 @@ std::string ReadEveryRecord(const std::string& path) {
 
 TEST(RecordIO, TornAndForeignFilesNameTheRecordAndOffset) {
   ScratchDir dir;
-  const std::string good = ReadAll(Fixture("mxnet.rec"));
+  const std::string good = testing::ReadFile(Fixture("mxnet.rec"));
   // Cut inside record 4's data (it starts at byte 176).
   WriteAll(dir.Path("torn.rec"), good.substr(0, 500));
   std::string e = ReadEveryRecord(dir.Path("torn.rec"));

@@ -1,4 +1,4 @@
-// Helpers for io tests: a scratch directory and IDX/CSV files written on the spot.
+// Helpers for io tests: IDX/CSV files written on the spot (and test_util.h's scratch directory).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,24 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace cohort::testing {
-
-// A fresh directory per test, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cohort_" + std::string(info->test_suite_name()) + "_" + info->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  std::filesystem::path dir_;
-};
 
 inline void PutBigEndian(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));

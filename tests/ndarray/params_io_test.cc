@@ -1,6 +1,7 @@
 // .params reading and writing: round trips, hand-written bytes of each array version, and every
 // kind of damage a file can have.
 #include "ndarray/params_io.h"
+#include "tests/test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -223,16 +224,9 @@ TEST(ParamsFormat, HugeSizesFailBeforeAllocating) {
 
 class ParamsFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cohort_params_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
+  std::string Path(const std::string& name) { return scratch_.Path(name); }
+  testing::ScratchDir scratch_;
+  const std::filesystem::path& dir_ = scratch_.dir();
 };
 
 TEST_F(ParamsFileTest, SaveAndLoadANamedMap) {

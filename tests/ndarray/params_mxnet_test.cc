@@ -6,19 +6,13 @@
 #include <sstream>
 
 #include "ndarray/params_io.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
 
 std::string Fixture(const std::string& name) {
   return std::string(COHORT_TEST_DATA_DIR) + "/mxnet/" + name;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<double> Range(int n, double scale, double shift) {
@@ -67,7 +61,7 @@ TEST(MXNetParams, CohortWritesMXNetsBytes) {
     f.names.push_back("arg:" + name);
     f.arrays.push_back(NDArray::FromVector<double>({2, 3}, values).AsType(ParseDType(name)));
   }
-  EXPECT_EQ(SerializeParams(f), Slurp(Fixture("all_dtypes_v2.params")));
+  EXPECT_EQ(SerializeParams(f), testing::ReadFile(Fixture("all_dtypes_v2.params")));
 }
 
 TEST(MXNetParams, CheckpointWithArgAndAuxNames) {
@@ -107,7 +101,7 @@ TEST(MXNetParams, LoadThenSaveGivesTheSameBytes) {
                               std::pair{"checkpoint_v2.params", ParamsFormat::kV2},
                               std::pair{"list_v2.params", ParamsFormat::kV2},
                               std::pair{"numpy_v3.params", ParamsFormat::kV3}}) {
-    const std::string bytes = Slurp(Fixture(name));
+    const std::string bytes = testing::ReadFile(Fixture(name));
     EXPECT_EQ(SerializeParams(ParseParams(bytes, name), format), bytes) << name;
   }
 }

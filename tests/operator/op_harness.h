@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "operator/common/operator.h"
+#include "tests/test_util.h"
 
 namespace cohort::testing {
 
@@ -54,18 +55,6 @@ inline void FillUniform(const NDArray& a, std::mt19937& rng, float lo = -1, floa
   std::uniform_real_distribution<float> u(lo, hi);
   float* p = static_cast<float*>(a.raw_data());
   for (int64_t i = 0; i < a.size(); ++i) p[i] = u(rng);
-}
-
-inline void ExpectClose(const NDArray& got, const NDArray& want, double rtol, double atol,
-                        const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  std::vector<float> g = got.ToVector<float>(), w = want.ToVector<float>();
-  int reported = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::fabs(g[i] - w[i]) > atol + rtol * std::fabs(w[i]) && reported++ < 5) {
-      ADD_FAILURE() << what << "[" << i << "]: got " << g[i] << ", expected " << w[i];
-    }
-  }
 }
 
 // Checks the analytic gradient of L = Σ_k Σ out_k · head_k against central differences for

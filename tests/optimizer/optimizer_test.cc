@@ -7,18 +7,15 @@
 #include <filesystem>
 
 #include "optimizer/initializer.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
 
+using testing::ExpectNear;
+
 NDArray V(std::vector<float> v) {
   return NDArray::FromVector<float>({static_cast<int64_t>(v.size())}, v);
-}
-
-void ExpectNear(const NDArray& a, std::vector<double> want, double tol = 1e-6) {
-  std::vector<float> got = a.ToVector<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << i;
 }
 
 TEST(Optimizer, SgdWithMomentumWeightDecayRescaleAndClip) {

@@ -38,6 +38,67 @@ TEST(Symbol, AuxiliaryStatesAndHiddenOutputs) {
   EXPECT_EQ(bn.ListOutputs(), Names{"bn_output"});  // mean and var stay hidden
 }
 
+// The builders write every field of the op's params struct, and the op parses them back.
+TEST(Symbol, BuildersWriteWhatTheirOpParses) {
+  auto attrs = [](const Symbol& s) { return s.outputs()[0].node->impl->attrs(); };
+  const Symbol x = Symbol::Variable("x");
+
+  const auto fc = op::FullyConnectedParam::Parse(
+      attrs(sym::FullyConnected(x, {.num_hidden = 7, .no_bias = true, .flatten = false})));
+  EXPECT_EQ(fc.num_hidden, 7);
+  EXPECT_TRUE(fc.no_bias);
+  EXPECT_FALSE(fc.flatten);
+
+  const auto conv = op::ConvolutionParam::Parse(attrs(sym::Convolution(x, {.kernel = {3, 5},
+                                                                           .num_filter = 8,
+                                                                           .stride = {2, 1},
+                                                                           .dilate = {1, 2},
+                                                                           .pad = {1, 0},
+                                                                           .num_group = 4,
+                                                                           .no_bias = true})));
+  EXPECT_EQ(conv.kernel, Shape({3, 5}));
+  EXPECT_EQ(conv.num_filter, 8);
+  EXPECT_EQ(conv.stride, Shape({2, 1}));
+  EXPECT_EQ(conv.dilate, Shape({1, 2}));
+  EXPECT_EQ(conv.pad, Shape({1, 0}));
+  EXPECT_EQ(conv.num_group, 4);
+  EXPECT_TRUE(conv.no_bias);
+
+  const auto pool = op::PoolingParam::Parse(
+      attrs(sym::Pooling(x, {.kernel = {3, 3},
+                             .pool_type = op::PoolType::kSum,
+                             .global_pool = true,
+                             .pooling_convention = op::PoolingConvention::kFull,
+                             .stride = {2, 2},
+                             .pad = {1, 1},
+                             .count_include_pad = false})));
+  EXPECT_EQ(pool.kernel, Shape({3, 3}));
+  EXPECT_EQ(pool.pool_type, op::PoolType::kSum);
+  EXPECT_TRUE(pool.global_pool);
+  EXPECT_EQ(pool.pooling_convention, op::PoolingConvention::kFull);
+  EXPECT_EQ(pool.stride, Shape({2, 2}));
+  EXPECT_EQ(pool.pad, Shape({1, 1}));
+  EXPECT_FALSE(pool.count_include_pad);
+  // Global pooling without a kernel writes none (MXNet's "()" would not parse as 2-D).
+  EXPECT_EQ(attrs(sym::Pooling(x, {.global_pool = true})).count("kernel"), 0u);
+
+  const auto bn = op::BatchNormParam::Parse(attrs(sym::BatchNorm(x, {.eps = 2e-5f,
+                                                                     .momentum = 0.8f,
+                                                                     .fix_gamma = false,
+                                                                     .use_global_stats = true,
+                                                                     .output_mean_var = true})));
+  EXPECT_FLOAT_EQ(bn.eps, 2e-5f);
+  EXPECT_FLOAT_EQ(bn.momentum, 0.8f);
+  EXPECT_FALSE(bn.fix_gamma);
+  EXPECT_TRUE(bn.use_global_stats);
+  EXPECT_TRUE(bn.output_mean_var);
+
+  const auto drop = op::DropoutParam::Parse(
+      attrs(sym::Dropout(x, {.p = 0.25f, .mode = op::DropoutMode::kAlways})));
+  EXPECT_FLOAT_EQ(drop.p, 0.25f);
+  EXPECT_EQ(drop.mode, op::DropoutMode::kAlways);
+}
+
 TEST(Symbol, GroupAndIndexing) {
   Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
   Symbol g = Symbol::Group({a * 2.0, a + b});

@@ -9,6 +9,7 @@
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 #include "symbol/ops.h"
+#include "tests/test_util.h"
 #include "trainer/trainer.h"
 
 namespace cohort {
@@ -27,7 +28,8 @@ Symbol SmallConvNet() {
   x = sym::Convolution(x, {.kernel = {3, 3}, .num_filter = 8, .pad = {1, 1}}, "conv1");
   x = sym::BatchNorm(x, {.fix_gamma = false}, "bn1");
   x = sym::Activation(x, "relu", "relu1");
-  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = "max", .stride = {2, 2}}, "pool1");
+  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}},
+                   "pool1");
   x = sym::Flatten(x, "flat");
   x = sym::FullyConnected(x, {.num_hidden = 4}, "fc1");
   return sym::SoftmaxOutput(x, "softmax");
@@ -65,38 +67,29 @@ std::map<std::string, NDArray> Train(const std::vector<Context>& devices, bool u
   return args;
 }
 
-void ExpectClose(const std::map<std::string, NDArray>& got,
-                 const std::map<std::string, NDArray>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (const auto& [name, array] : want) {
-    const std::vector<float> w = array.ToVector<float>(), g = got.at(name).ToVector<float>();
-    for (size_t i = 0; i < w.size(); ++i) {
-      ASSERT_NEAR(g[i], w[i], 1e-3 + 1e-3 * std::fabs(w[i]))
-          << what << ": " << name << "[" << i << "]";
-    }
-  }
-}
-
 TEST(GpuTrainer, OneGpuEqualsCpu) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
   for (bool on_kvstore : {true, false}) {
-    ExpectClose(Train({Context::GPU(0)}, on_kvstore), Train({Context::CPU(0)}, on_kvstore),
-                on_kvstore ? "update_on_kvstore" : "update on device");
+    testing::ExpectClose(Train({Context::GPU(0)}, on_kvstore), Train({Context::CPU(0)}, on_kvstore),
+                         1e-3, 1e-3, on_kvstore ? "update_on_kvstore" : "update on device");
   }
 }
 
 TEST(GpuTrainer, DeviceKVStoreEqualsLocal) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
   if (!kNccl) GTEST_SKIP() << "built without NCCL";
-  ExpectClose(Train({Context::GPU(0)}, true, "device"), Train({Context::CPU(0)}, true), "device");
+  testing::ExpectClose(Train({Context::GPU(0)}, true, "device"), Train({Context::CPU(0)}, true),
+                       1e-3, 1e-3, "device");
 }
 
 TEST(GpuTrainer, TwoGpusEqualTwoCpuDevices) {
   if (device::Count() < 2) GTEST_SKIP() << "fewer than 2 GPUs visible";
   const std::map<std::string, NDArray> cpu = Train({Context::CPU(0), Context::CPU(1)}, false);
-  ExpectClose(Train({Context::GPU(0), Context::GPU(1)}, false), cpu, "2 GPUs, local");
+  testing::ExpectClose(Train({Context::GPU(0), Context::GPU(1)}, false), cpu, 1e-3, 1e-3,
+                       "2 GPUs, local");
   if (kNccl) {
-    ExpectClose(Train({Context::GPU(0), Context::GPU(1)}, true, "device"), cpu, "2 GPUs, device");
+    testing::ExpectClose(Train({Context::GPU(0), Context::GPU(1)}, true, "device"), cpu, 1e-3, 1e-3,
+                         "2 GPUs, device");
   }
 }
 

@@ -11,6 +11,7 @@
 #include "ndarray/params_io.h"
 #include "symbol/ops.h"
 #include "tests/executor/alloc_counter.h"
+#include "tests/test_util.h"
 #include "trainer/checkpoint.h"
 
 namespace cohort {
@@ -21,7 +22,7 @@ const bool kQuiet = (SetLogLevel("warn"), true);  // epoch logs would drown the 
 Symbol SmallMlp(double dropout = 0) {
   Symbol x = sym::Variable("data");
   x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 16}, "fc1"), "relu", "relu1");
-  if (dropout > 0) x = sym::Dropout(x, dropout, "drop1");
+  if (dropout > 0) x = sym::Dropout(x, {.p = static_cast<float>(dropout)}, "drop1");
   x = sym::FullyConnected(x, {.num_hidden = 4}, "fc2");
   return sym::SoftmaxOutput(x, "softmax");
 }
@@ -61,15 +62,6 @@ std::map<std::string, NDArray> Params(Trainer& t) {
   std::map<std::string, NDArray> args, aux;
   t.GetParams(&args, &aux);
   return args;
-}
-
-void ExpectSameParams(const std::map<std::string, NDArray>& a,
-                      const std::map<std::string, NDArray>& b, double tol) {
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, array] : a) {
-    std::vector<float> x = array.ToVector<float>(), y = b.at(name).ToVector<float>();
-    for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], y[i], tol) << name << "[" << i << "]";
-  }
 }
 
 TEST(Trainer, LearnsTheBlobs) {
@@ -116,7 +108,7 @@ TEST(Trainer, TwoDevicesEqualOneDevice) {
   auto a = Iter(16), b = Iter(16);
   one.Fit(*a, nullptr, Config(3));
   two.Fit(*b, nullptr, Config(3));
-  ExpectSameParams(Params(one), Params(two), 1e-5);
+  testing::ExpectClose(Params(one), Params(two), 0, 1e-5, "parameters");
 }
 
 TEST(Trainer, UnevenWorkLoadEqualsOneDevice) {
@@ -127,7 +119,7 @@ TEST(Trainer, UnevenWorkLoadEqualsOneDevice) {
   three.Fit(*b, nullptr, Config(2));
   EXPECT_EQ(three.group()->slices(),
             (std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 12}, {12, 16}}));
-  ExpectSameParams(Params(one), Params(three), 1e-5);
+  testing::ExpectClose(Params(one), Params(three), 0, 1e-5, "parameters");
 }
 
 TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
@@ -141,22 +133,15 @@ TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
     on.Fit(*a, nullptr, c);
     c.update_on_kvstore = false;
     off.Fit(*b, nullptr, c);
-    ExpectSameParams(Params(on), Params(off), 1e-6);
+    testing::ExpectClose(Params(on), Params(off), 0, 1e-6, "parameters");
   }
 }
 
 class TrainerFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cohort_trainer_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Prefix() const { return (dir_ / "mlp").string(); }
-  std::filesystem::path dir_;
+  std::string Prefix() const { return scratch_.Path("mlp"); }
+  testing::ScratchDir scratch_;
+  const std::filesystem::path& dir_ = scratch_.dir();
 };
 
 TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
@@ -187,7 +172,7 @@ TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
     Trainer part2(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
     auto d = Iter(16);
     part2.Fit(*d, nullptr, rest);
-    ExpectSameParams(Params(whole), Params(part2), 1e-6);
+    testing::ExpectClose(Params(whole), Params(part2), 0, 1e-6, "parameters");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -211,7 +196,7 @@ TEST_F(TrainerFiles, ResumeReplaysDropoutMasks) {
   FitConfig rest = c;
   rest.begin_epoch = 1;
   rest.checkpoint_prefix = Prefix();
-  ExpectSameParams(whole, fit(rest), 1e-6);
+  testing::ExpectClose(whole, fit(rest), 0, 1e-6, "parameters");
 }
 
 TEST_F(TrainerFiles, CheckpointHoldsMXNetNamesAndLoads) {
@@ -228,7 +213,7 @@ TEST_F(TrainerFiles, CheckpointHoldsMXNetNamesAndLoads) {
   EXPECT_EQ(loaded.ListArguments(), SmallMlp().ListArguments());
   std::map<std::string, NDArray> args, aux;
   LoadCheckpointParams(Prefix(), 1, &args, &aux);
-  ExpectSameParams(args, Params(t), 0);
+  testing::ExpectClose(args, Params(t), 0, 0, "parameters");
   EXPECT_THROW(LoadCheckpointParams(Prefix(), 7, &args, &aux), Error);
 }
 
@@ -285,7 +270,7 @@ TEST(Trainer, MatchesMXNetModuleFit) {
     Trainer t(SmallMlp(), devices);
     t.Fit(data, nullptr, c);
     data.Reset();
-    ExpectSameParams(Params(t), want, 1e-5);
+    testing::ExpectClose(Params(t), want, 0, 1e-5, "parameters");
   }
 }
 
