@@ -12,6 +12,7 @@
 #include "apps/train_config.h"
 #include "base/logging.h"
 #include "ndarray/params_io.h"
+#include "trainer/checkpoint.h"
 
 namespace cohort {
 namespace {
@@ -24,14 +25,7 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   RunConfig config = ParseRunConfig(root);
   const Symbol symbol = Symbol::Load(symbol_path);
   std::map<std::string, NDArray> args, aux;
-  for (const auto& [name, array] : LoadParams(params_path)) {
-    if (name.rfind("arg:", 0) == 0)
-      args[name.substr(4)] = array;
-    else if (name.rfind("aux:", 0) == 0)
-      aux[name.substr(4)] = array;
-    else
-      args[name] = array;
-  }
+  LoadArgAuxParams(params_path, &args, &aux);
   DataIters data = MakeDataIters(root, config.batch_size, 0, 1, config.fit.seed);
   DataIter& iter = data.val ? *data.val : *data.train;
   Trainer trainer(symbol, config.devices, config.work_load);

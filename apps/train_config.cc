@@ -14,6 +14,7 @@
 #include "io/text_iter.h"
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
+#include "trainer/checkpoint.h"
 
 namespace cohort {
 namespace {
@@ -32,7 +33,8 @@ std::string ResolveLocalGpu(const std::string& devices) {
 const char* kSchema = R"(
 model: {name: string, symbol: string, num_classes: int, n_layer: int, n_head: int,
         d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool,
-        multiplier: float, resolution: int}
+        multiplier: float, resolution: int, params: string, reinit: strings,
+        fixed_params: strings}
 data:
   kind: string
   train_image: string
@@ -278,6 +280,17 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
   f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
   f.checkpoint_period = static_cast<int>(Get<int64_t>(root, "checkpoint.period", 1));
+  // Fine-tuning: a parameter file to start from, layers to initialize afresh, frozen parameters.
+  if (!Get<std::string>(root, "model.params", "").empty()) {
+    RequireFile(root, "model.params");
+    try {
+      LoadArgAuxParams(Get<std::string>(root, "model.params", ""), &f.arg_params, &f.aux_params);
+    } catch (const Error& e) {
+      Fail("key 'model.params': " + e.message());
+    }
+  }
+  f.reinit = Get<std::vector<std::string>>(root, "model.reinit", {});
+  f.fixed_params = Get<std::vector<std::string>>(root, "model.fixed_params", {});
   f.optimizer = Get<std::string>(root, "optimizer.name", "sgd");
   OptimizerOptions& o = f.optimizer_options;
   o.lr = Get<double>(root, "optimizer.lr", 0.01);

@@ -37,7 +37,8 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     const Symbol& symbol, const std::vector<Context>& contexts,
     const std::vector<double>& work_load, const std::vector<DataDesc>& data_shapes,
     const std::vector<DataDesc>& label_shapes, const std::vector<std::string>& param_names,
-    bool for_training, bool inputs_need_grad, const DataParallelExecutorGroup* shared_group)
+    bool for_training, bool inputs_need_grad, const DataParallelExecutorGroup* shared_group,
+    const std::vector<std::string>& fixed_param_names)
     : contexts_(contexts), param_names_(param_names) {
   COHORT_CHECK(!contexts.empty()) << "no devices";
   COHORT_CHECK(!data_shapes.empty()) << "no data descriptors";
@@ -67,10 +68,13 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
       }
     }
     std::map<std::string, GradReq> reqs;
+    auto listed = [&](const std::vector<std::string>& names, const std::string& a) {
+      return std::find(names.begin(), names.end(), a) != names.end();
+    };
     for (const std::string& a : args) {
-      const bool is_param =
-          std::find(param_names_.begin(), param_names_.end(), a) != param_names_.end();
-      reqs[a] = for_training && (is_param || inputs_need_grad) ? GradReq::kWrite : GradReq::kNull;
+      const bool is_param = listed(param_names_, a);
+      const bool learned = is_param ? !listed(fixed_param_names, a) : inputs_need_grad;
+      reqs[a] = for_training && learned ? GradReq::kWrite : GradReq::kNull;
     }
     executors_.push_back(
         Executor::SimpleBind(symbol, contexts[d], shapes, GradReq::kNull, reqs,

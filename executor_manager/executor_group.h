@@ -28,13 +28,15 @@ class DataParallelExecutorGroup {
   // data/label descriptors give the global batch shapes (batch axis first). param_names are the
   // arguments that are learned (the rest are inputs); inputs get no gradient unless
   // inputs_need_grad. With shared_group (bucketing), parameters and memory are shared with it.
+  // Parameters in fixed_param_names are frozen: no gradient (grad_arrays() has no array for them).
   DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
                             const std::vector<double>& work_load,
                             const std::vector<DataDesc>& data_shapes,
                             const std::vector<DataDesc>& label_shapes,
                             const std::vector<std::string>& param_names, bool for_training,
                             bool inputs_need_grad = false,
-                            const DataParallelExecutorGroup* shared_group = nullptr);
+                            const DataParallelExecutorGroup* shared_group = nullptr,
+                            const std::vector<std::string>& fixed_param_names = {});
 
   // Copies each device's rows of the batch into its executor's inputs.
   void LoadDataBatch(const DataBatch& batch);

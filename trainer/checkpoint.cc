@@ -46,4 +46,15 @@ void LoadCheckpointParams(const std::string& prefix, int epoch,
   }
 }
 
+void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* arg_params,
+                      std::map<std::string, NDArray>* aux_params) {
+  for (const auto& [name, array] : LoadParams(path)) {
+    if (name.rfind("aux:", 0) == 0) {
+      (*aux_params)[name.substr(4)] = array;
+    } else {
+      (*arg_params)[name.rfind("arg:", 0) == 0 ? name.substr(4) : name] = array;
+    }
+  }
+}
+
 }  // namespace cohort

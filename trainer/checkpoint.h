@@ -24,4 +24,10 @@ void LoadCheckpointParams(const std::string& prefix, int epoch,
                           std::map<std::string, NDArray>* arg_params,
                           std::map<std::string, NDArray>* aux_params);
 
+// Reads any .params file MXNet or Cohort wrote into argument and auxiliary parameters: names
+// prefixed "arg:"/"aux:" (checkpoints, Module.save_params), unprefixed names (Gluon's
+// save_parameters) as arguments. Errors name the file.
+void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* arg_params,
+                      std::map<std::string, NDArray>* aux_params);
+
 }  // namespace cohort

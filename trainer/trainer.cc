@@ -3,6 +3,9 @@
 
 #include <chrono>
 #include <random>
+#include <regex>
+#include <set>
+#include <tuple>
 
 #include "base/logging.h"
 #include "base/seed.h"
@@ -55,24 +58,46 @@ Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<doubl
       work_load_(std::move(work_load)),
       kvstore_(kvstore ? std::move(kvstore) : std::shared_ptr<KVStore>(KVStore::Create("local"))) {}
 
-void Trainer::Bind(const DataIter& data) {
+void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_params) {
   if (group_) return;
   const std::vector<std::string> inputs = InputNames(data);
   for (const std::string& a : symbol_.ListArguments()) {
     if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) param_names_.push_back(a);
   }
-  group_ = std::make_unique<DataParallelExecutorGroup>(symbol_, contexts_, work_load_,
-                                                       data.provide_data(), data.provide_label(),
-                                                       param_names_, true);
+  frozen_.assign(param_names_.size(), false);
+  std::vector<std::string> fixed_names;
+  for (const std::string& pattern : fixed_params) {
+    std::regex re;
+    try {
+      re = std::regex(pattern);
+    } catch (const std::regex_error& e) {
+      COHORT_THROW() << "fixed_params: '" << pattern << "' is not a regular expression ("
+                     << e.what() << ")";
+    }
+    bool matched = false;
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      if (!std::regex_match(param_names_[i], re)) continue;
+      matched = true;
+      if (!frozen_[i]) fixed_names.push_back(param_names_[i]);
+      frozen_[i] = true;
+    }
+    COHORT_CHECK(matched) << "fixed_params: '" << pattern
+                          << "' matches no parameter of the network";
+  }
+  group_ = std::make_unique<DataParallelExecutorGroup>(
+      symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_, true,
+      false, nullptr, fixed_names);
   bound_data_ = data.provide_data();
+  std::vector<int> position(param_names_.size(), -1);  // of each parameter's key in keys_
   for (int i = static_cast<int>(param_names_.size()) - 1; i >= 0; --i) {
+    if (frozen_[i]) continue;
+    position[i] = static_cast<int>(keys_.size());
     keys_.push_back(i);
     grads_by_key_.push_back(group_->grad_arrays()[i]);
     params_by_key_.push_back(group_->param_arrays()[i]);
   }
-  if (kvstore_->overlaps()) {  // Note [Overlapped push]: key i sits at position n - 1 - i
-    const size_t last = param_names_.size() - 1;
-    group_->SetGradientReadyCallback([this, last](int p) { kvstore_->KeyReady(last - p); });
+  if (kvstore_->overlaps()) {  // Note [Overlapped push]: the kvstore counts keys by position
+    group_->SetGradientReadyCallback([this, position](int p) { kvstore_->KeyReady(position[p]); });
   }
 }
 
@@ -82,6 +107,10 @@ void Trainer::InitParams(const FitConfig& config) {
     COHORT_CHECK(!config.checkpoint_prefix.empty())
         << "resuming from epoch " << config.begin_epoch << " needs a checkpoint prefix";
     LoadCheckpointParams(config.checkpoint_prefix, config.begin_epoch, &args, &aux);
+    if (!config.arg_params.empty() || !config.aux_params.empty()) {
+      Log().info("Resuming from {}: the initial parameters given are not used",
+                 CheckpointParamsPath(config.checkpoint_prefix, config.begin_epoch));
+    }
     for (const std::string& p : param_names_) {
       COHORT_CHECK(args.count(p)) << "'"
                                   << CheckpointParamsPath(config.checkpoint_prefix,
@@ -101,19 +130,59 @@ void Trainer::InitParams(const FitConfig& config) {
       init(group_->aux_names()[i], value, rng);
       aux[group_->aux_names()[i]] = value;
     }
-    for (const auto& [name, value] : config.arg_params) args[name] = value;
-    for (const auto& [name, value] : config.aux_params) aux[name] = value;
+    TakeGivenParams(config, &args, &aux);
   }
   group_->SetParams(args, aux);
-  // The kvstore keeps the weights; under MPI every worker starts from rank 0's.
+  // The kvstore keeps the weights; under MPI every worker starts from rank 0's. Frozen
+  // parameters never reach it: every worker loads or initializes them alike (same file, seed).
   std::vector<int> keys;
   std::vector<NDArray> device0;
+  std::vector<std::vector<NDArray>> devices;
   for (size_t i = 0; i < param_names_.size(); ++i) {
+    if (frozen_[i]) continue;
     keys.push_back(static_cast<int>(i));
     device0.push_back(group_->param_arrays()[i][0]);
+    devices.push_back(group_->param_arrays()[i]);
   }
   kvstore_->Init(keys, device0);
-  kvstore_->Pull(keys, group_->param_arrays());
+  kvstore_->Pull(keys, devices);
+}
+
+// Fine-tuning: the given parameters replace the initializer's where the network has them,
+// except in the layers to re-initialize.
+void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDArray>* args,
+                              std::map<std::string, NDArray>* aux) const {
+  if (config.arg_params.empty() && config.aux_params.empty()) return;
+  auto reinit = [&](const std::string& name) {
+    for (const std::string& layer : config.reinit) {
+      if (name.starts_with(layer + "_")) return true;
+    }
+    return false;
+  };
+  std::set<std::string> initialized;
+  for (const auto& [name, value] : *args) initialized.insert(name);
+  for (const auto& [name, value] : *aux) initialized.insert(name);
+  for (auto [given, into, kind] : {std::tuple{&config.arg_params, args, "parameter"},
+                                   std::tuple{&config.aux_params, aux, "auxiliary state"}}) {
+    for (const auto& [name, value] : *given) {
+      if (reinit(name)) continue;
+      auto it = into->find(name);
+      COHORT_CHECK(it != into->end()) << "initial parameters: the network has no " << kind << " '"
+                                      << name << "' (list its layer under reinit to leave it out)";
+      COHORT_CHECK(it->second.shape() == value.shape())
+          << "initial parameters: '" << name << "' has shape " << value.shape()
+          << " but the network's is " << it->second.shape()
+          << " (list its layer under reinit to initialize it afresh)";
+      it->second = value;
+      initialized.erase(name);
+    }
+  }
+  if (!initialized.empty()) {
+    std::string names;
+    for (const std::string& n : initialized) names += (names.empty() ? "" : ", ") + n;
+    Log().info("Initialized {} parameter(s) the initial parameters did not give: {}",
+               initialized.size(), names);
+  }
 }
 
 void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
@@ -159,6 +228,7 @@ void Trainer::Update() {
   if (update_on_kvstore_) return;
   for (size_t d = 0; d < updaters_.size(); ++d) {
     for (size_t i = 0; i < param_names_.size(); ++i) {
+      if (frozen_[i]) continue;
       updaters_[d]->Update(static_cast<int>(i), group_->param_arrays()[i][d],
                            group_->grad_arrays()[i][d]);
     }
@@ -167,7 +237,7 @@ void Trainer::Update() {
 
 std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& config,
                                       const std::function<void(const EpochResult&)>& on_epoch) {
-  Bind(train);
+  Bind(train, config.fixed_params);
   InitParams(config);
   const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
   InitOptimizer(config, global_batch);

@@ -25,9 +25,15 @@ struct FitConfig {
   std::string lr_schedule = "constant";
   LRScheduler::Options schedule;  // in updates; base_lr is taken from optimizer_options.lr
   InitializerOptions initializer;
-  // Initial parameters (MXNet's arg_params / aux_params): used instead of the initializer for
-  // the names they hold.
+  // Initial parameters (MXNet's arg_params / aux_params: fine-tuning): used instead of the
+  // initializer for the names they hold. A name the network lacks, or a shape that differs, is
+  // an error unless its layer is listed in `reinit` (those layers are initialized afresh, the
+  // usual recipe for a new number of classes). A resumed run (begin_epoch > 0) ignores them.
   std::map<std::string, NDArray> arg_params, aux_params;
+  std::vector<std::string> reinit;  // layer names: parameters "<layer>_..."
+  // Frozen parameters (MXNet's fixed_param_names), as regular expressions matched against the
+  // whole name: no gradient memory, no kvstore key, no update. Each must match some parameter.
+  std::vector<std::string> fixed_params;
   std::vector<std::string> metrics = {"acc"};
   uint64_t seed = 0;
   std::string checkpoint_prefix;  // empty: no checkpoints
@@ -82,8 +88,10 @@ class Trainer {
   DataParallelExecutorGroup* group() { return group_.get(); }
 
  private:
-  void Bind(const DataIter& data);
+  void Bind(const DataIter& data, const std::vector<std::string>& fixed_params);
   void InitParams(const FitConfig& config);
+  void TakeGivenParams(const FitConfig& config, std::map<std::string, NDArray>* args,
+                       std::map<std::string, NDArray>* aux) const;
   void InitOptimizer(const FitConfig& config, int64_t global_batch);
   void Backward();  // and start reducing gradients (Note [Overlapped push])
   void Update();    // finish reducing, then update
@@ -94,6 +102,7 @@ class Trainer {
   std::vector<double> work_load_;
   std::shared_ptr<KVStore> kvstore_;
   std::vector<std::string> param_names_;
+  std::vector<bool> frozen_;  // per parameter
   std::unique_ptr<DataParallelExecutorGroup> group_, inference_group_;
   std::vector<DataDesc> bound_data_;  // the training group's data shapes
   // Parameters given before any group exists (prediction only), applied when one is bound.
@@ -101,7 +110,8 @@ class Trainer {
   std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore
   bool update_on_kvstore_ = true;
   StepProfile profile_;
-  // Arguments of every kvstore call, built once (reverse layer order: last layer first).
+  // Arguments of every kvstore call, built once (reverse layer order: last layer first; frozen
+  // parameters have no key).
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
 };

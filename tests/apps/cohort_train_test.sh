@@ -20,6 +20,18 @@ check "predict exits 0 with one row per validation sample" '[[ $? -eq 0 && $(wc 
 # Validation sample i has class i % 10 (configs/synthetic_mlp.yaml's generator).
 correct=$(awk -F, '{ if ($1 == (NR - 1) % 10) n++ } END { print n + 0 }' "$tmp/p.csv")
 check "predictions match the labels ($correct of 1024)" '[[ $correct -ge 1000 ]]'
+# Fine-tuning from the checkpoint: a new head for 5 classes, the first two layers frozen.
+"$train" --config "$config" --set epochs=1 --set model.params="$tmp/mlp-0002.params" \
+  --set model.num_classes=5 --set data.num_classes=5 --set 'model.reinit=[fc3]' \
+  --set 'model.fixed_params=[fc1_.*, fc2_.*]' --metrics-out "$tmp/ft.jsonl" > "$tmp/ft.log" 2>&1
+check "fine-tuning exits 0 and names what it initialized" \
+  '[[ $? -eq 0 ]] && grep -q "Initialized 2 parameter(s) the initial parameters did not give: fc3_bias, fc3_weight" "$tmp/ft.log"'
+out=$("$train" --config "$config" --set epochs=1 --set model.params="$tmp/mlp-0002.params" \
+  --set model.num_classes=5 --set data.num_classes=5 2>&1); code=$?
+check "a head of another shape without reinit is an error naming both shapes" \
+  '[[ $code -ne 0 && "$out" == *"'"'"'fc3_bias'"'"' has shape (10,) but the network'"'"'s is (5,)"* ]]'
+out=$("$train" --config "$config" --set model.params="$tmp/none.params" 2>&1); code=$?
+check "a missing model.params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
 # --profile: the step's phases, then one row per op with times that add up to at most the step.
 "$train" --config "$config" --set epochs=1 --set log_level=warn --profile > "$tmp/profile.txt" 2>&1
 check "profile header and phases" \

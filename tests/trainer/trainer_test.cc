@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <gmock/gmock.h>
+
 #include <filesystem>
+#include <functional>
 #include <random>
+#include <set>
 
 #include "base/logging.h"
 #include "io/ndarray_iter.h"
@@ -19,11 +23,11 @@ namespace {
 
 const bool kQuiet = (SetLogLevel("warn"), true);  // epoch logs would drown the test output
 
-Symbol SmallMlp(double dropout = 0) {
+Symbol SmallMlp(double dropout = 0, int64_t classes = 4) {
   Symbol x = sym::Variable("data");
   x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 16}, "fc1"), "relu", "relu1");
   if (dropout > 0) x = sym::Dropout(x, {.p = static_cast<float>(dropout)}, "drop1");
-  x = sym::FullyConnected(x, {.num_hidden = 4}, "fc2");
+  x = sym::FullyConnected(x, {.num_hidden = classes}, "fc2");
   return sym::SoftmaxOutput(x, "softmax");
 }
 
@@ -62,6 +66,95 @@ std::map<std::string, NDArray> Params(Trainer& t) {
   std::map<std::string, NDArray> args, aux;
   t.GetParams(&args, &aux);
   return args;
+}
+
+// A local kvstore that records every key it is given.
+class RecordingKVStore : public KVStore {
+ public:
+  RecordingKVStore() : KVStore("local") {}
+  void Init(const std::vector<int>& keys, const std::vector<NDArray>& values) override {
+    seen.insert(keys.begin(), keys.end());
+    KVStore::Init(keys, values);
+  }
+  void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+                const std::vector<std::vector<NDArray>>& outs, int priority) override {
+    seen.insert(keys.begin(), keys.end());
+    KVStore::PushPull(keys, values, outs, priority);
+  }
+  std::set<int> seen;
+};
+
+// The blobs' classes folded into two (0 and 2 against 1 and 3).
+std::unique_ptr<NDArrayIter> TwoClassIter() {
+  auto [x, y] = Blobs();
+  std::vector<float> labels = y.ToVector<float>();
+  for (float& l : labels) l = static_cast<float>(static_cast<int>(l) % 2);
+  return std::make_unique<NDArrayIter>(
+      NDArrayIter::NamedArrays{{"data", x}},
+      NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({96}, labels)}},
+      BatchOptions{.batch_size = 16, .shuffle = true, .seed = 9});
+}
+
+// MXNet's fine-tuning recipe: a network trained on four classes starts a two-class one; fc1
+// comes from the trained parameters and stays frozen, fc2 (a new shape) is initialized afresh.
+TEST(Trainer, FineTunesWithFrozenLayers) {
+  Trainer source(SmallMlp(), {Context::CPU(0)});
+  auto four = Iter(16);
+  source.Fit(*four, nullptr, Config(3));
+  const std::map<std::string, NDArray> trained = Params(source);
+
+  auto kvstore = std::make_shared<RecordingKVStore>();
+  Trainer tuned(SmallMlp(0, 2), {Context::CPU(0), Context::CPU(1)}, {}, kvstore);
+  FitConfig c = Config(6);
+  c.arg_params = trained;
+  c.reinit = {"fc2"};
+  c.fixed_params = {"fc1_.*"};
+  auto two = TwoClassIter();
+  const auto results = tuned.Fit(*two, nullptr, c);
+  const std::map<std::string, NDArray> after = Params(tuned);
+  for (const char* name : {"fc1_weight", "fc1_bias"}) {
+    testing::ExpectClose(after.at(name), trained.at(name), 0, 0, name);  // bit-identical
+  }
+  EXPECT_EQ(after.at("fc2_weight").shape(), Shape({2, 16}));
+  EXPECT_EQ(results.back().train[0].first, "accuracy");
+  EXPECT_GT(results.back().train[0].second, 0.95);
+  // Parameters in argument order: fc1_weight 0, fc1_bias 1, fc2_weight 2, fc2_bias 3.
+  EXPECT_EQ(kvstore->seen, (std::set<int>{2, 3}));
+  // No gradient memory for frozen parameters.
+  EXPECT_TRUE(tuned.group()->executor(0).grad_dict().count("fc1_weight") == 0);
+}
+
+TEST(Trainer, InitialParametersMustFitTheNetwork) {
+  Trainer source(SmallMlp(), {Context::CPU(0)});
+  auto four = Iter(16);
+  source.Fit(*four, nullptr, Config(1));
+  const std::map<std::string, NDArray> trained = Params(source);
+  auto fit_error = [&](const std::function<void(FitConfig&)>& change) {
+    Trainer t(SmallMlp(0, 2), {Context::CPU(0)});
+    FitConfig c = Config(1);
+    c.arg_params = trained;
+    change(c);
+    auto two = TwoClassIter();
+    try {
+      t.Fit(*two, nullptr, c);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(fit_error([](FitConfig&) {}),
+              ::testing::HasSubstr("'fc2_bias' has shape (4,) but the network's is (2,)"));
+  EXPECT_THAT(fit_error([](FitConfig& c) {
+                c.reinit = {"fc2"};
+                c.arg_params["fc9_weight"] = NDArray::Zeros({2});
+              }),
+              ::testing::HasSubstr("the network has no parameter 'fc9_weight'"));
+  EXPECT_THAT(fit_error([](FitConfig& c) {
+                c.reinit = {"fc2"};
+                c.fixed_params = {"conv.*"};
+              }),
+              ::testing::HasSubstr("'conv.*' matches no parameter"));
+  EXPECT_EQ(fit_error([](FitConfig& c) { c.reinit = {"fc2"}; }), "no error");
 }
 
 TEST(Trainer, LearnsTheBlobs) {
