@@ -6,7 +6,8 @@
 #   2. finds cuDNN and NCCL (a system install, else PyTorch's nvidia-* wheels),
 #   3. builds Cohort with CUDA into build-gpu and runs every test (GPU tests included; the MPI
 #      tests need an mpirun, which is not carried, and are run on CPU machines instead),
-#   4. prints the GPU tests' results, the all-reduce bandwidth over the machine's GPUs, and
+#   4. prints the GPU tests' results, runs them again under compute-sanitizer (memcheck, racecheck),
+#      prints the all-reduce bandwidth over the machine's GPUs, and
 #      LeNet and ResNet-20 training speed on gpu:0 beside PyTorch on the same GPU (JSON lines),
 #   5. ends with a PASSED/FAILED line.
 # Usage: scripts/gpu-check.sh [ctest -R regex]
@@ -66,6 +67,24 @@ for t in ndarray/ndarray_test:'*Gpu*' operator/operator_test:'GpuOps*:GpuDropout
          trainer/trainer_test:'GpuTrainer*'; do
   build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" --gtest_brief=1 || status=$?
 done
+
+# compute-sanitizer (the CUDA toolkit's): memcheck (out-of-bounds and misaligned accesses, leaks
+# of device memory) and racecheck (shared-memory hazards in our block reductions) over the GPU
+# tests of every op, the executor and the trainer. Slow (minutes): GPU_CHECK_SANITIZE=0 skips it.
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ ${GPU_CHECK_SANITIZE:-1} != 0 && -x $sanitizer ]]; then
+  for tool in memcheck racecheck; do
+    extra=""
+    [[ $tool == memcheck ]] && extra="--leak-check full"
+    for t in operator/operator_test:'GpuOps*:GpuDropout*' executor/executor_test:'ExecutorGpu*' \
+             trainer/trainer_test:'GpuTrainer.OneGpuEqualsCpu'; do
+      echo "gpu-check: compute-sanitizer --tool $tool ${t%%:*} ${t#*:}"
+      # shellcheck disable=SC2086  # extra is a list of flags
+      "$sanitizer" --tool "$tool" $extra --error-exitcode 3 --print-limit 20 \
+        build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" --gtest_brief=1 || status=$?
+    done
+  done
+fi
 
 # All-reduce bandwidth over every GPU of this machine (nccl-tests style, self-checking).
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l || true)
