@@ -1,5 +1,8 @@
-// OpenBLAS behind Gemm.
+// Gemm: oneDNN's sgemm for large products, OpenBLAS for small ones (Note [Which GEMM]).
 #include <cblas.h>
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.h>
 
 #include <vector>
 
@@ -7,10 +10,30 @@
 
 namespace cohort::op {
 
+// Note [Which GEMM]
+// Single-threaded on this Zen 4 (AVX-512), oneDNN's dnnl_sgemm beats OpenBLAS by 10-30% on
+// products of a few million multiply-adds (a GPT's 2048x512x128 layers: 98-106 GFLOP/s against
+// 81-92) but costs 0.3-1 us more per call, so OpenBLAS wins below about 2M (64x64x64: 4.9 against
+// 5.7 us) and for Aᵀ·Bᵀ at every size; measured by bench/gemm_pick. oneDNN mallocs one
+// packing buffer per call (74 KB for 2048x512x128, from the thread's malloc arena, no syscall);
+// OpenBLAS packs into its own pool.
+constexpr int64_t kDnnlMinProduct = int64_t{1} << 21;
+
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc) {
   if (m == 0 || n == 0) return;
+  if (m * n * k >= kDnnlMinProduct && !(transpose_a && transpose_b)) {
+    // Note [Kernel threads]: oneDNN's OpenMP team is this thread alone.
+    thread_local const bool one_thread = (omp_set_num_threads(1), true);
+    (void)one_thread;
+    const dnnl_status_t status =
+        dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, alpha, a, lda, b,
+                   ldb, beta, c, ldc);
+    COHORT_CHECK(status == dnnl_success)
+        << "oneDNN sgemm " << m << "x" << n << "x" << k << " failed with status " << status;
+    return;
+  }
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
