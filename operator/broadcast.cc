@@ -2,6 +2,9 @@
 // gradients: forward walks the output a row (the last merged dimension) at a time, backward
 // gathers each input element's gradient (Note [Broadcast layout]).
 #include "operator/broadcast.h"
+
+#include <algorithm>
+
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -164,6 +167,29 @@ void FullSideGrad(const OpContext& ctx, BroadcastKind kind, const BroadcastLayou
       ctx.arena);
 }
 
+// The gradient of add's or sub's input that is repeated over the output's leading rows (a bias or
+// a position embedding over the batch, a mask over the heads): the sum of the `rows` rows of dy,
+// a vector at a time instead of BroadcastGather's index search per element. Same terms, same
+// order (row 0 first, from 0), so the same floats as the generic path and the GPU kernel.
+void SumRowsGrad(const OpContext& ctx, BroadcastKind kind, int side, GradReq req, const float* dy,
+                 int64_t rows, int64_t n, float* dx) {
+  const float sign = BroadcastPartial(kind, side, 0.0f, 0.0f);
+  ParallelChunks(
+      n, ChunksFor(ctx, rows * n / kMinChunk),
+      [&](int64_t, int64_t first, int64_t last) {
+        float* acc = Scratch(static_cast<size_t>(last - first));
+        const int64_t len = last - first;
+        std::fill(acc, acc + len, 0.0f);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* row = dy + r * n + first;
+          COHORT_ELEMENTWISE
+          for (int64_t k = 0; k < len; ++k) acc[k] += row[k] * sign;
+        }
+        for (int64_t k = 0; k < len; ++k) AssignReq(req, dx, first + k, acc[k]);
+      },
+      ctx.arena);
+}
+
 class Broadcast : public Operator {
  public:
   Broadcast(BroadcastKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
@@ -213,6 +239,10 @@ class Broadcast : public Operator {
       const int64_t n = l.in_size[side];
       if (n == out_size) {  // this side is not broadcast: its gradient is elementwise, by rows
         FullSideGrad(ctx, kind_, l, side, r, dy, a, b, dx, out_size);
+        continue;
+      }
+      if (!reads && l.ndim == 2 && l.stride[side][0] == 0 && l.stride[side][1] == 1) {
+        SumRowsGrad(ctx, kind_, side, r, dy, l.out_dim[0], n, dx);
         continue;
       }
       ParallelChunks(
