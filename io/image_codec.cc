@@ -68,6 +68,10 @@ void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
 
 // PNG through libpng's simplified API. An alpha channel is read and then dropped (not
 // composited), as OpenCV's imdecode, which MXNet uses, does for color images.
+// Gray = 0.299 R + 0.587 G + 0.114 B in 15-bit fixed point: what OpenCV asks of libpng
+// (png_set_rgb_to_gray with 0.299, 0.587) when MXNet decodes a color PNG as gray.
+constexpr int kGrayRed = 9798, kGrayGreen = 19235, kGrayBlue = 32768 - 9798 - 19235;
+
 void DecodePng(std::string_view bytes, int channels, Image* out) {
   png_image image;
   std::memset(&image, 0, sizeof(image));
@@ -80,19 +84,27 @@ void DecodePng(std::string_view bytes, int channels, Image* out) {
   };
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) fail("header");
   const bool alpha = image.format & PNG_FORMAT_FLAG_ALPHA;
-  image.format = channels == 1 ? (alpha ? PNG_FORMAT_GA : PNG_FORMAT_GRAY)
-                               : (alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB);
+  // A color image read as gray: read RGB, then weigh it as OpenCV does (libpng's own conversion
+  // works on linear light and gave values up to 9 levels off MXNet's).
+  const bool to_gray = channels == 1 && (image.format & PNG_FORMAT_FLAG_COLOR);
+  image.format = channels == 1 && !to_gray ? (alpha ? PNG_FORMAT_GA : PNG_FORMAT_GRAY)
+                                           : (alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB);
   const int read_channels = PNG_IMAGE_SAMPLE_CHANNELS(image.format);
   out->width = static_cast<int>(image.width);
   out->height = static_cast<int>(image.height);
   out->channels = channels;
   out->pixels.resize(PNG_IMAGE_SIZE(image));
   if (!png_image_finish_read(&image, nullptr, out->pixels.data(), 0, nullptr)) fail("data");
-  if (read_channels != channels) {  // drop the alpha channel in place
+  if (read_channels != channels) {  // drop the alpha channel, or weigh RGB into gray, in place
     const size_t n = static_cast<size_t>(out->width) * out->height;
+    uint8_t* p = out->pixels.data();
     for (size_t i = 0; i < n; ++i) {
-      for (int c = 0; c < channels; ++c) {
-        out->pixels[i * channels + c] = out->pixels[i * read_channels + c];
+      const uint8_t* in = p + i * read_channels;
+      if (to_gray) {
+        p[i] = static_cast<uint8_t>((in[0] * kGrayRed + in[1] * kGrayGreen + in[2] * kGrayBlue +
+                                     (1 << 14)) >> 15);
+      } else {
+        for (int c = 0; c < channels; ++c) p[i * channels + c] = in[c];
       }
     }
     out->pixels.resize(n * channels);

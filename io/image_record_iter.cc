@@ -1,0 +1,249 @@
+// ImageRecordIter (Note [Image records]).
+#include "io/image_record_iter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <thread>
+
+#include "base/error.h"
+#include "base/logging.h"
+
+namespace cohort {
+namespace {
+
+// SplitMix64's finalizer: the per-sample random bits (Note [Image records]).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Bilinear resize with OpenCV's pixel-center mapping (INTER_LINEAR, MXNet's default
+// inter_method): source x = (x + 0.5) · in/out - 0.5, clamped to the edge pixels.
+void ResizeBilinear(const Image& in, int width, int height, Image* out) {
+  out->width = width;
+  out->height = height;
+  out->channels = in.channels;
+  out->pixels.resize(static_cast<size_t>(width) * height * in.channels);
+  struct Tap {
+    int i0, i1;
+    float w1;
+  };
+  auto taps = [](int in_size, int out_size, std::vector<Tap>* t) {
+    t->resize(out_size);
+    const double ratio = static_cast<double>(in_size) / out_size;
+    for (int o = 0; o < out_size; ++o) {
+      const double f = (o + 0.5) * ratio - 0.5;
+      int i = static_cast<int>(std::floor(f));
+      float w = static_cast<float>(f - i);
+      if (i < 0) i = 0, w = 0;
+      if (i >= in_size - 1) i = in_size - 1, w = 0;
+      (*t)[o] = {i, std::min(i + 1, in_size - 1), w};
+    }
+  };
+  thread_local std::vector<Tap> xs, ys;
+  taps(in.width, width, &xs);
+  taps(in.height, height, &ys);
+  const int c = in.channels;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* r0 = &in.pixels[static_cast<size_t>(ys[y].i0) * in.width * c];
+    const uint8_t* r1 = &in.pixels[static_cast<size_t>(ys[y].i1) * in.width * c];
+    const float wy = ys[y].w1;
+    uint8_t* dst = &out->pixels[static_cast<size_t>(y) * width * c];
+    for (int x = 0; x < width; ++x) {
+      const Tap& t = xs[x];
+      for (int k = 0; k < c; ++k) {
+        const float top = r0[t.i0 * c + k] + (r0[t.i1 * c + k] - r0[t.i0 * c + k]) * t.w1;
+        const float bottom = r1[t.i0 * c + k] + (r1[t.i1 * c + k] - r1[t.i0 * c + k]) * t.w1;
+        const float v = top + (bottom - top) * wy;
+        dst[x * c + k] = static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options)
+    : options_(options), reader_(options.path_imgrec), rng_(options.seed) {
+  const ImageRecordIterOptions& o = options_;
+  const std::string& rec = o.path_imgrec;
+  const auto [channels, height, width] = o.data_shape;
+  COHORT_CHECK(channels == 1 || channels == 3)
+      << "image records '" << rec << "': data_shape must have 1 or 3 channels, got " << channels;
+  COHORT_CHECK(height > 0 && width > 0)
+      << "image records '" << rec << "': data_shape (" << channels << ", " << height << ", "
+      << width << ") must be positive";
+  COHORT_CHECK(o.batch_size > 0) << "image records '" << rec << "': batch_size must be positive";
+  COHORT_CHECK(o.label_width > 0) << "image records '" << rec << "': label_width must be positive";
+  COHORT_CHECK(o.resize == -1 || o.resize > 0)
+      << "image records '" << rec << "': resize must be positive or -1, got " << o.resize;
+  COHORT_CHECK(o.preprocess_threads > 0 && o.preprocess_threads <= 1024)
+      << "image records '" << rec << "': preprocess_threads must be in [1, 1024], got "
+      << o.preprocess_threads;
+  for (int c = 0; c < 3; ++c) {
+    COHORT_CHECK(o.std[c] != 0) << "image records '" << rec << "': std_" << "rgb"[c]
+                                << " must not be 0";
+  }
+  COHORT_CHECK(o.last_batch != LastBatchHandle::kRollOver)
+      << "image records '" << rec << "': last_batch_handle roll_over is not supported; use pad "
+      << "or discard";
+  COHORT_CHECK(o.num_parts > 0 && o.part_index >= 0 && o.part_index < o.num_parts)
+      << "image records '" << rec << "': part " << o.part_index << " of " << o.num_parts;
+
+  if (!o.path_imgidx.empty()) {
+    for (const RecordIndexEntry& e : ReadRecordIndex(o.path_imgidx)) offsets_.push_back(e.offset);
+  } else {  // one pass over the file for the offsets (an .idx saves it)
+    std::string record;
+    for (uint64_t at = reader_.Tell(); reader_.Next(&record); at = reader_.Tell()) {
+      offsets_.push_back(at);
+    }
+  }
+  const int64_t global = o.batch_size * o.num_parts;
+  const int64_t n = num_records();
+  batches_ = o.last_batch == LastBatchHandle::kPad ? (n + global - 1) / global : n / global;
+  if (o.max_batches > 0) batches_ = std::min(batches_, o.max_batches);
+  COHORT_CHECK(batches_ > 0) << "image records '" << rec << "': " << n
+                             << " record(s), fewer than one global batch of " << global;
+
+  order_.resize(n);
+  std::iota(order_.begin(), order_.end(), 0);
+  slots_.resize(o.batch_size);
+  // More threads than cores buy nothing (and make TBB warn); results do not depend on the count.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  arena_ = std::make_unique<ThreadArena>(std::min(o.preprocess_threads, cores));
+  const Shape data_shape{o.batch_size, channels, height, width};
+  const Shape label_shape = o.label_width == 1 ? Shape{o.batch_size}
+                                               : Shape{o.batch_size, o.label_width};
+  batch_.data.push_back(NDArray::Zeros(data_shape));
+  batch_.label.push_back(NDArray::Zeros(label_shape));
+  batch_.provide_data.push_back({"data", data_shape, DType::kFloat32, "NCHW"});
+  batch_.provide_label.push_back({"softmax_label", label_shape, DType::kFloat32, ""});
+  batch_.index.resize(o.batch_size);
+  Reset();
+}
+
+void ImageRecordIter::Reset() {
+  if (options_.shuffle) std::shuffle(order_.begin(), order_.end(), rng_);
+  ++epoch_;
+  next_batch_ = 0;
+}
+
+void ImageRecordIter::FailAt(int64_t record, const std::string& what) const {
+  throw Error("'" + options_.path_imgrec + "': record " + std::to_string(record) + " at byte " +
+                  std::to_string(offsets_[record]) + ": " + what,
+              __FILE__, __LINE__);
+}
+
+bool ImageRecordIter::Next() {
+  if (next_batch_ >= batches_) return false;
+  const ImageRecordIterOptions& o = options_;
+  const int64_t n = num_records();
+  const int64_t first = next_batch_ * o.batch_size * o.num_parts + o.part_index * o.batch_size;
+  batch_.pad = std::clamp<int64_t>(first + o.batch_size - n, 0, o.batch_size);
+  // Read on this thread (one file handle), decode and augment on the pool.
+  for (int64_t i = 0; i < o.batch_size; ++i) {
+    const int64_t record = order_[(first + i) % n];
+    batch_.index[i] = record;
+    reader_.Seek(offsets_[record], record);
+    if (!reader_.Next(&slots_[i].record)) FailAt(record, "the file ends before this record");
+  }
+  arena_->ParallelFor(0, o.batch_size, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) Process(i, batch_.index[i]);
+  });
+  int64_t good = -1;
+  for (int64_t i = 0; i < o.batch_size; ++i) {
+    if (slots_[i].error.empty()) {
+      good = i;
+      break;
+    }
+  }
+  for (int64_t i = 0; i < o.batch_size; ++i) {
+    if (slots_[i].error.empty()) continue;
+    if (!o.skip_bad || good < 0) FailAt(batch_.index[i], slots_[i].error);
+    ++bad_count_;
+    Log().warn("skipping record {} of '{}' (skip_bad): {}", batch_.index[i], o.path_imgrec,
+               slots_[i].error);
+    const int64_t per_image = batch_.data[0].size() / o.batch_size;
+    float* data = static_cast<float*>(batch_.data[0].raw_data());
+    std::copy_n(data + good * per_image, per_image, data + i * per_image);
+    float* label = static_cast<float*>(batch_.label[0].raw_data());
+    std::copy_n(label + good * o.label_width, o.label_width, label + i * o.label_width);
+    batch_.index[i] = batch_.index[good];
+  }
+  ++next_batch_;
+  return true;
+}
+
+// Decodes and augments record `record` into batch slot `slot`; an undecodable image leaves its
+// message in the slot (skip_bad decides), any other fault throws.
+void ImageRecordIter::Process(int64_t slot, int64_t record) {
+  const ImageRecordIterOptions& o = options_;
+  Slot& s = slots_[slot];
+  s.error.clear();
+  ImageRecordHeader header;
+  std::string_view image;
+  try {
+    image = UnpackImageRecord(s.record, &header);
+  } catch (const Error& e) {
+    FailAt(record, e.message());
+  }
+  const int64_t labels = header.flag > 0 ? header.flag : 1;
+  if (labels != o.label_width) {
+    FailAt(record, "has " + std::to_string(labels) + " label(s), label_width is " +
+                       std::to_string(o.label_width));
+  }
+  float* label = static_cast<float*>(batch_.label[0].raw_data()) + slot * o.label_width;
+  if (header.flag > 0) {
+    std::copy(header.labels.begin(), header.labels.end(), label);
+  } else {
+    label[0] = header.label;
+  }
+
+  const auto [channels, height, width] = o.data_shape;
+  try {
+    DecodeImage(image, static_cast<int>(channels), &s.decoded);
+  } catch (const Error& e) {
+    s.error = e.message();
+    return;
+  }
+  const Image* img = &s.decoded;
+  if (o.resize > 0) {
+    const int64_t w0 = img->width, h0 = img->height;
+    const int64_t w = h0 > w0 ? o.resize : o.resize * w0 / h0;
+    const int64_t h = h0 > w0 ? o.resize * h0 / w0 : o.resize;
+    ResizeBilinear(*img, static_cast<int>(w), static_cast<int>(h), &s.resized);
+    img = &s.resized;
+  }
+  if (img->height < height || img->width < width) {
+    s.error = "image of " + std::to_string(img->width) + "x" + std::to_string(img->height) +
+              (o.resize > 0 ? " after resize" : "") + " is smaller than data_shape's " +
+              std::to_string(width) + "x" + std::to_string(height);
+    return;
+  }
+  const uint64_t bits = Mix(Mix(Mix(o.seed) ^ static_cast<uint64_t>(epoch_)) ^
+                            static_cast<uint64_t>(record));
+  int64_t y0 = (img->height - height) / 2, x0 = (img->width - width) / 2;
+  if (o.rand_crop) {
+    y0 = static_cast<int64_t>((bits >> 1) % static_cast<uint64_t>(img->height - height + 1));
+    x0 = static_cast<int64_t>(Mix(bits) % static_cast<uint64_t>(img->width - width + 1));
+  }
+  const bool mirror = o.rand_mirror && (bits & 1) != 0;
+  float* out = static_cast<float*>(batch_.data[0].raw_data()) + slot * channels * height * width;
+  const int c = img->channels;
+  for (int64_t k = 0; k < channels; ++k) {
+    const float mean = o.mean[k], factor = o.scale / o.std[k];
+    for (int64_t y = 0; y < height; ++y) {
+      const uint8_t* row = &img->pixels[(static_cast<size_t>(y0 + y) * img->width + x0) * c + k];
+      float* dst = out + (k * height + y) * width;
+      for (int64_t x = 0; x < width; ++x) {
+        const int64_t from = mirror ? width - 1 - x : x;
+        dst[x] = (static_cast<float>(row[from * c]) - mean) * factor;
+      }
+    }
+  }
+}
+
+}  // namespace cohort
