@@ -116,6 +116,9 @@ int main(int argc, char** argv) {
   } catch (const cohort::ConfigError& e) {
     std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
     return 2;
+  } catch (const cohort::DataError& e) {
+    std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cohort-train: %s\n", e.what());
     return 1;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "io/csv_iter.h"
+#include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
 #include "io/ndarray_iter.h"
 #include "io/prefetching_iter.h"
@@ -62,6 +63,24 @@ data:
   scale: float
   last_batch_handle: string
   batches_per_epoch: int
+  train_rec: string
+  train_idx: string
+  val_rec: string
+  val_idx: string
+  resize: int
+  rand_crop: bool
+  rand_mirror: bool
+  mean_r: float
+  mean_g: float
+  mean_b: float
+  std_r: float
+  std_g: float
+  std_b: float
+  label_width: int
+  preprocess_threads: int
+  prefetch_buffer: int
+  round_batch: bool
+  skip_bad: bool
 batch_size: int
 devices: string
 work_load: floats
@@ -360,8 +379,19 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     if (Get<int64_t>(root, "data.val_batches", 0) < 0) {
       Fail("key 'data.val_batches' must not be negative");
     }
+  } else if (kind == "imagerecord") {
+    RequireFile(root, "data.train_rec");
+    for (const char* key : {"data.train_idx", "data.val_rec", "data.val_idx"}) {
+      if (!Get<std::string>(root, key, "").empty()) RequireFile(root, key);
+    }
+    if (Get<std::vector<int64_t>>(root, "data.data_shape", {}).size() != 3) {
+      Fail("key 'data.data_shape' must be (channels, height, width) for imagerecord data");
+    }
+    if (Get<int64_t>(root, "data.prefetch_buffer", 4) < 1) {
+      Fail("key 'data.prefetch_buffer' must be at least 1");
+    }
   } else if (kind != "synthetic") {
-    Fail("key 'data.kind': '" + kind + "' is not mnist, csv, text or synthetic");
+    Fail("key 'data.kind': '" + kind + "' is not mnist, csv, text, imagerecord or synthetic");
   }
   return c;
 }
@@ -453,6 +483,60 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num
       if (val_files.empty()) val.begin_fraction = 1 - val_fraction;
       val.max_batches = Get<int64_t>(root, "data.val_batches", 0);
       out.val = wrap(text_iter(val));
+    }
+  } else if (kind == "imagerecord") {  // Note [Image records]
+    ImageRecordIterOptions o;
+    const std::vector<int64_t> shape = Get<std::vector<int64_t>>(root, "data.data_shape", {});
+    o.data_shape = {shape[0], shape[1], shape[2]};
+    o.batch_size = batch;
+    o.resize = Get<int64_t>(root, "data.resize", -1);
+    o.scale = static_cast<float>(Get<double>(root, "data.scale", 1.0));
+    const char* rgb = "rgb";
+    for (int c = 0; c < 3; ++c) {
+      o.mean[c] = static_cast<float>(Get<double>(root, std::string("data.mean_") + rgb[c], 0.0));
+      o.std[c] = static_cast<float>(Get<double>(root, std::string("data.std_") + rgb[c], 1.0));
+    }
+    o.label_width = Get<int64_t>(root, "data.label_width", 1);
+    o.preprocess_threads = static_cast<int>(Get<int64_t>(root, "data.preprocess_threads", 4));
+    o.skip_bad = Get<bool>(root, "data.skip_bad", false);
+    o.seed = seed;
+    o.num_parts = num_workers;
+    o.part_index = rank;
+    // round_batch (MXNet's name) true pads the last batch, false drops it.
+    if (root["data"]["round_batch"]) {
+      o.last_batch = Get<bool>(root, "data.round_batch", true) ? LastBatchHandle::kPad
+                                                                : LastBatchHandle::kDiscard;
+    } else {
+      o.last_batch = last;
+    }
+    const int64_t depth = Get<int64_t>(root, "data.prefetch_buffer", 4);
+    // Option values the iterator refuses are settings to change: exit 2, as config errors.
+    auto make = [&](const ImageRecordIterOptions& options,
+                    int64_t* count) -> std::unique_ptr<DataIter> {
+      std::unique_ptr<ImageRecordIter> it;
+      try {
+        it = std::make_unique<ImageRecordIter>(options);
+      } catch (const DataError&) {
+        throw;
+      } catch (const Error& e) {
+        Fail("data: " + e.message());
+      }
+      if (count) *count = it->batches_per_epoch() * batch;
+      if (!prefetch) return it;
+      return std::make_unique<PrefetchingIter>(std::move(it), static_cast<int>(depth));
+    };
+    ImageRecordIterOptions train = o;
+    train.path_imgrec = Get<std::string>(root, "data.train_rec", "");
+    train.path_imgidx = Get<std::string>(root, "data.train_idx", "");
+    train.rand_crop = Get<bool>(root, "data.rand_crop", false);
+    train.rand_mirror = Get<bool>(root, "data.rand_mirror", false);
+    train.shuffle = shuffle;
+    out.train = make(train, &out.train_samples);
+    if (!Get<std::string>(root, "data.val_rec", "").empty()) {
+      ImageRecordIterOptions val = o;
+      val.path_imgrec = Get<std::string>(root, "data.val_rec", "");
+      val.path_imgidx = Get<std::string>(root, "data.val_idx", "");
+      out.val = make(val, nullptr);
     }
   } else {  // synthetic: class c has its mean at +2 on features c, c+C, ...; unit noise
     const std::vector<int64_t> shape = Get<std::vector<int64_t>>(root, "data.shape", {1, 28, 28});

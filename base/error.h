@@ -25,6 +25,13 @@ class Error : public std::runtime_error {
   int line_;
 };
 
+// The contents of an input file are wrong (a torn record, an image that does not decode, a
+// label out of place): the user's data to fix, so the CLIs exit 2 for it as for a bad config.
+class DataError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 
 // Collects a message with operator<< and throws it as an Error when the full expression ends.

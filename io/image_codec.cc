@@ -2,10 +2,13 @@
 #include "io/image_codec.h"
 
 // clang-format off: jpeglib.h needs <cstdio> (FILE) included before it.
+#include <algorithm>
+#include <cmath>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <jpeglib.h>
 #include <jerror.h>
 #include <png.h>
@@ -185,6 +188,49 @@ std::string EncodePng(const Image& image) {
   }
   out.resize(size);
   return out;
+}
+
+// Source x = (x + 0.5) · in/out - 0.5, clamped to the edge pixels (OpenCV's mapping).
+void ResizeImage(const Image& in, int width, int height, Image* out) {
+  out->width = width;
+  out->height = height;
+  out->channels = in.channels;
+  out->pixels.resize(static_cast<size_t>(width) * height * in.channels);
+  struct Tap {
+    int i0, i1;
+    float w1;
+  };
+  auto taps = [](int in_size, int out_size, std::vector<Tap>* t) {
+    t->resize(out_size);
+    const double ratio = static_cast<double>(in_size) / out_size;
+    for (int o = 0; o < out_size; ++o) {
+      const double f = (o + 0.5) * ratio - 0.5;
+      int i = static_cast<int>(std::floor(f));
+      float w = static_cast<float>(f - i);
+      if (i < 0) i = 0, w = 0;
+      if (i >= in_size - 1) i = in_size - 1, w = 0;
+      (*t)[o] = {i, std::min(i + 1, in_size - 1), w};
+    }
+  };
+  thread_local std::vector<Tap> xs, ys;
+  taps(in.width, width, &xs);
+  taps(in.height, height, &ys);
+  const int c = in.channels;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* r0 = &in.pixels[static_cast<size_t>(ys[y].i0) * in.width * c];
+    const uint8_t* r1 = &in.pixels[static_cast<size_t>(ys[y].i1) * in.width * c];
+    const float wy = ys[y].w1;
+    uint8_t* dst = &out->pixels[static_cast<size_t>(y) * width * c];
+    for (int x = 0; x < width; ++x) {
+      const Tap& t = xs[x];
+      for (int k = 0; k < c; ++k) {
+        const float top = r0[t.i0 * c + k] + (r0[t.i1 * c + k] - r0[t.i0 * c + k]) * t.w1;
+        const float bottom = r1[t.i0 * c + k] + (r1[t.i1 * c + k] - r1[t.i0 * c + k]) * t.w1;
+        const float v = top + (bottom - top) * wy;
+        dst[x * c + k] = static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+      }
+    }
+  }
 }
 
 }  // namespace cohort

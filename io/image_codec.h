@@ -1,5 +1,6 @@
 // JPEG and PNG images in memory: decoding (libjpeg-turbo's libjpeg API, libpng) for the image
-// record iterator, encoding for cohort-im2rec. No hand-written codec.
+// record iterator, encoding for cohort-im2rec, and bilinear resizing for both. No hand-written
+// codec.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +29,10 @@ void DecodeImage(std::string_view bytes, int channels, Image* out);
 // Encodes as JPEG (quality 1..100, 4:2:0 as libjpeg's default) or PNG (lossless).
 std::string EncodeJpeg(const Image& image, int quality);
 std::string EncodePng(const Image& image);
+
+// Resizes to width x height, bilinear with OpenCV's pixel-center mapping (cv::resize's
+// INTER_LINEAR, MXNet's default inter_method): within one level of OpenCV's fixed-point result.
+// *out's memory is reused.
+void ResizeImage(const Image& in, int width, int height, Image* out);
 
 }  // namespace cohort

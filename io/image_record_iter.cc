@@ -20,50 +20,6 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Bilinear resize with OpenCV's pixel-center mapping (INTER_LINEAR, MXNet's default
-// inter_method): source x = (x + 0.5) · in/out - 0.5, clamped to the edge pixels.
-void ResizeBilinear(const Image& in, int width, int height, Image* out) {
-  out->width = width;
-  out->height = height;
-  out->channels = in.channels;
-  out->pixels.resize(static_cast<size_t>(width) * height * in.channels);
-  struct Tap {
-    int i0, i1;
-    float w1;
-  };
-  auto taps = [](int in_size, int out_size, std::vector<Tap>* t) {
-    t->resize(out_size);
-    const double ratio = static_cast<double>(in_size) / out_size;
-    for (int o = 0; o < out_size; ++o) {
-      const double f = (o + 0.5) * ratio - 0.5;
-      int i = static_cast<int>(std::floor(f));
-      float w = static_cast<float>(f - i);
-      if (i < 0) i = 0, w = 0;
-      if (i >= in_size - 1) i = in_size - 1, w = 0;
-      (*t)[o] = {i, std::min(i + 1, in_size - 1), w};
-    }
-  };
-  thread_local std::vector<Tap> xs, ys;
-  taps(in.width, width, &xs);
-  taps(in.height, height, &ys);
-  const int c = in.channels;
-  for (int y = 0; y < height; ++y) {
-    const uint8_t* r0 = &in.pixels[static_cast<size_t>(ys[y].i0) * in.width * c];
-    const uint8_t* r1 = &in.pixels[static_cast<size_t>(ys[y].i1) * in.width * c];
-    const float wy = ys[y].w1;
-    uint8_t* dst = &out->pixels[static_cast<size_t>(y) * width * c];
-    for (int x = 0; x < width; ++x) {
-      const Tap& t = xs[x];
-      for (int k = 0; k < c; ++k) {
-        const float top = r0[t.i0 * c + k] + (r0[t.i1 * c + k] - r0[t.i0 * c + k]) * t.w1;
-        const float bottom = r1[t.i0 * c + k] + (r1[t.i1 * c + k] - r1[t.i0 * c + k]) * t.w1;
-        const float v = top + (bottom - top) * wy;
-        dst[x * c + k] = static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L));
-      }
-    }
-  }
-}
-
 }  // namespace
 
 ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options)
@@ -132,9 +88,9 @@ void ImageRecordIter::Reset() {
 }
 
 void ImageRecordIter::FailAt(int64_t record, const std::string& what) const {
-  throw Error("'" + options_.path_imgrec + "': record " + std::to_string(record) + " at byte " +
-                  std::to_string(offsets_[record]) + ": " + what,
-              __FILE__, __LINE__);
+  throw DataError("'" + options_.path_imgrec + "': record " + std::to_string(record) + " at byte " +
+                      std::to_string(offsets_[record]) + ": " + what,
+                  __FILE__, __LINE__);
 }
 
 bool ImageRecordIter::Next() {
@@ -214,7 +170,7 @@ void ImageRecordIter::Process(int64_t slot, int64_t record) {
     const int64_t w0 = img->width, h0 = img->height;
     const int64_t w = h0 > w0 ? o.resize : o.resize * w0 / h0;
     const int64_t h = h0 > w0 ? o.resize * h0 / w0 : o.resize;
-    ResizeBilinear(*img, static_cast<int>(w), static_cast<int>(h), &s.resized);
+    ResizeImage(*img, static_cast<int>(w), static_cast<int>(h), &s.resized);
     img = &s.resized;
   }
   if (img->height < height || img->width < width) {

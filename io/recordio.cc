@@ -54,7 +54,7 @@ RecordIOReader::~RecordIOReader() {
 }
 
 void RecordIOReader::Fail(uint64_t record_offset, const std::string& what) const {
-  throw Error("'" + path_ + "': record " + std::to_string(record_) + " at byte " +
+  throw DataError("'" + path_ + "': record " + std::to_string(record_) + " at byte " +
                   std::to_string(record_offset) + ": " + what,
               __FILE__, __LINE__);
 }
@@ -206,8 +206,10 @@ std::vector<RecordIndexEntry> ReadRecordIndex(const std::string& path) {
     long long offset = -1;
     std::string rest;
     if (!(fields >> key >> offset) || key < 0 || offset < 0 || (fields >> rest)) {
-      COHORT_THROW() << "'" << path << "' line " << number << ": expected 'key<TAB>offset' with "
-                     << "non-negative integers, found '" << line << "'";
+      throw DataError("'" + path + "' line " + std::to_string(number) +
+                          ": expected 'key<TAB>offset' with non-negative integers, found '" +
+                          line + "'",
+                      __FILE__, __LINE__);
     }
     entries.push_back({key, static_cast<uint64_t>(offset)});
   }

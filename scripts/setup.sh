@@ -13,6 +13,7 @@ PACKAGES=(
   libopenblas-dev libdnnl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   libjpeg62-turbo-dev libpng-dev  # JPEG and PNG images in RecordIO files (io/image_codec.cc)
+  libjpeg-turbo-progs  # cjpeg, for scripts/make-image-set.sh
   ocl-icd-opencl-dev opencl-headers  # libdnnl-dev's CMake config looks for OpenCL
   dataset-fashion-mnist
   dict-gcide  # English text (the GNU dictionary) for configs/text_gpt.yaml

@@ -1,0 +1,52 @@
+// What MXNet's tools/im2rec.py does, for cohort-im2rec: list the images of a folder per class
+// (.lst), and pack a list's images into RecordIO (.rec + .idx) that ImageRecordIter, Cohort's or
+// MXNet's, reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cohort {
+
+// One line of a .lst file: "index\tlabel[\tlabel...]\tpath\n" (labels written with %f).
+struct ImageListEntry {
+  int64_t index = 0;
+  std::vector<float> labels;
+  std::string path;  // relative to the image root
+};
+
+// The .jpg/.jpeg/.png files under `root`, sorted by path. With `recursive` each subfolder of
+// root is a class, labelled by its rank in sorted order, and its images are found at any depth
+// (im2rec.py --recursive); without, the images directly in root, all labelled 0. Shuffled with
+// `seed` when `shuffle` (im2rec.py shuffles by default), then indexed 0, 1, ... in list order.
+// Throws naming root when it is not a folder or holds no image.
+std::vector<ImageListEntry> ListImages(const std::string& root, bool recursive, bool shuffle,
+                                       uint64_t seed);
+
+// Writes `entries` to `path` atomically, as im2rec.py's write_list does.
+void WriteImageList(const std::string& path, const std::vector<ImageListEntry>& entries);
+// Reads a .lst file; throws a DataError naming the file and line for a malformed line.
+std::vector<ImageListEntry> ReadImageList(const std::string& path);
+
+struct PackOptions {
+  int resize = 0;           // the shorter side resized to this; 0: kept
+  int quality = 95;         // JPEG quality
+  std::string encoding = ".jpg";  // ".jpg" or ".png"
+  int color = 1;            // 1: RGB, 0: gray
+  bool pass_through = false;  // store each file's bytes unchanged (no decode, resize or encode)
+  int num_threads = 1;
+};
+
+struct PackResult {
+  int64_t packed = 0;
+  std::vector<std::string> skipped;  // "path: why", for images that did not decode
+};
+
+// Packs the images of `entries` (paths under `root`) into prefix.rec and prefix.idx (key =
+// the entry's index), in list order, each written atomically. An image that does not decode is
+// skipped and reported (as im2rec.py does); an unreadable file throws naming it.
+PackResult PackImages(const std::vector<ImageListEntry>& entries, const std::string& root,
+                      const std::string& prefix, const PackOptions& options);
+
+}  // namespace cohort

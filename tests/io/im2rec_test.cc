@@ -1,0 +1,137 @@
+// im2rec's list and packing: images come back from ImageRecordIter pixel for pixel (PNG) with
+// their folder's label, pass-through keeps a file's bytes, lists round-trip and bad lines are
+// named.
+#include "io/im2rec.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "io/image_codec.h"
+#include "io/image_record_iter.h"
+#include "io/recordio.h"
+#include "tests/test_util.h"
+
+namespace cohort {
+namespace {
+
+Image Pattern(int width, int height, int seed) {
+  Image img{width, height, 3, {}};
+  for (int i = 0; i < width * height * 3; ++i) {
+    img.pixels.push_back(static_cast<uint8_t>((i * 37 + seed * 101) % 256));
+  }
+  return img;
+}
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(Im2Rec, PackedPngsComeBackExactlyWithTheirFoldersLabels) {
+  testing::ScratchDir dir;
+  const std::string root = dir.Path("images");
+  for (int i = 0; i < 3; ++i) {
+    WriteBytes(root + "/cat/" + std::to_string(i) + ".png", EncodePng(Pattern(6, 5, i)));
+    WriteBytes(root + "/dog/" + std::to_string(i) + ".png", EncodePng(Pattern(6, 5, 10 + i)));
+  }
+  const auto entries = ListImages(root, /*recursive=*/true, /*shuffle=*/true, 100);
+  ASSERT_EQ(entries.size(), 6u);
+  WriteImageList(dir.Path("set.lst"), entries);
+  const auto read = ReadImageList(dir.Path("set.lst"));
+  ASSERT_EQ(read.size(), 6u);
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].index, static_cast<int64_t>(i));
+    EXPECT_EQ(read[i].path, entries[i].path);
+    EXPECT_EQ(read[i].labels, entries[i].labels);
+    EXPECT_EQ(read[i].labels[0], read[i].path.rfind("cat/", 0) == 0 ? 0.0f : 1.0f) << read[i].path;
+  }
+  PackOptions o;
+  o.encoding = ".png";
+  o.num_threads = 2;
+  const PackResult r = PackImages(read, root, dir.Path("set"), o);
+  EXPECT_EQ(r.packed, 6);
+  EXPECT_TRUE(r.skipped.empty());
+
+  ImageRecordIterOptions io;
+  io.path_imgrec = dir.Path("set.rec");
+  io.path_imgidx = dir.Path("set.idx");
+  io.data_shape = {3, 5, 6};
+  io.batch_size = 6;
+  ImageRecordIter it(io);
+  ASSERT_TRUE(it.Next());
+  const std::vector<float> data = it.Value().data[0].ToVector<float>();
+  const std::vector<float> labels = it.Value().label[0].ToVector<float>();
+  for (int s = 0; s < 6; ++s) {
+    const std::string& path = read[s].path;
+    const int seed = std::stoi(path.substr(4, 1)) + (path[0] == 'd' ? 10 : 0);
+    const Image want = Pattern(6, 5, seed);
+    EXPECT_EQ(labels[s], read[s].labels[0]);
+    for (int c = 0; c < 3; ++c) {
+      for (int y = 0; y < 5; ++y) {
+        for (int x = 0; x < 6; ++x) {
+          ASSERT_EQ(data[((s * 3 + c) * 5 + y) * 6 + x], want.at(y, x, c))
+              << path << " c" << c << " y" << y << " x" << x;
+        }
+      }
+    }
+  }
+}
+
+TEST(Im2Rec, PassThroughKeepsTheFilesBytesAndResizeTheShorterSide) {
+  testing::ScratchDir dir;
+  const std::string root = dir.Path("images");
+  const std::string png = EncodePng(Pattern(8, 4, 1));
+  WriteBytes(root + "/a.png", png);
+  const std::vector<ImageListEntry> entries = {{7, {2.0f, 3.0f}, "a.png"}};
+  PackOptions o;
+  o.pass_through = true;
+  PackImages(entries, root, dir.Path("raw"), o);
+  RecordIOReader reader(dir.Path("raw.rec"));
+  std::string record;
+  ASSERT_TRUE(reader.Next(&record));
+  ImageRecordHeader header;
+  EXPECT_EQ(UnpackImageRecord(record, &header), png);
+  EXPECT_EQ(header.id, 7u);
+  EXPECT_EQ(header.labels, (std::vector<float>{2.0f, 3.0f}));
+  EXPECT_EQ(ReadRecordIndex(dir.Path("raw.idx")).at(0).key, 7);
+
+  o.pass_through = false;
+  o.resize = 6;  // 8x4 -> 12x6
+  PackImages(entries, root, dir.Path("resized"), o);
+  RecordIOReader resized(dir.Path("resized.rec"));
+  ASSERT_TRUE(resized.Next(&record));
+  Image img;
+  DecodeImage(UnpackImageRecord(record, &header), 3, &img);
+  EXPECT_EQ(img.width, 12);
+  EXPECT_EQ(img.height, 6);
+}
+
+TEST(Im2Rec, UndecodableImagesAreSkippedAndNamed) {
+  testing::ScratchDir dir;
+  const std::string root = dir.Path("images");
+  WriteBytes(root + "/good.png", EncodePng(Pattern(4, 4, 0)));
+  WriteBytes(root + "/bad.png", "not a png");
+  const auto entries = ListImages(root, false, false, 0);
+  ASSERT_EQ(entries.size(), 2u);
+  const PackResult r = PackImages(entries, root, dir.Path("set"), PackOptions{});
+  EXPECT_EQ(r.packed, 1);
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0].rfind("bad.png: ", 0), 0u) << r.skipped[0];
+  EXPECT_EQ(ReadRecordIndex(dir.Path("set.idx")).size(), 1u);
+}
+
+TEST(Im2Rec, MalformedListLineIsNamed) {
+  testing::ScratchDir dir;
+  std::ofstream(dir.Path("bad.lst")) << "0\t1.000000\ta.jpg\nx\t1\tb.jpg\n";
+  try {
+    ReadImageList(dir.Path("bad.lst"));
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.lst' line 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ListImages(dir.Path("nowhere"), true, false, 0), Error);
+}
+
+}  // namespace
+}  // namespace cohort
