@@ -217,16 +217,19 @@ void DataParallelExecutorGroup::InstallMonitor(Executor::Monitor monitor, bool m
 DataParallelExecutorManager::DataParallelExecutorManager(
     const Symbol& symbol, const std::vector<Context>& contexts, const DataIter& train_data,
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
-    SymGen sym_gen, std::optional<int64_t> default_bucket_key)
+    SymGen sym_gen, std::optional<int64_t> default_bucket_key,
+    const std::vector<std::string>& fixed_param_names)
     : contexts_(contexts),
       work_load_(work_load),
       param_names_(param_names),
+      fixed_param_names_(fixed_param_names),
       data_shapes_(train_data.provide_data()),
       label_shapes_(train_data.provide_label()),
       sym_gen_(std::move(sym_gen)) {
   const Symbol sym = sym_gen_ && default_bucket_key ? sym_gen_(*default_bucket_key) : symbol;
   default_ = std::make_unique<DataParallelExecutorGroup>(sym, contexts_, work_load_, data_shapes_,
-                                                         label_shapes_, param_names_, true);
+                                                         label_shapes_, param_names_, true, false,
+                                                         nullptr, fixed_param_names_);
   current_ = default_.get();
   if (default_bucket_key) buckets_[*default_bucket_key] = nullptr;  // served by default_
 }
@@ -240,8 +243,10 @@ void DataParallelExecutorManager::LoadDataBatch(const DataBatch& batch) {
                .emplace(*batch.bucket_key,
                         std::make_unique<DataParallelExecutorGroup>(
                             sym_gen_(*batch.bucket_key), contexts_, work_load_, batch.provide_data,
-                            batch.provide_label, param_names_, true, false, default_.get()))
+                            batch.provide_label, param_names_, true, false, default_.get(),
+                            fixed_param_names_))
                .first;
+      if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
     }
     if (it->second) current_ = it->second.get();
   }
@@ -271,6 +276,14 @@ void DataParallelExecutorManager::CopyTo(std::map<std::string, NDArray>* arg_par
                                          std::map<std::string, NDArray>* aux_params) const {
   default_->GetParams(arg_params, aux_params);
 }
+void DataParallelExecutorManager::SetGradientReadyCallback(std::function<void(int)> ready) {
+  gradient_ready_ = std::move(ready);
+  default_->SetGradientReadyCallback(gradient_ready_);
+  for (auto& [key, group] : buckets_) {
+    if (group) group->SetGradientReadyCallback(gradient_ready_);
+  }
+}
+
 void DataParallelExecutorManager::InstallMonitor(Executor::Monitor monitor, bool monitor_all) {
   default_->InstallMonitor(monitor, monitor_all);
   for (auto& [key, group] : buckets_) {

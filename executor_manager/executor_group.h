@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,11 +102,14 @@ class DataParallelExecutorManager {
  public:
   using SymGen = std::function<Symbol(int64_t bucket_key)>;
 
+  // Binds the default bucket for train_data's shapes (sym_gen(default_bucket_key)'s symbol when
+  // both are given). Parameters in fixed_param_names are frozen in every bucket.
   DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
                               const DataIter& train_data,
                               const std::vector<std::string>& param_names,
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
-                              std::optional<int64_t> default_bucket_key = std::nullopt);
+                              std::optional<int64_t> default_bucket_key = std::nullopt,
+                              const std::vector<std::string>& fixed_param_names = {});
 
   // Switches to the batch's bucket (binding it on first use) and loads the batch.
   void LoadDataBatch(const DataBatch& batch);
@@ -120,14 +124,24 @@ class DataParallelExecutorManager {
   void CopyTo(std::map<std::string, NDArray>* arg_params,
               std::map<std::string, NDArray>* aux_params) const;
   void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);
+  // As the group's, for every bucket's group (those bound later too).
+  void SetGradientReadyCallback(std::function<void(int param)> ready);
+  // Seeds the random ops of the next Forward (the current bucket's group).
+  void SetRandomSeed(uint64_t seed) { current_->SetRandomSeed(seed); }
+  int num_devices() const { return default_->num_devices(); }
+  const std::vector<std::string>& aux_names() const { return default_->aux_names(); }
+  // The group of the last batch loaded (the default bucket's before any).
   DataParallelExecutorGroup& current() { return *current_; }
+  DataParallelExecutorGroup& default_group() { return *default_; }
+  const DataParallelExecutorGroup& default_group() const { return *default_; }
 
  private:
   std::vector<Context> contexts_;
   std::vector<double> work_load_;
-  std::vector<std::string> param_names_;
+  std::vector<std::string> param_names_, fixed_param_names_;
   std::vector<DataDesc> data_shapes_, label_shapes_;
   SymGen sym_gen_;
+  std::function<void(int)> gradient_ready_;
   std::unique_ptr<DataParallelExecutorGroup> default_;
   std::map<int64_t, std::unique_ptr<DataParallelExecutorGroup>> buckets_;
   DataParallelExecutorGroup* current_ = nullptr;

@@ -59,7 +59,7 @@ Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<doubl
       kvstore_(kvstore ? std::move(kvstore) : std::shared_ptr<KVStore>(KVStore::Create("local"))) {}
 
 void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_params) {
-  if (group_) return;
+  if (manager_) return;
   const std::vector<std::string> inputs = InputNames(data);
   for (const std::string& a : symbol_.ListArguments()) {
     if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) param_names_.push_back(a);
@@ -84,20 +84,19 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
     COHORT_CHECK(matched) << "fixed_params: '" << pattern
                           << "' matches no parameter of the network";
   }
-  group_ = std::make_unique<DataParallelExecutorGroup>(
-      symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_, true,
-      false, nullptr, fixed_names);
+  manager_ = std::make_unique<DataParallelExecutorManager>(
+      symbol_, contexts_, data, param_names_, work_load_, nullptr, std::nullopt, fixed_names);
   bound_data_ = data.provide_data();
   std::vector<int> position(param_names_.size(), -1);  // of each parameter's key in keys_
   for (int i = static_cast<int>(param_names_.size()) - 1; i >= 0; --i) {
     if (frozen_[i]) continue;
     position[i] = static_cast<int>(keys_.size());
     keys_.push_back(i);
-    grads_by_key_.push_back(group_->grad_arrays()[i]);
-    params_by_key_.push_back(group_->param_arrays()[i]);
+    grads_by_key_.push_back(manager_->grad_arrays()[i]);
+    params_by_key_.push_back(manager_->param_arrays()[i]);
   }
   if (kvstore_->overlaps()) {  // Note [Overlapped push]: the kvstore counts keys by position
-    group_->SetGradientReadyCallback([this, position](int p) { kvstore_->KeyReady(position[p]); });
+    manager_->SetGradientReadyCallback([this, position](int p) { kvstore_->KeyReady(position[p]); });
   }
 }
 
@@ -121,18 +120,18 @@ void Trainer::InitParams(const FitConfig& config) {
     Initializer init(config.initializer);
     std::mt19937_64 rng(config.seed);
     for (size_t i = 0; i < param_names_.size(); ++i) {
-      NDArray value = NDArray::Empty(group_->param_arrays()[i][0].shape());
+      NDArray value = NDArray::Empty(manager_->param_arrays()[i][0].shape());
       init(param_names_[i], value, rng);
       args[param_names_[i]] = value;
     }
-    for (size_t i = 0; i < group_->aux_names().size(); ++i) {
-      NDArray value = NDArray::Empty(group_->aux_arrays()[i][0].shape());
-      init(group_->aux_names()[i], value, rng);
-      aux[group_->aux_names()[i]] = value;
+    for (size_t i = 0; i < manager_->aux_names().size(); ++i) {
+      NDArray value = NDArray::Empty(manager_->aux_arrays()[i][0].shape());
+      init(manager_->aux_names()[i], value, rng);
+      aux[manager_->aux_names()[i]] = value;
     }
     TakeGivenParams(config, &args, &aux);
   }
-  group_->SetParams(args, aux);
+  manager_->SetParams(args, aux);
   // The kvstore keeps the weights; under MPI every worker starts from rank 0's. Frozen
   // parameters never reach it: every worker loads or initializes them alike (same file, seed).
   std::vector<int> keys;
@@ -141,8 +140,8 @@ void Trainer::InitParams(const FitConfig& config) {
   for (size_t i = 0; i < param_names_.size(); ++i) {
     if (frozen_[i]) continue;
     keys.push_back(static_cast<int>(i));
-    device0.push_back(group_->param_arrays()[i][0]);
-    devices.push_back(group_->param_arrays()[i]);
+    device0.push_back(manager_->param_arrays()[i][0]);
+    devices.push_back(manager_->param_arrays()[i]);
   }
   kvstore_->Init(keys, device0);
   kvstore_->Pull(keys, devices);
@@ -208,7 +207,7 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
     if (!states.empty()) optimizer->LoadStates(states);
     kvstore_->SetOptimizer(std::move(optimizer));
   } else {
-    for (int d = 0; d < group_->num_devices(); ++d) {
+    for (int d = 0; d < manager_->num_devices(); ++d) {
       updaters_.push_back(optimizer->Clone());
       if (!states.empty()) updaters_.back()->LoadStates(states);
     }
@@ -220,7 +219,7 @@ void Trainer::Backward() {
   // Without update_on_kvstore every device gets the sum in its gradients.
   kvstore_->StartPushPull(keys_, grads_by_key_,
                           update_on_kvstore_ ? params_by_key_ : grads_by_key_);
-  group_->Backward();
+  manager_->Backward();
 }
 
 void Trainer::Update() {
@@ -229,8 +228,8 @@ void Trainer::Update() {
   for (size_t d = 0; d < updaters_.size(); ++d) {
     for (size_t i = 0; i < param_names_.size(); ++i) {
       if (frozen_[i]) continue;
-      updaters_[d]->Update(static_cast<int>(i), group_->param_arrays()[i][d],
-                           group_->grad_arrays()[i][d]);
+      updaters_[d]->Update(static_cast<int>(i), manager_->param_arrays()[i][d],
+                           manager_->grad_arrays()[i][d]);
     }
   }
 }
@@ -249,8 +248,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics);
   std::vector<EpochResult> results;
   profile_ = StepProfile();
-  group_->executor(0).ClearProfile();
-  group_->executor(0).SetProfiling(config.profile);
+  manager_->default_group().executor(0).ClearProfile();
+  manager_->default_group().executor(0).SetProfiling(config.profile);
   ProgressLine progress(stderr, lead && config.progress);
   int64_t batches_per_epoch = 0;  // known after the first epoch
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
@@ -260,17 +259,17 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     int64_t batches = 0;
     while (train.Next()) {
       const DataBatch& batch = train.Value();
-      group_->LoadDataBatch(batch);
-      group_->SetRandomSeed(
+      manager_->LoadDataBatch(batch);
+      manager_->SetRandomSeed(
           MixSeed(MixSeed(MixSeed(config.seed, kvstore_->rank()), epoch), batches));
       const auto t1 = Clock::now();
-      group_->Forward(true);
+      manager_->Forward(true);
       const auto t2 = Clock::now();
       Backward();
       const auto t3 = Clock::now();
       Update();
       const auto t4 = Clock::now();
-      group_->UpdateMetric(*metric, batch.label, batch.pad);
+      manager_->UpdateMetric(*metric, batch.label, batch.pad);
       const auto t5 = Clock::now();
       for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
                                        {&profile_.forward, t1, t2},
@@ -304,9 +303,9 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     r.samples_per_sec = static_cast<double>(batches * global_batch) / r.seconds;
     ReduceMetric(*metric, *kvstore_);
     r.train = metric->Get();
-    group_->executor(0).SetProfiling(false);  // validation may run on the training group
+    manager_->default_group().executor(0).SetProfiling(false);  // validation may run on the training group
     if (val) r.val = Score(*val, *val_metric);
-    group_->executor(0).SetProfiling(config.profile);
+    manager_->default_group().executor(0).SetProfiling(config.profile);
     if (lead) {
       for (const auto& [name, value] : r.train)
         Log().info("Epoch[{}] Train-{}={:.6f}", epoch, name, value);
@@ -327,13 +326,13 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     results.push_back(r);
     train.Reset();
   }
-  group_->executor(0).SetProfiling(false);
-  if (config.profile) profile_.ops = group_->executor(0).Profile();
+  manager_->default_group().executor(0).SetProfiling(false);
+  if (config.profile) profile_.ops = manager_->default_group().executor(0).Profile();
   return results;
 }
 
 DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
-  if (group_ && SameShapes(bound_data_, data.provide_data())) return *group_;
+  if (manager_ && SameShapes(bound_data_, data.provide_data())) return manager_->default_group();
   if (!inference_group_ || inference_group_->batch_size() != data.batch_size()) {
     if (param_names_.empty()) {
       const std::vector<std::string> inputs = InputNames(data);
@@ -343,8 +342,8 @@ DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
     }
     inference_group_ = std::make_unique<DataParallelExecutorGroup>(
         symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_,
-        false, false, group_.get());
-    if (!group_) inference_group_->SetParams(given_args_, given_aux_);
+        false, false, manager_ ? &manager_->default_group() : nullptr);
+    if (!manager_) inference_group_->SetParams(given_args_, given_aux_);
   }
   return *inference_group_;
 }
@@ -389,15 +388,15 @@ NDArray Trainer::Predict(DataIter& data) {
 
 void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
                         std::map<std::string, NDArray>* aux_params) const {
-  COHORT_CHECK(group_ != nullptr) << "GetParams before the trainer was bound";
-  group_->GetParams(arg_params, aux_params);
+  COHORT_CHECK(manager_ != nullptr) << "GetParams before the trainer was bound";
+  manager_->CopyTo(arg_params, aux_params);
 }
 
 void Trainer::SetParams(const std::map<std::string, NDArray>& arg_params,
                         const std::map<std::string, NDArray>& aux_params) {
-  if (group_) group_->SetParams(arg_params, aux_params);
+  if (manager_) manager_->SetParams(arg_params, aux_params);
   if (inference_group_) inference_group_->SetParams(arg_params, aux_params);
-  if (!group_) {
+  if (!manager_) {
     given_args_ = arg_params;
     given_aux_ = aux_params;
   }

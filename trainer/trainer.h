@@ -1,4 +1,4 @@
-// Trainer: the fit loop (MXNet's Module.fit) over a DataParallelExecutorGroup and a KVStore:
+// Trainer: the fit loop (MXNet's Module.fit) over a DataParallelExecutorManager and a KVStore:
 // parameter initialisation, optimizer, epochs, validation, speedometer, checkpoints and resume;
 // Score and Predict.
 #pragma once
@@ -85,7 +85,7 @@ class Trainer {
 
   const StepProfile& profile() const { return profile_; }
   KVStore& kvstore() { return *kvstore_; }
-  DataParallelExecutorGroup* group() { return group_.get(); }
+  DataParallelExecutorManager* manager() { return manager_.get(); }
 
  private:
   void Bind(const DataIter& data, const std::vector<std::string>& fixed_params);
@@ -103,7 +103,8 @@ class Trainer {
   std::shared_ptr<KVStore> kvstore_;
   std::vector<std::string> param_names_;
   std::vector<bool> frozen_;  // per parameter
-  std::unique_ptr<DataParallelExecutorGroup> group_, inference_group_;
+  std::unique_ptr<DataParallelExecutorManager> manager_;  // the training engine
+  std::unique_ptr<DataParallelExecutorGroup> inference_group_;  // Score/Predict at other shapes
   std::vector<DataDesc> bound_data_;  // the training group's data shapes
   // Parameters given before any group exists (prediction only), applied when one is bound.
   std::map<std::string, NDArray> given_args_, given_aux_;

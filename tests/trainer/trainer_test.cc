@@ -121,7 +121,7 @@ TEST(Trainer, FineTunesWithFrozenLayers) {
   // Parameters in argument order: fc1_weight 0, fc1_bias 1, fc2_weight 2, fc2_bias 3.
   EXPECT_EQ(kvstore->seen, (std::set<int>{2, 3}));
   // No gradient memory for frozen parameters.
-  EXPECT_TRUE(tuned.group()->executor(0).grad_dict().count("fc1_weight") == 0);
+  EXPECT_TRUE(tuned.manager()->default_group().executor(0).grad_dict().count("fc1_weight") == 0);
 }
 
 TEST(Trainer, InitialParametersMustFitTheNetwork) {
@@ -210,7 +210,7 @@ TEST(Trainer, UnevenWorkLoadEqualsOneDevice) {
   auto a = Iter(16), b = Iter(16);
   one.Fit(*a, nullptr, Config(2));
   three.Fit(*b, nullptr, Config(2));
-  EXPECT_EQ(three.group()->slices(),
+  EXPECT_EQ(three.manager()->default_group().slices(),
             (std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 12}, {12, 16}}));
   testing::ExpectClose(Params(one), Params(three), 0, 1e-5, "parameters");
 }
