@@ -131,3 +131,97 @@ TEST(TextIter, ErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+// Lines of lengths 1..12 (and two empty lines, one line of 20): buckets 4, 8, 12.
+std::string Lines() {
+  std::string s;
+  for (int rep = 0; rep < 4; ++rep) {
+    for (int n = 1; n <= 12; ++n) s += std::string(n, static_cast<char>('a' + (n + rep) % 26)) + "\n";
+    s += "\n";
+  }
+  return s + std::string(20, 'z') + "\n";
+}
+
+TEST(TextIter, BucketsPadEachLineToTheSmallestBucketThatHoldsIt) {
+  ScratchDir dir;
+  Write(dir.Path("lines.txt"), Lines());
+  TextIterOptions o{.files = {dir.Path("lines.txt")}, .batch_size = 2, .shuffle = false};
+  o.buckets = {4, 8, 12};
+  TextIter it(o);
+  EXPECT_EQ(it.num_lines(), 48);
+  EXPECT_EQ(it.long_lines(), 1);
+  EXPECT_EQ(it.provide_data()[0].shape, Shape({2, 12}));  // the default (largest) bucket
+  EXPECT_EQ(it.batches_per_epoch(), 24);                    // 16 lines per bucket, 8 batches each
+  std::multiset<int64_t> keys;
+  int64_t samples = 0;
+  while (it.Next()) {
+    const DataBatch& b = it.Value();
+    ASSERT_TRUE(b.bucket_key.has_value());
+    const int64_t len = *b.bucket_key;
+    keys.insert(len);
+    EXPECT_EQ(b.data[0].shape(), Shape({2, len}));
+    EXPECT_EQ(b.provide_data[0].shape, Shape({2, len}));
+    const std::vector<float> d = b.data[0].ToVector<float>();
+    const std::vector<float> l = b.label[0].ToVector<float>();
+    for (int r = 0; r < 2; ++r, ++samples) {
+      // Row r: the line's letters, then pad 0; labels: the next letters, the newline, then -1.
+      int64_t n = 0;
+      while (n < len && d[r * len + n] != 0) ++n;
+      ASSERT_GT(n, len - 4) << "a line of " << n << " belongs in a smaller bucket than " << len;
+      for (int64_t k = 0; k < len; ++k) {
+        if (k < n) {
+          EXPECT_EQ(d[r * len + k], d[r * len]);
+          EXPECT_EQ(l[r * len + k], k + 1 < n ? d[r * len] : static_cast<float>('\n'));
+        } else {
+          EXPECT_EQ(d[r * len + k], 0.0f);
+          EXPECT_EQ(l[r * len + k], -1.0f);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(samples, 48);
+  EXPECT_EQ(keys.count(4), 8u);
+  EXPECT_EQ(keys.count(8), 8u);
+  EXPECT_EQ(keys.count(12), 8u);
+}
+
+TEST(TextIter, BucketedGlobalBatchesDoNotDependOnTheNumberOfWorkers) {
+  ScratchDir dir;
+  Write(dir.Path("lines.txt"), Lines());
+  TextIterOptions o{.files = {dir.Path("lines.txt")}, .batch_size = 4, .seed = 3};
+  o.buckets = {4, 8, 12};
+  auto global = [&](int workers) {
+    std::vector<std::unique_ptr<TextIter>> parts;
+    for (int r = 0; r < workers; ++r) {
+      TextIterOptions p = o;
+      p.batch_size = o.batch_size / workers;
+      p.num_parts = workers;
+      p.part_index = r;
+      parts.push_back(std::make_unique<TextIter>(p));
+      parts.back()->Reset();  // the second epoch: shuffled again
+    }
+    std::vector<std::pair<int64_t, std::vector<int64_t>>> batches;
+    while (true) {
+      std::pair<int64_t, std::vector<int64_t>> batch;
+      for (auto& it : parts) {
+        if (!it->Next()) return batches;
+        batch.first = *it->Value().bucket_key;
+        batch.second.insert(batch.second.end(), it->Value().index.begin(), it->Value().index.end());
+      }
+      batches.push_back(batch);
+    }
+  };
+  const auto one = global(1);
+  EXPECT_EQ(one.size(), 12u);
+  EXPECT_EQ(global(2), one);
+  EXPECT_EQ(global(4), one);
+  TextIterOptions bad = o;
+  bad.buckets = {8, 4};
+  EXPECT_THROW(TextIter{bad}, Error);
+}
+
+}  // namespace
+}  // namespace cohort
