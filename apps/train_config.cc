@@ -51,6 +51,7 @@ data:
   val_fraction: float
   val_batches: int
   stride: int
+  buckets: ints
   data_shape: ints
   label_shape: ints
   shape: ints
@@ -192,6 +193,7 @@ models::GptOptions GptOptionsOf(const YAML::Node& root) {
   o.vocab = Get<int64_t>(root, "model.vocab", o.vocab);
   o.dropout = Get<double>(root, "model.dropout", o.dropout);
   o.tie_weights = Get<bool>(root, "model.tie_weights", o.tie_weights);
+  if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) o.ignore_label = -1.0f;
   return o;
 }
 
@@ -297,6 +299,7 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   f.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0));
   f.log_every = static_cast<int>(Get<int64_t>(root, "log_every", 100));
   f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
+  if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) f.ignore_label = -1;
   f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
   f.checkpoint_period = static_cast<int>(Get<int64_t>(root, "checkpoint.period", 1));
   // Fine-tuning: a parameter file to start from, layers to initialize afresh, frozen parameters.
@@ -376,6 +379,17 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
       Fail("key 'data.val_fraction' must be in [0, 1)");
     }
     if (Get<int64_t>(root, "data.stride", 0) < 0) Fail("key 'data.stride' must be positive");
+    const std::vector<int64_t> buckets = Get<std::vector<int64_t>>(root, "data.buckets", {});
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      if (buckets[b] <= 0 || (b > 0 && buckets[b] <= buckets[b - 1])) {
+        Fail("key 'data.buckets' must list positive lengths in ascending order");
+      }
+    }
+    if (!buckets.empty() && buckets.back() > Get<int64_t>(root, "model.seq_len", 128)) {
+      Fail("key 'data.buckets': the largest bucket " + std::to_string(buckets.back()) +
+           " exceeds model.seq_len " + std::to_string(Get<int64_t>(root, "model.seq_len", 128)) +
+           " (the positions the model embeds)");
+    }
     if (Get<int64_t>(root, "data.val_batches", 0) < 0) {
       Fail("key 'data.val_batches' must not be negative");
     }
@@ -452,6 +466,7 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num
     TextIterOptions o;
     o.seq_len = Get<int64_t>(root, "model.seq_len", 128);
     o.stride = Get<int64_t>(root, "data.stride", 0);
+    o.buckets = Get<std::vector<int64_t>>(root, "data.buckets", {});  // Note [Text buckets]
     o.batch_size = batch;
     o.seed = seed;
     o.num_parts = num_workers;

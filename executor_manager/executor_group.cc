@@ -234,9 +234,20 @@ DataParallelExecutorManager::DataParallelExecutorManager(
   if (default_bucket_key) buckets_[*default_bucket_key] = nullptr;  // served by default_
 }
 
+namespace {
+bool SameDescs(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].shape != b[i].shape) return false;
+  }
+  return true;
+}
+}  // namespace
+
 void DataParallelExecutorManager::LoadDataBatch(const DataBatch& batch) {
   current_ = default_.get();
-  if (sym_gen_ && batch.bucket_key) {
+  const bool default_shapes = batch.provide_data.empty() || SameDescs(batch.provide_data, data_shapes_);
+  if (sym_gen_ && batch.bucket_key && !default_shapes) {
     auto it = buckets_.find(*batch.bucket_key);
     if (it == buckets_.end()) {
       it = buckets_

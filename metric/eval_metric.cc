@@ -229,8 +229,22 @@ std::unique_ptr<EvalMetric> CreateMetric(const std::string& name,
 }
 
 std::unique_ptr<EvalMetric> CreateMetric(const std::vector<std::string>& names) {
+  return CreateMetric(names, std::nullopt);
+}
+
+std::unique_ptr<EvalMetric> CreateMetric(const std::vector<std::string>& names,
+                                         std::optional<int64_t> ignore_label) {
   auto composite = std::make_unique<CompositeEvalMetric>();
-  for (const std::string& name : names) composite->Add(CreateMetric(name));
+  for (const std::string& name : names) {
+    const std::string kind = Lower(name);
+    const bool takes = kind == "acc" || kind == "accuracy" || kind == "ce" ||
+                       kind == "cross-entropy" || kind == "crossentropy" || kind == "nll_loss" ||
+                       kind == "nll-loss" || kind == "negativeloglikelihood" ||
+                       kind == "perplexity";
+    std::map<std::string, std::string> options;
+    if (ignore_label && takes) options["ignore_label"] = std::to_string(*ignore_label);
+    composite->Add(CreateMetric(name, options));
+  }
   return composite;
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -123,5 +124,9 @@ std::unique_ptr<EvalMetric> CreateMetric(const std::string& name,
                                          const std::map<std::string, std::string>& options = {});
 // A composite of several metrics by name.
 std::unique_ptr<EvalMetric> CreateMetric(const std::vector<std::string>& names);
+// The same, with `ignore_label` given to the kinds that take one (acc, ce, nll_loss, perplexity):
+// positions labelled with it (the padding of bucketed sequences) are left out.
+std::unique_ptr<EvalMetric> CreateMetric(const std::vector<std::string>& names,
+                                         std::optional<int64_t> ignore_label);
 
 }  // namespace cohort

@@ -84,8 +84,10 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
     COHORT_CHECK(matched) << "fixed_params: '" << pattern
                           << "' matches no parameter of the network";
   }
+  DataParallelExecutorManager::SymGen sym_gen = sym_gen_;
+  if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
   manager_ = std::make_unique<DataParallelExecutorManager>(
-      symbol_, contexts_, data, param_names_, work_load_, nullptr, std::nullopt, fixed_names);
+      symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
   bound_data_ = data.provide_data();
   std::vector<int> position(param_names_.size(), -1);  // of each parameter's key in keys_
   for (int i = static_cast<int>(param_names_.size()) - 1; i >= 0; --i) {
@@ -244,8 +246,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   // Each Reset reshuffles: replay the epochs before a resumed one so that the data order
   // matches an uninterrupted run.
   for (int e = 0; e < config.begin_epoch; ++e) train.Reset();
-  std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics);
-  std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics);
+  std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
+  std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics, config.ignore_label);
   std::vector<EpochResult> results;
   profile_ = StepProfile();
   manager_->default_group().executor(0).ClearProfile();
@@ -354,6 +356,12 @@ std::vector<EvalMetric::NameValue> Trainer::Score(DataIter& data, EvalMetric& me
   metric.Reset();
   while (data.Next()) {
     const DataBatch& batch = data.Value();
+    if (manager_ && batch.bucket_key) {  // a bucket of its own shapes: the manager binds it
+      manager_->LoadDataBatch(batch);
+      manager_->Forward(false);
+      manager_->UpdateMetric(metric, batch.label, batch.pad);
+      continue;
+    }
     group.LoadDataBatch(batch);
     group.Forward(false);
     group.UpdateMetric(metric, batch.label, batch.pad);

@@ -35,6 +35,8 @@ struct FitConfig {
   // whole name: no gradient memory, no kvstore key, no update. Each must match some parameter.
   std::vector<std::string> fixed_params;
   std::vector<std::string> metrics = {"acc"};
+  // Labels the metrics leave out (acc, ce, nll_loss, perplexity): the padding of bucketed data.
+  std::optional<int64_t> ignore_label;
   uint64_t seed = 0;
   std::string checkpoint_prefix;  // empty: no checkpoints
   int checkpoint_period = 1;
@@ -86,6 +88,10 @@ class Trainer {
   const StepProfile& profile() const { return profile_; }
   KVStore& kvstore() { return *kvstore_; }
   DataParallelExecutorManager* manager() { return manager_.get(); }
+  // The symbol for a bucket key (MXNet's sym_gen). Without one, batches that carry a bucket key
+  // run the trainer's symbol bound at their own shapes, sharing the default bucket's parameters
+  // and memory. Set before Fit.
+  void SetSymGen(DataParallelExecutorManager::SymGen sym_gen) { sym_gen_ = std::move(sym_gen); }
 
  private:
   void Bind(const DataIter& data, const std::vector<std::string>& fixed_params);
@@ -104,6 +110,7 @@ class Trainer {
   std::vector<std::string> param_names_;
   std::vector<bool> frozen_;  // per parameter
   std::unique_ptr<DataParallelExecutorManager> manager_;  // the training engine
+  DataParallelExecutorManager::SymGen sym_gen_;
   std::unique_ptr<DataParallelExecutorGroup> inference_group_;  // Score/Predict at other shapes
   std::vector<DataDesc> bound_data_;  // the training group's data shapes
   // Parameters given before any group exists (prediction only), applied when one is bound.

@@ -235,10 +235,13 @@ Symbol Gpt(const GptOptions& o) {
                            {{"num_hidden", vocab}, {"no_bias", "True"}, {"flatten", "False"}},
                            "lm_head")
           : DenseNd(x, o.vocab, "lm_head");
-  return Op(
-      "SoftmaxOutput", {logits, sym::Variable("softmax_label")},
-      {{"preserve_shape", "True"}, {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}},
-      "softmax");
+  op::Attrs loss = {{"preserve_shape", "True"},
+                   {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}};
+  if (o.ignore_label) {
+    loss["use_ignore"] = "True";
+    loss["ignore_label"] = Repr(*o.ignore_label);
+  }
+  return Op("SoftmaxOutput", {logits, sym::Variable("softmax_label")}, loss, "softmax");
 }
 
 Symbol ByName(const std::string& name, int64_t num_classes) {

@@ -1,6 +1,7 @@
 // The model zoo: networks by name, built as MXNet's examples build them.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "symbol/symbol.h"
@@ -31,6 +32,9 @@ struct GptOptions {
   int64_t vocab = 256;
   double dropout = 0.0;
   bool tie_weights = true;
+  // Labels the loss leaves out (SoftmaxOutput's use_ignore): the padding of bucketed lines.
+  // seq_len then bounds the bucket lengths (it sizes the position embedding).
+  std::optional<float> ignore_label;
 };
 Symbol Gpt(const GptOptions& options);
 

@@ -28,4 +28,17 @@ check "a missing text file is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"n
 out=$("$train" --config "$config" "${small[@]}" --set model.n_head=3 2>&1); code=$?
 check "d_model not a multiple of n_head is exit 2" \
   '[[ $code -eq 2 && "$out" == *"not a multiple of n_head"* ]]'
+# Bucketing: each README line a sample in the smallest of three buckets; the manager binds
+# each bucket on first use, sharing the default bucket's parameters.
+"$train" --config "$config" "${small[@]}" --set 'data.buckets=[8, 16, 32]' --set data.val_batches=0 \
+  --metrics-out "$tmp/b.jsonl" > "$tmp/bucket.log" 2>&1
+check "bucketed training exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/bucket.log"
+bppl=($(grep -o '"val":{"perplexity":[0-9.e+-]*' "$tmp/b.jsonl" | sed 's/.*://'))
+check "bucketed validation perplexity falls (${bppl[*]})" \
+  '[[ ${#bppl[@]} -eq 3 ]] && awk -v a="${bppl[0]}" -v c="${bppl[2]}" "BEGIN { exit !(a > c && c < 40) }"'
+out=$("$train" --config "$config" "${small[@]}" --set 'data.buckets=[8, 64]' 2>&1); code=$?
+check "a bucket longer than model.seq_len is exit 2" \
+  '[[ $code -eq 2 && "$out" == *"exceeds model.seq_len 32"* ]]'
+out=$("$train" --config "$config" "${small[@]}" --set 'data.buckets=[16, 8]' 2>&1); code=$?
+check "buckets out of order are exit 2" '[[ $code -eq 2 && "$out" == *"ascending order"* ]]'
 exit $fail

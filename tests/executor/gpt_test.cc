@@ -2,6 +2,7 @@
 // gradients equal finite differences of the mean cross-entropy, and that it learns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -9,6 +10,7 @@
 #include "ndarray/params_io.h"
 #include "symbol/models/models.h"
 #include "tests/operator/op_harness.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
@@ -105,6 +107,57 @@ double MeanCrossEntropy(Executor& exec) {
 // Backward gives the gradient of Σ over positions of the cross-entropy / seq_len (the
 // SoftmaxOutput's grad_scale), i.e. batch × the mean's: checked against central differences of the
 // mean.
+// Bucketing's premise (Note [Text buckets]): with ignore_label, lines padded to a short bucket
+// and to the longest one give the same outputs at the lines' positions and the same gradients,
+// so a bucket computes what the unbucketed model computes on the same lines.
+TEST(Gpt, PaddingToALongerBucketChangesNothing) {
+  models::GptOptions o = kTiny;
+  o.seq_len = 12;  // positions embedded: the longest bucket
+  o.ignore_label = -1.0f;
+  const int64_t batch = 3, lengths[batch] = {4, 2, 5};
+  auto run = [&](int64_t t) {
+    auto exec = Executor::SimpleBind(
+        models::Gpt(o), Context::CPU(), {{"data", {batch, t}}, {"softmax_label", {batch, t}}},
+        GradReq::kWrite, {{"data", GradReq::kNull}, {"softmax_label", GradReq::kNull}});
+    auto params = Bind(o, 1, 7);  // the same parameters for both bucket lengths
+    for (const auto& [name, array] : params->arg_dict()) {
+      if (name != "data" && name != "softmax_label") array.CopyTo(exec->arg_dict().at(name));
+    }
+    float* data = static_cast<float*>(exec->arg_dict().at("data").raw_data());
+    float* label = static_cast<float*>(exec->arg_dict().at("softmax_label").raw_data());
+    for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t k = 0; k < t; ++k) {
+        const bool in_line = k < lengths[r];
+        data[r * t + k] = in_line ? static_cast<float>((r * 5 + k * 3) % o.vocab) : 0.0f;
+        label[r * t + k] = in_line ? static_cast<float>((r * 5 + k * 3 + 3) % o.vocab) : -1.0f;
+      }
+    }
+    exec->Forward(true);
+    exec->Backward();
+    return exec;
+  };
+  auto short_bucket = run(5), long_bucket = run(12);
+  const std::vector<float> a = short_bucket->outputs()[0].ToVector<float>();
+  const std::vector<float> b = long_bucket->outputs()[0].ToVector<float>();
+  for (int64_t r = 0; r < batch; ++r) {
+    for (int64_t k = 0; k < lengths[r]; ++k) {
+      for (int64_t v = 0; v < o.vocab; ++v) {
+        ASSERT_NEAR(a[(r * 5 + k) * o.vocab + v], b[(r * 12 + k) * o.vocab + v], 1e-6)
+            << "line " << r << " position " << k;
+      }
+    }
+  }
+  for (const auto& [name, grad] : short_bucket->grad_dict()) {
+    testing::ExpectClose(grad.ToVector<float>(), [&] {
+      const std::vector<float> w = long_bucket->grad_dict().at(name).ToVector<float>();
+      return std::vector<double>(w.begin(), w.end());
+    }(), 1e-4, 1e-7, name);
+  }
+  // Some gradient is not zero (the lines do train the model).
+  const std::vector<float> g = short_bucket->grad_dict().at("tok_embed_weight").ToVector<float>();
+  EXPECT_TRUE(std::any_of(g.begin(), g.end(), [](float x) { return std::fabs(x) > 1e-4f; }));
+}
+
 TEST(Gpt, GradientsAreThoseOfTheMeanCrossEntropy) {
   const int64_t batch = 2;
   auto exec = Bind(kTiny, batch, 3);
