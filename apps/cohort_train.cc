@@ -2,7 +2,8 @@
 //   cohort-train --config FILE.yaml [--set key.sub=value]... [--metrics-out FILE.jsonl] [--profile]
 // Under mpirun with kvstore=mpi every process is one worker: it reads its part of the data and
 // the global batch is split over all devices of all workers; rank 0 logs, writes checkpoints and
-// the metrics file. Exit code 2 with one line for a bad configuration, 1 for a failure later.
+// the metrics file. Exit code 2 with one line for a bad configuration or bad data, 1 for a
+// failure later; in an MPI job a failing rank ends every rank (Note [No hang]).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 
 #include "apps/train_config.h"
+#include "kvstore/kvstore.h"
 #include "base/logging.h"
 
 namespace cohort {
@@ -111,16 +113,22 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  // Bad input (config or data) is 2, anything else 1; in an MPI job the failing rank names
+  // itself and ends the whole job (Note [No hang]).
+  auto fail = [](int code, const std::string& message) {
+    const int rank = cohort::DistributedRank();
+    const std::string where = rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
+    std::fprintf(stderr, "cohort-train: %s%s\n", where.c_str(), message.c_str());
+    cohort::AbortDistributedJob(code);
+    return code;
+  };
   try {
     return cohort::Train(config, sets, metrics_out, profile);
   } catch (const cohort::ConfigError& e) {
-    std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
-    return 2;
+    return fail(2, e.message());
   } catch (const cohort::DataError& e) {
-    std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
-    return 2;
+    return fail(2, e.message());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cohort-train: %s\n", e.what());
-    return 1;
+    return fail(1, e.what());
   }
 }

@@ -410,8 +410,10 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   return c;
 }
 
-DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num_workers,
-                        uint64_t seed) {
+namespace {
+
+DataIters MakeDataItersOrThrow(const YAML::Node& root, int64_t batch, int rank, int num_workers,
+                               uint64_t seed) {
   DataIters out;
   const std::string kind = Get<std::string>(root, "data.kind", "mnist");
   const bool shuffle = Get<bool>(root, "data.shuffle", true);
@@ -582,6 +584,24 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num
   }
   ApplyBatchesPerEpoch(root, batch, &out);
   return out;
+}
+
+}  // namespace
+
+// The config was checked before, files included: what fails now is what the files hold (a
+// truncated gzip, a CSV field that is not a number, a label count that differs), so it is a
+// DataError (exit 2), as bad input is.
+DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num_workers,
+                        uint64_t seed) {
+  try {
+    return MakeDataItersOrThrow(root, batch, rank, num_workers, seed);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const DataError&) {
+    throw;
+  } catch (const Error& e) {
+    throw DataError(e.message(), e.file(), e.line());
+  }
 }
 
 void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, FitConfig* fit) {

@@ -15,6 +15,15 @@
 
 namespace cohort {
 
+// This process's MPI rank when it runs in a job of more than one process (MPI initialised and
+// not finalised), else -1.
+int DistributedRank();
+// Note [No hang]: a rank that fails while the others wait in a collective would leave them
+// waiting forever (and itself blocked in MPI_Finalize). So an error on any rank ends the whole
+// job: MPI_Abort on MPI_COMM_WORLD with the error's exit code, which mpirun passes on. Returns
+// (doing nothing) in a process that runs alone.
+void AbortDistributedJob(int exit_code);
+
 // Keys are integers (parameter indices); every value of a key has the key's shape. Values are
 // float32 arrays on the host or on GPUs; local and mpi reduce and update on the host.
 class KVStore {

@@ -1,6 +1,7 @@
 // The "mpi" (dist_sync) kvstore: one worker per process, gradients fused into buckets and summed
 // with MPI_Allreduce, initial weights broadcast from rank 0.
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "base/env.h"
@@ -117,6 +118,25 @@ class MpiKVStore : public KVStore {
 
 std::unique_ptr<KVStore> CreateMpiKVStore(const std::string& type) {
   return std::make_unique<MpiKVStore>(type);
+}
+
+int DistributedRank() {
+  int initialized = 0, finalized = 0, size = 1, rank = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return -1;
+  MPI_Finalized(&finalized);
+  if (finalized) return -1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) return -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+void AbortDistributedJob(int exit_code) {
+  if (DistributedRank() < 0) return;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
 }  // namespace cohort

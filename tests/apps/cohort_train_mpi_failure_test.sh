@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Note [No hang]: a rank that fails after MPI is up ends the whole mpirun job at once, naming
+# itself, with the failure's exit code; before, rank 1 with a torn data file blocked in
+# MPI_Finalize while rank 0 waited in the kvstore's first broadcast, forever.
+#   cohort_train_mpi_failure_test.sh TRAIN MPIEXEC CONFIG
+set -u
+train=$1 mpiexec=$2 config=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+mpi=("$mpiexec" --oversubscribe --bind-to none)
+[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+head -c 5000 /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz > "$tmp/torn.gz"
+common=(--config "$config" --set kvstore=mpi --set epochs=1 --set log_level=warn)
+start=$(date +%s.%N)
+out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" : \
+  -np 1 "$train" "${common[@]}" --set data.train_image="$tmp/torn.gz" 2>&1); code=$?
+seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+check "the job ends with rank 1's exit code 2 (code $code after $seconds s)" '[[ $code -eq 2 ]]'
+check "within 20 s" 'awk -v s="$seconds" "BEGIN { exit !(s < 20) }"'
+check "the failing rank names itself and the file" \
+  '[[ "$out" == *"cohort-train: rank 1: "*"torn.gz"* ]]' || echo "$out" | head -20
+exit $fail
