@@ -6,13 +6,6 @@
 #include <filesystem>
 #include <sstream>
 
-#include "io/csv_iter.h"
-#include "io/image_record_iter.h"
-#include "io/mnist_iter.h"
-#include "io/ndarray_iter.h"
-#include "io/prefetching_iter.h"
-#include "io/resize_iter.h"
-#include "io/text_iter.h"
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 #include "trainer/checkpoint.h"
@@ -36,52 +29,6 @@ model: {name: string, symbol: string, num_classes: int, n_layer: int, n_head: in
         d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool,
         multiplier: float, resolution: int, params: string, reinit: strings,
         fixed_params: strings}
-data:
-  kind: string
-  train_image: string
-  train_label: string
-  val_image: string
-  val_label: string
-  train_data_csv: string
-  train_label_csv: string
-  val_data_csv: string
-  val_label_csv: string
-  train_files: strings
-  val_files: strings
-  val_fraction: float
-  val_batches: int
-  stride: int
-  buckets: ints
-  data_shape: ints
-  label_shape: ints
-  shape: ints
-  num_classes: int
-  num_samples: int
-  val_samples: int
-  shuffle: bool
-  prefetch: bool
-  flat: bool
-  scale: float
-  last_batch_handle: string
-  batches_per_epoch: int
-  train_rec: string
-  train_idx: string
-  val_rec: string
-  val_idx: string
-  resize: int
-  rand_crop: bool
-  rand_mirror: bool
-  mean_r: float
-  mean_g: float
-  mean_b: float
-  std_r: float
-  std_g: float
-  std_b: float
-  label_width: int
-  preprocess_threads: int
-  prefetch_buffer: int
-  round_batch: bool
-  skip_bad: bool
 batch_size: int
 devices: string
 work_load: floats
@@ -197,16 +144,6 @@ models::GptOptions GptOptionsOf(const YAML::Node& root) {
   return o;
 }
 
-Shape ToShape(const std::vector<int64_t>& dims) { return Shape(std::span<const int64_t>(dims)); }
-
-// A fixed number of batches per epoch (data.batches_per_epoch), e.g. for benchmarks.
-void ApplyBatchesPerEpoch(const YAML::Node& root, int64_t batch, DataIters* out) {
-  const int64_t n = Get<int64_t>(root, "data.batches_per_epoch", 0);
-  if (n <= 0) return;
-  out->train = std::make_unique<ResizeIter>(std::move(out->train), n);
-  out->train_samples = n * batch;
-}
-
 }  // namespace
 
 YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
@@ -239,7 +176,9 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
     }
     node[keys.back()] = value;
   }
-  Check(root, YAML::Load(kSchema), "");
+  YAML::Node schema = YAML::Load(kSchema);
+  schema["data"] = YAML::Load(DataOptionSchema());  // each data kind's keys live in io/
+  Check(root, schema, "");
   return root;
 }
 
@@ -352,256 +291,46 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   if (f.begin_epoch > 0 && f.checkpoint_prefix.empty()) {
     Fail("key 'resume_epoch' needs 'checkpoint.prefix'");
   }
-  const std::string kind = Get<std::string>(root, "data.kind", "mnist");
-  if (kind == "mnist") {
-    for (const char* key : {"data.train_image", "data.train_label"}) RequireFile(root, key);
-    if (!Get<std::string>(root, "data.val_image", "").empty()) {
-      for (const char* key : {"data.val_image", "data.val_label"}) RequireFile(root, key);
-    }
-  } else if (kind == "csv") {
-    RequireFile(root, "data.train_data_csv");
-    if (Get<std::vector<int64_t>>(root, "data.data_shape", {}).empty()) {
-      Fail("key 'data.data_shape' is required for csv data");
-    }
-  } else if (kind == "text") {
-    for (const char* key : {"data.train_files", "data.val_files"}) {
-      for (const std::string& path : Get<std::vector<std::string>>(root, key, {})) {
-        if (!std::filesystem::exists(path)) {
-          Fail("key '" + std::string(key) + "': file '" + path + "' does not exist");
-        }
-      }
-    }
-    if (Get<std::vector<std::string>>(root, "data.train_files", {}).empty()) {
-      Fail("key 'data.train_files' is required for text data");
-    }
-    const double val_fraction = Get<double>(root, "data.val_fraction", 0.0);
-    if (val_fraction < 0 || val_fraction >= 1) {
-      Fail("key 'data.val_fraction' must be in [0, 1)");
-    }
-    if (Get<int64_t>(root, "data.stride", 0) < 0) Fail("key 'data.stride' must be positive");
-    const std::vector<int64_t> buckets = Get<std::vector<int64_t>>(root, "data.buckets", {});
-    for (size_t b = 0; b < buckets.size(); ++b) {
-      if (buckets[b] <= 0 || (b > 0 && buckets[b] <= buckets[b - 1])) {
-        Fail("key 'data.buckets' must list positive lengths in ascending order");
-      }
-    }
-    if (!buckets.empty() && buckets.back() > Get<int64_t>(root, "model.seq_len", 128)) {
-      Fail("key 'data.buckets': the largest bucket " + std::to_string(buckets.back()) +
-           " exceeds model.seq_len " + std::to_string(Get<int64_t>(root, "model.seq_len", 128)) +
-           " (the positions the model embeds)");
-    }
-    if (Get<int64_t>(root, "data.val_batches", 0) < 0) {
-      Fail("key 'data.val_batches' must not be negative");
-    }
-  } else if (kind == "imagerecord") {
-    RequireFile(root, "data.train_rec");
-    for (const char* key : {"data.train_idx", "data.val_rec", "data.val_idx"}) {
-      if (!Get<std::string>(root, key, "").empty()) RequireFile(root, key);
-    }
-    if (Get<std::vector<int64_t>>(root, "data.data_shape", {}).size() != 3) {
-      Fail("key 'data.data_shape' must be (channels, height, width) for imagerecord data");
-    }
-    if (Get<int64_t>(root, "data.prefetch_buffer", 4) < 1) {
-      Fail("key 'data.prefetch_buffer' must be at least 1");
-    }
-  } else if (kind != "synthetic") {
-    Fail("key 'data.kind': '" + kind + "' is not mnist, csv, text, imagerecord or synthetic");
-  }
+  CheckDataOptions(DataSection(root), {.seq_len = Get<int64_t>(root, "model.seq_len", 128)});
   return c;
 }
 
-namespace {
-
-DataIters MakeDataItersOrThrow(const YAML::Node& root, int64_t batch, int rank, int num_workers,
-                               uint64_t seed) {
-  DataIters out;
-  const std::string kind = Get<std::string>(root, "data.kind", "mnist");
-  const bool shuffle = Get<bool>(root, "data.shuffle", true);
-  const bool prefetch = Get<bool>(root, "data.prefetch", true);
-  const LastBatchHandle last =
-      ParseLastBatchHandle(Get<std::string>(root, "data.last_batch_handle", "pad"));
-  const BatchOptions train_options{.batch_size = batch,
-                                   .shuffle = shuffle,
-                                   .seed = seed,
-                                   .last_batch = last,
-                                   .num_parts = num_workers,
-                                   .part_index = rank};
-  const BatchOptions val_options{.batch_size = batch,
-                                 .shuffle = false,
-                                 .seed = seed,
-                                 .num_parts = num_workers,
-                                 .part_index = rank};
-  auto wrap = [&](std::unique_ptr<DataIter> it) -> std::unique_ptr<DataIter> {
-    return prefetch ? std::make_unique<PrefetchingIter>(std::move(it), 4) : std::move(it);
-  };
-  if (kind == "mnist") {
-    auto make = [&](const std::string& split, const BatchOptions& options, int64_t* count) {
-      MNISTIterOptions o;
-      o.image = Get<std::string>(root, "data." + split + "_image", "");
-      o.label = Get<std::string>(root, "data." + split + "_label", "");
-      o.flat = Get<bool>(root, "data.flat", false);
-      o.scale = static_cast<float>(Get<double>(root, "data.scale", 1.0 / 256.0));
-      o.batch = options;
-      auto it = std::make_unique<MNISTIter>(o);
-      if (count) *count = it->num_samples();
-      return wrap(std::move(it));
-    };
-    out.train = make("train", train_options, &out.train_samples);
-    if (!Get<std::string>(root, "data.val_image", "").empty())
-      out.val = make("val", val_options, nullptr);
-  } else if (kind == "csv") {
-    auto make = [&](const std::string& split, const BatchOptions& options, int64_t* count) {
-      CSVIterOptions o;
-      o.data_csv = Get<std::string>(root, "data." + split + "_data_csv", "");
-      o.label_csv = Get<std::string>(root, "data." + split + "_label_csv", "");
-      o.data_shape = ToShape(Get<std::vector<int64_t>>(root, "data.data_shape", {}));
-      o.label_shape = ToShape(Get<std::vector<int64_t>>(root, "data.label_shape", {1}));
-      o.batch = options;
-      auto it = std::make_unique<CSVIter>(o);
-      if (count) *count = it->num_samples();
-      return wrap(std::move(it));
-    };
-    out.train = make("train", train_options, &out.train_samples);
-    if (!Get<std::string>(root, "data.val_data_csv", "").empty())
-      out.val = make("val", val_options, nullptr);
-  } else if (kind == "text") {  // Note [Text windows]
-    TextIterOptions o;
-    o.seq_len = Get<int64_t>(root, "model.seq_len", 128);
-    o.stride = Get<int64_t>(root, "data.stride", 0);
-    o.buckets = Get<std::vector<int64_t>>(root, "data.buckets", {});  // Note [Text buckets]
-    o.batch_size = batch;
-    o.seed = seed;
-    o.num_parts = num_workers;
-    o.part_index = rank;
-    const std::vector<std::string> val_files =
-        Get<std::vector<std::string>>(root, "data.val_files", {});
-    const double val_fraction = Get<double>(root, "data.val_fraction", 0.0);
-    TextIterOptions train = o;
-    train.files = Get<std::vector<std::string>>(root, "data.train_files", {});
-    train.shuffle = shuffle;
-    if (val_files.empty()) train.end_fraction = 1 - val_fraction;
-    // A text too short for the batch and window is a setting to change: exit 2, as config errors.
-    auto text_iter = [](const TextIterOptions& options) {
-      try {
-        return std::make_unique<TextIter>(options);
-      } catch (const ConfigError&) {
-        throw;
-      } catch (const Error& e) {
-        Fail("data: " + e.message());
-      }
-    };
-    auto train_it = text_iter(train);
-    out.train_samples = train_it->batches_per_epoch() * batch;
-    out.train = wrap(std::move(train_it));
-    if (!val_files.empty() || val_fraction > 0) {
-      TextIterOptions val = o;
-      val.files = val_files.empty() ? train.files : val_files;
-      val.shuffle = false;
-      if (val_files.empty()) val.begin_fraction = 1 - val_fraction;
-      val.max_batches = Get<int64_t>(root, "data.val_batches", 0);
-      out.val = wrap(text_iter(val));
-    }
-  } else if (kind == "imagerecord") {  // Note [Image records]
-    ImageRecordIterOptions o;
-    const std::vector<int64_t> shape = Get<std::vector<int64_t>>(root, "data.data_shape", {});
-    o.data_shape = {shape[0], shape[1], shape[2]};
-    o.batch_size = batch;
-    o.resize = Get<int64_t>(root, "data.resize", -1);
-    o.scale = static_cast<float>(Get<double>(root, "data.scale", 1.0));
-    const char* rgb = "rgb";
-    for (int c = 0; c < 3; ++c) {
-      o.mean[c] = static_cast<float>(Get<double>(root, std::string("data.mean_") + rgb[c], 0.0));
-      o.std[c] = static_cast<float>(Get<double>(root, std::string("data.std_") + rgb[c], 1.0));
-    }
-    o.label_width = Get<int64_t>(root, "data.label_width", 1);
-    o.preprocess_threads = static_cast<int>(Get<int64_t>(root, "data.preprocess_threads", 4));
-    o.skip_bad = Get<bool>(root, "data.skip_bad", false);
-    o.seed = seed;
-    o.num_parts = num_workers;
-    o.part_index = rank;
-    // round_batch (MXNet's name) true pads the last batch, false drops it.
-    if (root["data"]["round_batch"]) {
-      o.last_batch = Get<bool>(root, "data.round_batch", true) ? LastBatchHandle::kPad
-                                                                : LastBatchHandle::kDiscard;
+Options DataSection(const YAML::Node& root) {
+  Options data("data");
+  const YAML::Node schema = YAML::Load(DataOptionSchema());
+  const YAML::Node section = root["data"];
+  if (!section || !section.IsMap()) return data;
+  for (const auto& item : section) {
+    const std::string key = item.first.as<std::string>();
+    const std::string type = schema[key].as<std::string>();  // the keys were checked
+    const YAML::Node& v = item.second;
+    if (v.IsNull()) continue;
+    if (type == "int") {
+      data.Set(key, v.as<int64_t>());
+    } else if (type == "float") {
+      data.Set(key, v.as<double>());
+    } else if (type == "bool") {
+      data.Set(key, v.as<bool>());
+    } else if (type == "string") {
+      data.Set(key, v.as<std::string>());
+    } else if (type == "ints") {
+      data.Set(key, v.as<std::vector<int64_t>>());
+    } else if (type == "floats") {
+      data.Set(key, v.as<std::vector<double>>());
     } else {
-      o.last_batch = last;
+      data.Set(key, v.as<std::vector<std::string>>());
     }
-    const int64_t depth = Get<int64_t>(root, "data.prefetch_buffer", 4);
-    // Option values the iterator refuses are settings to change: exit 2, as config errors.
-    auto make = [&](const ImageRecordIterOptions& options,
-                    int64_t* count) -> std::unique_ptr<DataIter> {
-      std::unique_ptr<ImageRecordIter> it;
-      try {
-        it = std::make_unique<ImageRecordIter>(options);
-      } catch (const DataError&) {
-        throw;
-      } catch (const Error& e) {
-        Fail("data: " + e.message());
-      }
-      if (count) *count = it->batches_per_epoch() * batch;
-      if (!prefetch) return it;
-      return std::make_unique<PrefetchingIter>(std::move(it), static_cast<int>(depth));
-    };
-    ImageRecordIterOptions train = o;
-    train.path_imgrec = Get<std::string>(root, "data.train_rec", "");
-    train.path_imgidx = Get<std::string>(root, "data.train_idx", "");
-    train.rand_crop = Get<bool>(root, "data.rand_crop", false);
-    train.rand_mirror = Get<bool>(root, "data.rand_mirror", false);
-    train.shuffle = shuffle;
-    out.train = make(train, &out.train_samples);
-    if (!Get<std::string>(root, "data.val_rec", "").empty()) {
-      ImageRecordIterOptions val = o;
-      val.path_imgrec = Get<std::string>(root, "data.val_rec", "");
-      val.path_imgidx = Get<std::string>(root, "data.val_idx", "");
-      out.val = make(val, nullptr);
-    }
-  } else {  // synthetic: class c has its mean at +2 on features c, c+C, ...; unit noise
-    const std::vector<int64_t> shape = Get<std::vector<int64_t>>(root, "data.shape", {1, 28, 28});
-    const int64_t classes = Get<int64_t>(root, "data.num_classes", 10);
-    auto make = [&](int64_t n, uint64_t data_seed, const BatchOptions& options) {
-      std::vector<int64_t> dims = {n};
-      dims.insert(dims.end(), shape.begin(), shape.end());
-      const Shape s = ToShape(dims);
-      const int64_t per = s.Size() / n;
-      std::vector<float> x(s.Size()), y(n);
-      std::mt19937_64 rng(data_seed);
-      std::normal_distribution<float> noise(0, 1);
-      for (int64_t i = 0; i < n; ++i) {
-        y[i] = static_cast<float>(i % classes);
-        for (int64_t j = 0; j < per; ++j)
-          x[i * per + j] = noise(rng) + (j % classes == i % classes ? 2.0f : 0.0f);
-      }
-      return wrap(std::make_unique<NDArrayIter>(
-          NDArrayIter::NamedArrays{{"data", NDArray::FromVector<float>(s, x)}},
-          NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({n}, y)}},
-          options));
-    };
-    const int64_t n = Get<int64_t>(root, "data.num_samples", 4096);
-    out.train = make(n, seed + 1, train_options);
-    out.train_samples = (n + num_workers - 1) / num_workers;
-    const int64_t v = Get<int64_t>(root, "data.val_samples", 1024);
-    if (v > 0) out.val = make(v, seed + 2, val_options);
   }
-  ApplyBatchesPerEpoch(root, batch, &out);
-  return out;
+  return data;
 }
 
-}  // namespace
-
-// The config was checked before, files included: what fails now is what the files hold (a
-// truncated gzip, a CSV field that is not a number, a label count that differs), so it is a
-// DataError (exit 2), as bad input is.
-DataIters MakeDataIters(const YAML::Node& root, int64_t batch, int rank, int num_workers,
-                        uint64_t seed) {
-  try {
-    return MakeDataItersOrThrow(root, batch, rank, num_workers, seed);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const DataError&) {
-    throw;
-  } catch (const Error& e) {
-    throw DataError(e.message(), e.file(), e.line());
-  }
+DataIters MakeDataIters(const YAML::Node& root, int64_t batch_per_worker, int rank,
+                        int num_workers, uint64_t seed) {
+  return MakeDataIters(DataSection(root), {.batch_per_worker = batch_per_worker,
+                                           .rank = rank,
+                                           .num_workers = num_workers,
+                                           .seed = seed,
+                                           .seq_len = Get<int64_t>(root, "model.seq_len", 128)});
 }
 
 void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, FitConfig* fit) {

@@ -8,16 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "io/data_iter.h"
+#include "io/data_config.h"
 #include "symbol/symbol.h"
 #include "trainer/trainer.h"
 
 namespace cohort {
-
-// Thrown for a bad configuration (unknown key, wrong type, missing file): exit code 2.
-struct ConfigError : Error {
-  using Error::Error;
-};
 
 struct RunConfig {
   YAML::Node root;  // the merged configuration
@@ -41,12 +36,10 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
 // Interprets a checked configuration (the model is built or loaded here).
 RunConfig ParseRunConfig(const YAML::Node& root);
 
+// The config's data section as io reads it (Note [Options]).
+Options DataSection(const YAML::Node& root);
 // The training and validation iterators for this worker (part `rank` of `num_workers`), with
-// the per-worker batch size. val may be null when the config has no validation data.
-struct DataIters {
-  std::unique_ptr<DataIter> train, val;
-  int64_t train_samples = 0;  // in this worker's part
-};
+// the per-worker batch size: io's MakeDataIters over DataSection(root).
 DataIters MakeDataIters(const YAML::Node& root, int64_t batch_per_worker, int rank, int num_workers,
                         uint64_t seed);
 

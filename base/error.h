@@ -25,6 +25,13 @@ class Error : public std::runtime_error {
   int line_;
 };
 
+// A setting is wrong (an unknown key, a wrong type, a value out of range, a missing file): the
+// CLIs exit 2 for it with its one-line message.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
 // The contents of an input file are wrong (a torn record, an image that does not decode, a
 // label out of place): the user's data to fix, so the CLIs exit 2 for it as for a bad config.
 class DataError : public Error {

@@ -1,0 +1,45 @@
+// The data section of a run configuration: the keys of every data kind, their checks, and the
+// iterators they make (Note [Data kinds]).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "base/options.h"
+#include "io/data_iter.h"
+
+namespace cohort {
+
+// Note [Data kinds]
+// `data.kind` picks the iterator: mnist (IDX files), csv, text (TextIter), imagerecord
+// (ImageRecordIter) or synthetic (generated classes). Every key a data section may hold is in
+// DataOptionSchema; an app checks the section's keys and types against it (Note [Options]),
+// then calls CheckDataOptions before any work and MakeDataIters when it trains. A new kind, or
+// a new key of one, changes only io/.
+
+// What the iterators need from outside the data section.
+struct DataContext {
+  int64_t batch_per_worker = 0;  // unknown (0) when only checking
+  int rank = 0, num_workers = 1;
+  uint64_t seed = 0;
+  int64_t seq_len = 128;  // model.seq_len: the window of text data, the bound of its buckets
+};
+
+// The training and validation iterators for this worker (part `rank` of `num_workers`). val is
+// null when the section has no validation data.
+struct DataIters {
+  std::unique_ptr<DataIter> train, val;
+  int64_t train_samples = 0;  // in this worker's part
+};
+
+// Every key of a data section with its type, as YAML lines "key: type" (type: int, float, bool,
+// string, ints, floats or strings).
+const char* DataOptionSchema();
+// Checks the section before any work (the kind, required keys, files that must exist, ranges);
+// throws a ConfigError naming data.<key>.
+void CheckDataOptions(const Options& data, const DataContext& context);
+// Makes the iterators. A setting the iterators refuse is a ConfigError; what the files hold (a
+// truncated gzip, a field that is not a number) is a DataError.
+DataIters MakeDataIters(const Options& data, const DataContext& context);
+
+}  // namespace cohort

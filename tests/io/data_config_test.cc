@@ -1,0 +1,66 @@
+// The data section read by io alone (Note [Data kinds]): checks name the key, and the iterators
+// come from an Options without any YAML.
+#include "io/data_config.h"
+
+#include <gtest/gtest.h>
+
+namespace cohort {
+namespace {
+
+std::string MessageOf(const Options& data, const DataContext& context = {}) {
+  try {
+    CheckDataOptions(data, context);
+  } catch (const ConfigError& e) {
+    return e.message();
+  }
+  return "";
+}
+
+TEST(DataConfig, ChecksNameTheKey) {
+  Options data("data");
+  data.Set("kind", std::string("tape"));
+  EXPECT_NE(MessageOf(data).find("key 'data.kind': 'tape' is not mnist"), std::string::npos);
+  data.Set("kind", std::string("csv"));
+  EXPECT_NE(MessageOf(data).find("key 'data.train_data_csv' is required"), std::string::npos);
+  data.Set("kind", std::string("text"));
+  data.Set("train_files", std::vector<std::string>{"/nonexistent/a.txt"});
+  EXPECT_NE(MessageOf(data).find("key 'data.train_files': file '/nonexistent/a.txt' does not exist"),
+            std::string::npos);
+  data.Set("kind", std::string("imagerecord"));
+  data.Set("train_rec", std::string("/nonexistent/a.rec"));
+  EXPECT_NE(MessageOf(data).find("data.train_rec"), std::string::npos);
+  data.Set("kind", std::string("synthetic"));
+  EXPECT_EQ(MessageOf(data), "");
+}
+
+TEST(DataConfig, MakesSyntheticIteratorsFromOptions) {
+  Options data("data");
+  data.Set("kind", std::string("synthetic"));
+  data.Set("shape", std::vector<int64_t>{2, 3});
+  data.Set("num_samples", int64_t{40});
+  data.Set("val_samples", int64_t{8});
+  data.Set("prefetch", false);
+  const DataIters iters = MakeDataIters(data, {.batch_per_worker = 4, .num_workers = 2});
+  EXPECT_EQ(iters.train_samples, 20);  // this worker's part of 40
+  ASSERT_TRUE(iters.val != nullptr);
+  ASSERT_TRUE(iters.train->Next());
+  EXPECT_EQ(iters.train->Value().data[0].shape(), Shape({4, 2, 3}));
+}
+
+TEST(Options, ReadsTypesAndNamesAWrongOne) {
+  Options o("data");
+  o.Set("n", int64_t{3});
+  o.Set("s", std::string("x"));
+  EXPECT_EQ(o.Get<int64_t>("n", 0), 3);
+  EXPECT_EQ(o.Get<double>("n", 0.0), 3.0);  // an integer reads as a float
+  EXPECT_EQ(o.Get<std::string>("missing", "fallback"), "fallback");
+  try {
+    o.Get<int64_t>("s", 0);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("'data.s'"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace cohort
