@@ -5,6 +5,7 @@
 #include <random>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "base/logging.h"
@@ -71,8 +72,9 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
     try {
       re = std::regex(pattern);
     } catch (const std::regex_error& e) {
-      COHORT_THROW() << "fixed_params: '" << pattern << "' is not a regular expression ("
-                     << e.what() << ")";
+      throw ConfigError("fixed_params: '" + pattern + "' is not a regular expression (" +
+                            e.what() + ")",
+                        __FILE__, __LINE__);
     }
     bool matched = false;
     for (size_t i = 0; i < param_names_.size(); ++i) {
@@ -81,8 +83,10 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
       if (!frozen_[i]) fixed_names.push_back(param_names_[i]);
       frozen_[i] = true;
     }
-    COHORT_CHECK(matched) << "fixed_params: '" << pattern
-                          << "' matches no parameter of the network";
+    if (!matched) {
+      throw ConfigError("fixed_params: '" + pattern + "' matches no parameter of the network",
+                        __FILE__, __LINE__);
+    }
   }
   DataParallelExecutorManager::SymGen sym_gen = sym_gen_;
   if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
@@ -167,13 +171,20 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
                                    std::tuple{&config.aux_params, aux, "auxiliary state"}}) {
     for (const auto& [name, value] : *given) {
       if (reinit(name)) continue;
+      // A file that does not fit the network is a setting to change: ConfigError (exit 2).
       auto it = into->find(name);
-      COHORT_CHECK(it != into->end()) << "initial parameters: the network has no " << kind << " '"
-                                      << name << "' (list its layer under reinit to leave it out)";
-      COHORT_CHECK(it->second.shape() == value.shape())
-          << "initial parameters: '" << name << "' has shape " << value.shape()
+      if (it == into->end()) {
+        throw ConfigError("initial parameters: the network has no " + std::string(kind) + " '" +
+                              name + "' (list its layer under reinit to leave it out)",
+                          __FILE__, __LINE__);
+      }
+      if (it->second.shape() != value.shape()) {
+        std::ostringstream m;
+        m << "initial parameters: '" << name << "' has shape " << value.shape()
           << " but the network's is " << it->second.shape()
           << " (list its layer under reinit to initialize it afresh)";
+        throw ConfigError(m.str(), __FILE__, __LINE__);
+      }
       it->second = value;
       initialized.erase(name);
     }
