@@ -3,11 +3,14 @@
 //                  [--set key=value]... --out preds.csv
 // The data (the validation split of the config, else its training split, in order), devices
 // and batch size come from the configuration. Each row: the predicted class (argmax), then the
-// output values. Exit code 2 with one line on bad input.
+// output values. Any network runs, with or without a label input (an identity network writes
+// what the iterator serves); every parameter it has must be in --params. Exit code 2 with one
+// line on bad input.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include "apps/train_config.h"
 #include "base/logging.h"
@@ -25,9 +28,28 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   RunConfig config = ParseRunConfig(root);
   const Symbol symbol = Symbol::Load(symbol_path);
   std::map<std::string, NDArray> args, aux;
-  LoadArgAuxParams(params_path, &args, &aux);
+  if (!params_path.empty()) LoadArgAuxParams(params_path, &args, &aux);
   DataIters data = MakeDataIters(root, config.batch_size, 0, 1, config.fit.seed);
   DataIter& iter = data.val ? *data.val : *data.train;
+  // Every parameter and auxiliary state the network needs must come from the file: running on
+  // arrays nobody set would print confident garbage.
+  std::set<std::string> inputs;
+  for (const auto* descs : {&iter.provide_data(), &iter.provide_label()}) {
+    for (const DataDesc& d : *descs) inputs.insert(d.name);
+  }
+  std::string missing;
+  for (const std::string& a : symbol.ListArguments()) {
+    if (!inputs.count(a) && !args.count(a)) missing += (missing.empty() ? "" : ", ") + a;
+  }
+  for (const std::string& a : symbol.ListAuxiliaryStates()) {
+    if (!aux.count(a)) missing += (missing.empty() ? "" : ", ") + a;
+  }
+  if (!missing.empty()) {
+    throw ConfigError((params_path.empty() ? std::string("no --params given")
+                                           : "'" + params_path + "' lacks") +
+                          ": the network needs " + missing,
+                      __FILE__, __LINE__);
+  }
   Trainer trainer(symbol, config.devices, config.work_load);
   trainer.SetParams(args, aux);
   const NDArray preds = trainer.Predict(iter);
@@ -58,7 +80,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   app.add_option("--config", config, "YAML configuration (data, devices, batch size)")->required();
   app.add_option("--symbol", symbol, "symbol JSON")->required();
-  app.add_option("--params", params, ".params file (arg:/aux: names)")->required();
+  app.add_option("--params", params,
+                 ".params file (arg:/aux: names); may be left out for a network without "
+                 "parameters");
   app.add_option("--set", sets, "override a configuration key: key.sub=value");
   app.add_option("--out", out, "CSV file to write")->required();
   try {

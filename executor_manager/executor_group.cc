@@ -46,9 +46,21 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
   slices_ = SplitBatch(batch_size_,
                        work_load.empty() ? std::vector<double>(contexts.size(), 1.0) : work_load);
   COHORT_CHECK_EQ(slices_.size(), contexts.size()) << "work load list entries for the devices";
-  for (const DataDesc& d : data_shapes) data_names_.push_back(d.name);
-  for (const DataDesc& d : label_shapes) label_names_.push_back(d.name);
   const std::vector<std::string> args = symbol.ListArguments();
+  auto takes = [&](const std::string& name) {
+    return std::find(args.begin(), args.end(), name) != args.end();
+  };
+  // Inputs are bound by name. For inference a label the network does not take is left out (a
+  // network without a loss layer predicts from any iterator, as MXNet's Module.predict does).
+  std::vector<DataDesc> inputs = data_shapes;
+  for (const DataDesc& d : data_shapes) data_names_.push_back(d.name);
+  for (size_t i = 0; i < label_shapes.size(); ++i) {
+    const DataDesc& d = label_shapes[i];
+    if (!for_training && !takes(d.name)) continue;
+    label_names_.push_back(d.name);
+    label_slots_.push_back(i);
+    inputs.push_back(d);
+  }
   for (const std::string& p : param_names_) {
     COHORT_CHECK(std::find(args.begin(), args.end(), p) != args.end())
         << "parameter '" << p << "' is not an argument of the symbol";
@@ -60,12 +72,9 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
   for (size_t d = 0; d < contexts.size(); ++d) {
     const int64_t rows = slices_[d].second - slices_[d].first;
     std::map<std::string, Shape> shapes;
-    for (const auto* descs : {&data_shapes, &label_shapes}) {
-      for (const DataDesc& desc : *descs) {
-        COHORT_CHECK(std::find(args.begin(), args.end(), desc.name) != args.end())
-            << "input '" << desc.name << "' is not an argument of the symbol";
-        shapes[desc.name] = desc.shape.WithDim0(rows);
-      }
+    for (const DataDesc& desc : inputs) {
+      COHORT_CHECK(takes(desc.name)) << "input '" << desc.name << "' is not an argument of the symbol";
+      shapes[desc.name] = desc.shape.WithDim0(rows);
     }
     std::map<std::string, GradReq> reqs;
     auto listed = [&](const std::vector<std::string>& names, const std::string& a) {
@@ -99,7 +108,8 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
 
 void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
   COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "LoadDataBatch: data arrays";
-  COHORT_CHECK(batch.label.size() >= label_names_.size()) << "LoadDataBatch: label arrays";
+  COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
+      << "LoadDataBatch: label arrays";
   for (size_t d = 0; d < executors_.size(); ++d) {
     const auto [begin, end] = slices_[d];
     const auto& args = executors_[d]->arg_dict();
@@ -107,7 +117,7 @@ void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
       batch.data[i].Slice(begin, end).CopyTo(args.at(data_names_[i]));
     }
     for (size_t i = 0; i < label_names_.size(); ++i) {
-      batch.label[i].Slice(begin, end).CopyTo(args.at(label_names_[i]));
+      batch.label[label_slots_[i]].Slice(begin, end).CopyTo(args.at(label_names_[i]));
     }
   }
 }

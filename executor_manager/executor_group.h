@@ -82,6 +82,7 @@ class DataParallelExecutorGroup {
   std::vector<std::pair<int64_t, int64_t>> slices_;
   int64_t batch_size_ = 0;
   std::vector<std::string> data_names_, label_names_, param_names_, aux_names_;
+  std::vector<size_t> label_slots_;  // batch.label index of each label_names_ entry
   std::vector<std::unique_ptr<Executor>> executors_;
   std::vector<std::vector<NDArray>> param_arrays_, grad_arrays_, aux_arrays_;
   std::unique_ptr<DeviceWorkers> workers_;

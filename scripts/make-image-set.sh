@@ -5,13 +5,18 @@
 # resized to 32, color JPEG) into OUT/train.rec/.idx/.lst and OUT/val.rec/.idx/.lst, which
 # configs/imagerecord_resnet20.yaml reads. Needs a build (scripts/setup.sh).
 #   scripts/make-image-set.sh [OUT] [TRAIN] [VAL]   (defaults data/image-set, 6000, 1000)
+# Environment: IM2REC, the cohort-im2rec to use (default build/apps/cohort-im2rec).
 set -euo pipefail
+out=${1:-}
+[[ -n $out ]] && out=$(realpath -m "$out")  # paths given are the caller's
+[[ -n ${IM2REC:-} ]] && IM2REC=$(realpath "$IM2REC")
 cd "$(dirname "$0")/.."
-out=${1:-data/image-set}
+out=${out:-data/image-set}
+im2rec=${IM2REC:-build/apps/cohort-im2rec}
 train=${2:-6000}
 val=${3:-1000}
 src=/usr/share/datasets/fashion-mnist
-for tool in cjpeg build/apps/cohort-im2rec; do
+for tool in cjpeg "$im2rec"; do
   command -v "$tool" > /dev/null || { echo "make-image-set: $tool is missing (scripts/setup.sh)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
@@ -36,7 +41,7 @@ split_images() {
     i=$((i + 1))
   done < "$tmp/$name-labels"
   rm -f "$out/$name.lst"
-  build/apps/cohort-im2rec --resize 32 --num-thread 2 "$out/$name" "$dir"
+  "$im2rec" --resize 32 --num-thread 2 "$out/$name" "$dir"
 }
 
 mkdir -p "$out"

@@ -54,4 +54,20 @@ out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$train" --config "$config" --set devices=gpu
 check "gpu:local is the local rank's GPU" '[[ $code -eq 2 && "$out" == *"gpu:5 does not exist"* ]]'
 out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/none.params" --out "$tmp/q.csv" 2>&1); code=$?
 check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
+# Any network over any iterator: an identity network (no parameters, no label input) writes what
+# a CSV iterator serves, row for row.
+printf '1,2,3,4\n5,6,7,8\n9,10,11,12.5\n' > "$tmp/x.csv"
+printf '0\n1\n0\n' > "$tmp/y.csv"
+cat > "$tmp/identity.json" <<'JSON'
+{"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Flatten", "name": "flat", "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "node_row_ptr": [0, 1, 2], "heads": [[1, 0, 0]]}
+JSON
+"$predict" --config "$config" --symbol "$tmp/identity.json" --set data.kind=csv \
+  --set data.train_data_csv="$tmp/x.csv" --set data.train_label_csv="$tmp/y.csv" \
+  --set data.val_data_csv="$tmp/x.csv" --set data.val_label_csv="$tmp/y.csv" \
+  --set 'data.data_shape=[4]' --set batch_size=2 --set devices=cpu:0 --out "$tmp/id.csv" > /dev/null 2>&1
+check "an identity network writes the iterator's rows" \
+  '[[ $? -eq 0 && "$(cat "$tmp/id.csv")" == "3,1,2,3,4"$'"'"'\n'"'"'"3,5,6,7,8"$'"'"'\n'"'"'"3,9,10,11,12.5" ]]'
+out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --out "$tmp/q.csv" 2>&1); code=$?
+check "predict without the parameters the network needs is exit 2 naming them" \
+  '[[ $code -eq 2 && "$out" == *"no --params given: the network needs fc1_weight, fc1_bias"* ]]'
 exit $fail
