@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/env.h"
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 #include "trainer/checkpoint.h"
@@ -125,6 +126,19 @@ T Get(const YAML::Node& root, const std::string& dotted, T fallback) {
   return n.IsNull() ? fallback : n.as<T>();
 }
 
+// Integer settings are range-checked before they are narrowed: epochs 4294967297 trained one
+// epoch, resume_epoch 2147483648 wrapped to a negative epoch and trained forever.
+constexpr int64_t kMaxEpochs = 1'000'000'000;
+int64_t InRange(const YAML::Node& root, const std::string& key, int64_t fallback, int64_t lo,
+                int64_t hi) {
+  const int64_t v = Get<int64_t>(root, key, fallback);
+  if (v < lo || v > hi) {
+    Fail("key '" + key + "': " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "]");
+  }
+  return v;
+}
+
 void RequireFile(const YAML::Node& root, const std::string& key) {
   const std::string path = Get<std::string>(root, key, "");
   if (path.empty()) Fail("key '" + key + "' is required");
@@ -226,21 +240,20 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
            (device::BuiltWithCuda() ? "" : " (this build of Cohort has no CUDA)"));
     }
   }
-  c.batch_size = Get<int64_t>(root, "batch_size", 128);
-  if (c.batch_size <= 0) Fail("key 'batch_size' must be positive");
-  c.threads = static_cast<int>(Get<int64_t>(root, "threads", 0));
+  c.batch_size = InRange(root, "batch_size", 128, 1, int64_t{1} << 31);
+  c.threads = static_cast<int>(InRange(root, "threads", 0, 0, kMaxThreads));
   c.log_level = Get<std::string>(root, "log_level", "info");
 
   FitConfig& f = c.fit;
-  f.epochs = static_cast<int>(Get<int64_t>(root, "epochs", 10));
-  f.begin_epoch = static_cast<int>(Get<int64_t>(root, "resume_epoch", 0));
+  f.epochs = static_cast<int>(InRange(root, "epochs", 10, 1, kMaxEpochs));
+  f.begin_epoch = static_cast<int>(InRange(root, "resume_epoch", 0, 0, kMaxEpochs));
   f.update_on_kvstore = Get<bool>(root, "update_on_kvstore", true);
   f.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0));
-  f.log_every = static_cast<int>(Get<int64_t>(root, "log_every", 100));
+  f.log_every = static_cast<int>(InRange(root, "log_every", 100, 0, int64_t{1} << 30));
   f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
   if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) f.ignore_label = -1;
   f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
-  f.checkpoint_period = static_cast<int>(Get<int64_t>(root, "checkpoint.period", 1));
+  f.checkpoint_period = static_cast<int>(InRange(root, "checkpoint.period", 1, 1, kMaxEpochs));
   // Fine-tuning: a parameter file to start from, layers to initialize afresh, frozen parameters.
   if (!Get<std::string>(root, "model.params", "").empty()) {
     RequireFile(root, "model.params");

@@ -14,14 +14,20 @@
 namespace cohort {
 namespace {
 
-int ReadInt(const char* name, int fallback, int min_value) {
+// A setting of the environment, within [min_value, max_value]; anything else is a ConfigError
+// (exit 2) naming the variable, before any thread pool is sized from it.
+int ReadInt(const char* name, int fallback, int min_value, int max_value = 1 << 30) {
   const char* text = std::getenv(name);
   if (!text || !*text) return fallback;
   std::string_view s(text);
   int value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  COHORT_CHECK(ec == std::errc() && ptr == s.data() + s.size() && value >= min_value)
-      << "environment variable " << name << "='" << s << "': expected an integer >= " << min_value;
+  if (ec != std::errc() || ptr != s.data() + s.size() || value < min_value || value > max_value) {
+    throw ConfigError("environment variable " + std::string(name) + "='" + std::string(s) +
+                          "': expected an integer in [" + std::to_string(min_value) + ", " +
+                          std::to_string(max_value) + "]",
+                      __FILE__, __LINE__);
+  }
   return value;
 }
 
@@ -55,10 +61,10 @@ namespace {
 EnvConfig ReadEnv() {
   EnvConfig env;
   if (const char* level = std::getenv("COHORT_LOG_LEVEL"); level && *level) env.log_level = level;
-  env.num_threads = ReadInt("COHORT_NUM_THREADS", DefaultThreads(), 1);
+  env.num_threads = ReadInt("COHORT_NUM_THREADS", DefaultThreads(), 1, kMaxThreads);
   env.gpu_mem_pool = ReadInt("COHORT_GPU_MEM_POOL", 1, 0) != 0;
   env.gpu_tf32 = ReadInt("COHORT_GPU_TF32", 0, 0) != 0;
-  env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1);
+  env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1, 4096);
   if (const char* o = std::getenv("COHORT_KVSTORE_OVERLAP"); o && *o) {
     env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0 ? 1 : 0;
   }

@@ -5,6 +5,10 @@
 
 namespace cohort {
 
+// The most kernel threads a process may ask for (COHORT_NUM_THREADS, the config's `threads`):
+// more is a typo, and TBB's arena crashed on 2^31 - 1.
+constexpr int kMaxThreads = 1024;
+
 struct EnvConfig {
   // COHORT_LOG_LEVEL: trace, debug, info, warn, error, critical or off (default info).
   std::string log_level = "info";

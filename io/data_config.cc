@@ -1,6 +1,8 @@
 // The data section of a run configuration (io/data_config.h, Note [Data kinds]).
 #include "io/data_config.h"
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <random>
 
@@ -280,6 +282,30 @@ DataIters MakeDataIters(const Options& data, const DataContext& context) {
 }
 
 void CheckDataOptions(const Options& data, const DataContext& context) {
+  // Counts are range-checked (num_samples: 0 ended in SIGFPE), shapes must be positive.
+  constexpr int64_t kCount = int64_t{1} << 31;
+  const std::pair<const char*, std::array<int64_t, 2>> ranges[] = {
+      {"num_samples", {1, kCount}},     {"val_samples", {0, kCount}},
+      {"num_classes", {1, kCount}},     {"batches_per_epoch", {0, kCount}},
+      {"val_batches", {0, kCount}},     {"stride", {0, kCount}},
+      {"label_width", {1, 1 << 20}},    {"preprocess_threads", {1, 1024}},
+      {"prefetch_buffer", {1, 1024}},   {"resize", {-1, 1 << 16}}};
+  for (const auto& [key, range] : ranges) {
+    if (!data.Has(key)) continue;
+    const int64_t v = data.Get<int64_t>(key, 0);
+    if (v < range[0] || v > range[1]) {
+      Fail("key '" + data.Where(key) + "': " + std::to_string(v) + " is outside [" +
+           std::to_string(range[0]) + ", " + std::to_string(range[1]) + "]");
+    }
+  }
+  for (const char* key : {"shape", "data_shape", "label_shape", "buckets"}) {
+    int64_t elements = 1;
+    for (int64_t d : data.Get<std::vector<int64_t>>(key, {})) {
+      if (d <= 0) Fail("key '" + data.Where(key) + "' must list positive sizes");
+      elements = std::min<int64_t>(elements * d, kCount);
+    }
+    if (elements >= kCount) Fail("key '" + data.Where(key) + "' describes 2^31 elements or more");
+  }
   const std::string kind = data.Get<std::string>("kind", "mnist");
   if (kind == "mnist") {
     for (const char* key : {"train_image", "train_label"}) RequireFile(data, key);
@@ -306,7 +332,6 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
     if (val_fraction < 0 || val_fraction >= 1) {
       Fail("key 'data.val_fraction' must be in [0, 1)");
     }
-    if (data.Get<int64_t>("stride", 0) < 0) Fail("key 'data.stride' must be positive");
     const std::vector<int64_t> buckets = data.Get<std::vector<int64_t>>("buckets", {});
     for (size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b] <= 0 || (b > 0 && buckets[b] <= buckets[b - 1])) {
@@ -318,9 +343,6 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
            " exceeds model.seq_len " + std::to_string(context.seq_len) +
            " (the positions the model embeds)");
     }
-    if (data.Get<int64_t>("val_batches", 0) < 0) {
-      Fail("key 'data.val_batches' must not be negative");
-    }
   } else if (kind == "imagerecord") {
     RequireFile(data, "train_rec");
     for (const char* key : {"train_idx", "val_rec", "val_idx"}) {
@@ -328,9 +350,6 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
     }
     if (data.Get<std::vector<int64_t>>("data_shape", {}).size() != 3) {
       Fail("key 'data.data_shape' must be (channels, height, width) for imagerecord data");
-    }
-    if (data.Get<int64_t>("prefetch_buffer", 4) < 1) {
-      Fail("key 'data.prefetch_buffer' must be at least 1");
     }
   } else if (kind != "synthetic") {
     Fail("key 'data.kind': '" + kind + "' is not mnist, csv, text, imagerecord or synthetic");

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
@@ -32,15 +33,29 @@ std::pair<size_t, int> ReadEntry(const Json& entry, size_t limit, const std::str
   const auto index = entry[1].get<int64_t>();
   COHORT_CHECK(node >= 0 && static_cast<size_t>(node) < limit)
       << where << ": refers to node " << node << ", which is not defined before it";
+  // (checked before it narrows: output 4294967296 read as output 0)
+  COHORT_CHECK(index >= 0 && index <= std::numeric_limits<int>::max())
+      << where << ": refers to output " << index << " of node " << node;
   return {static_cast<size_t>(node), static_cast<int>(index)};
 }
 
 }  // namespace
 
 Symbol Symbol::FromJSON(const std::string& text) {
+  // MXNet's symbol JSON nests a few levels; a document nested thousands deep is refused while it
+  // is parsed, before anything recursive (dump, the destructor) could overflow the stack: an
+  // attribute nested 100,000 arrays deep ended in SIGSEGV.
+  constexpr int kMaxDepth = 64;
   Json doc;
   try {
-    doc = Json::parse(text);
+    doc = Json::parse(text, [](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxDepth) {
+        throw ConfigError("symbol JSON: nested more than " + std::to_string(kMaxDepth) +
+                              " levels deep",
+                          __FILE__, __LINE__);
+      }
+      return true;
+    });
   } catch (const Json::exception& e) {
     COHORT_THROW() << "symbol JSON: " << e.what();
   }

@@ -10,6 +10,22 @@
 #include <unordered_set>
 
 namespace cohort {
+
+SymbolNode::~SymbolNode() {
+  std::vector<std::shared_ptr<SymbolNode>> pending;
+  auto take_inputs = [&pending](std::vector<NodeEntry>& inputs) {
+    for (NodeEntry& e : inputs) {
+      if (e.node && e.node.use_count() == 1) pending.push_back(std::move(e.node));
+    }
+    inputs.clear();
+  };
+  take_inputs(inputs);
+  while (!pending.empty()) {
+    std::shared_ptr<SymbolNode> node = std::move(pending.back());
+    pending.pop_back();
+    take_inputs(node->inputs);  // then `node` dies here with no inputs left to recurse into
+  }
+}
 namespace {
 
 // MXNet's NameManager: "<hint><count>" with a counter per hint, for nodes made without a name.

@@ -13,11 +13,18 @@ namespace cohort {
 std::string CheckpointParamsPath(const std::string& prefix, int epoch);
 std::string CheckpointStatesPath(const std::string& prefix, int epoch);
 
-// Writes the symbol, the parameters and (when given) the optimizer's states.
+// Writes the symbol, (when given) the optimizer's states, then the parameters: each file appears
+// whole or not at all, and PREFIX-NNNN.params last, so its presence marks a complete checkpoint
+// (a run killed between the two writes leaves states without params, never params without
+// states).
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params,
                     const Optimizer* optimizer = nullptr);
+
+// Removes the temporary files (NAME.tmp.PID) that a writer of PREFIX's checkpoint files left when
+// it was killed; files of a process that still runs are left alone. Returns how many went.
+int RemoveStaleCheckpointTemporaries(const std::string& prefix);
 
 // Reads PREFIX-NNNN.params into argument and auxiliary parameters; errors name the file.
 void LoadCheckpointParams(const std::string& prefix, int epoch,

@@ -264,6 +264,12 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   manager_->default_group().executor(0).ClearProfile();
   manager_->default_group().executor(0).SetProfiling(config.profile);
   ProgressLine progress(stderr, lead && config.progress);
+  if (lead && !config.checkpoint_prefix.empty()) {
+    if (const int n = RemoveStaleCheckpointTemporaries(config.checkpoint_prefix); n > 0) {
+      Log().info("Removed {} temporary file(s) a killed run left beside {}", n,
+                 config.checkpoint_prefix);
+    }
+  }
   int64_t batches_per_epoch = 0;  // known after the first epoch
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
     metric->Reset();

@@ -54,6 +54,15 @@ out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$train" --config "$config" --set devices=gpu
 check "gpu:local is the local rank's GPU" '[[ $code -eq 2 && "$out" == *"gpu:5 does not exist"* ]]'
 out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/none.params" --out "$tmp/q.csv" 2>&1); code=$?
 check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
+# Integer settings out of range are exit 2 naming the key, never a signal or a wrapped value.
+for bad in checkpoint.period=0 data.num_samples=0 threads=2147483647 epochs=4294967297 \
+           resume_epoch=-1 resume_epoch=2147483648 'data.shape=[0, 28]' data.batches_per_epoch=-3; do
+  out=$("$train" --config "$config" --set "$bad" 2>&1); code=$?
+  check "$bad is exit 2 naming its key" '[[ $code -eq 2 && "$out" == *"key '"'"'"*"${bad%%=*}"* ]]'
+done
+out=$(COHORT_NUM_THREADS=2147483647 "$train" --config "$config" 2>&1); code=$?
+check "COHORT_NUM_THREADS=2147483647 is exit 2 naming it" \
+  '[[ $code -eq 2 && "$out" == *"COHORT_NUM_THREADS='"'"'2147483647'"'"': expected an integer in [1, 1024]"* ]]'
 # Any network over any iterator: an identity network (no parameters, no label input) writes what
 # a CSV iterator serves, row for row.
 printf '1,2,3,4\n5,6,7,8\n9,10,11,12.5\n' > "$tmp/x.csv"

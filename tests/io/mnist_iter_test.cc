@@ -145,6 +145,19 @@ TEST(MNISTIter, BadFilesAreNamed) {
   o = Options(dir);
   o.image = dir.Path("huge");
   EXPECT_NE(ErrorOf(o).find("truncated: the header says 4294967295 records"), std::string::npos);
+
+  // Data after what the header declares (zeros appended to a gzip file) is refused, read no
+  // further than one byte past the records.
+  WriteFile(dir.Path("long.gz"), IdxBytes({4, 2, 3}, std::vector<uint8_t>(24 + 1000000, 0)), true);
+  o = Options(dir);
+  o.image = dir.Path("long.gz");
+  EXPECT_NE(ErrorOf(o).find("data after the 4 records its header declares"), std::string::npos)
+      << ErrorOf(o);
+
+  // An endless file of zeros fails on its header, at once.
+  o = Options(dir);
+  o.label = "/dev/zero";
+  EXPECT_NE(ErrorOf(o).find("wrong IDX magic 0x00000000"), std::string::npos) << ErrorOf(o);
 }
 
 TEST(MNISTIter, FashionMnistFromTheDebianPackage) {

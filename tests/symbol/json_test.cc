@@ -172,3 +172,40 @@ TEST(SymbolJSON, ErrorsNameTheNode) {
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+// Hostile but well-formed documents get an error, never a signal (issue 14, item 3).
+TEST(SymbolJSON, DeepNestingIsRefusedNotACrash) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string json = R"({"nodes": [{"op": "null", "name": "data", "attrs": {"x": )" + deep +
+                           R"(}}], "heads": [[0, 0, 0]]})";
+  EXPECT_NE(ErrorOf(json).find("nested more than 64 levels deep"), std::string::npos);
+}
+
+TEST(SymbolJSON, OutputIndexBeyondIntIsAnError) {
+  const std::string json =
+      R"({"nodes": [{"op": "null", "name": "data"}, {"op": "Flatten", "name": "f", "inputs": [[0, 4294967296, 0]]}], "heads": [[1, 0, 0]]})";
+  EXPECT_NE(ErrorOf(json).find("refers to output 4294967296"), std::string::npos) << ErrorOf(json);
+}
+
+// A valid graph of 300,000 chained ops loads, lists its arguments and is destroyed without
+// recursing once per node (it overflowed the stack at exit).
+TEST(SymbolJSON, ALongChainLoadsAndIsDestroyed) {
+  constexpr int kOps = 300000;
+  std::string json = R"({"nodes": [{"op": "null", "name": "data"})";
+  for (int i = 1; i <= kOps; ++i) {
+    json += R"(, {"op": "Activation", "name": "a)" + std::to_string(i) +
+            R"(", "attrs": {"act_type": "relu"}, "inputs": [[)" + std::to_string(i - 1) + ", 0, 0]]}";
+  }
+  json += R"(], "heads": [[)" + std::to_string(kOps) + ", 0, 0]]}";
+  {
+    const Symbol chain = Symbol::FromJSON(json);
+    EXPECT_EQ(chain.ListArguments(), std::vector<std::string>{"data"});
+  }
+  SUCCEED() << "destroyed";
+}
+
+}  // namespace
+}  // namespace cohort
