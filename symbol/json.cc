@@ -1,6 +1,7 @@
 // MXNet symbol JSON: reading (1.x "attrs", and the older "param" / "attr") and writing.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -39,23 +40,45 @@ std::pair<size_t, int> ReadEntry(const Json& entry, size_t limit, const std::str
   return {static_cast<size_t>(node), static_cast<int>(index)};
 }
 
+// The deepest nesting of arrays and objects in JSON text (brackets inside strings not counted).
+int NestingDepth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 Symbol Symbol::FromJSON(const std::string& text) {
   // MXNet's symbol JSON nests a few levels; a document nested thousands deep is refused while it
   // is parsed, before anything recursive (dump, the destructor) could overflow the stack: an
   // attribute nested 100,000 arrays deep ended in SIGSEGV.
+  // (A linear scan: nlohmann's callback parser, which could stop at a depth, is quadratic in the
+  // length of an array: 16 s for 300,000 nodes.)
   constexpr int kMaxDepth = 64;
+  if (NestingDepth(text) > kMaxDepth) {
+    throw ConfigError("symbol JSON: nested more than " + std::to_string(kMaxDepth) + " levels deep",
+                      __FILE__, __LINE__);
+  }
   Json doc;
   try {
-    doc = Json::parse(text, [](int depth, Json::parse_event_t, Json&) {
-      if (depth > kMaxDepth) {
-        throw ConfigError("symbol JSON: nested more than " + std::to_string(kMaxDepth) +
-                              " levels deep",
-                          __FILE__, __LINE__);
-      }
-      return true;
-    });
+    doc = Json::parse(text);
   } catch (const Json::exception& e) {
     COHORT_THROW() << "symbol JSON: " << e.what();
   }
