@@ -10,6 +10,7 @@
 
 #include "base/logging.h"
 #include "base/seed.h"
+#include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
 
@@ -247,9 +248,31 @@ void Trainer::Update() {
   }
 }
 
+// What every worker of a job must hold alike (Note [Agreement]).
+std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
+    const DataIter& train, const FitConfig& config) const {
+  std::ostringstream shapes, optimizer, epochs;
+  for (size_t i = 0; i < param_names_.size(); ++i) {
+    shapes << param_names_[i] << manager_->param_arrays()[i][0].shape() << (frozen_[i] ? "F " : " ");
+  }
+  const OptimizerOptions& o = config.optimizer_options;
+  optimizer << config.optimizer << " lr " << o.lr << " momentum " << o.momentum << " wd " << o.wd
+            << " clip " << o.clip_gradient << " rescale " << o.rescale_grad << " betas " << o.beta1
+            << "," << o.beta2 << " epsilon " << o.epsilon << " gamma1 " << o.gamma1 << " schedule "
+            << config.lr_schedule << " on kvstore " << config.update_on_kvstore;
+  epochs << config.begin_epoch << " to " << config.epochs;
+  return {{"symbol", symbol_.ToJSON()},
+          {"parameter shapes", shapes.str()},
+          {"batch per worker", std::to_string(train.batch_size())},
+          {"optimizer", optimizer.str()},
+          {"epochs", epochs.str()},
+          {"seed", std::to_string(config.seed)}};
+}
+
 std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& config,
                                       const std::function<void(const EpochResult&)>& on_epoch) {
   Bind(train, config.fixed_params);
+  CheckWorkersAgree(*kvstore_, AgreementItems(train, config));  // Note [Agreement]
   InitParams(config);
   const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
   InitOptimizer(config, global_batch);

@@ -96,6 +96,8 @@ class Trainer {
  private:
   void Bind(const DataIter& data, const std::vector<std::string>& fixed_params);
   void InitParams(const FitConfig& config);
+  std::vector<std::pair<std::string, std::string>> AgreementItems(const DataIter& train,
+                                                                  const FitConfig& config) const;
   void TakeGivenParams(const FitConfig& config, std::map<std::string, NDArray>* args,
                        std::map<std::string, NDArray>* aux) const;
   void InitOptimizer(const FitConfig& config, int64_t global_batch);

@@ -21,4 +21,13 @@ check "the job ends with rank 1's exit code 2 (code $code after $seconds s)" '[[
 check "within 20 s" 'awk -v s="$seconds" "BEGIN { exit !(s < 20) }"'
 check "the failing rank names itself and the file" \
   '[[ "$out" == *"cohort-train: rank 1: "*"torn.gz"* ]]' || echo "$out" | head -20
+# Ranks that differ in what they train (Note [Agreement]): before, epochs 2 against 1 hung.
+for pair in "epochs=2 epochs=1:epochs" "model.num_classes=10 model.num_classes=5:symbol"; do
+  first=${pair%% *} rest=${pair#* } second=${rest%%:*} item=${pair##*:}
+  out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" --set "$first" : \
+    -np 1 "$train" "${common[@]}" --set "$second" 2>&1); code=$?
+  check "$first against $second is exit 2 naming $item (code $code)" \
+    '[[ $code -eq 2 && "$out" == *"workers do not train the same thing; they differ in $item"* ]]' ||
+    echo "$out" | head -5
+done
 exit $fail
