@@ -29,6 +29,10 @@ struct EnvConfig {
   // CPU devices on every core the thread takes cycles from backward; LeNet under mpirun -np 2 on
   // 2 cores ran 19.0-20.6 ms per step with it, 18.2-19.4 without).
   int kvstore_overlap = -1;
+  // COHORT_COMM_TIMEOUT: seconds a collective of the mpi kvstore may wait for the other workers
+  // before the job is ended (Note [Collective deadline]); it warns at a quarter of it. 0 waits
+  // forever (default 600).
+  int comm_timeout = 600;
 };
 
 // The default COHORT_NUM_THREADS (Note [Default thread count]): `allowed` cores of the affinity

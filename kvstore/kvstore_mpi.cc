@@ -1,11 +1,13 @@
 // The "mpi" (dist_sync) kvstore: one worker per process, gradients fused into buckets and summed
 // with MPI_Allreduce, initial weights broadcast from rank 0.
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <vector>
 
 #include "base/env.h"
 #include "base/error_mpi.h"
+#include "kvstore/collective_watchdog.h"
 #include "kvstore/kvstore.h"
 
 namespace cohort {
@@ -49,6 +51,11 @@ class MpiKVStore : public KVStore {
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
     bucket_.resize(static_cast<size_t>(Env().kvstore_bucket_mb) << 18);  // MB -> floats
+    if (size_ > 1) {
+      watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
+    } else {
+      watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, 0.0);  // one worker waits for none
+    }
   }
   ~MpiKVStore() override {
     int finalized = 0;
@@ -58,9 +65,13 @@ class MpiKVStore : public KVStore {
 
   int rank() const override { return rank_; }
   int num_workers() const override { return size_; }
-  void Barrier() override { MPI_CHECK(MPI_Barrier(comm_)); }
+  void Barrier() override {
+    CollectiveWatchdog::Scope timed(*watchdog_, "barrier", 0);
+    MPI_CHECK(MPI_Barrier(comm_));
+  }
 
   void SumAcrossWorkers(std::span<double> values) override {
+    CollectiveWatchdog::Scope timed(*watchdog_, "allreduce of sums", values.size_bytes());
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),
                             MPI_DOUBLE, MPI_SUM, comm_));
   }
@@ -76,6 +87,7 @@ class MpiKVStore : public KVStore {
     for (const auto& [first, end] : plan_) {
       if (end - first == 1 && sizes_[first] > bucket_.size() * sizeof(float)) {
         // too big for a bucket: on its own, in place
+        CollectiveWatchdog::Scope timed(*watchdog_, "gradient allreduce", buffers[first].nbytes());
         MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buffers[first].raw_data(),
                                 static_cast<int>(buffers[first].size()), MPI_FLOAT, MPI_SUM,
                                 comm_));
@@ -86,7 +98,11 @@ class MpiKVStore : public KVStore {
         bucket = std::copy_n(buffers[i].data<float>(), buffers[i].size(), bucket);
       }
       const int used = static_cast<int>(bucket - bucket_.data());
-      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bucket_.data(), used, MPI_FLOAT, MPI_SUM, comm_));
+      {
+        CollectiveWatchdog::Scope timed(*watchdog_, "gradient bucket allreduce",
+                                        int64_t{used} * 4);
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bucket_.data(), used, MPI_FLOAT, MPI_SUM, comm_));
+      }
       const float* sums = bucket_.data();
       for (size_t i = first; i < end; ++i) {
         std::copy_n(sums, buffers[i].size(), buffers[i].data<float>());
@@ -101,6 +117,7 @@ class MpiKVStore : public KVStore {
 
   void BroadcastFromRoot(const std::vector<NDArray>& buffers) override {
     for (const NDArray& b : buffers) {
+      CollectiveWatchdog::Scope timed(*watchdog_, "broadcast of initial weights", b.nbytes());
       MPI_CHECK(MPI_Bcast(b.raw_data(), static_cast<int>(b.size()), MPI_FLOAT, 0, comm_));
     }
   }
@@ -112,6 +129,7 @@ class MpiKVStore : public KVStore {
   std::vector<float> bucket_;
   std::vector<size_t> sizes_, planned_sizes_;  // bytes of each buffer, now and when planned
   std::vector<std::pair<size_t, size_t>> plan_;
+  std::unique_ptr<CollectiveWatchdog> watchdog_;  // made once MPI is up
 };
 
 }  // namespace

@@ -30,4 +30,29 @@ for pair in "epochs=2 epochs=1:epochs" "model.num_classes=10 model.num_classes=5
     '[[ $code -eq 2 && "$out" == *"workers do not train the same thing; they differ in $item"* ]]' ||
     echo "$out" | head -5
 done
+# A stalled rank (SIGSTOP): the other rank's next collective waits past COHORT_COMM_TIMEOUT and
+# the job ends (Note [Collective deadline]). Before, both waited forever.
+cp "$config" "$tmp/rank1.yaml"  # the same configuration under a name that finds rank 1's process
+(COHORT_COMM_TIMEOUT=3 timeout 120 "${mpi[@]}" -x COHORT_COMM_TIMEOUT \
+   -np 1 "$train" "${common[@]}" --set epochs=200 : \
+   -np 1 "$train" --config "$tmp/rank1.yaml" --set kvstore=mpi --set epochs=200 --set log_level=warn \
+   > "$tmp/stall.log" 2>&1; echo $? > "$tmp/stall.code") &
+rank1=""
+for _ in $(seq 1 100); do
+  sleep 0.1
+  for pid in $(pgrep -x cohort-train); do
+    grep -q rank1.yaml "/proc/$pid/cmdline" 2>/dev/null && rank1=$pid
+  done
+  [[ -n $rank1 ]] && break
+done
+sleep 3  # training under way
+kill -STOP "$rank1" 2>/dev/null
+stopped=$(date +%s.%N)
+wait
+seconds=$(awk -v s="$stopped" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+check "a stalled rank ends the job with exit 124 ($(cat "$tmp/stall.code" 2>/dev/null), $seconds s after the stop)" \
+  '[[ -n $rank1 && $(cat "$tmp/stall.code") -eq 124 ]]' || tail -5 "$tmp/stall.log"
+check "within 15 s of the stop" 'awk -v s="$seconds" "BEGIN { exit !(s < 15) }"'
+check "naming the collective and the timeout" \
+  'grep -q "rank 0: .* waited .* more than COHORT_COMM_TIMEOUT=3 s" "$tmp/stall.log"'
 exit $fail

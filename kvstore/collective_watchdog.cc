@@ -1,0 +1,76 @@
+// CollectiveWatchdog (Note [Collective deadline]).
+#include "kvstore/collective_watchdog.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "base/logging.h"
+
+namespace cohort {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+CollectiveWatchdog::CollectiveWatchdog(int rank, double timeout_seconds)
+    : rank_(rank), timeout_(timeout_seconds) {
+  if (timeout_ > 0) thread_ = std::thread([this] { Run(); });
+}
+
+CollectiveWatchdog::~CollectiveWatchdog() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+}
+
+CollectiveWatchdog::Scope::Scope(CollectiveWatchdog& dog, const char* what, int64_t bytes)
+    : dog_(dog) {
+  dog_.what_.store(what, std::memory_order_relaxed);
+  dog_.bytes_.store(bytes, std::memory_order_relaxed);
+  dog_.count_.fetch_add(1, std::memory_order_relaxed);
+  dog_.started_ns_.store(NowNs(), std::memory_order_release);
+}
+
+CollectiveWatchdog::Scope::~Scope() { dog_.started_ns_.store(0, std::memory_order_release); }
+
+void CollectiveWatchdog::Run() {
+  const auto tick = std::chrono::milliseconds(timeout_ < 4 ? 50 : 250);
+  int64_t warned_for = -1;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_cv_.wait_for(lock, tick, [this] { return stop_; })) {
+    const int64_t started = started_ns_.load(std::memory_order_acquire);
+    if (started == 0) continue;
+    const double waited = static_cast<double>(NowNs() - started) * 1e-9;
+    const int64_t count = count_.load(std::memory_order_relaxed);
+    if (waited > timeout_) {
+      std::fprintf(stderr,
+                   "cohort: rank %d: %s #%lld (%lld bytes) waited %.1f s for the other workers, "
+                   "more than COHORT_COMM_TIMEOUT=%g s: a worker stalled, died or lost its link; "
+                   "ending this process (exit %d) so that the job ends\n",
+                   rank_, what_.load(), static_cast<long long>(count),
+                   static_cast<long long>(bytes_.load()), waited, timeout_, kExitCode);
+      std::fflush(stderr);
+      std::fflush(stdout);
+      _exit(kExitCode);
+    }
+    if (waited > timeout_ / 4 && warned_for != count) {
+      warned_for = count;
+      Log().warn("rank {}: {} #{} has waited {:.1f} s for the other workers "
+                 "(COHORT_COMM_TIMEOUT={} s)",
+                 rank_, what_.load(), count, waited, timeout_);
+    }
+  }
+}
+
+}  // namespace cohort

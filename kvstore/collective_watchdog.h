@@ -1,0 +1,56 @@
+// CollectiveWatchdog: ends a process whose collective waits longer than COHORT_COMM_TIMEOUT
+// (Note [Collective deadline]).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace cohort {
+
+// Note [Collective deadline]
+// A worker that stalls (SIGSTOP, a swapped-out host) or loses its link leaves every other worker
+// blocked in its next collective, forever. Each collective of the mpi kvstore is therefore timed
+// by a watchdog thread: at a quarter of COHORT_COMM_TIMEOUT it warns (as Horovod's stall check
+// does), past the whole of it it prints which collective waited and exits the process with code
+// 124; mpirun then ends every rank. The watchdog never calls into MPI (which runs
+// MPI_THREAD_SERIALIZED), and the collective itself stays the blocking call it was: timing it
+// costs two atomic stores.
+class CollectiveWatchdog {
+ public:
+  static constexpr int kExitCode = 124;  // as timeout(1)
+
+  // timeout_seconds <= 0 switches it off (no thread).
+  CollectiveWatchdog(int rank, double timeout_seconds);
+  ~CollectiveWatchdog();
+  CollectiveWatchdog(const CollectiveWatchdog&) = delete;
+  CollectiveWatchdog& operator=(const CollectiveWatchdog&) = delete;
+
+  // Times one collective while alive. `what` must outlive it (a string literal).
+  class Scope {
+   public:
+    Scope(CollectiveWatchdog& dog, const char* what, int64_t bytes);
+    ~Scope();
+
+   private:
+    CollectiveWatchdog& dog_;
+  };
+
+ private:
+  void Run();
+
+  const int rank_;
+  const double timeout_;
+  std::atomic<int64_t> started_ns_{0};  // 0: no collective in progress
+  std::atomic<const char*> what_{""};
+  std::atomic<int64_t> bytes_{0}, count_{0};
+  std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace cohort
