@@ -1,6 +1,11 @@
 # CUDA is optional: switched on when nvcc is found (COHORT_CUDA), NCCL when its header and
 # library are found (COHORT_NCCL). Without nvcc everything else still builds and tests.
 include(CheckLanguage)
+set(COHORT_CUDA OFF)
+set(COHORT_NCCL OFF)
+if(COHORT_FUZZ)  # fuzzing builds (clang, libFuzzer) exercise the host code only
+  return()
+endif()
 set(COHORT_CUDA_ARCHS "90" CACHE STRING "CUDA architectures to compile for")
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
   set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
