@@ -192,7 +192,11 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
   }
   YAML::Node schema = YAML::Load(kSchema);
   schema["data"] = YAML::Load(DataOptionSchema());  // each data kind's keys live in io/
-  Check(root, schema, "");
+  try {
+    Check(root, schema, "");
+  } catch (const YAML::Exception& e) {  // e.g. a key that is itself a map (found by fuzzing)
+    Fail("'" + path + "': " + e.what());
+  }
   return root;
 }
 

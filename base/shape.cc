@@ -27,7 +27,12 @@ int Shape::Check(int axis) const {
 int64_t Shape::Size() const {
   COHORT_CHECK(is_known()) << "shape " << ToString() << " has unknown dimensions";
   int64_t size = 1;
-  for (int i = 0; i < ndim_; ++i) size *= dims_[i];
+  for (int i = 0; i < ndim_; ++i) {
+    // A shape read from a file may claim more elements than int64 holds (found by fuzzing the
+    // .params reader: 3372744704 x 4187177210 overflowed).
+    COHORT_CHECK(!__builtin_mul_overflow(size, dims_[i], &size))
+        << "shape " << ToString() << " has more than 2^63 elements";
+  }
   return size;
 }
 

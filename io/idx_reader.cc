@@ -84,16 +84,18 @@ NDArray ReadIdxFile(const std::string& path, int expected_ndim) {
     throw fail("the file ends inside its header");
   }
   std::vector<int64_t> dims(expected_ndim);
-  int64_t record_bytes = 1;
+  int64_t expected = 1;  // data bytes the header declares; overflow-checked (dims are < 2^32)
+  bool overflow = false;
   for (int i = 0; i < expected_ndim; ++i) {
     dims[i] = BigEndian32(header.data() + 4 + 4 * i);
-    if (i > 0) record_bytes *= dims[i];  // at most 2 dims of 2^32: no overflow of int64
+    overflow = overflow || __builtin_mul_overflow(expected, dims[i], &expected);
   }
-  if (record_bytes > (int64_t{1} << 40) || (dims[0] > 0 && record_bytes > (int64_t{1} << 46) / dims[0])) {
-    throw fail("the header declares " + std::to_string(dims[0]) + " records of " +
-               std::to_string(record_bytes) + " bytes: more than 64 TiB");
+  if (overflow || expected > (int64_t{1} << 46)) {
+    std::string shape;
+    for (int64_t d : dims) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    throw fail("the header declares " + shape + " bytes: more than 64 TiB");
   }
-  const int64_t expected = dims[0] * record_bytes;
+  const int64_t record_bytes = dims[0] > 0 ? expected / dims[0] : 1;
   std::vector<uint8_t> data;
   constexpr int64_t kChunk = int64_t{1} << 20;
   while (static_cast<int64_t>(data.size()) < expected) {

@@ -54,6 +54,13 @@ void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
   jpeg_read_header(&cinfo, TRUE);
+  if (uint64_t{cinfo.image_width} * cinfo.image_height > kMaxImagePixels) {
+    const std::string size =
+        std::to_string(cinfo.image_width) + "x" + std::to_string(cinfo.image_height);
+    jpeg_destroy_decompress(&cinfo);
+    COHORT_THROW() << "JPEG image of " << bytes.size() << " bytes declares " << size
+                   << " pixels, more than the " << kMaxImagePixels << " an image may have";
+  }
   cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&cinfo);
   out->width = static_cast<int>(cinfo.output_width);
@@ -86,6 +93,12 @@ void DecodePng(std::string_view bytes, int channels, Image* out) {
                    << "): " << message;
   };
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) fail("header");
+  if (uint64_t{image.width} * image.height > kMaxImagePixels) {
+    const std::string size = std::to_string(image.width) + "x" + std::to_string(image.height);
+    png_image_free(&image);
+    COHORT_THROW() << "PNG image of " << bytes.size() << " bytes declares " << size
+                   << " pixels, more than the " << kMaxImagePixels << " an image may have";
+  }
   const bool alpha = image.format & PNG_FORMAT_FLAG_ALPHA;
   // A color image read as gray: read RGB, then weigh it as OpenCV does (libpng's own conversion
   // works on linear light and gave values up to 9 levels off MXNet's).

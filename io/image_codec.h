@@ -20,6 +20,11 @@ struct Image {
   }
 };
 
+// The most pixels a decoded image may have (16384 x 16384; OpenCV's own cap is 2^30): a header
+// can claim 65535 x 65535 in a few bytes, and decoding would allocate 12 GB first (found by
+// fuzzing).
+constexpr uint64_t kMaxImagePixels = uint64_t{1} << 28;
+
 // Decodes a JPEG or PNG (told apart by their signatures) into `channels` (3: RGB, 1: gray; an
 // image with the other count is converted, an alpha channel dropped). Throws an Error naming
 // what is wrong (not JPEG or PNG, corrupt or truncated data): never crashes, never returns a

@@ -1,6 +1,8 @@
 // RecordIO reading and writing (Note [RecordIO]).
 #include "io/recordio.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -47,6 +49,10 @@ void StoreFloat(float f, char* p) {
 RecordIOReader::RecordIOReader(const std::string& path) : path_(path) {
   file_ = std::fopen(path.c_str(), "rb");
   if (!file_) COHORT_THROW() << "'" << path << "': cannot open: " << std::strerror(errno);
+  struct stat st;
+  if (::fstat(::fileno(file_), &st) == 0 && S_ISREG(st.st_mode)) {
+    size_ = static_cast<uint64_t>(st.st_size);
+  }
 }
 
 RecordIOReader::~RecordIOReader() {
@@ -96,6 +102,11 @@ bool RecordIOReader::Next(std::string* out) {
                       std::to_string(cflag) +
                       (first ? ", which cannot begin a record"
                              : ", but the record's last part is missing"));
+    }
+    // (checked before the allocation: a part header can claim 512 MB in a file of 20 bytes)
+    if (offset_ + Padded(length) > size_) {
+      Fail(start, "the file ends inside the record's data (a part of " + std::to_string(length) +
+                      " bytes at byte " + std::to_string(part) + ")");
     }
     const size_t size = out->size();
     out->resize(size + Padded(length));

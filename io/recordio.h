@@ -51,6 +51,7 @@ class RecordIOReader {
   std::string path_;
   std::FILE* file_ = nullptr;
   uint64_t offset_ = 0;
+  uint64_t size_ = UINT64_MAX;  // of a regular file; unknown (max) for a pipe
   int64_t record_ = 0;
 };
 

@@ -339,8 +339,9 @@ void RegisterBroadcast(OpRegistry& r) {
                                              {"broadcast_greater_equal", K::kGreaterEqual},
                                              {"broadcast_lesser", K::kLesser},
                                              {"broadcast_lesser_equal", K::kLesserEqual}};
-  for (auto [name, kind] : kinds) {
-    std::string n = name;
+  for (const auto& entry : kinds) {  // (clang 14 cannot capture structured bindings)
+    const BroadcastKind kind = entry.second;
+    const std::string n = entry.first;
     r.Register(n, [kind, n](const Attrs& a) { return std::make_unique<Broadcast>(kind, n, a); });
   }
   r.Alias("broadcast_plus", "broadcast_add");

@@ -186,7 +186,7 @@ void RegisterElemwise(OpRegistry& r) {
                                                        {"elemwise_div", BinaryKind::kDiv}};
   for (auto [name, kind] : binary) {
     std::string n = name;
-    r.Register(n, [kind, n](const Attrs& a) { return std::make_unique<Binary>(kind, n, a); });
+    r.Register(n, [k = kind, n](const Attrs& a) { return std::make_unique<Binary>(k, n, a); });
   }
   for (auto [alias, name] : {std::pair{"_Plus", "elemwise_add"},
                              {"_plus", "elemwise_add"},
@@ -206,7 +206,7 @@ void RegisterElemwise(OpRegistry& r) {
       {"_div_scalar", ScalarKind::kDiv},       {"_rdiv_scalar", ScalarKind::kRDiv}};
   for (auto [name, kind] : scalar) {
     std::string n = name;
-    r.Register(n, [kind, n](const Attrs& a) { return std::make_unique<Scalar>(kind, n, a); });
+    r.Register(n, [k = kind, n](const Attrs& a) { return std::make_unique<Scalar>(k, n, a); });
   }
   for (auto [alias, name] : {std::pair{"_PlusScalar", "_plus_scalar"},
                              {"_MinusScalar", "_minus_scalar"},

@@ -276,7 +276,7 @@ void RegisterLossOutputs(OpRegistry& r) {
                             {"MAERegressionOutput", RegressionKind::kMAE}}) {
     std::string n = name;
     r.Register(
-        n, [kind, n](const Attrs& a) { return std::make_unique<RegressionOutput>(kind, n, a); });
+        n, [k = kind, n](const Attrs& a) { return std::make_unique<RegressionOutput>(k, n, a); });
   }
   r.Register("MakeLoss", [](const Attrs& a) { return std::make_unique<MakeLoss>(a); });
   r.Alias("make_loss", "MakeLoss");

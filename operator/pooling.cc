@@ -127,8 +127,16 @@ template <bool kAdd>
   std::memcpy(&r0, x0, sizeof(r0));
   std::memcpy(&r1, x1, sizeof(r1));
   std::memcpy(&go, g, 4 * sizeof(float));
+#if defined(__clang__)  // (clang's shuffle takes the lane indices as constants)
+  (void)swap;
+  (void)twice;
+  go = __builtin_shufflevector(go, go, 0, 0, 1, 1, 2, 2, 3, 3);
+  const Floats8 s0 = __builtin_shufflevector(r0, r0, 1, 0, 3, 2, 5, 4, 7, 6);
+  const Floats8 s1 = __builtin_shufflevector(r1, r1, 1, 0, 3, 2, 5, 4, 7, 6);
+#else
   go = __builtin_shuffle(go, twice);
   const Floats8 s0 = __builtin_shuffle(r0, swap), s1 = __builtin_shuffle(r1, swap);
+#endif
   const Floats8 a = odd ? s0 : r0, b = odd ? r0 : s0, c = odd ? s1 : r1, d = odd ? r1 : s1;
   const Ints8 pb = b > a;
   const Floats8 mb = pb ? b : a;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes one reader with libFuzzer under ASan/UBSan (Note [Fuzzing], tests/fuzz/): builds the
 # clang build in build-fuzz (COHORT_FUZZ=ON, no CUDA) when needed, runs TARGET for SECONDS from
-# a copy of its committed corpus, then merges the inputs that reached new code back into
-# tests/fuzz/corpus/TARGET (the normal tests replay that corpus). A finding (crash, leak,
-# timeout, out-of-memory) leaves its input as crash-*/leak-*/timeout-*/oom-* in build-fuzz/found
-# and exits 1. Prints one JSON line: target, seconds, executions, corpus size, findings.
+# a copy of its committed corpus, then makes tests/fuzz/corpus/TARGET the smallest set of inputs
+# with the coverage of both (plus the regress-* inputs, kept always), which the normal tests
+# replay. A finding (crash, leak, timeout, out-of-memory) leaves its input as
+# crash-*/leak-*/timeout-*/oom-* in build-fuzz/found and exits 1. Prints one JSON line: target, seconds, executions, corpus size, findings.
 #   scripts/fuzz.sh params|symbol_json|idx|csv|recordio|image|config SECONDS
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,15 @@ status=0
   > "$work/log" 2>&1 || status=$?
 runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$' || echo 0)
 findings=$(ls "$build/found" 2>/dev/null | grep -c "^$target-" || true)
-"$build/tests/fuzz/fuzz_$target" -merge=1 "$corpus" "$work" > /dev/null 2>&1 || true
+# The committed corpus becomes the smallest set with the coverage of both (libFuzzer's merge),
+# plus the regress-* inputs kept for what they once broke.
+fresh=$work/merged
+mkdir -p "$fresh"
+"$build/tests/fuzz/fuzz_$target" -merge=1 "$fresh" "$corpus" "$work" > /dev/null 2>&1 || true
+if [[ -n $(ls "$fresh") ]]; then
+  find "$corpus" -type f ! -name 'regress-*' -delete
+  cp "$fresh"/* "$corpus/"
+fi
 echo "{\"target\":\"$target\",\"seconds\":$seconds,\"executions\":$runs,\"corpus\":$(ls "$corpus" | wc -l),\"findings\":$findings,\"exit\":$status}"
 if ((status != 0)); then
   grep -m 20 -E "ERROR|SUMMARY|#0|#1|#2|#3|#4" "$work/log" >&2 || true

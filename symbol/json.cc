@@ -65,26 +65,10 @@ int NestingDepth(const std::string& text) {
 
 }  // namespace
 
-Symbol Symbol::FromJSON(const std::string& text) {
-  // MXNet's symbol JSON nests a few levels; a document nested thousands deep is refused while it
-  // is parsed, before anything recursive (dump, the destructor) could overflow the stack: an
-  // attribute nested 100,000 arrays deep ended in SIGSEGV.
-  // (A linear scan: nlohmann's callback parser, which could stop at a depth, is quadratic in the
-  // length of an array: 16 s for 300,000 nodes.)
-  constexpr int kMaxDepth = 64;
-  if (NestingDepth(text) > kMaxDepth) {
-    throw ConfigError("symbol JSON: nested more than " + std::to_string(kMaxDepth) + " levels deep",
-                      __FILE__, __LINE__);
-  }
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::exception& e) {
-    COHORT_THROW() << "symbol JSON: " << e.what();
-  }
-  COHORT_CHECK(doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
-               doc.contains("heads") && doc["heads"].is_array())
-      << "symbol JSON: expected an object with \"nodes\" and \"heads\" arrays";
+namespace {
+
+// The graph of a parsed document: its heads.
+std::vector<NodeEntry> FromDoc(const Json& doc) {
   const Json& nodes = doc["nodes"];
   std::vector<std::shared_ptr<SymbolNode>> made;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -140,7 +124,38 @@ Symbol Symbol::FromJSON(const std::string& text) {
     heads.push_back({made[id], index});
   }
   COHORT_CHECK(!heads.empty()) << "symbol JSON: no heads";
-  return Symbol(std::move(heads));
+  return heads;
+}
+
+}  // namespace
+
+Symbol Symbol::FromJSON(const std::string& text) {
+  // MXNet's symbol JSON nests a few levels; a document nested thousands deep is refused while it
+  // is parsed, before anything recursive (dump, the destructor) could overflow the stack: an
+  // attribute nested 100,000 arrays deep ended in SIGSEGV.
+  // (A linear scan: nlohmann's callback parser, which could stop at a depth, is quadratic in the
+  // length of an array: 16 s for 300,000 nodes.)
+  constexpr int kMaxDepth = 64;
+  if (NestingDepth(text) > kMaxDepth) {
+    throw ConfigError("symbol JSON: nested more than " + std::to_string(kMaxDepth) + " levels deep",
+                      __FILE__, __LINE__);
+  }
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::exception& e) {
+    COHORT_THROW() << "symbol JSON: " << e.what();
+  }
+  COHORT_CHECK(doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
+               doc.contains("heads") && doc["heads"].is_array())
+      << "symbol JSON: expected an object with \"nodes\" and \"heads\" arrays";
+  // A value of the wrong JSON type anywhere (a name that is a number, a node that is not an
+  // object) is reported as what it is, not as an escaped nlohmann::type_error (found by fuzzing).
+  try {
+    return Symbol(FromDoc(doc));
+  } catch (const Json::exception& e) {
+    throw Error(std::string("symbol JSON: ") + e.what(), __FILE__, __LINE__);
+  }
 }
 
 std::string Symbol::ToJSON() const {

@@ -62,7 +62,7 @@ template <typename Grad>
 #else
 #define COHORT_GPU_KERNELS false
 #define COHORT_GPU_DISPATCH(ctx, call) \
-  COHORT_CHECK(!(ctx).ctx.is_gpu()) << type() << ": this build has no GPU kernels"
+  COHORT_CHECK(!(ctx).ctx.is_gpu()) << "this build of Cohort has no GPU kernels"
 #endif
 
 // The float32 data of an array on either side, for the parameter structs of shared row bodies
