@@ -53,10 +53,7 @@ std::string PackOne(const ImageListEntry& e, std::string bytes, const PackOption
     DecodeImage(bytes, o.color == 0 ? 1 : 3, &image);
     const Image* out = &image;
     if (o.resize > 0) {
-      const int64_t w = image.width, h = image.height;
-      const int64_t nw = h > w ? o.resize : o.resize * w / h;
-      const int64_t nh = h > w ? o.resize * h / w : o.resize;
-      ResizeImage(image, static_cast<int>(nw), static_cast<int>(nh), &resized);
+      ResizeShorterSide(image, o.resize, &resized);
       out = &resized;
     }
     bytes = o.encoding == ".png" ? EncodePng(*out) : EncodeJpeg(*out, o.quality);

@@ -246,4 +246,11 @@ void ResizeImage(const Image& in, int width, int height, Image* out) {
   }
 }
 
+void ResizeShorterSide(const Image& in, int64_t shorter, Image* out) {
+  const int64_t w = in.width, h = in.height;
+  const int64_t nw = h > w ? shorter : shorter * w / h;
+  const int64_t nh = h > w ? shorter * h / w : shorter;
+  ResizeImage(in, static_cast<int>(nw), static_cast<int>(nh), out);
+}
+
 }  // namespace cohort

@@ -39,5 +39,8 @@ std::string EncodePng(const Image& image);
 // INTER_LINEAR, MXNet's default inter_method): within one level of OpenCV's fixed-point result.
 // *out's memory is reused.
 void ResizeImage(const Image& in, int width, int height, Image* out);
+// Resizes so that the shorter side is `shorter` and the longer one shorter·long/short, truncated
+// (what MXNet's `resize` and im2rec's --resize do).
+void ResizeShorterSide(const Image& in, int64_t shorter, Image* out);
 
 }  // namespace cohort

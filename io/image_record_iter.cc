@@ -167,10 +167,7 @@ void ImageRecordIter::Process(int64_t slot, int64_t record) {
   }
   const Image* img = &s.decoded;
   if (o.resize > 0) {
-    const int64_t w0 = img->width, h0 = img->height;
-    const int64_t w = h0 > w0 ? o.resize : o.resize * w0 / h0;
-    const int64_t h = h0 > w0 ? o.resize * h0 / w0 : o.resize;
-    ResizeImage(*img, static_cast<int>(w), static_cast<int>(h), &s.resized);
+    ResizeShorterSide(*img, o.resize, &s.resized);
     img = &s.resized;
   }
   if (img->height < height || img->width < width) {

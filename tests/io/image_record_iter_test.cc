@@ -245,6 +245,16 @@ std::string WriteWithBadRecord(const testing::ScratchDir& dir, const std::string
   return path;
 }
 
+// The error of the iterator's next batch, or "no error".
+std::string NextError(ImageRecordIter& it) {
+  try {
+    it.Next();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(ImageRecordIter, UndecodableImageNamesFileRecordAndOffset) {
   testing::ScratchDir dir;
   ImageRecordIterOptions o;
@@ -252,14 +262,9 @@ TEST(ImageRecordIter, UndecodableImageNamesFileRecordAndOffset) {
   o.data_shape = {3, 12, 12};
   o.batch_size = 3;
   ImageRecordIter it(o);
-  try {
-    it.Next();
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("bad.rec"), std::string::npos) << m;
-    EXPECT_NE(m.find("record 1 at byte "), std::string::npos) << m;
-  }
+  const std::string m = NextError(it);
+  EXPECT_NE(m.find("bad.rec"), std::string::npos) << m;
+  EXPECT_NE(m.find("record 1 at byte "), std::string::npos) << m;
 }
 
 TEST(ImageRecordIter, SkipBadReplacesTheImageAndCountsIt) {
@@ -290,28 +295,17 @@ TEST(ImageRecordIter, LabelCountOtherThanLabelWidthIsAnError) {
   o.data_shape = {3, 12, 12};
   o.batch_size = 3;
   ImageRecordIter it(o);
-  try {
-    it.Next();
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("record 1 at byte "), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("3 label(s), label_width is 1"), std::string::npos)
-        << e.what();
-  }
+  const std::string m = NextError(it);
+  EXPECT_NE(m.find("record 1 at byte "), std::string::npos) << m;
+  EXPECT_NE(m.find("3 label(s), label_width is 1"), std::string::npos) << m;
 }
 
 TEST(ImageRecordIter, ImageSmallerThanDataShapeIsAnError) {
   ImageRecordIterOptions o = FixtureOptions("png", {3, 15, 15}, 6);  // record 0 is 16x16, 1 is 20x14
   ImageRecordIter it(o);
-  try {
-    it.Next();
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("record 1 at byte"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("20x14 is smaller than data_shape's 15x15"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string m = NextError(it);
+  EXPECT_NE(m.find("record 1 at byte"), std::string::npos) << m;
+  EXPECT_NE(m.find("20x14 is smaller than data_shape's 15x15"), std::string::npos) << m;
 }
 
 TEST(ImageRecordIter, TornFileNamesTheRecord) {
