@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 target=${1:?target}
 seconds=${2:-600}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
+command -v clang++ > /dev/null || { echo "fuzz: needs clang (apt-get install clang)" >&2; exit 2; }
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DCOHORT_FUZZ=ON > /dev/null
