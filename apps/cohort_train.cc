@@ -3,7 +3,9 @@
 // Under mpirun with kvstore=mpi every process is one worker: it reads its part of the data and
 // the global batch is split over all devices of all workers; rank 0 logs, writes checkpoints and
 // the metrics file. Exit code 2 with one line for a bad configuration or bad data, 1 for a
-// failure later; in an MPI job a failing rank ends every rank (Note [No hang]).
+// failure later; in an MPI job a failing rank ends every rank (Note [No hang]). SIGINT/SIGTERM
+// stop every worker after the same step, with a checkpoint, exit 130/143 (Note [Stop on a
+// signal]).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,7 @@
 #include "apps/train_config.h"
 #include "kvstore/kvstore.h"
 #include "base/logging.h"
+#include "base/stop_signal.h"
 
 namespace cohort {
 namespace {
@@ -92,6 +95,11 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
     metrics_file << line.dump() << "\n" << std::flush;
   });
   if (profile && rank == 0) PrintProfile(trainer.profile());
+  if (trainer.skipped_steps() > 0) {
+    Log().warn("{} step(s) skipped for non-finite gradients", trainer.skipped_steps());
+  }
+  // Note [Stop on a signal]: every worker stopped at the same step; the shell's convention.
+  if (trainer.stopped_by_signal() != 0) return 128 + trainer.stopped_by_signal();
   return 0;
 }
 
@@ -122,8 +130,13 @@ int main(int argc, char** argv) {
     cohort::AbortDistributedJob(code);
     return code;
   };
+  cohort::InstallStopSignalHandlers();
   try {
     return cohort::Train(config, sets, metrics_out, profile);
+  } catch (const cohort::AgreedError& e) {
+    // Every worker met it at the same step: one message, and the workers exit together.
+    if (cohort::DistributedRank() <= 0) std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
+    return 1;
   } catch (const cohort::ConfigError& e) {
     return fail(2, e.message());
   } catch (const cohort::DataError& e) {

@@ -45,8 +45,9 @@ initializer: {name: string, magnitude: float, rnd_type: string, factor_type: str
 metrics: strings
 epochs: int
 seed: int
-checkpoint: {prefix: string, period: int}
-resume_epoch: int
+checkpoint: {prefix: string, period: int, every_steps: int}
+resume_epoch: int_or_auto
+on_nonfinite: string
 threads: int
 log_every: int
 log_level: string
@@ -68,6 +69,7 @@ bool Converts(const YAML::Node& n) {
 
 bool Fits(const YAML::Node& n, const std::string& type) {
   if (type == "int") return n.IsScalar() && Converts<int64_t>(n);
+  if (type == "int_or_auto") return n.IsScalar() && (Converts<int64_t>(n) || n.Scalar() == "auto");
   if (type == "float") return n.IsScalar() && Converts<double>(n);
   if (type == "bool") return n.IsScalar() && Converts<bool>(n);
   if (type == "string") return n.IsScalar();
@@ -81,6 +83,7 @@ bool Fits(const YAML::Node& n, const std::string& type) {
 
 const char* Describe(const std::string& type) {
   if (type == "int") return "an integer";
+  if (type == "int_or_auto") return "an integer or auto";
   if (type == "float") return "a number";
   if (type == "bool") return "true or false";
   if (type == "string") return "a string";
@@ -250,7 +253,11 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
 
   FitConfig& f = c.fit;
   f.epochs = static_cast<int>(InRange(root, "epochs", 10, 1, kMaxEpochs));
-  f.begin_epoch = static_cast<int>(InRange(root, "resume_epoch", 0, 0, kMaxEpochs));
+  // resume_epoch: auto resumes from the latest complete checkpoint, mid-epoch ones included.
+  f.resume_latest = Get<std::string>(root, "resume_epoch", "") == "auto";
+  if (!f.resume_latest) {
+    f.begin_epoch = static_cast<int>(InRange(root, "resume_epoch", 0, 0, kMaxEpochs));
+  }
   f.update_on_kvstore = Get<bool>(root, "update_on_kvstore", true);
   f.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0));
   f.log_every = static_cast<int>(InRange(root, "log_every", 100, 0, int64_t{1} << 30));
@@ -258,6 +265,8 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) f.ignore_label = -1;
   f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
   f.checkpoint_period = static_cast<int>(InRange(root, "checkpoint.period", 1, 1, kMaxEpochs));
+  f.checkpoint_every_steps = InRange(root, "checkpoint.every_steps", 0, 0, int64_t{1} << 40);
+  f.on_nonfinite = ParseOnNonFinite(Get<std::string>(root, "on_nonfinite", "stop"));
   // Fine-tuning: a parameter file to start from, layers to initialize afresh, frozen parameters.
   if (!Get<std::string>(root, "model.params", "").empty()) {
     RequireFile(root, "model.params");
@@ -305,8 +314,11 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     Fail(e.message());
   }
   if (f.epochs <= f.begin_epoch) Fail("key 'epochs' must exceed 'resume_epoch'");
-  if (f.begin_epoch > 0 && f.checkpoint_prefix.empty()) {
+  if ((f.begin_epoch > 0 || f.resume_latest) && f.checkpoint_prefix.empty()) {
     Fail("key 'resume_epoch' needs 'checkpoint.prefix'");
+  }
+  if (f.checkpoint_every_steps > 0 && f.checkpoint_prefix.empty()) {
+    Fail("key 'checkpoint.every_steps' needs 'checkpoint.prefix'");
   }
   CheckDataOptions(DataSection(root), {.seq_len = Get<int64_t>(root, "model.seq_len", 128)});
   return c;

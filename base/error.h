@@ -39,6 +39,14 @@ class DataError : public Error {
   using Error::Error;
 };
 
+// Every worker of a job meets this error at the same step, decided from values all of them hold
+// alike (a summed gradient that is not finite): the CLIs print it once, from rank 0, and the
+// workers exit together instead of aborting one another.
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 
 // Collects a message with operator<< and throws it as an Error when the full expression ends.

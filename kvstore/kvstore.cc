@@ -2,6 +2,8 @@
 #include "kvstore/kvstore.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 
 #include "base/env.h"
 #include "base/thread_arena.h"
@@ -57,6 +59,22 @@ void SumInto(const std::vector<NDArray>& arrays, const NDArray& out) {
   });
 }
 
+bool AllFinite(const NDArray& array) {
+  if (!array.ctx().is_host()) return AllFinite(array.CopyTo(Context::CPU()));
+  COHORT_CHECK(array.dtype() == DType::kFloat32) << "AllFinite: float32 arrays only";
+  const uint32_t* bits = static_cast<const uint32_t*>(array.raw_data());
+  std::atomic<bool> finite{true};
+  HostArena().ParallelFor(0, array.size(), kHostGrain, [&](int64_t begin, int64_t end) {
+    // NaN and the infinities are the floats whose exponent bits are all set; an integer max
+    // over the exponents vectorizes (a float sum would not, without reassociation).
+    constexpr uint32_t kExponent = 0x7f800000u;
+    uint32_t largest = 0;
+    for (int64_t i = begin; i < end; ++i) largest = std::max(largest, bits[i] & kExponent);
+    if (largest == kExponent) finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load();
+}
+
 void KVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>& values) {
   COHORT_CHECK_EQ(keys.size(), values.size()) << "kvstore Init: keys and values";
   std::vector<NDArray> shared;
@@ -84,6 +102,11 @@ void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<N
   AllReduce(reduce_list_);
   for (size_t k = 0; k < keys.size(); ++k) {
     const NDArray& sum = merged_.at(keys[k]);
+    if (check_finite_ && !AllFinite(sum)) {  // Note [Non-finite gradients]
+      nonfinite_keys_.push_back(keys[k]);
+      continue;
+    }
+    if (defer_updates_ && optimizer_) continue;  // FinishPushPull updates, or not
     if (optimizer_) {
       optimizer_->Update(keys[k], store_.at(keys[k]), sum);
     } else {
@@ -133,7 +156,7 @@ void KVStore::PushPull(const std::vector<int>& keys,
                        const std::vector<std::vector<NDArray>>& values,
                        const std::vector<std::vector<NDArray>>& outs, int priority) {
   Push(keys, values, priority);
-  Pull(keys, outs, priority);
+  if (!(defer_updates_ && optimizer_)) Pull(keys, outs, priority);
 }
 
 bool KVStore::overlaps() const {
@@ -150,6 +173,7 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
   step_keys_ = &keys;
   step_values_ = &values;
   step_outs_ = &outs;
+  nonfinite_keys_.clear();
   if (!overlaps()) return;
   if (keys != bucketed_keys_ || bucket_ranges_.empty()) {  // plan the buckets once
     std::vector<size_t> bytes;
@@ -193,6 +217,10 @@ void KVStore::FinishPushPull() {
     overlap_->Finish();
   } else {
     PushPull(*step_keys_, *step_values_, *step_outs_);
+  }
+  if (defer_updates_ && optimizer_ && nonfinite_keys_.empty()) {  // every sum is finite
+    for (int key : *step_keys_) optimizer_->Update(key, store_.at(key), merged_.at(key));
+    Pull(*step_keys_, *step_outs_);
   }
   step_keys_ = nullptr;
 }

@@ -74,6 +74,20 @@ class KVStore {
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer) { optimizer_ = std::move(optimizer); }
   Optimizer* optimizer() const { return optimizer_.get(); }
 
+  // Note [Non-finite gradients]
+  // A NaN or an infinity in one device's gradient becomes one in the sum that every device and
+  // worker holds after the reduction, so each worker can decide alone, and all decide alike,
+  // that a step went wrong. With checking on, the store tests each key's sum before its update
+  // and leaves a non-finite key's weight as it was; nonfinite_keys() lists them after
+  // FinishPushPull (or Push). With skip_whole_step, no key is updated until every key of the
+  // step is known finite (FinishPushPull updates them all, or none): this costs the overlap of
+  // the update with backward, so it is only on when asked for.
+  void SetNonFiniteCheck(bool check, bool skip_whole_step) {
+    check_finite_ = check;
+    defer_updates_ = check && skip_whole_step;
+  }
+  const std::vector<int>& nonfinite_keys() const { return nonfinite_keys_; }
+
   // Sums a few doubles over all workers in place (metric sums); a no-op in one process.
   virtual void SumAcrossWorkers(std::span<double> values) { (void)values; }
 
@@ -93,6 +107,8 @@ class KVStore {
   std::map<int, NDArray> store_;   // the value (weight) of each key
   std::map<int, NDArray> merged_;  // the reduction buffer of each key, allocated at Init
   std::unique_ptr<Optimizer> optimizer_;
+  bool check_finite_ = false, defer_updates_ = false;  // Note [Non-finite gradients]
+  std::vector<int> nonfinite_keys_;                     // this step's
   std::vector<NDArray> reduce_list_;             // reused between calls
   std::map<int, std::vector<NDArray>> staging_;  // pinned host copies of GPU values, per key
   std::vector<NDArray> host_values_;             // the values of one key on the host, reused
@@ -114,6 +130,8 @@ class KVStore {
 
 // Sums arrays of one shape into `out` (out may be one of them) with the process's cores.
 void SumInto(const std::vector<NDArray>& arrays, const NDArray& out);
+// Whether every element of a float32 array is finite (GPU arrays are copied to the host).
+bool AllFinite(const NDArray& array);
 
 std::unique_ptr<KVStore> CreateMpiKVStore(const std::string& type);
 // "device" (the GPUs of this process) or "nccl" (also across processes under mpirun): NCCL

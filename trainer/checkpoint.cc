@@ -25,22 +25,97 @@ std::string CheckpointStatesPath(const std::string& prefix, int epoch) {
   return prefix + suffix;
 }
 
-void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
+std::string CheckpointParamsPath(const std::string& prefix, CheckpointPosition at) {
+  if (at.batch == 0) return CheckpointParamsPath(prefix, at.epoch);
+  char suffix[48];
+  std::snprintf(suffix, sizeof(suffix), "-%04d-%08lld.params", at.epoch,
+                static_cast<long long>(at.batch));
+  return prefix + suffix;
+}
+
+std::string CheckpointStatesPath(const std::string& prefix, CheckpointPosition at) {
+  if (at.batch == 0) return CheckpointStatesPath(prefix, at.epoch);
+  char suffix[48];
+  std::snprintf(suffix, sizeof(suffix), "-%04d-%08lld.states", at.epoch,
+                static_cast<long long>(at.batch));
+  return prefix + suffix;
+}
+
+namespace {
+
+// The position named by a file of PREFIX's checkpoints ("-NNNN.params" or "-NNNN-BBBBBBBB.params"
+// after the prefix's file name), or none.
+std::optional<CheckpointPosition> ParsePosition(const std::string& name, const std::string& stem,
+                                                const std::string& extension) {
+  if (!name.starts_with(stem) || !name.ends_with(extension)) return std::nullopt;
+  const std::string middle = name.substr(stem.size(), name.size() - stem.size() - extension.size());
+  auto digits = [](const std::string& s, size_t n) {
+    return s.size() >= n && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  const size_t dash = middle.find('-');
+  const std::string epoch = middle.substr(0, dash);
+  if (!digits(epoch, 4) || epoch.size() > 9) return std::nullopt;
+  CheckpointPosition at{.epoch = std::stoi(epoch)};
+  if (dash != std::string::npos) {
+    const std::string batch = middle.substr(dash + 1);
+    if (!digits(batch, 8) || batch.size() > 18) return std::nullopt;
+    at.batch = std::stoll(batch);
+    if (at.batch == 0) return std::nullopt;
+  }
+  return at;
+}
+
+std::filesystem::path DirectoryOf(const std::string& prefix) {
+  const std::filesystem::path base(prefix);
+  return base.has_parent_path() ? base.parent_path() : std::filesystem::path(".");
+}
+
+std::string StemOf(const std::string& prefix) {
+  return std::filesystem::path(prefix).filename().string() + "-";
+}
+
+}  // namespace
+
+std::optional<CheckpointPosition> LatestCheckpoint(const std::string& prefix) {
+  std::optional<CheckpointPosition> latest;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(DirectoryOf(prefix), ec)) {
+    const auto at = ParsePosition(entry.path().filename().string(), StemOf(prefix), ".params");
+    if (at && (!latest || *at > *latest)) latest = at;
+  }
+  return latest;
+}
+
+int RemoveOlderStepCheckpoints(const std::string& prefix, CheckpointPosition at) {
+  std::error_code ec;
+  std::vector<CheckpointPosition> older;
+  for (const auto& entry : std::filesystem::directory_iterator(DirectoryOf(prefix), ec)) {
+    const auto p = ParsePosition(entry.path().filename().string(), StemOf(prefix), ".params");
+    if (p && p->batch > 0 && *p < at) older.push_back(*p);
+  }
+  for (const CheckpointPosition& p : older) {  // params first: a pair never looks complete half-gone
+    std::filesystem::remove(CheckpointParamsPath(prefix, p), ec);
+    std::filesystem::remove(CheckpointStatesPath(prefix, p), ec);
+  }
+  return static_cast<int>(older.size());
+}
+
+void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params, const Optimizer* optimizer) {
   symbol.Save(prefix + "-symbol.json");
   std::map<std::string, NDArray> all;
   for (const auto& [name, array] : arg_params) all["arg:" + name] = array;
   for (const auto& [name, array] : aux_params) all["aux:" + name] = array;
-  if (optimizer) optimizer->SaveStates(CheckpointStatesPath(prefix, epoch));
-  SaveParams(CheckpointParamsPath(prefix, epoch), all);
+  if (optimizer) optimizer->SaveStates(CheckpointStatesPath(prefix, at));
+  SaveParams(CheckpointParamsPath(prefix, at), all);
+  RemoveOlderStepCheckpoints(prefix, at);
 }
 
 int RemoveStaleCheckpointTemporaries(const std::string& prefix) {
   namespace fs = std::filesystem;
-  const fs::path base(prefix);
-  const fs::path dir = base.has_parent_path() ? base.parent_path() : fs::path(".");
-  const std::string stem = base.filename().string() + "-";
+  const fs::path dir = DirectoryOf(prefix);
+  const std::string stem = StemOf(prefix);
   std::error_code ec;
   int removed = 0;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -58,10 +133,10 @@ int RemoveStaleCheckpointTemporaries(const std::string& prefix) {
   return removed;
 }
 
-void LoadCheckpointParams(const std::string& prefix, int epoch,
+void LoadCheckpointParams(const std::string& prefix, CheckpointPosition at,
                           std::map<std::string, NDArray>* arg_params,
                           std::map<std::string, NDArray>* aux_params) {
-  const std::string path = CheckpointParamsPath(prefix, epoch);
+  const std::string path = CheckpointParamsPath(prefix, at);
   for (const auto& [name, array] : LoadParams(path)) {
     if (name.rfind("arg:", 0) == 0) {
       (*arg_params)[name.substr(4)] = array;

@@ -2,7 +2,10 @@
 // names) and PREFIX-NNNN.states (optimizer), each written atomically.
 #pragma once
 
+#include <compare>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "optimizer/optimizer.h"
@@ -10,14 +13,35 @@
 
 namespace cohort {
 
+// Note [Checkpoint positions]
+// A checkpoint holds the training state after `epoch` complete epochs and `batch` batches of the
+// next. Epoch checkpoints (batch 0) keep MXNet's names, PREFIX-NNNN.params/.states;
+// mid-epoch ones (checkpoint.every_steps, a stop on a signal) are PREFIX-NNNN-BBBBBBBB.params/
+// .states. Resuming replays the data order up to the position (each epoch's Reset, then the
+// batches skipped) and keys every random stream by (seed, epoch, batch), so a resumed run
+// continues exactly as an uninterrupted one. Only the latest mid-epoch checkpoint is kept: a
+// newer checkpoint of either kind removes the older mid-epoch ones once it is complete.
+struct CheckpointPosition {
+  int epoch = 0;
+  int64_t batch = 0;
+  auto operator<=>(const CheckpointPosition&) const = default;
+};
+
 std::string CheckpointParamsPath(const std::string& prefix, int epoch);
 std::string CheckpointStatesPath(const std::string& prefix, int epoch);
+std::string CheckpointParamsPath(const std::string& prefix, CheckpointPosition at);
+std::string CheckpointStatesPath(const std::string& prefix, CheckpointPosition at);
+
+// The latest complete checkpoint beside PREFIX (its .params file exists), or none.
+std::optional<CheckpointPosition> LatestCheckpoint(const std::string& prefix);
+// Removes PREFIX's mid-epoch checkpoints older than `at`; returns how many pairs went.
+int RemoveOlderStepCheckpoints(const std::string& prefix, CheckpointPosition at);
 
 // Writes the symbol, (when given) the optimizer's states, then the parameters: each file appears
 // whole or not at all, and PREFIX-NNNN.params last, so its presence marks a complete checkpoint
 // (a run killed between the two writes leaves states without params, never params without
 // states).
-void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
+void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params,
                     const Optimizer* optimizer = nullptr);
@@ -27,7 +51,7 @@ void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
 int RemoveStaleCheckpointTemporaries(const std::string& prefix);
 
 // Reads PREFIX-NNNN.params into argument and auxiliary parameters; errors name the file.
-void LoadCheckpointParams(const std::string& prefix, int epoch,
+void LoadCheckpointParams(const std::string& prefix, CheckpointPosition at,
                           std::map<std::string, NDArray>* arg_params,
                           std::map<std::string, NDArray>* aux_params);
 

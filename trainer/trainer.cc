@@ -2,6 +2,7 @@
 #include "trainer/trainer.h"
 
 #include <chrono>
+#include <csignal>
 #include <random>
 #include <regex>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "base/logging.h"
 #include "base/seed.h"
+#include "base/stop_signal.h"
 #include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
@@ -109,19 +111,17 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
 
 void Trainer::InitParams(const FitConfig& config) {
   std::map<std::string, NDArray> args, aux;
-  if (config.begin_epoch > 0) {
+  const CheckpointPosition begin{config.begin_epoch, config.begin_batch};
+  if (begin > CheckpointPosition{}) {
     COHORT_CHECK(!config.checkpoint_prefix.empty())
         << "resuming from epoch " << config.begin_epoch << " needs a checkpoint prefix";
-    LoadCheckpointParams(config.checkpoint_prefix, config.begin_epoch, &args, &aux);
+    const std::string path = CheckpointParamsPath(config.checkpoint_prefix, begin);
+    LoadCheckpointParams(config.checkpoint_prefix, begin, &args, &aux);
     if (!config.arg_params.empty() || !config.aux_params.empty()) {
-      Log().info("Resuming from {}: the initial parameters given are not used",
-                 CheckpointParamsPath(config.checkpoint_prefix, config.begin_epoch));
+      Log().info("Resuming from {}: the initial parameters given are not used", path);
     }
     for (const std::string& p : param_names_) {
-      COHORT_CHECK(args.count(p)) << "'"
-                                  << CheckpointParamsPath(config.checkpoint_prefix,
-                                                          config.begin_epoch)
-                                  << "' has no parameter '" << p << "'";
+      COHORT_CHECK(args.count(p)) << "'" << path << "' has no parameter '" << p << "'";
     }
   } else {
     Initializer init(config.initializer);
@@ -208,15 +208,17 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   std::map<int, std::string> names;
   for (size_t i = 0; i < param_names_.size(); ++i) names[static_cast<int>(i)] = param_names_[i];
   optimizer->set_param_names(names);
+  const CheckpointPosition begin{config.begin_epoch, config.begin_batch};
   const std::string states =
-      config.begin_epoch > 0 ? CheckpointStatesPath(config.checkpoint_prefix, config.begin_epoch)
-                             : "";
+      begin > CheckpointPosition{} ? CheckpointStatesPath(config.checkpoint_prefix, begin) : "";
   update_on_kvstore_ = config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore();
   if (config.update_on_kvstore && !update_on_kvstore_) {
     Log().info("kvstore {} keeps no weights (Note [NCCL kvstore]): every device updates its own",
                kvstore_->type());
   }
   updaters_.clear();
+  on_nonfinite_ = config.on_nonfinite;
+  kvstore_->SetNonFiniteCheck(update_on_kvstore_, config.on_nonfinite == OnNonFinite::kSkipStep);
   if (update_on_kvstore_) {
     if (!states.empty()) optimizer->LoadStates(states);
     kvstore_->SetOptimizer(std::move(optimizer));
@@ -236,8 +238,26 @@ void Trainer::Backward() {
   manager_->Backward();
 }
 
-void Trainer::Update() {
+// Note [Non-finite gradients]: every worker holds the same sums, so all decide alike.
+void Trainer::Update(CheckpointPosition step) {
   kvstore_->FinishPushPull();
+  if (const std::vector<int> bad = NonFiniteParams(); !bad.empty()) {
+    const std::string where = "epoch " + std::to_string(step.epoch) + ", batch " +
+                              std::to_string(step.batch);
+    const std::string what = "the summed gradient of '" + param_names_[bad[0]] +
+                             "' holds NaN or infinity" +
+                             (bad.size() > 1 ? " (and of " + std::to_string(bad.size() - 1) +
+                                                   " other parameter(s))"
+                                             : "");
+    if (on_nonfinite_ == OnNonFinite::kStop) {
+      throw AgreedError(where + ": " + what +
+                            "; training stopped (on_nonfinite: skip_step skips such steps)",
+                        __FILE__, __LINE__);
+    }
+    ++skipped_steps_;
+    Log().warn("{}: {}; the step's update is skipped ({} so far)", where, what, skipped_steps_);
+    return;
+  }
   if (update_on_kvstore_) return;
   for (size_t d = 0; d < updaters_.size(); ++d) {
     for (size_t i = 0; i < param_names_.size(); ++i) {
@@ -246,6 +266,57 @@ void Trainer::Update() {
                            manager_->grad_arrays()[i][d]);
     }
   }
+}
+
+std::vector<int> Trainer::NonFiniteParams() const {
+  std::vector<int> bad = update_on_kvstore_ ? kvstore_->nonfinite_keys() : std::vector<int>{};
+  if (!update_on_kvstore_) {  // the sums are in every device's gradients: device 0's tell
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      if (!frozen_[i] && !AllFinite(manager_->grad_arrays()[i][0])) bad.push_back(static_cast<int>(i));
+    }
+  }
+  std::sort(bad.begin(), bad.end());
+  return bad;
+}
+
+OnNonFinite ParseOnNonFinite(const std::string& text) {
+  if (text == "stop") return OnNonFinite::kStop;
+  if (text == "skip_step") return OnNonFinite::kSkipStep;
+  throw ConfigError("on_nonfinite: '" + text + "' is not stop or skip_step", __FILE__, __LINE__);
+}
+
+// resume_latest: the latest complete checkpoint beside the prefix, or a fresh start.
+void Trainer::ResolveResume(FitConfig* config) const {
+  if (!config->resume_latest) return;
+  COHORT_CHECK(!config->checkpoint_prefix.empty()) << "resuming the latest checkpoint needs a prefix";
+  const std::optional<CheckpointPosition> latest = LatestCheckpoint(config->checkpoint_prefix);
+  if (!latest) {
+    Log().info("No checkpoint beside \"{}\": starting fresh", config->checkpoint_prefix);
+    return;
+  }
+  config->begin_epoch = latest->epoch;
+  config->begin_batch = latest->batch;
+  Log().info("Resuming from \"{}\"", CheckpointParamsPath(config->checkpoint_prefix, *latest));
+}
+
+// Workers may get a signal steps apart, or alone: they stop at the first step after which any
+// of them has one, exiting with SIGINT's code if any got SIGINT. One allreduce of two doubles
+// per step (a few microseconds over shared memory).
+int Trainer::AgreeOnStop() const {
+  const int mine = StopSignal();
+  if (kvstore_->num_workers() == 1) return mine;
+  double got[2] = {mine == SIGINT ? 1.0 : 0.0, mine != 0 && mine != SIGINT ? 1.0 : 0.0};
+  kvstore_->SumAcrossWorkers(got);
+  return got[0] > 0 ? SIGINT : got[1] > 0 ? SIGTERM : 0;
+}
+
+void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at) {
+  if (kvstore_->rank() != 0 || config.checkpoint_prefix.empty()) return;
+  std::map<std::string, NDArray> args, aux;
+  GetParams(&args, &aux);
+  const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
+  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer);
+  Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
 }
 
 // What every worker of a job must hold alike (Note [Agreement]).
@@ -260,7 +331,8 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
             << " clip " << o.clip_gradient << " rescale " << o.rescale_grad << " betas " << o.beta1
             << "," << o.beta2 << " epsilon " << o.epsilon << " gamma1 " << o.gamma1 << " schedule "
             << config.lr_schedule << " on kvstore " << config.update_on_kvstore;
-  epochs << config.begin_epoch << " to " << config.epochs;
+  epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
+         << " on non-finite " << static_cast<int>(config.on_nonfinite);
   return {{"symbol", symbol_.ToJSON()},
           {"parameter shapes", shapes.str()},
           {"batch per worker", std::to_string(train.batch_size())},
@@ -269,8 +341,14 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
           {"seed", std::to_string(config.seed)}};
 }
 
-std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& config,
+std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& given,
                                       const std::function<void(const EpochResult&)>& on_epoch) {
+  FitConfig config = given;
+  ResolveResume(&config);
+  COHORT_CHECK(config.begin_epoch < config.epochs)
+      << "training would begin at epoch " << config.begin_epoch << " of " << config.epochs;
+  stopped_by_signal_ = 0;
+  skipped_steps_ = 0;
   Bind(train, config.fixed_params);
   CheckWorkersAgree(*kvstore_, AgreementItems(train, config));  // Note [Agreement]
   InitParams(config);
@@ -296,9 +374,15 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   int64_t batches_per_epoch = 0;  // known after the first epoch
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
     metric->Reset();
+    int64_t batches = 0;
+    // A mid-epoch resume skips the batches done (Note [Checkpoint positions]); the epoch's
+    // training metric covers the batches after them.
+    if (epoch == config.begin_epoch) {
+      while (batches < config.begin_batch && train.Next()) ++batches;
+    }
+    const int64_t first_batch = batches;
     const auto start = Clock::now();
     auto window = start, t0 = start;
-    int64_t batches = 0;
     while (train.Next()) {
       const DataBatch& batch = train.Value();
       manager_->LoadDataBatch(batch);
@@ -309,7 +393,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       const auto t2 = Clock::now();
       Backward();
       const auto t3 = Clock::now();
-      Update();
+      Update({epoch, batches});
       const auto t4 = Clock::now();
       manager_->UpdateMetric(*metric, batch.label, batch.pad);
       const auto t5 = Clock::now();
@@ -323,9 +407,22 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       ++profile_.steps;
       t0 = t5;
       ++batches;
+      if (config.stop_on_signal) {
+        if (const int signo = AgreeOnStop(); signo != 0) {  // Note [Stop on a signal]
+          progress.Clear();
+          if (lead) Log().warn("Stopping on signal {} after epoch {}, batch {}", signo, epoch, batches);
+          SaveAt(config, {epoch, batches});
+          stopped_by_signal_ = signo;
+          return results;
+        }
+      }
+      if (config.checkpoint_every_steps > 0 && batches % config.checkpoint_every_steps == 0) {
+        SaveAt(config, {epoch, batches});
+      }
       if (progress.Due()) {
         const double seconds = std::chrono::duration<double>(t5 - start).count();
-        progress.Update(epoch, batches, batches_per_epoch, batches * global_batch / seconds,
+        progress.Update(epoch, batches, batches_per_epoch,
+                        (batches - first_batch) * global_batch / seconds,
                         metric->Get());
       }
       if (lead && config.log_every > 0 && batches % config.log_every == 0) {
@@ -342,7 +439,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     EpochResult r;
     r.epoch = epoch;
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    r.samples_per_sec = static_cast<double>(batches * global_batch) / r.seconds;
+    r.samples_per_sec = static_cast<double>((batches - first_batch) * global_batch) / r.seconds;
     ReduceMetric(*metric, *kvstore_);
     r.train = metric->Get();
     manager_->default_group().executor(0).SetProfiling(false);  // validation may run on the training group
@@ -356,14 +453,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       for (const auto& [name, value] : r.val)
         Log().info("Epoch[{}] Validation-{}={:.6f}", epoch, name, value);
     }
-    if (lead && !config.checkpoint_prefix.empty() && (epoch + 1) % config.checkpoint_period == 0) {
-      std::map<std::string, NDArray> args, aux;
-      GetParams(&args, &aux);
-      const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
-      SaveCheckpoint(config.checkpoint_prefix, epoch + 1, symbol_, args, aux, optimizer);
-      Log().info("Saved checkpoint to \"{}\"",
-                 CheckpointParamsPath(config.checkpoint_prefix, epoch + 1));
-    }
+    if ((epoch + 1) % config.checkpoint_period == 0) SaveAt(config, {epoch + 1, 0});
     if (on_epoch) on_epoch(r);
     results.push_back(r);
     train.Reset();

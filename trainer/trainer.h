@@ -13,12 +13,26 @@
 #include "kvstore/kvstore.h"
 #include "optimizer/initializer.h"
 #include "optimizer/optimizer.h"
+#include "trainer/checkpoint.h"
 
 namespace cohort {
 
+// What a step whose summed gradient holds a NaN or an infinity does (Note [Non-finite gradients]).
+enum class OnNonFinite {
+  kStop,      // throw an AgreedError naming the step and the first parameter affected
+  kSkipStep,  // leave every weight as it was for this step, count it, go on
+};
+
+// "stop" or "skip_step"; throws a ConfigError naming the text otherwise.
+OnNonFinite ParseOnNonFinite(const std::string& text);
+
 struct FitConfig {
   int epochs = 10;
-  int begin_epoch = 0;  // > 0 resumes from the checkpoint of that epoch
+  // Where to begin (Note [Checkpoint positions]): > 0 resumes from the checkpoint after
+  // begin_epoch epochs and begin_batch batches of the next.
+  int begin_epoch = 0;
+  int64_t begin_batch = 0;
+  bool resume_latest = false;  // begin at the latest complete checkpoint (none: from scratch)
   bool update_on_kvstore = true;
   std::string optimizer = "sgd";
   OptimizerOptions optimizer_options;
@@ -40,6 +54,11 @@ struct FitConfig {
   uint64_t seed = 0;
   std::string checkpoint_prefix;  // empty: no checkpoints
   int checkpoint_period = 1;
+  int64_t checkpoint_every_steps = 0;  // also a mid-epoch checkpoint every N batches (0: never)
+  OnNonFinite on_nonfinite = OnNonFinite::kStop;
+  // Stop after the step in which this process (or any worker) got SIGINT/SIGTERM, with a
+  // checkpoint when a prefix is set (Note [Stop on a signal]; the handlers are the caller's).
+  bool stop_on_signal = true;
   int log_every = 100;   // speedometer period, in batches (0: never)
   bool profile = false;  // time every op of device 0 (Trainer::profile())
   bool progress = true;  // a progress line on stderr when it is a terminal (rank 0)
@@ -86,6 +105,10 @@ class Trainer {
                  const std::map<std::string, NDArray>& aux_params);
 
   const StepProfile& profile() const { return profile_; }
+  // The signal Fit stopped for (Note [Stop on a signal]), or 0 when it ran to its last epoch.
+  int stopped_by_signal() const { return stopped_by_signal_; }
+  // Steps whose update was skipped for a non-finite gradient (OnNonFinite::kSkipStep).
+  int64_t skipped_steps() const { return skipped_steps_; }
   KVStore& kvstore() { return *kvstore_; }
   DataParallelExecutorManager* manager() { return manager_.get(); }
   // The symbol for a bucket key (MXNet's sym_gen). Without one, batches that carry a bucket key
@@ -102,7 +125,11 @@ class Trainer {
                        std::map<std::string, NDArray>* aux) const;
   void InitOptimizer(const FitConfig& config, int64_t global_batch);
   void Backward();  // and start reducing gradients (Note [Overlapped push])
-  void Update();    // finish reducing, then update
+  void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
+  std::vector<int> NonFiniteParams() const;  // of this step's summed gradients, by index
+  void ResolveResume(FitConfig* config) const;
+  int AgreeOnStop() const;  // the signal any worker got, 0 for none (Note [Stop on a signal])
+  void SaveAt(const FitConfig& config, CheckpointPosition at);
   DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
 
   Symbol symbol_;
@@ -119,6 +146,9 @@ class Trainer {
   std::map<std::string, NDArray> given_args_, given_aux_;
   std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore
   bool update_on_kvstore_ = true;
+  OnNonFinite on_nonfinite_ = OnNonFinite::kStop;
+  int stopped_by_signal_ = 0;
+  int64_t skipped_steps_ = 0;
   StepProfile profile_;
   // Arguments of every kvstore call, built once (reverse layer order: last layer first; frozen
   // parameters have no key).

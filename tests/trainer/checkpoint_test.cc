@@ -21,7 +21,7 @@ TEST(Checkpoint, ParamsAreWrittenAfterStates) {
   auto optimizer = Optimizer::Create("sgd", {.momentum = 0.9});
   const NDArray w = NDArray::Full({2}, 1.0), g = NDArray::Full({2}, 0.5);
   optimizer->Update(0, w, g);
-  SaveCheckpoint(prefix, 3, sym::Variable("x"), {{"w", w}}, {}, optimizer.get());
+  SaveCheckpoint(prefix, {3}, sym::Variable("x"), {{"w", w}}, {}, optimizer.get());
   const auto params = std::filesystem::last_write_time(CheckpointParamsPath(prefix, 3));
   const auto states = std::filesystem::last_write_time(CheckpointStatesPath(prefix, 3));
   EXPECT_LE(states, params);
@@ -46,6 +46,36 @@ TEST(Checkpoint, StaleTemporariesOfKilledWritersAreRemoved) {
   EXPECT_TRUE(std::filesystem::exists(dir.Path("m-0003.params.tmp." + alive)));  // a live writer
   EXPECT_TRUE(std::filesystem::exists(dir.Path("other-0001.params.tmp." + dead)));  // not ours
   EXPECT_TRUE(std::filesystem::exists(dir.Path("m-0001.params")));
+}
+
+// Note [Checkpoint positions]: the latest complete checkpoint is the largest (epoch, batch) whose
+// params file exists; a newer checkpoint removes the older mid-epoch ones.
+TEST(Checkpoint, LatestPositionAndOlderStepCheckpoints) {
+  testing::ScratchDir dir;
+  const std::string prefix = dir.Path("m");
+  EXPECT_FALSE(LatestCheckpoint(prefix).has_value());
+  EXPECT_EQ(CheckpointParamsPath(prefix, {2, 0}), prefix + "-0002.params");
+  EXPECT_EQ(CheckpointParamsPath(prefix, {2, 150}), prefix + "-0002-00000150.params");
+  EXPECT_EQ(CheckpointStatesPath(prefix, {0, 7}), prefix + "-0000-00000007.states");
+  for (const std::string& name :
+       {"m-0001.params", "m-0001-00000040.params", "m-0001-00000040.states",
+        "m-0001-00000020.params", "m-0002-00000003.states",  // states alone: incomplete
+        "m-0002.params.tmp.1", "m-symbol.json", "mm-0009.params", "m-12.params"}) {
+    std::ofstream(dir.Path(name)) << "x";
+  }
+  ASSERT_TRUE(LatestCheckpoint(prefix).has_value());
+  EXPECT_EQ(*LatestCheckpoint(prefix), (CheckpointPosition{1, 40}));
+  EXPECT_EQ(RemoveOlderStepCheckpoints(prefix, {1, 40}), 1);  // 1-20 goes, 1-40 stays
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("m-0001-00000020.params")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Path("m-0001-00000040.params")));
+
+  auto optimizer = Optimizer::Create("sgd", {});
+  SaveCheckpoint(prefix, {2, 0}, sym::Variable("x"), {{"w", NDArray::Full({2}, 1.0)}}, {},
+                 optimizer.get());
+  EXPECT_EQ(*LatestCheckpoint(prefix), (CheckpointPosition{2, 0}));
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("m-0001-00000040.params")));
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("m-0001-00000040.states")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Path("m-0001.params")));  // epoch checkpoints stay
 }
 
 }  // namespace

@@ -5,12 +5,15 @@
 
 #include <gmock/gmock.h>
 
+#include <csignal>
 #include <filesystem>
+#include <limits>
 #include <functional>
 #include <random>
 #include <set>
 
 #include "base/logging.h"
+#include "base/stop_signal.h"
 #include "io/ndarray_iter.h"
 #include "ndarray/params_io.h"
 #include "symbol/ops.h"
@@ -305,9 +308,150 @@ TEST_F(TrainerFiles, CheckpointHoldsMXNetNamesAndLoads) {
   Symbol loaded = Symbol::Load(Prefix() + "-symbol.json");
   EXPECT_EQ(loaded.ListArguments(), SmallMlp().ListArguments());
   std::map<std::string, NDArray> args, aux;
-  LoadCheckpointParams(Prefix(), 1, &args, &aux);
+  LoadCheckpointParams(Prefix(), {1}, &args, &aux);
   testing::ExpectClose(args, Params(t), 0, 0, "parameters");
-  EXPECT_THROW(LoadCheckpointParams(Prefix(), 7, &args, &aux), Error);
+  EXPECT_THROW(LoadCheckpointParams(Prefix(), {7}, &args, &aux), Error);
+}
+
+// Wraps an iterator and raises `signo` in this process during its n-th Next (1-based).
+class SignalDuringNext : public DataIter {
+ public:
+  SignalDuringNext(DataIter& inner, int n, int signo) : inner_(inner), n_(n), signo_(signo) {}
+  void Reset() override { inner_.Reset(); }
+  bool Next() override {
+    if (++calls_ == n_) std::raise(signo_);
+    return inner_.Next();
+  }
+  const DataBatch& Value() const override { return inner_.Value(); }
+  const std::vector<DataDesc>& provide_data() const override { return inner_.provide_data(); }
+  const std::vector<DataDesc>& provide_label() const override { return inner_.provide_label(); }
+  int64_t batch_size() const override { return inner_.batch_size(); }
+
+ private:
+  DataIter& inner_;
+  int n_, signo_, calls_ = 0;
+};
+
+// Note [Stop on a signal] and Note [Checkpoint positions]: a SIGTERM mid-epoch stops after the
+// step, writes a mid-epoch checkpoint, and a run resumed from the latest checkpoint ends with
+// the parameters of an uninterrupted run, dropout masks and momentum included.
+TEST_F(TrainerFiles, StopOnSignalThenResumeLatestEqualsUninterrupted) {
+  InstallStopSignalHandlers();
+  for (bool on_kvstore : {true, false}) {
+    FitConfig c = Config(3);
+    c.update_on_kvstore = on_kvstore;
+    c.checkpoint_prefix = Prefix();
+    auto fit = [&](const FitConfig& config, int signal_at, int* stopped) {
+      Trainer t(SmallMlp(0.3), {Context::CPU(0), Context::CPU(1)});
+      auto data = Iter(16);
+      SignalDuringNext wrapped(*data, signal_at, SIGTERM);
+      t.Fit(wrapped, nullptr, config);
+      *stopped = t.stopped_by_signal();
+      ClearStopSignal();
+      return Params(t);
+    };
+    int stopped = 0;
+    FitConfig plain = c;
+    plain.checkpoint_prefix.clear();
+    const auto whole = fit(plain, -1, &stopped);
+    EXPECT_EQ(stopped, 0);
+    // 6 batches an epoch: the 10th Next is epoch 1's 3rd batch.
+    fit(c, 10, &stopped);
+    EXPECT_EQ(stopped, SIGTERM);
+    ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0001-00000003.params"));
+    EXPECT_TRUE(std::filesystem::exists(Prefix() + "-0001.params"));
+    EXPECT_FALSE(std::filesystem::exists(Prefix() + "-0002.params"));
+    FitConfig rest = c;
+    rest.resume_latest = true;
+    testing::ExpectClose(whole, fit(rest, -1, &stopped), 0, 0, "parameters");
+    EXPECT_EQ(*LatestCheckpoint(Prefix()), (CheckpointPosition{3, 0}));
+    EXPECT_FALSE(std::filesystem::exists(Prefix() + "-0001-00000003.params"));  // superseded
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+}
+
+// checkpoint.every_steps: a mid-epoch checkpoint every N batches, resumable exactly; none left
+// once the epoch's own checkpoint is written.
+TEST_F(TrainerFiles, EveryStepsCheckpointsResumeExactly) {
+  FitConfig c = Config(2);
+  c.optimizer = "adam";
+  c.optimizer_options.lr = 0.01;
+  const auto fit = [&](const FitConfig& config) {
+    Trainer t(SmallMlp(0.3), {Context::CPU(0)});
+    auto data = Iter(16);
+    t.Fit(*data, nullptr, config);
+    return Params(t);
+  };
+  const auto whole = fit(c);
+  FitConfig first = c;
+  first.epochs = 1;
+  first.checkpoint_prefix = Prefix();
+  first.checkpoint_every_steps = 4;
+  fit(first);
+  EXPECT_TRUE(std::filesystem::exists(Prefix() + "-0001.params"));
+  EXPECT_FALSE(std::filesystem::exists(Prefix() + "-0000-00000004.params"));
+  // Resume from a mid-epoch checkpoint written by a run that went on past it.
+  FitConfig stepped = first;
+  stepped.checkpoint_period = 5;  // no epoch checkpoint: the step checkpoint stays
+  fit(stepped);
+  ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0000-00000004.params"));
+  std::filesystem::remove(Prefix() + "-0001.params");
+  FitConfig rest = c;
+  rest.checkpoint_prefix = Prefix();
+  rest.resume_latest = true;
+  testing::ExpectClose(whole, fit(rest), 0, 0, "parameters");
+}
+
+TEST_F(TrainerFiles, ResumeLatestWithoutCheckpointStartsFresh) {
+  FitConfig c = Config(1);
+  Trainer a(SmallMlp(), {Context::CPU(0)}), b(SmallMlp(), {Context::CPU(0)});
+  auto d1 = Iter(16), d2 = Iter(16);
+  a.Fit(*d1, nullptr, c);
+  c.checkpoint_prefix = Prefix();
+  c.resume_latest = true;
+  b.Fit(*d2, nullptr, c);
+  testing::ExpectClose(Params(a), Params(b), 0, 0, "parameters");
+}
+
+// Note [Non-finite gradients]: a NaN in sample 90 makes batch 5's summed gradients NaN (no
+// shuffle, batches of 16). Stopping names the step and the first parameter; skipping leaves the
+// weights as training on the first 80 samples alone leaves them.
+TEST(Trainer, NonFiniteGradientStopsOrSkipsTheStep) {
+  auto [x, y] = Blobs();
+  auto iter = [&](const NDArray& data, const NDArray& label) {
+    return std::make_unique<NDArrayIter>(NDArrayIter::NamedArrays{{"data", data}},
+                                         NDArrayIter::NamedArrays{{"softmax_label", label}},
+                                         BatchOptions{.batch_size = 16, .shuffle = false});
+  };
+  NDArray poisoned = x.CopyTo(Context::CPU());
+  poisoned.data<float>()[90 * 8 + 3] = std::numeric_limits<float>::quiet_NaN();
+  const NDArray first80 = x.Slice(0, 80).CopyTo(Context::CPU()),
+                labels80 = y.Slice(0, 80).CopyTo(Context::CPU());
+  for (bool on_kvstore : {true, false}) {
+    SCOPED_TRACE(on_kvstore ? "update on kvstore" : "update on devices");
+    FitConfig c = Config(1);
+    c.update_on_kvstore = on_kvstore;
+    Trainer stops(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto bad = iter(poisoned, y);
+    try {
+      stops.Fit(*bad, nullptr, c);
+      ADD_FAILURE() << "a NaN gradient did not stop training";
+    } catch (const AgreedError& e) {
+      // Only fc1_weight: relu maps the NaN activations to 0, as MXNet's does.
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("epoch 0, batch 5: the summed gradient of "
+                                                    "'fc1_weight' holds NaN or infinity; training "
+                                                    "stopped"));
+    }
+    c.on_nonfinite = OnNonFinite::kSkipStep;
+    Trainer skips(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    Trainer clean(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto bad2 = iter(poisoned, y), good = iter(first80, labels80);
+    skips.Fit(*bad2, nullptr, c);
+    clean.Fit(*good, nullptr, c);
+    EXPECT_EQ(skips.skipped_steps(), 1);
+    testing::ExpectClose(Params(clean), Params(skips), 0, 0, "parameters");
+  }
 }
 
 TEST(Trainer, ScoreAndPredictWithAnotherBatchSize) {
