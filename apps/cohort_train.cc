@@ -141,6 +141,10 @@ int main(int argc, char** argv) {
     return fail(2, e.message());
   } catch (const cohort::DataError& e) {
     return fail(2, e.message());
+  } catch (const cohort::OutOfMemoryError& e) {  // a batch or input too large: a setting
+    return fail(2, e.message());
+  } catch (const std::bad_alloc&) {
+    return fail(1, "out of memory (an allocation failed)");
   } catch (const std::exception& e) {
     return fail(1, e.what());
   }

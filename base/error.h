@@ -39,6 +39,13 @@ class DataError : public Error {
   using Error::Error;
 };
 
+// An allocation that cannot succeed: the message says how many bytes on which device, and the
+// code that knows what they were for adds it (the executor names the network and its shapes).
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Every worker of a job meets this error at the same step, decided from values all of them hold
 // alike (a summed gradient that is not finite): the CLIs print it once, from rank 0, and the
 // workers exit together instead of aborting one another.

@@ -214,7 +214,20 @@ void Executor::Build(const Executor* shared_exec) {
   needs_backward_ = g.needs_backward;
   if (ctx_.is_gpu()) AttachGpu(g, shared_exec);
   std::vector<NDArray> data, grad;
-  AllocateEntries(g, shared_exec, &data, &grad);
+  try {
+    AllocateEntries(g, shared_exec, &data, &grad);
+  } catch (const OutOfMemoryError& e) {  // say what the bytes were for
+    // The inputs that take no gradient (data, labels) are the shapes the user chose.
+    std::ostringstream inputs;
+    const std::vector<std::string> names = symbol_.ListArguments();
+    for (size_t i = 0; i < args_.size() && i < names.size(); ++i) {
+      if (grad_reqs_[i] == GradReq::kNull) inputs << " " << names[i] << args_[i].shape();
+    }
+    throw OutOfMemoryError("binding the network on " + ctx_.ToString() + " with inputs" +
+                               inputs.str() + ": its activations and gradients do not fit (" +
+                               e.message() + "); use a smaller batch or input",
+                           __FILE__, __LINE__);
+  }
   MakeSteps(g, data, grad);
   SetGradReqs(g, grad);
   FindFinalGradients(g);
@@ -240,6 +253,16 @@ void Executor::AllocateEntries(const GraphPlan& g, const Executor* shared_exec,
   data->assign(g.num_entries(), NDArray());
   grad->assign(g.num_entries(), NDArray());
   const MemoryPlan plan = PlanMemory(g.planned);
+  // A plan larger than the host can hold would be granted and then killed while it runs.
+  if (ctx_.is_host()) {
+    const int64_t need = plan.total() * static_cast<int64_t>(sizeof(float));
+    if (const int64_t available = HostBytesAvailable(); available >= 0 && need > available) {
+      throw OutOfMemoryError("the memory plan needs " + std::to_string(need) +
+                                 " bytes but the host has " + std::to_string(available) +
+                                 " available",
+                             __FILE__, __LINE__);
+    }
+  }
   pool_ = shared_exec ? shared_exec->pool_ : std::make_shared<MemoryPool>(ctx_);
   const std::vector<NDArray> blocks = pool_->Acquire(plan.block_size);
   planned_bytes_ = static_cast<size_t>(plan.total()) * sizeof(float);

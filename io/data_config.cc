@@ -241,7 +241,15 @@ DataIters MakeDataItersOrThrow(const Options& data, const DataContext& context) 
       dims.insert(dims.end(), shape.begin(), shape.end());
       const Shape s = ToShape(dims);
       const int64_t per = s.Size() / n;
-      std::vector<float> x(s.Size()), y(n);
+      std::vector<float> x, y;
+      try {
+        x.resize(s.Size());
+        y.resize(n);
+      } catch (const std::bad_alloc&) {  // say what for, and how much
+        Fail("keys 'data.num_samples'/'data.shape': " + std::to_string(n) +
+             " synthetic samples of shape " + ToShape(shape).ToString() + " need " +
+             std::to_string(s.Size() * 4) + " bytes, more than this machine can allocate");
+      }
       std::mt19937_64 rng(data_seed);
       std::normal_distribution<float> noise(0, 1);
       for (int64_t i = 0; i < n; ++i) {

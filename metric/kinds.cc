@@ -17,8 +17,17 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
               __FILE__, __LINE__);
 }
 
-// The class number a label value names; labels are stored as floats (MXNet's convention).
-int64_t ClassOf(float value) { return static_cast<int64_t>(value); }
+// The class number a label value names; labels are stored as floats (MXNet's convention). A
+// fractional or non-finite label is the data's fault (it was truncated silently before): a
+// DataError, exit 2 in the CLIs.
+int64_t ClassOf(const std::string& metric, float value, int64_t sample) {
+  if (!std::isfinite(value) || value != std::trunc(value) || std::fabs(value) > 1e15f) {
+    throw DataError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
+                        std::to_string(value) + ", which is not a class number (a whole number)",
+                    __FILE__, __LINE__);
+  }
+  return static_cast<int64_t>(value);
+}
 
 // Predictions (batch, classes) and labels (batch,) or (batch, 1): the common case of the
 // top-k and binary metrics.
@@ -40,9 +49,12 @@ int64_t ClassRows(const std::string& metric, const NDArray& label, const NDArray
 }
 
 void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64_t sample) {
-  COHORT_CHECK(label >= 0 && label < classes)
-      << "metric '" << metric << "': sample " << sample << " has label " << label
-      << ", outside the " << classes << " classes of the predictions";
+  if (label < 0 || label >= classes) {
+    throw DataError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
+                        std::to_string(label) + ", outside the " + std::to_string(classes) +
+                        " classes of the predictions",
+                    __FILE__, __LINE__);
+  }
 }
 
 }  // namespace
@@ -52,14 +64,16 @@ void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64
 void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
-  int64_t correct = 0, counted = 0;
-  auto count = [&](int64_t predicted, float target) {
-    if (ignore_label_ && ClassOf(target) == *ignore_label_) return;
-    correct += predicted == ClassOf(target);
+  int64_t correct = 0, counted = 0, classes = 0;  // 0: predictions are class numbers
+  auto count = [&](int64_t predicted, float value, int64_t sample) {
+    const int64_t target = ClassOf(name_, value, sample);
+    if (ignore_label_ && target == *ignore_label_) return;
+    if (classes > 0) CheckLabel(name_, target, classes, sample);
+    correct += predicted == target;
     ++counted;
   };
   if (pred.shape() == label.shape()) {  // predictions are class numbers already
-    for (int64_t i = 0; i < label.size(); ++i) count(ClassOf(p[i]), l[i]);
+    for (int64_t i = 0; i < label.size(); ++i) count(static_cast<int64_t>(p[i]), l[i], i);
   } else {
     const Shape& s = pred.shape();
     int axis = axis_ < 0 ? axis_ + s.ndim() : axis_;
@@ -74,7 +88,7 @@ void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; ++d) outer *= s[d];
     for (int d = axis + 1; d < s.ndim(); ++d) inner *= s[d];
-    const int64_t classes = s[axis];
+    classes = s[axis];
     if (label.size() != outer * inner) {
       ShapeMismatch(name_, label, pred, "expected one label per prediction along the class axis");
     }
@@ -85,7 +99,7 @@ void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
         for (int64_t c = 1; c < classes; ++c) {
           if (row[c * inner] > row[best * inner]) best = c;
         }
-        count(best, l[o * inner + i]);
+        count(best, l[o * inner + i], o * inner + i);
       }
     }
   }
@@ -108,7 +122,7 @@ void TopKAccuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const int64_t n = pred.shape()[0], classes = pred.shape()[1];
   int64_t correct = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t target = ClassOf(l[i]);
+    const int64_t target = ClassOf(name_, l[i], i);
     CheckLabel(name_, target, classes, i);
     const float* row = p + i * classes;
     int64_t higher = 0;  // classes that outrank the label; ties count in the label's favour
@@ -129,7 +143,7 @@ void BinaryClassificationMetric::UpdateOne(const NDArray& label, const NDArray& 
   const float* p = HostFloats(pred, 1);
   double tp = 0, fp = 0, fn = 0, tn = 0;
   for (int64_t i = 0; i < pred.shape()[0]; ++i) {
-    const int64_t truth = ClassOf(l[i]);
+    const int64_t truth = ClassOf(name_, l[i], i);
     COHORT_CHECK(truth == 0 || truth == 1)
         << "metric '" << name_ << "': sample " << i << " has label " << l[i]
         << "; binary classification needs labels 0 and 1";
@@ -251,7 +265,7 @@ void CrossEntropy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* p = HostFloats(pred, 1);
   double sum = 0, count = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t target = ClassOf(l[i]);
+    const int64_t target = ClassOf(name_, l[i], i);
     if (ignore_label_ && target == *ignore_label_) continue;
     CheckLabel(name_, target, classes, i);
     sum -= std::log(static_cast<double>(p[i * classes + target]) + eps_);
@@ -267,7 +281,7 @@ void Perplexity::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* p = HostFloats(pred, 1);
   double sum = 0, count = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t target = ClassOf(l[i]);
+    const int64_t target = ClassOf(name_, l[i], i);
     if (ignore_label_ && target == *ignore_label_) continue;
     CheckLabel(name_, target, classes, i);
     sum -= std::log(std::max(1e-10, static_cast<double>(p[i * classes + target])));

@@ -39,8 +39,11 @@ void* CachingPool::Alloc(size_t bytes) {
     ptr = raw_alloc_(size);
     ++stats_.raw_allocs;
   }
-  COHORT_CHECK(ptr != nullptr) << "out of memory: cannot allocate " << size << " bytes ("
-                               << stats_.live_bytes << " bytes in use)";
+  if (ptr == nullptr) {
+    throw OutOfMemoryError("out of GPU memory: cannot allocate " + std::to_string(size) +
+                               " bytes (" + std::to_string(stats_.live_bytes) + " bytes in use)",
+                           __FILE__, __LINE__);
+  }
   stats_.live_bytes += size;
   return ptr;
 }

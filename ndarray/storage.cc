@@ -2,6 +2,8 @@
 #include "ndarray/storage.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <mutex>
 #include <vector>
 
@@ -31,6 +33,18 @@ CachingPool& DevicePool(int device) {
 
 }  // namespace
 
+int64_t HostBytesAvailable() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0, available = -1, swap = 0;
+  while (meminfo >> key >> kb) {
+    if (key == "MemAvailable:") available = kb * 1024;
+    if (key == "SwapFree:") swap = kb * 1024;
+    meminfo.ignore(64, '\n');
+  }
+  return available < 0 ? -1 : available + swap;
+}
+
 std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
   void* data = nullptr;
   if (bytes > 0) {
@@ -38,8 +52,11 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
       case DeviceType::kCPU: {
         const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
         data = std::aligned_alloc(kHostAlignment, rounded);
-        COHORT_CHECK(data != nullptr)
-            << "out of host memory: cannot allocate " << bytes << " bytes";
+        if (data == nullptr) {
+          throw OutOfMemoryError("out of host memory: cannot allocate " + std::to_string(bytes) +
+                                     " bytes",
+                                 __FILE__, __LINE__);
+        }
         break;
       }
       case DeviceType::kCPUPinned: data = device::MallocPinned(bytes); break;
@@ -51,7 +68,11 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
         COHORT_CHECK(ctx.id >= 0 && ctx.id < device::Count())
             << ctx << " does not exist: this process sees " << device::Count() << " GPU(s)";
         data = device::Malloc(ctx.id, bytes);
-        COHORT_CHECK(data != nullptr) << "out of memory on " << ctx << ": " << bytes << " bytes";
+        if (data == nullptr) {
+          throw OutOfMemoryError("out of memory on " + ctx.ToString() + ": cannot allocate " +
+                                     std::to_string(bytes) + " bytes",
+                                 __FILE__, __LINE__);
+        }
         break;
     }
   }

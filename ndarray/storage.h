@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "base/context.h"
@@ -41,5 +42,10 @@ class Storage {
 
 // Frees the GPU blocks cached by device `device`'s pool (no-op without CUDA).
 void ReleaseCachedDeviceMemory(int device);
+
+// Host memory a process could still take (MemAvailable + SwapFree in /proc/meminfo), or -1 where
+// unknown. Linux grants allocations larger than that and kills the process when it touches
+// them, so a large planned allocation is checked against it first.
+int64_t HostBytesAvailable();
 
 }  // namespace cohort

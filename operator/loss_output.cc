@@ -131,8 +131,12 @@ class SoftmaxOutput : public Operator {
       for (int64_t i = 0; i < s.inner; ++i) {
         const float l = label[o * s.inner + i];
         const int64_t target = static_cast<int64_t>(l);
-        COHORT_CHECK(SoftmaxOutputIgnored(p_, l) || (target >= 0 && target < s.size))
-            << "SoftmaxOutput: label " << l << " is outside the " << s.size << " classes";
+        if (!SoftmaxOutputIgnored(p_, l) && !(target >= 0 && target < s.size && l == target)) {
+          // The labels the data gave: fractional ones were truncated silently before.
+          throw DataError("SoftmaxOutput: label " + std::to_string(l) +
+                              " is not a class number from 0 to " + std::to_string(s.size - 1),
+                          __FILE__, __LINE__);
+        }
         for (int64_t c = 0; c < s.size; ++c) {
           const int64_t k = (o * s.size + c) * s.inner + i;
           AssignReq(req[0], dx, k, SoftmaxOutputGrad(p_, y[k], l, c, off, scale));

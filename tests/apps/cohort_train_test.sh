@@ -76,6 +76,35 @@ JSON
   --set 'data.data_shape=[4]' --set batch_size=2 --set devices=cpu:0 --out "$tmp/id.csv" > /dev/null 2>&1
 check "an identity network writes the iterator's rows" \
   '[[ $? -eq 0 && "$(cat "$tmp/id.csv")" == "3,1,2,3,4"$'"'"'\n'"'"'"3,5,6,7,8"$'"'"'\n'"'"'"3,9,10,11,12.5" ]]'
+# Labels the data got wrong are exit 2 naming the label: before, an out-of-range validation
+# label counted as a miss and a fractional one was truncated.
+csv=(--set data.kind=csv --set data.train_data_csv="$tmp/x.csv" --set data.train_label_csv="$tmp/y.csv"
+     --set data.val_data_csv="$tmp/x.csv" --set 'data.data_shape=[4]' --set batch_size=3
+     --set devices=cpu:0 --set epochs=1)
+printf '0\n12\n0\n' > "$tmp/y12.csv"
+printf '0\n1.5\n0\n' > "$tmp/yhalf.csv"
+out=$("$train" --config "$config" "${csv[@]}" --set data.val_label_csv="$tmp/y12.csv" 2>&1); code=$?
+check "a validation label outside the classes is exit 2" \
+  '[[ $code -eq 2 && "$out" == *"sample 1 has label 12, outside the 10 classes"* ]]' || echo "$out"
+out=$("$train" --config "$config" "${csv[@]}" --set data.val_label_csv="$tmp/yhalf.csv" 2>&1); code=$?
+check "a fractional validation label is exit 2" \
+  '[[ $code -eq 2 && "$out" == *"sample 1 has label 1.500000, which is not a class number"* ]]' ||
+  echo "$out"
+out=$("$train" --config "$config" "${csv[@]}" --set data.train_label_csv="$tmp/yhalf.csv" \
+  --set data.val_label_csv="$tmp/y.csv" 2>&1); code=$?
+check "a fractional training label is exit 2" \
+  '[[ $code -eq 2 && "$out" == *"label 1.500000 is not a class number from 0 to 9"* ]]' || echo "$out"
+# Inputs too large for the machine: a line saying what for and how many bytes, exit 2 (before:
+# a bare std::bad_alloc, or the kernel's OOM killer once the pages were touched).
+out=$("$train" --config "$config" --set 'data.shape=[3,20000,20000]' 2>&1); code=$?
+check "synthetic data too large is exit 2 naming its bytes" \
+  '[[ $code -eq 2 && "$out" == *"4096 synthetic samples of shape (3,20000,20000) need 19660800000000 bytes"* ]]' ||
+  echo "$out"
+out=$("$train" --config "$config" --set model.name=resnet20 --set 'data.shape=[3,500,500]' \
+  --set data.num_samples=1 --set data.val_samples=0 --set batch_size=256 --set devices=cpu:0 2>&1); code=$?
+check "a network whose memory plan exceeds the host is exit 2 naming the inputs and bytes" \
+  '[[ $code -eq 2 && "$out" == *"binding the network on cpu:0 with inputs data(256,3,500,500)"*"the memory plan needs 150272026008 bytes"* ]]' ||
+  echo "$out"
 out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --out "$tmp/q.csv" 2>&1); code=$?
 check "predict without the parameters the network needs is exit 2 naming them" \
   '[[ $code -eq 2 && "$out" == *"no --params given: the network needs fc1_weight, fc1_bias"* ]]'
