@@ -84,6 +84,8 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
     }
   }
   config.fit.profile = profile;
+  // A worker with fewer batches would leave the others waiting (Note [Agreement]).
+  config.fit.must_agree.push_back({"training samples per worker", std::to_string(data.train_samples)});
   Trainer trainer(config.symbol, config.devices, config.work_load, kv);
   trainer.Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
     if (!metrics_file.is_open()) return;

@@ -333,12 +333,15 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
             << config.lr_schedule << " on kvstore " << config.update_on_kvstore;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite);
-  return {{"symbol", symbol_.ToJSON()},
-          {"parameter shapes", shapes.str()},
-          {"batch per worker", std::to_string(train.batch_size())},
-          {"optimizer", optimizer.str()},
-          {"epochs", epochs.str()},
-          {"seed", std::to_string(config.seed)}};
+  std::vector<std::pair<std::string, std::string>> items = {
+      {"symbol", symbol_.ToJSON()},
+      {"parameter shapes", shapes.str()},
+      {"batch per worker", std::to_string(train.batch_size())},
+      {"optimizer", optimizer.str()},
+      {"epochs", epochs.str()},
+      {"seed", std::to_string(config.seed)}};
+  items.insert(items.end(), config.must_agree.begin(), config.must_agree.end());
+  return items;
 }
 
 std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& given,

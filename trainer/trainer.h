@@ -59,6 +59,9 @@ struct FitConfig {
   // Stop after the step in which this process (or any worker) got SIGINT/SIGTERM, with a
   // checkpoint when a prefix is set (Note [Stop on a signal]; the handlers are the caller's).
   bool stop_on_signal = true;
+  // More that the workers of a job must hold alike (Note [Agreement]), as (name, value): the
+  // apps add the data sizes.
+  std::vector<std::pair<std::string, std::string>> must_agree;
   int log_every = 100;   // speedometer period, in batches (0: never)
   bool profile = false;  // time every op of device 0 (Trainer::profile())
   bool progress = true;  // a progress line on stderr when it is a terminal (rank 0)

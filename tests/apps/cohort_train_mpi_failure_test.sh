@@ -22,7 +22,8 @@ check "within 20 s" 'awk -v s="$seconds" "BEGIN { exit !(s < 20) }"'
 check "the failing rank names itself and the file" \
   '[[ "$out" == *"cohort-train: rank 1: "*"torn.gz"* ]]' || echo "$out" | head -20
 # Ranks that differ in what they train (Note [Agreement]): before, epochs 2 against 1 hung.
-for pair in "epochs=2 epochs=1:epochs" "model.num_classes=10 model.num_classes=5:symbol"; do
+for pair in "epochs=2 epochs=1:epochs" "model.num_classes=10 model.num_classes=5:symbol" \
+            "data.batches_per_epoch=5 data.batches_per_epoch=6:training samples per worker"; do
   first=${pair%% *} rest=${pair#* } second=${rest%%:*} item=${pair##*:}
   out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" --set "$first" : \
     -np 1 "$train" "${common[@]}" --set "$second" 2>&1); code=$?
