@@ -404,6 +404,8 @@ void Executor::Forward(bool is_train) {
         .arena = arena_,
         .seed = random_seed_ ^ forward_count_ * 0x9E3779B97F4A7C15ull ^
                 (static_cast<uint64_t>(step->node_index) + 1) * 0xBF58476D1CE4E5B9ull,
+        .first_sample = first_sample_,
+        .batch_rows = batch_rows_,
         .gpu = gpu_.get()};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     step->impl->Forward(ctx, step->in, step->out_req, step->out, step->aux);

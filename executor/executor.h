@@ -106,11 +106,16 @@ class Executor {
   size_t planned_bytes() const { return planned_bytes_; }
 
   // Note [Random streams]: random ops (Dropout) draw from a stream keyed by (seed, forwards
-  // since the seed was set, node). Setting the seed before each step makes the masks a function
-  // of the step alone, so a resumed run replays them.
-  void set_random_seed(uint64_t seed) {
+  // since the seed was set, node) at each element's global position: this executor's rows are
+  // rows [first_sample, first_sample + batch_rows) of the global batch. Setting the seed before
+  // each step makes the masks a function of the step alone, so a resumed run replays them; the
+  // same seed on every device and worker, with each one's rows, makes them a function of the
+  // global batch alone, so any split over devices and workers draws the same masks.
+  void set_random_seed(uint64_t seed, int64_t first_sample = 0, int64_t batch_rows = 0) {
     random_seed_ = seed;
     forward_count_ = 0;
+    first_sample_ = first_sample;
+    batch_rows_ = batch_rows;
   }
 
   // Waits until every kernel enqueued on a GPU executor's stream has run (no-op on the CPU).
@@ -151,6 +156,7 @@ class Executor {
   std::vector<int> unwritten_grads_;  // arguments with a gradient that no op writes
   ThreadArena* arena_ = nullptr;
   uint64_t random_seed_ = 0, forward_count_ = 0;
+  int64_t first_sample_ = 0, batch_rows_ = 0;
   bool needs_backward_ = false;
   bool profiling_ = false;
 };

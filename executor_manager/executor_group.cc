@@ -128,8 +128,11 @@ void DataParallelExecutorGroup::Forward(bool is_train) {
   workers_->Run(run);
 }
 
-void DataParallelExecutorGroup::SetRandomSeed(uint64_t seed) {
-  for (size_t d = 0; d < executors_.size(); ++d) executors_[d]->set_random_seed(MixSeed(seed, d));
+void DataParallelExecutorGroup::SetRandomSeed(uint64_t seed, int64_t first_sample) {
+  for (size_t d = 0; d < executors_.size(); ++d) {
+    const auto [begin, end] = slices_[d];
+    executors_[d]->set_random_seed(seed, first_sample + begin, end - begin);
+  }
 }
 
 void DataParallelExecutorGroup::SetGradientReadyCallback(std::function<void(int)> ready) {

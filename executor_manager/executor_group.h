@@ -67,9 +67,10 @@ class DataParallelExecutorGroup {
   // is final on every device, from the device thread that finished it last (Note [Gradient
   // ready]). An empty function switches it off.
   void SetGradientReadyCallback(std::function<void(int param)> ready);
-  // Seeds the random ops of the next Forward on every device, each device its own stream
-  // (Note [Random streams]).
-  void SetRandomSeed(uint64_t seed);
+  // Seeds the random ops of the next Forward on every device: one stream, each device drawing
+  // at its rows' global positions, this group's batch being rows [first_sample, first_sample +
+  // batch_size) of the global batch (Note [Random streams]).
+  void SetRandomSeed(uint64_t seed, int64_t first_sample = 0);
   void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);
   int num_devices() const { return static_cast<int>(executors_.size()); }
   Executor& executor(int device) { return *executors_[device]; }
@@ -128,7 +129,9 @@ class DataParallelExecutorManager {
   // As the group's, for every bucket's group (those bound later too).
   void SetGradientReadyCallback(std::function<void(int param)> ready);
   // Seeds the random ops of the next Forward (the current bucket's group).
-  void SetRandomSeed(uint64_t seed) { current_->SetRandomSeed(seed); }
+  void SetRandomSeed(uint64_t seed, int64_t first_sample = 0) {
+    current_->SetRandomSeed(seed, first_sample);
+  }
   int num_devices() const { return default_->num_devices(); }
   const std::vector<std::string>& aux_names() const { return default_->aux_names(); }
   // The group of the last batch loaded (the default bucket's before any).

@@ -56,10 +56,20 @@ Batcher::Batcher(std::vector<BatchField> data, std::vector<BatchField> label,
           << "' has " << n << " samples: every array needs the same first dimension";
     }
   }
-  part_ = ShardIndices(n, options_.num_parts, options_.part_index);
+  part_ = options_.sharding == BatchOptions::Sharding::kParts
+              ? ShardIndices(n, options_.num_parts, options_.part_index)
+              : ShardIndices(n, 1, 0);
+  if (options_.sharding == BatchOptions::Sharding::kParts) {
+    options_.num_parts = 1;  // from here on the part is the whole data set
+    options_.part_index = 0;
+  }
+  COHORT_CHECK(options_.num_parts >= 1 && options_.part_index >= 0 &&
+               options_.part_index < options_.num_parts)
+      << "part_index " << options_.part_index << " of num_parts " << options_.num_parts;
   order_ = part_;
-  stream_.reserve(part_.size() + options_.batch_size);
-  carry_.reserve(options_.batch_size);
+  const int64_t global = options_.batch_size * options_.num_parts;
+  stream_.reserve(part_.size() + global);
+  carry_.reserve(global);
   for (const BatchField& f : data_) {
     batch_.data.push_back(MakeBatchArray(f, options_.batch_size));
     batch_.provide_data.push_back(Describe(f, options_.batch_size));
@@ -82,26 +92,27 @@ void Batcher::StartEpoch() {
 
 void Batcher::Reset() { StartEpoch(); }
 
+// Note [Sharding]: the global batch is cut from the stream; this part serves its rows of it.
 bool Batcher::Next() {
-  const int64_t bs = options_.batch_size;
+  const int64_t bs = options_.batch_size, global = bs * options_.num_parts;
   const int64_t left = static_cast<int64_t>(stream_.size() - cursor_);
   if (left <= 0) return false;
-  int64_t* rows = batch_.index.data();
-  if (left >= bs) {
-    std::copy_n(stream_.begin() + cursor_, bs, rows);
-    batch_.pad = 0;
-  } else if (options_.last_batch == LastBatchHandle::kPad) {
-    std::copy_n(stream_.begin() + cursor_, left, rows);
-    for (int64_t i = left; i < bs; ++i) rows[i] = stream_[(i - left) % stream_.size()];
-    batch_.pad = bs - left;
-  } else {
+  if (left < global && options_.last_batch != LastBatchHandle::kPad) {
     if (options_.last_batch == LastBatchHandle::kRollOver) {
       carry_.assign(stream_.begin() + cursor_, stream_.end());
     }
     cursor_ = stream_.size();
     return false;
   }
-  cursor_ += std::min(left, bs);
+  const int64_t real = std::min(left, global);  // the rest of the global batch is padding
+  const int64_t first = options_.part_index * bs;
+  int64_t* rows = batch_.index.data();
+  for (int64_t i = 0; i < bs; ++i) {
+    const int64_t g = first + i;
+    rows[i] = g < real ? stream_[cursor_ + g] : stream_[(g - real) % stream_.size()];
+  }
+  batch_.pad = std::clamp<int64_t>(first + bs - real, 0, bs);
+  cursor_ += real;
   for (size_t i = 0; i < data_.size(); ++i) Gather(data_[i], batch_.data[i], rows);
   for (size_t i = 0; i < label_.size(); ++i) Gather(label_[i], batch_.label[i], rows);
   return true;

@@ -19,14 +19,20 @@ struct BatchOptions {
   // Data-parallel sharding: this iterator serves part `part_index` of `num_parts`.
   int num_parts = 1;
   int part_index = 0;
+  enum class Sharding { kGlobalBatch, kParts };
+  Sharding sharding = Sharding::kGlobalBatch;  // Note [Sharding]
 };
 
 // Note [Sharding]
-// Rank r of n reads the contiguous part [r*m, (r+1)*m) of the N samples, m = ceil(N/n), wrapping
-// to the start of the data set for the last part when n does not divide N (as PyTorch's
-// DistributedSampler pads). Every part then has exactly m samples, hence the same number of
-// batches, so data-parallel workers stay in step; the parts are disjoint when n divides N and
-// together always cover the data set. Shuffling permutes within a part.
+// kGlobalBatch (the default): every part orders all N samples alike (the seed alone decides),
+// cuts the order into global batches of num_parts · batch_size, and serves rows
+// [r·batch_size, (r+1)·batch_size) of each: the same global batches, padded or rolled over as
+// one, whatever the number of workers, so 1 worker x 4 devices, 2 x 2 and 4 x 1 train alike
+// (a worker's devices then slice its rows in turn). kParts (MXNet's num_parts/part_index, for
+// sources read in parts): part r is the contiguous [r*m, (r+1)*m) of the N samples,
+// m = ceil(N/n), wrapping to the start for the last part when n does not divide N (as PyTorch's
+// DistributedSampler pads), shuffled within. Either way every part has the same number of
+// batches, so data-parallel workers stay in step.
 std::vector<int64_t> ShardIndices(int64_t num_samples, int num_parts, int part_index);
 
 // One input or label of the data set, all samples in one host array of shape (N, ...).
@@ -49,8 +55,10 @@ class Batcher {
   const std::vector<DataDesc>& provide_data() const { return batch_.provide_data; }
   const std::vector<DataDesc>& provide_label() const { return batch_.provide_label; }
   int64_t batch_size() const { return options_.batch_size; }
-  // Samples in this iterator's part.
-  int64_t num_samples() const { return static_cast<int64_t>(part_.size()); }
+  // Samples this iterator serves an epoch (its share of the global batches' samples).
+  int64_t num_samples() const {
+    return (static_cast<int64_t>(part_.size()) + options_.num_parts - 1) / options_.num_parts;
+  }
 
  private:
   void StartEpoch();

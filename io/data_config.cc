@@ -64,6 +64,7 @@ preprocess_threads: int
 prefetch_buffer: int
 round_batch: bool
 skip_bad: bool
+sharding: string
 )";
 
 [[noreturn]] void Fail(const std::string& message) {
@@ -98,17 +99,31 @@ DataIters MakeDataItersOrThrow(const Options& data, const DataContext& context) 
   const bool prefetch = data.Get<bool>("prefetch", true);
   const LastBatchHandle last =
       ParseLastBatchHandle(data.Get<std::string>("last_batch_handle", "pad"));
+  // Note [Sharding]: workers slice each global batch, or (sharding: parts) read MXNet's parts.
+  const std::string sharding_name = data.Get<std::string>("sharding", "global_batch");
+  if (sharding_name != "global_batch" && sharding_name != "parts") {
+    Fail("key '" + data.Where("sharding") + "': '" + sharding_name +
+         "' is not global_batch or parts");
+  }
+  const auto sharding = sharding_name == "parts" ? BatchOptions::Sharding::kParts
+                                                 : BatchOptions::Sharding::kGlobalBatch;
+  if (sharding == BatchOptions::Sharding::kParts && (kind == "text" || kind == "imagerecord")) {
+    Fail("key '" + data.Where("sharding") + "': " + kind +
+         " data always slices the global batch (sharding: global_batch)");
+  }
   const BatchOptions train_options{.batch_size = batch,
                                    .shuffle = shuffle,
                                    .seed = seed,
                                    .last_batch = last,
                                    .num_parts = num_workers,
-                                   .part_index = rank};
+                                   .part_index = rank,
+                                   .sharding = sharding};
   const BatchOptions val_options{.batch_size = batch,
                                  .shuffle = false,
                                  .seed = seed,
                                  .num_parts = num_workers,
-                                 .part_index = rank};
+                                 .part_index = rank,
+                                 .sharding = sharding};
   auto wrap = [&](std::unique_ptr<DataIter> it) -> std::unique_ptr<DataIter> {
     return prefetch ? std::make_unique<PrefetchingIter>(std::move(it), 4) : std::move(it);
   };

@@ -40,7 +40,7 @@ void* CachingPool::Alloc(size_t bytes) {
     ++stats_.raw_allocs;
   }
   if (ptr == nullptr) {
-    throw OutOfMemoryError("out of GPU memory: cannot allocate " + std::to_string(size) +
+    throw OutOfMemoryError("out of memory: cannot allocate " + std::to_string(size) +
                                " bytes (" + std::to_string(stats_.live_bytes) + " bytes in use)",
                            __FILE__, __LINE__);
   }

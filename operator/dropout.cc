@@ -62,8 +62,9 @@ class Dropout : public Operator {
       return;
     }
     const DropoutMask draw(ctx.seed, p_.p);
+    const int64_t offset = DropoutMask::ElementOffset(ctx, n);
     for (int64_t i = 0; i < n; ++i) {
-      mask[i] = draw.At(i);
+      mask[i] = draw.At(offset + i);
       y[i] = x[i] * mask[i];
     }
   }

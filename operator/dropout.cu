@@ -18,8 +18,9 @@ void DropoutForwardGpu(const OpContext& ctx, const DropoutParam& p, const NDArra
     return;
   }
   const DropoutMask draw(ctx.seed, p.p);
+  const int64_t offset = DropoutMask::ElementOffset(ctx, in.size());
   ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t i) {
-    const float m = draw.At(i);
+    const float m = draw.At(offset + i);
     mask[i] = m;
     y[i] = x[i] * m;
   });

@@ -42,6 +42,13 @@ struct DropoutMask {
         threshold(static_cast<uint64_t>(static_cast<double>(p) * 18446744073709551615.0)),
         keep(1.0f / (1.0f - p)) {}
 
+  // The mask of an array of n elements whose rows are the executor's batch rows: element i is
+  // global element i + ElementOffset (Note [Random streams]).
+  static int64_t ElementOffset(const OpContext& ctx, int64_t n) {
+    return ctx.batch_rows > 0 && n % ctx.batch_rows == 0 ? ctx.first_sample * (n / ctx.batch_rows)
+                                                         : 0;
+  }
+
   COHORT_HOST_DEVICE float At(int64_t i) const {
     const uint64_t bits = Mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull);
     return bits >= threshold ? keep : 0.0f;

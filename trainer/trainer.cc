@@ -311,9 +311,10 @@ int Trainer::AgreeOnStop() const {
 }
 
 void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at) {
-  if (kvstore_->rank() != 0 || config.checkpoint_prefix.empty()) return;
+  if (config.checkpoint_prefix.empty()) return;
   std::map<std::string, NDArray> args, aux;
-  GetParams(&args, &aux);
+  GetParams(&args, &aux);  // every worker: the auxiliary states are averaged over them
+  if (kvstore_->rank() != 0) return;
   const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
   SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer);
   Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
@@ -389,8 +390,9 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     while (train.Next()) {
       const DataBatch& batch = train.Value();
       manager_->LoadDataBatch(batch);
-      manager_->SetRandomSeed(
-          MixSeed(MixSeed(MixSeed(config.seed, kvstore_->rank()), epoch), batches));
+      // Note [Random streams]: keyed by the step and the global batch position alone.
+      manager_->SetRandomSeed(MixSeed(MixSeed(config.seed, epoch), batches),
+                              kvstore_->rank() * train.batch_size());
       const auto t1 = Clock::now();
       manager_->Forward(true);
       const auto t2 = Clock::now();
@@ -531,6 +533,22 @@ void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
                         std::map<std::string, NDArray>* aux_params) const {
   COHORT_CHECK(manager_ != nullptr) << "GetParams before the trainer was bound";
   manager_->CopyTo(arg_params, aux_params);
+  // Auxiliary states (BatchNorm's running statistics) are averaged over every device of every
+  // worker, as the manager averages them over its devices: the same whatever the split.
+  if (kvstore_->num_workers() > 1) {
+    std::vector<double> sums;
+    for (const auto& [name, value] : *aux_params) {
+      const std::vector<float> v = value.ToVector<float>();
+      sums.insert(sums.end(), v.begin(), v.end());
+    }
+    kvstore_->SumAcrossWorkers(sums);
+    size_t at = 0;
+    for (auto& [name, value] : *aux_params) {
+      std::vector<float> mean(value.size());
+      for (float& m : mean) m = static_cast<float>(sums[at++] / kvstore_->num_workers());
+      value = NDArray::FromVector<float>(value.shape(), mean);
+    }
+  }
 }
 
 void Trainer::SetParams(const std::map<std::string, NDArray>& arg_params,

@@ -101,7 +101,8 @@ class Trainer {
   // Output 0 for every sample of the data set (padding left out), rows in order.
   NDArray Predict(DataIter& data);
 
-  // Current parameters (device 0; auxiliary states averaged over devices).
+  // Current parameters (device 0; auxiliary states averaged over the devices of every worker:
+  // under MPI every worker must call it).
   void GetParams(std::map<std::string, NDArray>* arg_params,
                  std::map<std::string, NDArray>* aux_params) const;
   void SetParams(const std::map<std::string, NDArray>& arg_params,

@@ -34,6 +34,10 @@ struct OpContext {
   Context ctx = Context::CPU();
   ThreadArena* arena = nullptr;  // CPU kernels run their loops here (nullptr: serial)
   uint64_t seed = 0;             // for random ops (Dropout): changes every forward
+  // Note [Random streams]: the executor's batch rows are rows [first_sample, first_sample +
+  // batch_rows) of the global batch (0, 0: unknown), so that a random op keys its draws by
+  // global position and any split over devices and workers draws alike.
+  int64_t first_sample = 0, batch_rows = 0;
   GpuResources* gpu = nullptr;   // on a gpu context: the executor's stream and library handles
 };
 

@@ -111,11 +111,55 @@ TEST(Sharding, UnevenPartsWrapSoEveryPartHasTheSameSize) {
 
 TEST(Sharding, EveryPartYieldsTheSameNumberOfBatches) {
   for (int r = 0; r < 3; ++r) {
-    Batcher b = Make(100, {.batch_size = 8, .shuffle = true, .num_parts = 3, .part_index = r});
-    EXPECT_EQ(b.num_samples(), 34);
-    EXPECT_EQ(Epoch(b).size(), 5u);
+    for (auto sharding : {BatchOptions::Sharding::kGlobalBatch, BatchOptions::Sharding::kParts}) {
+      Batcher b = Make(100, {.batch_size = 8, .shuffle = true, .num_parts = 3, .part_index = r,
+                             .sharding = sharding});
+      EXPECT_EQ(b.num_samples(), 34);
+      EXPECT_EQ(Epoch(b).size(), 5u);
+    }
   }
   EXPECT_THROW(Make(10, {.batch_size = 2, .num_parts = 2, .part_index = 2}), Error);
+}
+
+// Note [Sharding]: with global-batch slicing, parts 0..n-1 of each step, side by side, are the
+// one-part iterator's batch of n times the size (shuffled and padded alike), over two epochs and
+// every last-batch policy; their pads add up to its pad.
+TEST(Sharding, GlobalBatchSlicesEqualOneIteratorOfTheGlobalBatch) {
+  for (LastBatchHandle last :
+       {LastBatchHandle::kPad, LastBatchHandle::kDiscard, LastBatchHandle::kRollOver}) {
+    for (int parts : {2, 3, 4}) {
+      const BatchOptions whole_options{
+          .batch_size = 3 * parts, .shuffle = true, .seed = 7, .last_batch = last};
+      Batcher whole = Make(29, whole_options);
+      std::vector<Batcher> sliced;
+      for (int r = 0; r < parts; ++r) {
+        BatchOptions o = whole_options;
+        o.batch_size = 3;
+        o.num_parts = parts;
+        o.part_index = r;
+        sliced.push_back(Make(29, o));
+      }
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        std::vector<int64_t> whole_pads;
+        const Batches expected = Epoch(whole, &whole_pads);
+        Batches joined(expected.size());
+        std::vector<int64_t> pads(expected.size(), 0);
+        for (Batcher& b : sliced) {
+          std::vector<int64_t> part_pads;
+          const Batches got = Epoch(b, &part_pads);
+          ASSERT_EQ(got.size(), expected.size()) << parts << " parts";
+          for (size_t i = 0; i < got.size(); ++i) {
+            joined[i].insert(joined[i].end(), got[i].begin(), got[i].end());
+            pads[i] += part_pads[i];
+          }
+        }
+        EXPECT_EQ(joined, expected) << parts << " parts, epoch " << epoch;
+        EXPECT_EQ(pads, whole_pads) << parts << " parts, epoch " << epoch;
+        whole.Reset();
+        for (Batcher& b : sliced) b.Reset();
+      }
+    }
+  }
 }
 
 TEST(Batcher, ConvertsAndScales) {

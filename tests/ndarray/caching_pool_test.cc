@@ -81,7 +81,7 @@ TEST(CachingPool, OutOfMemoryReleasesTheCacheAndRetries) {
   try {
     pool.Alloc(6 << 20);
     FAIL();
-  } catch (const Error& e) {
+  } catch (const OutOfMemoryError& e) {
     EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
   }
   pool.Free(b, 4 << 20);

@@ -42,8 +42,10 @@ FitConfig Config(bool update_on_kvstore) {
 }
 
 // Two workers with one device each and batch 8 train like one process with two devices and
-// batch 16 made of the workers' batches side by side: parameters within 1e-5, equal metrics.
-void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool update_on_kvstore) {
+// batch 16: parameters within 1e-5, equal metrics. Sliced global batches (Note [Sharding]) are
+// the one process's batches as they are; MXNet's parts are its batches side by side.
+void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool update_on_kvstore,
+                                     BatchOptions::Sharding sharding) {
   std::vector<float> x, y;
   Blobs(features, &x, &y);
   std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
@@ -53,13 +55,13 @@ void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool upda
   const int rank = kv->rank();
   NDArrayIter mine({{"data", NDArray::FromVector<float>({96, features}, x)}},
                    {{"softmax_label", NDArray::FromVector<float>({96}, y)}},
-                   {.batch_size = 8, .num_parts = 2, .part_index = rank});
+                   {.batch_size = 8, .num_parts = 2, .part_index = rank, .sharding = sharding});
   Trainer distributed(Mlp(hidden), {Context::CPU(0)}, {}, kv);
   auto dist_results = distributed.Fit(mine, nullptr, Config(update_on_kvstore));
 
   // The same samples per step in one process: batch k = worker 0's batch k, then worker 1's.
   std::vector<float> xs, ys;
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 6 && sharding == BatchOptions::Sharding::kParts; ++k) {
     for (int part = 0; part < 2; ++part) {
       for (int i = 0; i < 8; ++i) {
         const int s = part * 48 + k * 8 + i;
@@ -68,6 +70,7 @@ void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool upda
       }
     }
   }
+  if (sharding == BatchOptions::Sharding::kGlobalBatch) xs = x, ys = y;
   NDArrayIter all({{"data", NDArray::FromVector<float>({96, features}, xs)}},
                   {{"softmax_label", NDArray::FromVector<float>({96}, ys)}}, {.batch_size = 16});
   Trainer local(Mlp(hidden), {Context::CPU(0), Context::CPU(1)});
@@ -85,7 +88,8 @@ void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool upda
 }
 
 TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
-  ExpectTwoWorkersEqualOneProcess(8, 16, true);
+  ExpectTwoWorkersEqualOneProcess(8, 16, true, BatchOptions::Sharding::kGlobalBatch);
+  ExpectTwoWorkersEqualOneProcess(8, 16, true, BatchOptions::Sharding::kParts);
 }
 
 // CTest runs this binary with COHORT_KVSTORE_OVERLAP=1 and COHORT_KVSTORE_BUCKET_MB=1: fc1_weight
@@ -93,7 +97,8 @@ TEST(MpiTrainer, TwoWorkersEqualOneProcessWithTwoDevices) {
 // the first bucket is reduced while fc1's backward still runs (Note [Overlapped push]).
 TEST(MpiTrainer, BucketsReducedDuringBackwardEqualOneProcess) {
   for (bool update_on_kvstore : {true, false}) {
-    ExpectTwoWorkersEqualOneProcess(1024, 300, update_on_kvstore);
+    ExpectTwoWorkersEqualOneProcess(1024, 300, update_on_kvstore,
+                                    BatchOptions::Sharding::kGlobalBatch);
   }
 }
 
