@@ -9,7 +9,7 @@ train=$1 params=$2 mpiexec=$3 config=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
 mpi=("$mpiexec" --oversubscribe --bind-to none)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 # Under 1 ms a step: 400 epochs of 8 batches take about 2 s.

@@ -7,7 +7,7 @@ train=$1 config=$2 readme=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
 for _ in 1 2 3 4 5 6 7 8; do cat "$readme"; done > "$tmp/text.txt"
 gzip -k "$tmp/text.txt"
 small=(--set "data.train_files=[$tmp/text.txt.gz]" --set data.val_fraction=0.1
