@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "base/logging.h"
 
@@ -44,6 +45,35 @@ CollectiveWatchdog::Scope::Scope(CollectiveWatchdog& dog, const char* what, int6
 
 CollectiveWatchdog::Scope::~Scope() { dog_.started_ns_.store(0, std::memory_order_release); }
 
+namespace {
+std::mutex hooks_mutex;
+std::map<int, std::function<void()>>& Hooks() {
+  static auto* hooks = new std::map<int, std::function<void()>>;  // alive during exit
+  return *hooks;
+}
+}  // namespace
+
+int AddAbortHook(std::function<void()> hook) {
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(hooks_mutex);
+  Hooks()[++next] = std::move(hook);
+  return next;
+}
+
+void RemoveAbortHook(int id) {
+  std::lock_guard<std::mutex> lock(hooks_mutex);
+  Hooks().erase(id);
+}
+
+void RunAbortHooks() {
+  std::map<int, std::function<void()>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(hooks_mutex);
+    hooks.swap(Hooks());  // once
+  }
+  for (auto& [id, hook] : hooks) hook();
+}
+
 void CollectiveWatchdog::Run() {
   const auto tick = std::chrono::milliseconds(timeout_ < 4 ? 50 : 250);
   int64_t warned_for = -1;
@@ -62,6 +92,7 @@ void CollectiveWatchdog::Run() {
                    static_cast<long long>(bytes_.load()), waited, timeout_, kExitCode);
       std::fflush(stderr);
       std::fflush(stdout);
+      RunAbortHooks();
       _exit(kExitCode);
     }
     if (waited > timeout_ / 4 && warned_for != count) {

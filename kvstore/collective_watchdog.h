@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,6 +20,14 @@ namespace cohort {
 // 124; mpirun then ends every rank. The watchdog never calls into MPI (which runs
 // MPI_THREAD_SERIALIZED), and the collective itself stays the blocking call it was: timing it
 // costs two atomic stores.
+// What must happen before a process ends a job it cannot finish (AbortDistributedJob, a
+// collective past its deadline): NCCL communicators are aborted (ncclCommAbort), so that their
+// kernels stop waiting for peers that will never come and the GPUs are left usable. Hooks run
+// once, in any thread, and must not block.
+int AddAbortHook(std::function<void()> hook);  // returns an id for RemoveAbortHook
+void RemoveAbortHook(int id);
+void RunAbortHooks();
+
 class CollectiveWatchdog {
  public:
   static constexpr int kExitCode = 124;  // as timeout(1)

@@ -109,8 +109,8 @@ void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<N
     if (defer_updates_ && optimizer_) continue;  // FinishPushPull updates, or not
     if (optimizer_) {
       optimizer_->Update(keys[k], store_.at(keys[k]), sum);
-    } else {
-      sum.CopyTo(store_.at(keys[k]));
+    } else {  // the sum becomes the stored value: the buffers trade places, no copy
+      std::swap(store_.at(keys[k]), merged_.at(keys[k]));
     }
   }
 }

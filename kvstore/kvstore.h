@@ -53,6 +53,8 @@ class KVStore {
   virtual void PushPull(const std::vector<int>& keys,
                         const std::vector<std::vector<NDArray>>& values,
                         const std::vector<std::vector<NDArray>>& outs, int priority = 0);
+  // Copies rank 0's host arrays into every worker's in place, keeping nothing (no keys).
+  void BroadcastArrays(const std::vector<NDArray>& host_arrays) { BroadcastFromRoot(host_arrays); }
   // Copies rank 0's value of each key into outs on every worker (no reduction).
   void Broadcast(const std::vector<int>& keys, const std::vector<NDArray>& values,
                  const std::vector<std::vector<NDArray>>& outs);

@@ -9,6 +9,7 @@
 #include "base/error_mpi.h"
 #include "kvstore/collective_watchdog.h"
 #include "kvstore/kvstore.h"
+#include "kvstore/ring_allreduce.h"
 
 namespace cohort {
 namespace {
@@ -51,6 +52,8 @@ class MpiKVStore : public KVStore {
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
     bucket_.resize(static_cast<size_t>(Env().kvstore_bucket_mb) << 18);  // MB -> floats
+    ring_ = std::make_unique<RingAllreduce>(comm_, int64_t{Env().ring_chunk_kb} << 10);
+    ring_min_bytes_ = int64_t{Env().ring_min_kb} << 10;
     if (size_ > 1) {
       watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
     } else {
@@ -88,9 +91,7 @@ class MpiKVStore : public KVStore {
       if (end - first == 1 && sizes_[first] > bucket_.size() * sizeof(float)) {
         // too big for a bucket: on its own, in place
         CollectiveWatchdog::Scope timed(*watchdog_, "gradient allreduce", buffers[first].nbytes());
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buffers[first].raw_data(),
-                                static_cast<int>(buffers[first].size()), MPI_FLOAT, MPI_SUM,
-                                comm_));
+        Sum(buffers[first].data<float>(), buffers[first].size());
         continue;
       }
       float* bucket = bucket_.data();
@@ -101,7 +102,7 @@ class MpiKVStore : public KVStore {
       {
         CollectiveWatchdog::Scope timed(*watchdog_, "gradient bucket allreduce",
                                         int64_t{used} * 4);
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bucket_.data(), used, MPI_FLOAT, MPI_SUM, comm_));
+        Sum(bucket_.data(), used);
       }
       const float* sums = bucket_.data();
       for (size_t i = first; i < end; ++i) {
@@ -123,7 +124,18 @@ class MpiKVStore : public KVStore {
   }
 
  private:
+  // Note [Ring all-reduce]: large reductions as a pipelined ring, small ones by MPI.
+  void Sum(float* data, int64_t count) {
+    if (ring_min_bytes_ > 0 && count * 4 >= ring_min_bytes_) {
+      ring_->Sum(data, count);
+      return;
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_));
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::unique_ptr<RingAllreduce> ring_;
+  int64_t ring_min_bytes_ = 0;
   int rank_ = 0, size_ = 1;
   int thread_support_ = MPI_THREAD_SINGLE;
   std::vector<float> bucket_;
@@ -154,6 +166,7 @@ void AbortDistributedJob(int exit_code) {
   if (DistributedRank() < 0) return;
   std::fflush(stdout);
   std::fflush(stderr);
+  RunAbortHooks();  // NCCL communicators first: their kernels would wait for the dead
   MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 

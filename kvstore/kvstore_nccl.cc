@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <cstring>
 #include <mutex>
 
 #include "base/env.h"
 #include "base/error_cuda.h"
 #include "base/logging.h"
+#include "kvstore/collective_watchdog.h"
 #include "kvstore/kvstore.h"
 
 namespace cohort {
@@ -37,6 +39,7 @@ class NcclKVStore : public KVStore {
     if (type == "nccl") mpi_ = CreateMpiKVStore("mpi");
   }
   ~NcclKVStore() override {
+    if (abort_hook_ != 0) RemoveAbortHook(abort_hook_);
     for (size_t d = 0; d < devices_.size(); ++d) {
       cudaSetDevice(devices_[d]);
       cudaStreamSynchronize(streams_[d]);
@@ -104,6 +107,9 @@ class NcclKVStore : public KVStore {
       CUDA_CHECK(cudaSetDevice(devices_[d]));
       CUDA_CHECK(cudaEventRecord(done_[d], streams_[d]));
     }
+    // Note [Collective deadline]: a peer that died or stalled would hold this wait forever;
+    // past COHORT_COMM_TIMEOUT the watchdog aborts the communicators and ends the process.
+    CollectiveWatchdog::Scope timed(*watchdog_, "NCCL gradient allreduce", 0);
     for (size_t d = 0; d < devices_.size(); ++d) CUDA_CHECK(cudaEventSynchronize(done_[d]));
   }
 
@@ -178,6 +184,12 @@ class NcclKVStore : public KVStore {
     }
     NCCL_CHECK(ncclGroupEnd());
     comms_ = std::move(comms);
+    // Note [No hang]: a job that ends early aborts the communicators before MPI_Abort.
+    abort_hook_ = AddAbortHook([comms = comms_] {
+      for (ncclComm_t c : comms) ncclCommAbort(c);
+    });
+    watchdog_ = std::make_unique<CollectiveWatchdog>(
+        rank(), processes * local > 1 ? static_cast<double>(Env().comm_timeout) : 0.0);
     streams_.resize(devices.size());
     ready_.resize(devices.size());
     done_.resize(devices.size());
@@ -197,6 +209,8 @@ class NcclKVStore : public KVStore {
   std::atomic<bool> reduced_ = false;
   std::vector<int> devices_;
   std::vector<ncclComm_t> comms_;
+  int abort_hook_ = 0;
+  std::unique_ptr<CollectiveWatchdog> watchdog_;
   std::vector<cudaStream_t> streams_;
   std::vector<cudaEvent_t> ready_, done_;
 };

@@ -152,6 +152,22 @@ void Trainer::InitParams(const FitConfig& config) {
   }
   kvstore_->Init(keys, device0);
   kvstore_->Pull(keys, devices);
+  // Frozen parameters and auxiliary states have no key: rank 0's go to every worker all the
+  // same (as Horovod's broadcast_parameters), so workers that read another file or drew
+  // otherwise still train alike.
+  if (kvstore_->num_workers() > 1) {
+    std::vector<std::vector<NDArray>> targets;
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      if (frozen_[i]) targets.push_back(manager_->param_arrays()[i]);
+    }
+    for (const auto& per_device : manager_->aux_arrays()) targets.push_back(per_device);
+    std::vector<NDArray> host;
+    for (const auto& per_device : targets) host.push_back(per_device[0].CopyTo(Context::CPU()));
+    kvstore_->BroadcastArrays(host);
+    for (size_t j = 0; j < targets.size(); ++j) {
+      for (const NDArray& device : targets[j]) host[j].CopyTo(device);
+    }
+  }
 }
 
 // Fine-tuning: the given parameters replace the initializer's where the network has them,

@@ -102,5 +102,34 @@ TEST(MpiTrainer, BucketsReducedDuringBackwardEqualOneProcess) {
   }
 }
 
+// Frozen parameters have no kvstore key: rank 0's values reach every worker, so a worker that
+// started from other values (another file, another draw) still trains the same network.
+TEST(MpiTrainer, FrozenParametersStartFromRankZeros) {
+  std::vector<float> x, y;
+  Blobs(8, &x, &y);
+  std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
+  const int rank = kv->rank();
+  NDArrayIter data({{"data", NDArray::FromVector<float>({96, 8}, x)}},
+                   {{"softmax_label", NDArray::FromVector<float>({96}, y)}},
+                   {.batch_size = 8, .num_parts = 2, .part_index = rank});
+  FitConfig c = Config(true);
+  c.epochs = 1;
+  c.fixed_params = {"fc1_.*"};
+  c.arg_params["fc1_bias"] = NDArray::Full({16}, rank == 0 ? 0.5 : -0.5);
+  Trainer t(Mlp(16), {Context::CPU(0)}, {}, kv);
+  t.Fit(data, nullptr, c);
+  std::map<std::string, NDArray> args, aux;
+  t.GetParams(&args, &aux);
+  for (float v : args.at("fc1_bias").ToVector<float>()) EXPECT_EQ(v, 0.5f);
+  for (const auto& [name, array] : args) {  // every worker holds what rank 0 holds
+    const std::vector<float> mine = array.ToVector<float>();
+    std::vector<double> sum(mine.begin(), mine.end());
+    kv->SumAcrossWorkers(sum);
+    for (size_t i = 0; i < mine.size(); ++i) {
+      ASSERT_EQ(sum[i], 2.0 * static_cast<double>(mine[i])) << name << "[" << i << "]";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cohort

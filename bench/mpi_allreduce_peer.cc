@@ -1,0 +1,69 @@
+// The peer of cohort-allreduce-bench --kvstore mpi: raw MPI_Allreduce (in place, float sum) over
+// the same sizes, printing the same columns, so that scripts/bench-allreduce.sh can put the
+// kvstore beside the library it calls in one run.
+//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [ring [CHUNK_BYTES]]]]]
+// (bytes; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring all-reduce]) runs instead
+// of MPI_Allreduce: the reduction alone, without the kvstore around it.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kvstore/ring_allreduce.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const long long min_bytes = argc > 1 ? std::atoll(argv[1]) : 4096;
+  const long long max_bytes = argc > 2 ? std::atoll(argv[2]) : 256ll << 20;
+  const int iters = argc > 3 ? std::atoi(argv[3]) : 20;
+  std::vector<float> buffer(static_cast<size_t>(max_bytes / 4));
+  const bool use_ring = argc > 4 && std::strcmp(argv[4], "ring") == 0;
+  cohort::RingAllreduce ring(MPI_COMM_WORLD, argc > 5 ? std::atoll(argv[5]) : 256 << 10);
+  auto reduce = [&](int count) {
+    if (use_ring) {
+      ring.Sum(buffer.data(), count);
+    } else {
+      MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+  };
+  if (rank == 0) {
+    std::printf("#       size        count   type   time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n");
+  }
+  long long total_wrong = 0;
+  for (long long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    const int count = static_cast<int>(bytes / 4);
+    auto run = [&] {
+      std::fill(buffer.begin(), buffer.begin() + count, static_cast<float>(rank + 1));
+      reduce(count);
+    };
+    for (int i = 0; i < 5; ++i) run();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double seconds = 0;  // the refill is not timed
+    for (int i = 0; i < iters; ++i) {
+      std::fill(buffer.begin(), buffer.begin() + count, static_cast<float>(rank + 1));
+      const auto start = std::chrono::steady_clock::now();
+      reduce(count);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    double slowest = 0;
+    MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    seconds = slowest / iters;
+    const float want = static_cast<float>(size) * static_cast<float>(size + 1) / 2;
+    long long wrong = 0;
+    for (int i = 0; i < count; ++i) wrong += buffer[i] != want;
+    total_wrong += wrong;
+    if (rank == 0) {
+      const double algbw = static_cast<double>(bytes) / seconds / 1e9;
+      std::printf("%12lld %12d %6s %10.1f %12.3f %12.3f %7lld\n", bytes, count, "float",
+                  seconds * 1e6, algbw, algbw * 2.0 * (size - 1) / size, wrong);
+    }
+  }
+  MPI_Finalize();
+  return total_wrong == 0 ? 0 : 1;
+}
