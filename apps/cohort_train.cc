@@ -1,5 +1,6 @@
 // cohort-train: trains a network data-parallel from one YAML configuration.
 //   cohort-train --config FILE.yaml [--set key.sub=value]... [--metrics-out FILE.jsonl] [--profile]
+//                [--timeline FILE.json]
 // Under mpirun with kvstore=mpi every process is one worker: it reads its part of the data and
 // the global batch is split over all devices of all workers; rank 0 logs, writes checkpoints and
 // the metrics file. Exit code 2 with one line for a bad configuration or bad data, 1 for a
@@ -17,6 +18,7 @@
 #include "kvstore/kvstore.h"
 #include "base/logging.h"
 #include "base/stop_signal.h"
+#include "base/timeline.h"
 
 namespace cohort {
 namespace {
@@ -51,8 +53,17 @@ void PrintProfile(const StepProfile& p) {
   }
 }
 
+// Rank 0 writes FILE.json, rank r FILE.rankR.json (Note [Timeline]).
+std::string TimelinePath(const std::string& path, int rank) {
+  if (rank == 0) return path;
+  const size_t dot = path.rfind('.');
+  const bool has_extension = dot != std::string::npos && path.find('/', dot) == std::string::npos;
+  const std::string stem = has_extension ? path.substr(0, dot) : path;
+  return stem + ".rank" + std::to_string(rank) + (has_extension ? path.substr(dot) : "");
+}
+
 int Train(const std::string& config_path, const std::vector<std::string>& sets,
-          const std::string& metrics_out, bool profile) {
+          const std::string& metrics_out, bool profile, const std::string& timeline_out) {
   const YAML::Node root = LoadConfig(config_path, sets);
   RunConfig config = ParseRunConfig(root);
   if (config.threads > 0) setenv("COHORT_NUM_THREADS", std::to_string(config.threads).c_str(), 1);
@@ -87,6 +98,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
   // A worker with fewer batches would leave the others waiting (Note [Agreement]).
   config.fit.must_agree.push_back({"training samples per worker", std::to_string(data.train_samples)});
   Trainer trainer(config.symbol, config.devices, config.work_load, kv);
+  if (!timeline_out.empty()) timeline::Start(rank);
   trainer.Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
     if (!metrics_file.is_open()) return;
     nlohmann::json line = {{"epoch", r.epoch},
@@ -97,6 +109,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
     metrics_file << line.dump() << "\n" << std::flush;
   });
   if (profile && rank == 0) PrintProfile(trainer.profile());
+  if (!timeline_out.empty()) timeline::Write(TimelinePath(timeline_out, rank));
   if (trainer.skipped_steps() > 0) {
     Log().warn("{} step(s) skipped for non-finite gradients", trainer.skipped_steps());
   }
@@ -117,6 +130,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-out", metrics_out, "append one JSON line per epoch to this file");
   bool profile = false;
   app.add_flag("--profile", profile, "print where a training step's time goes (phases, ops)");
+  std::string timeline;
+  app.add_option("--timeline", timeline,
+                 "write a Chrome trace of every step (rank r > 0: FILE.rankR.json)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -134,7 +150,7 @@ int main(int argc, char** argv) {
   };
   cohort::InstallStopSignalHandlers();
   try {
-    return cohort::Train(config, sets, metrics_out, profile);
+    return cohort::Train(config, sets, metrics_out, profile, timeline);
   } catch (const cohort::AgreedError& e) {
     // Every worker met it at the same step: one message, and the workers exit together.
     if (cohort::DistributedRank() <= 0) std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());

@@ -6,6 +6,7 @@
 
 #include "base/env.h"
 #include "base/seed.h"
+#include "base/timeline.h"
 
 namespace cohort {
 
@@ -124,7 +125,10 @@ void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
 
 void DataParallelExecutorGroup::Forward(bool is_train) {
   is_train_ = is_train;
-  auto run = [this](int d) { executors_[d]->Forward(is_train_); };
+  auto run = [this](int d) {
+    timeline::Span span(timeline::Span::OnDevice{d}, "forward");
+    executors_[d]->Forward(is_train_);
+  };
   workers_->Run(run);
 }
 
@@ -160,7 +164,10 @@ void DataParallelExecutorGroup::Backward() {
   if (gradient_ready_) {
     for (size_t p = 0; p < param_names_.size(); ++p) devices_pending_[p] = num_devices();
   }
-  auto run = [this](int d) { executors_[d]->Backward(); };
+  auto run = [this](int d) {
+    timeline::Span span(timeline::Span::OnDevice{d}, "backward");
+    executors_[d]->Backward();
+  };
   workers_->Run(run);
 }
 

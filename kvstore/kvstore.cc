@@ -7,6 +7,7 @@
 
 #include "base/env.h"
 #include "base/thread_arena.h"
+#include "base/timeline.h"
 
 namespace cohort {
 namespace {
@@ -185,6 +186,12 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
     }
     bucket_ranges_ = PlanBuckets(bytes, static_cast<size_t>(Env().kvstore_bucket_mb) << 20);
     bucketed_keys_ = keys;
+    bucket_bytes_.clear();
+    for (const auto& [begin, end] : bucket_ranges_) {
+      int64_t total = 0;
+      for (size_t i = begin; i < end; ++i) total += static_cast<int64_t>(bytes[i]);
+      bucket_bytes_.push_back(total);
+    }
   }
   // The arrays of each bucket, rebuilt every step (the caller may pass other arrays), in
   // vectors whose capacity stays: no allocation in the steady state.
@@ -201,8 +208,11 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
     }
   }
   if (!overlap_) {
-    overlap_ = std::make_unique<OverlappedPushPull>(
-        [this](size_t b) { PushPull(buckets_[b].keys, buckets_[b].values, buckets_[b].outs); });
+    overlap_ = std::make_unique<OverlappedPushPull>([this](size_t b) {
+      timeline::LabelThread("comm");
+      timeline::Span span("allreduce", static_cast<int64_t>(b), bucket_bytes_[b]);
+      PushPull(buckets_[b].keys, buckets_[b].values, buckets_[b].outs);
+    });
   }
   overlap_->Start(bucket_ranges_);
 }
@@ -214,8 +224,10 @@ void KVStore::KeyReady(size_t position) {
 void KVStore::FinishPushPull() {
   COHORT_CHECK(step_keys_ != nullptr) << "kvstore FinishPushPull without StartPushPull";
   if (overlaps()) {
+    timeline::Span span("wait_allreduce");
     overlap_->Finish();
   } else {
+    timeline::Span span("allreduce", -1, -1);  // every key at once, after backward
     PushPull(*step_keys_, *step_values_, *step_outs_);
   }
   if (defer_updates_ && optimizer_ && nonfinite_keys_.empty()) {  // every sum is finite

@@ -126,6 +126,7 @@ class KVStore {
   const std::vector<std::vector<NDArray>>*step_values_ = nullptr, *step_outs_ = nullptr;
   std::vector<int> bucketed_keys_;
   std::vector<std::pair<size_t, size_t>> bucket_ranges_;
+  std::vector<int64_t> bucket_bytes_;  // of each bucket, for the timeline
   std::vector<Bucket> buckets_;
   std::unique_ptr<OverlappedPushPull> overlap_;
 };

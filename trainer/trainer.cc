@@ -12,6 +12,7 @@
 #include "base/logging.h"
 #include "base/seed.h"
 #include "base/stop_signal.h"
+#include "base/timeline.h"
 #include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
@@ -403,20 +404,38 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     const int64_t first_batch = batches;
     const auto start = Clock::now();
     auto window = start, t0 = start;
-    while (train.Next()) {
+    timeline::LabelThread("main");
+    while (true) {
+      timeline::Span step_span("step");
+      {
+        timeline::Span span("data");
+        if (!train.Next()) break;
+        manager_->LoadDataBatch(train.Value());
+      }
       const DataBatch& batch = train.Value();
-      manager_->LoadDataBatch(batch);
       // Note [Random streams]: keyed by the step and the global batch position alone.
       manager_->SetRandomSeed(MixSeed(MixSeed(config.seed, epoch), batches),
                               kvstore_->rank() * train.batch_size());
       const auto t1 = Clock::now();
-      manager_->Forward(true);
+      {
+        timeline::Span span("forward");
+        manager_->Forward(true);
+      }
       const auto t2 = Clock::now();
-      Backward();
+      {
+        timeline::Span span("backward");
+        Backward();
+      }
       const auto t3 = Clock::now();
-      Update({epoch, batches});
+      {
+        timeline::Span span("update");
+        Update({epoch, batches});
+      }
       const auto t4 = Clock::now();
-      manager_->UpdateMetric(*metric, batch.label, batch.pad);
+      {
+        timeline::Span span("metric");
+        manager_->UpdateMetric(*metric, batch.label, batch.pad);
+      }
       const auto t5 = Clock::now();
       for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
                                        {&profile_.forward, t1, t2},

@@ -1,0 +1,53 @@
+// A trace of where training time goes, in the Chrome trace event format (Note [Timeline]).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cohort::timeline {
+
+// Note [Timeline]
+// `cohort-train --timeline FILE.json` records spans (data, forward, backward, allreduce of each
+// bucket, update, metric, the waits) per thread: the main thread, each device's thread and the
+// communication thread, and writes them as Chrome trace events (Perfetto, chrome://tracing): pid
+// the rank, tid the thread. Recording is meant to stay on for whole epochs: a span is two clock
+// reads and one store into the thread's own buffer, reserved up front (no lock, no allocation
+// until a thread has recorded 64K spans); when off it is one relaxed atomic load.
+// scripts/timeline-summary.py prints each step's communication that no compute overlapped.
+
+bool Enabled();
+// Starts recording for this process (rank: the trace's pid), forgetting earlier spans.
+void Start(int rank);
+// Stops recording and writes every thread's spans to `path`; throws naming the path on failure.
+void Write(const std::string& path);
+
+// Names the calling thread in the trace: "main", "comm", or kind + " " + index ("device 0").
+// Cheap after the first call with the same label.
+void LabelThread(const char* kind, int index = -1);
+
+struct ThreadLog;
+
+// Records [construction, destruction) on the calling thread. `name` must be a literal; bucket
+// and bytes (when >= 0) become the span's args.
+class Span {
+ public:
+  explicit Span(const char* name, int64_t bucket = -1, int64_t bytes = -1);
+  ~Span();
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+
+  // On device d's track ("device d") instead of the calling thread's: devices run on a pool
+  // whose calling thread is also the main thread, and one device runs on one thread at a time.
+  static constexpr int kMaxDeviceTracks = 64;
+  struct OnDevice {
+    int device;
+  };
+  Span(OnDevice on, const char* name);
+
+ private:
+  ThreadLog* log_ = nullptr;  // null: not recording
+  const char* name_;
+  int64_t start_ns_ = 0, bucket_ = -1, bytes_ = -1;
+};
+
+}  // namespace cohort::timeline
