@@ -235,12 +235,12 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
          std::to_string(c.devices.size()) + " devices");
   }
   c.kvstore = Get<std::string>(root, "kvstore", "local");
-  const bool gpu_kvstore = c.kvstore == "device" || c.kvstore == "nccl";
+  try {  // the kvstore's own rules: which devices its kind takes, whether this build has it
+    CheckKVStoreDevices(c.kvstore, c.devices);
+  } catch (const Error& e) {
+    Fail("key 'kvstore': " + e.message());
+  }
   for (const Context& d : c.devices) {
-    if (gpu_kvstore && !d.is_gpu()) {
-      Fail("key 'kvstore': " + c.kvstore + " reduces on GPUs but 'devices' lists " + d.ToString() +
-           "; use local or mpi for CPU devices");
-    }
     if (d.is_gpu() && d.id >= device::Count()) {
       Fail("key 'devices': " + d.ToString() + " does not exist: this process sees " +
            std::to_string(device::Count()) + " GPU(s)" +
@@ -305,9 +305,6 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     LRScheduler::Create(f.lr_schedule, {.step = 1, .steps = {1}, .max_update = 1});
     Initializer check(i);
     CreateMetric(f.metrics);
-    if (c.kvstore != "local" && c.kvstore != "mpi" && c.kvstore != "dist_sync") {
-      KVStore::Create(c.kvstore);  // throws with the reason
-    }
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {

@@ -14,6 +14,37 @@ namespace {
 constexpr int64_t kHostGrain = 1 << 15;  // elements per parallel block of host work
 }  // namespace
 
+KVStoreKind DescribeKVStore(const std::string& type) {
+  if (type == "local") return {};
+  if (type == "mpi" || type == "dist_sync") return {.spans_processes = true};
+  if (type == "device" || type == "nccl") {
+    return {.reduces_on_gpus = true,
+            .spans_processes = type == "nccl",
+            .keeps_weights = false,
+#if COHORT_NCCL
+            .available = true};
+#else
+            .available = false};
+#endif
+  }
+  COHORT_THROW() << "unknown kvstore '" << type
+                 << "': expected local, mpi (dist_sync), device or nccl";
+  return {};
+}
+
+void CheckKVStoreDevices(const std::string& type, const std::vector<Context>& devices) {
+  const KVStoreKind kind = DescribeKVStore(type);
+  if (!kind.available) {
+    COHORT_THROW() << "kvstore '" << type << "' reduces on GPUs with NCCL, which this build of "
+                   << "Cohort does not have (configure with nvcc and NCCL): use local or mpi";
+  }
+  for (const Context& d : devices) {
+    COHORT_CHECK(!kind.reduces_on_gpus || d.is_gpu())
+        << type << " reduces on GPUs but 'devices' lists " << d.ToString()
+        << "; use local or mpi for CPU devices";
+  }
+}
+
 std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   if (type == "local") {
     struct Local : KVStore {

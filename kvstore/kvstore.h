@@ -24,6 +24,20 @@ int DistributedRank();
 // (doing nothing) in a process that runs alone.
 void AbortDistributedJob(int exit_code);
 
+// What a kind of kvstore is, so that callers need not know the names: apps ask here whether a
+// kind takes their devices instead of listing the GPU kinds themselves.
+struct KVStoreKind {
+  bool reduces_on_gpus = false;   // device, nccl: values must be on GPUs
+  bool spans_processes = false;   // mpi, dist_sync, nccl: one worker per process under mpirun
+  bool keeps_weights = true;      // update_on_kvstore possible (not device, nccl)
+  bool available = true;          // built into this binary (device, nccl need NCCL)
+};
+// The kind of `type`; throws naming the known kinds for any other name.
+KVStoreKind DescribeKVStore(const std::string& type);
+// Throws an Error naming the kind and the device when `type` cannot reduce values on `devices`
+// (a GPU kind with CPU devices), or when this build lacks the kind.
+void CheckKVStoreDevices(const std::string& type, const std::vector<Context>& devices);
+
 // Keys are integers (parameter indices); every value of a key has the key's shape. Values are
 // float32 arrays on the host or on GPUs; local and mpi reduce and update on the host.
 class KVStore {
