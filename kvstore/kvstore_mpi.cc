@@ -88,8 +88,7 @@ class MpiKVStore : public KVStore {
       planned_sizes_ = sizes_;
     }
     for (const auto& [first, end] : plan_) {
-      if (end - first == 1 && sizes_[first] > bucket_.size() * sizeof(float)) {
-        // too big for a bucket: on its own, in place
+      if (end - first == 1) {  // one buffer (or one too big for a bucket): in place, no copies
         CollectiveWatchdog::Scope timed(*watchdog_, "gradient allreduce", buffers[first].nbytes());
         Sum(buffers[first].data<float>(), buffers[first].size());
         continue;
