@@ -38,6 +38,9 @@ struct EnvConfig {
   // Open MPI was as fast here). COHORT_RING_CHUNK_KB: the size of its messages (default 4096;
   // 256 KB to 4 MB measured alike, 64 KB slower).
   int ring_min_kb = 8192;
+  // COHORT_KVSTORE_HIERARCHICAL: 1 reduces inside each host first, then across hosts between one
+  // rank per host, then broadcasts inside the host (Note [Hierarchical all-reduce]); 0 flat.
+  bool kvstore_hierarchical = false;
   int ring_chunk_kb = 4096;
 };
 

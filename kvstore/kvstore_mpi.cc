@@ -7,6 +7,7 @@
 
 #include "base/env.h"
 #include "base/error_mpi.h"
+#include "base/logging.h"
 #include "kvstore/collective_watchdog.h"
 #include "kvstore/kvstore.h"
 #include "kvstore/ring_allreduce.h"
@@ -52,8 +53,10 @@ class MpiKVStore : public KVStore {
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
     bucket_.resize(static_cast<size_t>(Env().kvstore_bucket_mb) << 18);  // MB -> floats
-    ring_ = std::make_unique<RingAllreduce>(comm_, int64_t{Env().ring_chunk_kb} << 10);
     ring_min_bytes_ = int64_t{Env().ring_min_kb} << 10;
+    if (Env().kvstore_hierarchical) SplitByHost();
+    ring_ = std::make_unique<RingAllreduce>(leaders_ != MPI_COMM_NULL ? leaders_ : comm_,
+                                            int64_t{Env().ring_chunk_kb} << 10);
     if (size_ > 1) {
       watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
     } else {
@@ -63,7 +66,11 @@ class MpiKVStore : public KVStore {
   ~MpiKVStore() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&comm_);
+    if (finalized) return;
+    for (MPI_Comm* c : {&host_, &leaders_}) {
+      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+    }
+    MPI_Comm_free(&comm_);
   }
 
   int rank() const override { return rank_; }
@@ -123,16 +130,59 @@ class MpiKVStore : public KVStore {
   }
 
  private:
-  // Note [Ring all-reduce]: large reductions as a pipelined ring, small ones by MPI.
+  // Note [Hierarchical all-reduce]
+  // Across hosts the links are slower than inside one: Horovod's hierarchical all-reduce and
+  // MXNet's dist_device_sync first sum inside each host (MPI_Reduce to the host's first rank over
+  // shared memory), then all-reduce between one rank per host (over the network, 1/k of the
+  // ranks' traffic with k ranks a host), then broadcast the sum inside the host. Every rank ends
+  // with the leader's bits. Off unless COHORT_KVSTORE_HIERARCHICAL=1, and flat anyway when the
+  // job has one host or one rank a host.
+  void SplitByHost() {
+    MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_));
+    int host_rank = 0, host_size = 1;
+    MPI_CHECK(MPI_Comm_rank(host_, &host_rank));
+    MPI_CHECK(MPI_Comm_size(host_, &host_size));
+    MPI_CHECK(MPI_Comm_split(comm_, host_rank == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders_));
+    int hosts = 0;  // known to the leaders, then told to the host
+    if (leaders_ != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_size(leaders_, &hosts));
+    MPI_CHECK(MPI_Bcast(&hosts, 1, MPI_INT, 0, host_));
+    if (hosts > 1 && host_size > 1) {
+      host_rank_ = host_rank;
+      if (rank_ == 0) {
+        Log().info("kvstore {}: hierarchical all-reduce, {} hosts of {} ranks (rank 0's host)",
+                   type(), hosts, host_size);
+      }
+      return;
+    }
+    for (MPI_Comm* c : {&host_, &leaders_}) {  // one host, or one rank a host: flat
+      if (*c != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(c));
+    }
+  }
+
+  // Note [Ring all-reduce]: large reductions as a pipelined ring, small ones by MPI; Note
+  // [Hierarchical all-reduce]: inside the host first when asked for.
   void Sum(float* data, int64_t count) {
+    if (host_ != MPI_COMM_NULL) {
+      MPI_CHECK(MPI_Reduce(host_rank_ == 0 ? MPI_IN_PLACE : data, data, static_cast<int>(count),
+                           MPI_FLOAT, MPI_SUM, 0, host_));
+      if (leaders_ != MPI_COMM_NULL) FlatSum(leaders_, data, count);
+      MPI_CHECK(MPI_Bcast(data, static_cast<int>(count), MPI_FLOAT, 0, host_));
+      return;
+    }
+    FlatSum(comm_, data, count);
+  }
+
+  void FlatSum(MPI_Comm comm, float* data, int64_t count) {
     if (ring_min_bytes_ > 0 && count * 4 >= ring_min_bytes_) {
       ring_->Sum(data, count);
       return;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm));
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm host_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;  // hierarchical only
+  int host_rank_ = 0;
   std::unique_ptr<RingAllreduce> ring_;
   int64_t ring_min_bytes_ = 0;
   int rank_ = 0, size_ = 1;

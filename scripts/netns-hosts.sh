@@ -2,8 +2,9 @@
 # Several hosts on one machine for multi-host tests, made of Linux network namespaces:
 #   scripts/netns-hosts.sh up N     hosts cohort-h1 .. cohort-hN at 10.213.0.11 .. 10.213.0.(10+N)
 #   scripts/netns-hosts.sh down     removes them
-#   scripts/netns-hosts.sh mpirun ARGS...   runs mpirun on host 1 with the launch agent and
-#                                   TCP between hosts (use -np K --host IP,IP,... in ARGS)
+#   scripts/netns-hosts.sh mpirun ARGS...   runs mpirun on host 1 with the launch agent, TCP
+#                                   between hosts and shared memory inside one (use -np K
+#                                   --host IP,IP,... or --hostfile in ARGS)
 # Each host is a namespace with a veth pair to a bridge that lives in a namespace of its own
 # (cohort-sw): the hosts reach each other and nothing else, and nothing outside the namespaces
 # made here is addressed. scripts/netns-agent.sh is the launch agent (mpirun's
@@ -60,7 +61,7 @@ case "${1:-}" in
     exec ip netns exec "${ns_prefix}1" unshare --uts sh -c 'hostname "$0"; exec "$@"' \
       "${ns_prefix}1" mpirun --allow-run-as-root --oversubscribe \
       --mca plm_rsh_agent "$here/netns-agent.sh" \
-      --mca btl self,tcp --mca btl_tcp_if_include "$subnet.0/24" \
+      --mca btl self,vader,tcp --mca btl_tcp_if_include "$subnet.0/24" \
       --mca oob_tcp_if_include "$subnet.0/24" "$@" ;;
   *) echo "usage: netns-hosts.sh up N | down | mpirun ARGS..." >&2; exit 2 ;;
 esac

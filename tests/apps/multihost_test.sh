@@ -37,6 +37,20 @@ check "3 hosts equal one process with 3 devices within 1e-5" \
   '"$params" diff "$tmp/one3-0002.params" "$tmp/three-0002.params" --tol 1e-5 > "$tmp/diff3" 2>&1' ||
   tail -3 "$tmp/diff3"
 
+# Two ranks on each of 2 hosts, reduced inside each host first (Note [Hierarchical all-reduce]):
+# the parameters of one process with 4 devices, within 1e-5.
+"$train" "${common[@]}" --set devices=cpu:0,cpu:1,cpu:2,cpu:3 --set checkpoint.prefix="$tmp/one4" \
+  > /dev/null 2>&1
+timeout 60 bash "$hosts" mpirun -np 4 --host 10.213.0.11:2,10.213.0.12:2 \
+  -x COHORT_KVSTORE_HIERARCHICAL=1 "$train" "${common[@]}" --set log_level=info \
+  --set devices=cpu:0 --set kvstore=mpi --set checkpoint.prefix="$tmp/hier" > "$tmp/hier.log" 2>&1
+check "2 hosts x 2 ranks train hierarchically (exit $?)" \
+  'grep -q "hierarchical all-reduce, 2 hosts of 2 ranks" "$tmp/hier.log" && [[ -f $tmp/hier-0002.params ]]' ||
+  tail -5 "$tmp/hier.log"
+check "and equal one process with 4 devices within 1e-5" \
+  '"$params" diff "$tmp/one4-0002.params" "$tmp/hier-0002.params" --tol 1e-5 > "$tmp/diff4" 2>&1' ||
+  tail -3 "$tmp/diff4"
+
 # Host 2's rank killed mid-run: the job ends, naming the lost process, within 10 s.
 cp "$config" "$tmp/host2.yaml"  # a name that finds host 2's process
 long=(--set log_level=warn --set epochs=100000 --set kvstore=mpi --set devices=cpu:0)
