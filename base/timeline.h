@@ -14,6 +14,9 @@ namespace cohort::timeline {
 // reads and one store into the thread's own buffer, reserved up front (no lock, no allocation
 // until a thread has recorded 64K spans); when off it is one relaxed atomic load.
 // scripts/timeline-summary.py prints each step's communication that no compute overlapped.
+// The recorder lives in base/ rather than trainer/ (where DESIGN.md puts the timeline) because the
+// device threads (executor_manager) and the communication thread (kvstore) record into it, and
+// neither may use the trainer; the trainer and cohort-train drive it.
 
 bool Enabled();
 // Starts recording for this process (rank: the trace's pid), forgetting earlier spans.

@@ -217,6 +217,12 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
     }
     bucket_ranges_ = PlanBuckets(bytes, static_cast<size_t>(Env().kvstore_bucket_mb) << 20);
     bucketed_keys_ = keys;
+    const int largest = keys.empty() ? -1 : *std::max_element(keys.begin(), keys.end());
+    position_of_key_.assign(static_cast<size_t>(largest + 1), -1);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      COHORT_CHECK(keys[i] >= 0) << "kvstore StartPushPull: negative key " << keys[i];
+      position_of_key_[keys[i]] = static_cast<int>(i);
+    }
     bucket_bytes_.clear();
     for (const auto& [begin, end] : bucket_ranges_) {
       int64_t total = 0;
@@ -248,8 +254,12 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
   overlap_->Start(bucket_ranges_);
 }
 
-void KVStore::KeyReady(size_t position) {
-  if (overlap_ && overlaps()) overlap_->Ready(position);
+void KVStore::KeyReady(int key) {
+  if (!overlap_ || !overlaps()) return;
+  COHORT_CHECK(key >= 0 && static_cast<size_t>(key) < position_of_key_.size() &&
+               position_of_key_[key] >= 0)
+      << "kvstore KeyReady: key " << key << " is not one of this step's keys";
+  overlap_->Ready(static_cast<size_t>(position_of_key_[key]));
 }
 
 void KVStore::FinishPushPull() {

@@ -74,14 +74,14 @@ class KVStore {
                  const std::vector<std::vector<NDArray>>& outs);
 
   // PushPull in buckets while backward still runs (Note [Overlapped push]): StartPushPull
-  // announces the step's keys in the order their gradients become ready, KeyReady(i) (any
-  // thread) says keys[i]'s values are final on every device, FinishPushPull waits for all of
+  // announces the step's keys in the order their gradients become ready, KeyReady(key) (any
+  // thread) says the key's values are final on every device, FinishPushPull waits for all of
   // them. The arguments must stay alive until FinishPushPull. Kinds that do not overlap
   // (overlaps() false) run the whole PushPull in FinishPushPull.
   bool overlaps() const;
   void StartPushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
                      const std::vector<std::vector<NDArray>>& outs);
-  void KeyReady(size_t position);
+  void KeyReady(int key);
   void FinishPushPull();
 
   // With an optimizer the store updates its weights on Push (update_on_kvstore). Kinds that
@@ -141,6 +141,7 @@ class KVStore {
   std::vector<int> bucketed_keys_;
   std::vector<std::pair<size_t, size_t>> bucket_ranges_;
   std::vector<int64_t> bucket_bytes_;  // of each bucket, for the timeline
+  std::vector<int> position_of_key_;   // index: key; value: its position in bucketed_keys_
   std::vector<Bucket> buckets_;
   std::unique_ptr<OverlappedPushPull> overlap_;
 };

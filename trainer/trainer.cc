@@ -97,16 +97,14 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   manager_ = std::make_unique<DataParallelExecutorManager>(
       symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
   bound_data_ = data.provide_data();
-  std::vector<int> position(param_names_.size(), -1);  // of each parameter's key in keys_
   for (int i = static_cast<int>(param_names_.size()) - 1; i >= 0; --i) {
     if (frozen_[i]) continue;
-    position[i] = static_cast<int>(keys_.size());
-    keys_.push_back(i);
+    keys_.push_back(i);  // the key of parameter i is i
     grads_by_key_.push_back(manager_->grad_arrays()[i]);
     params_by_key_.push_back(manager_->param_arrays()[i]);
   }
-  if (kvstore_->overlaps()) {  // Note [Overlapped push]: the kvstore counts keys by position
-    manager_->SetGradientReadyCallback([this, position](int p) { kvstore_->KeyReady(position[p]); });
+  if (kvstore_->overlaps()) {  // Note [Overlapped push]
+    manager_->SetGradientReadyCallback([this](int p) { kvstore_->KeyReady(p); });
   }
 }
 
