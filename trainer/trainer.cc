@@ -451,7 +451,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
           if (lead) Log().warn("Stopping on signal {} after epoch {}, batch {}", signo, epoch, batches);
           SaveAt(config, {epoch, batches});
           stopped_by_signal_ = signo;
-          return results;
+          break;
         }
       }
       if (config.checkpoint_every_steps > 0 && batches % config.checkpoint_every_steps == 0) {
@@ -473,6 +473,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       }
     }
     progress.Clear();
+    if (stopped_by_signal_ != 0) break;  // no epoch end: the checkpoint is mid-epoch
     batches_per_epoch = batches;
     EpochResult r;
     r.epoch = epoch;
