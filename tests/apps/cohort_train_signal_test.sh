@@ -25,15 +25,22 @@ find_rank() {
   done
 }
 
+# Waits up to 10 s for a line matching $2 in file $1: the process is past its signal handlers'
+# installation (cohort-train logs its first line after it).
+wait_for() {
+  for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return; sleep 0.1; done
+}
+
 # One process: uninterrupted, then stopped by SIGTERM and resumed.
 "$train" --config "$config" "${common[@]}" --set checkpoint.prefix="$tmp/whole" \
   --set checkpoint.period=400 > "$tmp/whole.log" 2>&1
 check "the uninterrupted run exits 0" '[[ $? -eq 0 && -f $tmp/whole-0400.params ]]'
 cp "$config" "$tmp/single.yaml"
 "$train" --config "$tmp/single.yaml" "${common[@]}" --set checkpoint.prefix="$tmp/part" \
-  --set checkpoint.period=400 > "$tmp/part.log" 2>&1 &
+  --set checkpoint.period=400 --set log_level=info > "$tmp/part.log" 2>&1 &
 job=$!
 pid=$(find_rank single.yaml)
+wait_for "$tmp/part.log" "cohort-train: 1 worker"
 sleep 0.3
 kill -TERM "$pid"
 wait $job; code=$?
@@ -57,10 +64,12 @@ timeout 120 "${mpi[@]}" -np 2 "$train" --config "$config" "${mpicommon[@]}" \
 check "the uninterrupted 2-rank job exits 0" '[[ $? -eq 0 && -f $tmp/mwhole-0400.params ]]'
 cp "$config" "$tmp/rank1.yaml"
 timeout 120 "${mpi[@]}" -np 1 "$train" --config "$config" "${mpicommon[@]}" \
-  --set checkpoint.prefix="$tmp/mpart" : -np 1 "$train" --config "$tmp/rank1.yaml" \
-  "${mpicommon[@]}" --set checkpoint.prefix="$tmp/mpart" > "$tmp/mpart.log" 2>&1 &
+  --set checkpoint.prefix="$tmp/mpart" --set log_level=info : -np 1 "$train" --config "$tmp/rank1.yaml" \
+  "${mpicommon[@]}" --set checkpoint.prefix="$tmp/mpart" --set log_level=info \
+  > "$tmp/mpart.log" 2>&1 &
 job=$!
 pid=$(find_rank rank1.yaml)
+wait_for "$tmp/mpart.log" "cohort-train: 2 worker"
 sleep 0.5
 kill -TERM "$pid"
 wait $job; code=$?
