@@ -163,8 +163,9 @@ class MpiKVStore : public KVStore {
   // [Hierarchical all-reduce]: inside the host first when asked for.
   void Sum(float* data, int64_t count) {
     if (host_ != MPI_COMM_NULL) {
-      MPI_CHECK(MPI_Reduce(host_rank_ == 0 ? MPI_IN_PLACE : data, data, static_cast<int>(count),
-                           MPI_FLOAT, MPI_SUM, 0, host_));
+      const bool root = host_rank_ == 0;  // the receive buffer counts at the root alone
+      MPI_CHECK(MPI_Reduce(root ? MPI_IN_PLACE : data, root ? data : nullptr,
+                           static_cast<int>(count), MPI_FLOAT, MPI_SUM, 0, host_));
       if (leaders_ != MPI_COMM_NULL) FlatSum(leaders_, data, count);
       MPI_CHECK(MPI_Bcast(data, static_cast<int>(count), MPI_FLOAT, 0, host_));
       return;
