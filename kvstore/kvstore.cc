@@ -119,12 +119,17 @@ void KVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>& val
   std::vector<NDArray> shared;
   for (size_t k = 0; k < keys.size(); ++k) {
     COHORT_CHECK(!store_.count(keys[k])) << "kvstore Init: key " << keys[k] << " is already set";
-    store_[keys[k]] = values[k].CopyTo(Context::CPU());
+    const bool share = share_on_init_ && values[k].ctx().is_host() &&
+                       values[k].dtype() == DType::kFloat32;
+    store_[keys[k]] = share ? values[k] : values[k].CopyTo(Context::CPU());
+    if (share) shared_keys_.insert(keys[k]);
     merged_[keys[k]] = NDArray::Zeros(values[k].shape());
     shared.push_back(store_[keys[k]]);
   }
   BroadcastFromRoot(shared);
-  for (size_t k = 0; k < keys.size(); ++k) store_[keys[k]].CopyTo(values[k]);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (!store_[keys[k]].SharesStorageWith(values[k])) store_[keys[k]].CopyTo(values[k]);
+  }
 }
 
 void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
@@ -148,6 +153,8 @@ void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<N
     if (defer_updates_ && optimizer_) continue;  // FinishPushPull updates, or not
     if (optimizer_) {
       optimizer_->Update(keys[k], store_.at(keys[k]), sum);
+    } else if (shared_keys_.erase(keys[k])) {  // never the sum into the caller's weights:
+      store_.at(keys[k]) = sum.CopyTo(Context::CPU());  // the store gets its own array, once
     } else {  // the sum becomes the stored value: the buffers trade places, no copy
       std::swap(store_.at(keys[k]), merged_.at(keys[k]));
     }

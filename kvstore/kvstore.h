@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <span>
 #include <string>
@@ -56,6 +57,11 @@ class KVStore {
   // Stores the initial value of each key. Under MPI, rank 0's values are broadcast so that every
   // worker starts from the same weights, and are written back into `values`.
   virtual void Init(const std::vector<int>& keys, const std::vector<NDArray>& values);
+  // From then on Init keeps host float32 values themselves as the stored values (no copy): the
+  // trainer's device 0 weights become the store, so the optimizer updates them in place and Pull
+  // skips them. The caller's arrays must outlive the store. (Without an optimizer a push makes
+  // the sum the stored value: such a key gets an array of its own first.)
+  void ShareStorageOnInit(bool share) { share_on_init_ = share; }
   // values[k][d]: the value of keys[k] on device d. Their sum over devices (and workers) becomes
   // the stored value, or, with an optimizer set, the gradient that updates it.
   virtual void Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
@@ -124,6 +130,8 @@ class KVStore {
   std::map<int, NDArray> merged_;  // the reduction buffer of each key, allocated at Init
   std::unique_ptr<Optimizer> optimizer_;
   bool check_finite_ = false, defer_updates_ = false;  // Note [Non-finite gradients]
+  bool share_on_init_ = false;
+  std::set<int> shared_keys_;  // whose stored value is the caller's array
   std::vector<int> nonfinite_keys_;                     // this step's
   std::vector<NDArray> reduce_list_;             // reused between calls
   std::map<int, std::vector<NDArray>> staging_;  // pinned host copies of GPU values, per key

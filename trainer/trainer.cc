@@ -149,6 +149,8 @@ void Trainer::InitParams(const FitConfig& config) {
     device0.push_back(manager_->param_arrays()[i][0]);
     devices.push_back(manager_->param_arrays()[i]);
   }
+  // With the update on the kvstore, device 0's weights are the store: updated in place, no copy.
+  kvstore_->ShareStorageOnInit(config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore());
   kvstore_->Init(keys, device0);
   kvstore_->Pull(keys, devices);
   // Frozen parameters and auxiliary states have no key: rank 0's go to every worker all the

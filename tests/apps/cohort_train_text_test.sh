@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# configs/text_gpt.yaml's job, shrunk (a 1-layer GPT on a text made from this repository's
-# README, repeated): it trains, validation perplexity falls every epoch, and bad text settings
-# are one-line errors with exit code 2.
+# configs/text_gpt.yaml's job, shrunk (a 1-layer GPT on 150 KB of the dictionary the config
+# reads, a fixed slice: the README, used before, changes with every edit and so did the curve):
+# it trains, validation perplexity falls every epoch, and bad text settings are one-line errors
+# with exit code 2.
 set -u
-train=$1 config=$2 readme=$3
+train=$1 config=$2 dictionary=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
-for _ in 1 2 3 4 5 6 7 8; do cat "$readme"; done > "$tmp/text.txt"
+zcat "$dictionary" | head -c 1000000 | tail -c 150000 > "$tmp/text.txt"
 gzip -k "$tmp/text.txt"
 small=(--set "data.train_files=[$tmp/text.txt.gz]" --set data.val_fraction=0.1
        --set data.val_batches=4 --set data.batches_per_epoch=25 --set batch_size=8
