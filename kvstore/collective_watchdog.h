@@ -19,7 +19,12 @@ namespace cohort {
 // does), past the whole of it it prints which collective waited and exits the process with code
 // 124; mpirun then ends every rank. The watchdog never calls into MPI (which runs
 // MPI_THREAD_SERIALIZED), and the collective itself stays the blocking call it was: timing it
-// costs two atomic stores.
+// costs two atomic stores. The nccl kvstore's wait for its reduction is timed the same way, and
+// past the deadline the abort hooks call ncclCommAbort before the exit. That is PyTorch's NCCL
+// watchdog design: blocking communicators aborted from another thread. It departs from NCCL's
+// non-blocking communicators (ncclConfig_t.blocking = 0), which would need every NCCL call
+// polled.
+
 // What must happen before a process ends a job it cannot finish (AbortDistributedJob, a
 // collective past its deadline): NCCL communicators are aborted (ncclCommAbort), so that their
 // kernels stop waiting for peers that will never come and the GPUs are left usable. Hooks run

@@ -42,7 +42,7 @@ rank1=""
 for _ in $(seq 1 100); do
   sleep 0.1
   for pid in $(pgrep -x cohort-train); do
-    grep -q rank1.yaml "/proc/$pid/cmdline" 2>/dev/null && rank1=$pid
+    grep -q "$tmp/rank1.yaml" "/proc/$pid/cmdline" 2>/dev/null && rank1=$pid  # ours alone
   done
   [[ -n $rank1 ]] && break
 done

@@ -34,11 +34,11 @@ stopped_epoch() {
 }
 
 # One process, stopped by SIGTERM mid-run (1 s in: its handlers are installed by then).
-cp "$config" "$tmp/single.yaml"  # a name that finds this process
-timeout 120 "$train" --config "$tmp/single.yaml" "${common[@]}" --set epochs=100000 \
+cp "$config" "$tmp/sigterm-single.yaml"  # a path that finds this process (and no other test's)
+timeout 120 "$train" --config "$tmp/sigterm-single.yaml" "${common[@]}" --set epochs=100000 \
   --set checkpoint.prefix="$tmp/part" > "$tmp/part.log" 2>&1 &
 job=$!
-pid=$(find_rank single.yaml)
+pid=$(find_rank "$tmp/sigterm-single.yaml")
 sleep 1
 kill -TERM "$pid"
 wait $job; code=$?
@@ -61,13 +61,13 @@ check "and ends with the uninterrupted run's parameters, bit for bit" \
 # Two ranks, SIGTERM to rank 1 alone: both stop after the same step, rank 0 writes the
 # checkpoint, the job exits 143, and the resumed job matches an uninterrupted one.
 mpicommon=("${common[@]}" --set kvstore=mpi)
-cp "$config" "$tmp/rank1.yaml"
+cp "$config" "$tmp/sigterm-rank1.yaml"
 timeout 120 "${mpi[@]}" -np 1 "$train" --config "$config" "${mpicommon[@]}" --set epochs=100000 \
-  --set checkpoint.prefix="$tmp/mpart" : -np 1 "$train" --config "$tmp/rank1.yaml" \
+  --set checkpoint.prefix="$tmp/mpart" : -np 1 "$train" --config "$tmp/sigterm-rank1.yaml" \
   "${mpicommon[@]}" --set epochs=100000 --set checkpoint.prefix="$tmp/mpart" \
   > "$tmp/mpart.log" 2>&1 &
 job=$!
-pid=$(find_rank rank1.yaml)
+pid=$(find_rank "$tmp/sigterm-rank1.yaml")
 sleep 1.5
 kill -TERM "$pid"
 wait $job; code=$?

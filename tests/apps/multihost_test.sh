@@ -59,7 +59,7 @@ timeout 120 bash "$hosts" mpirun -np 1 --host 10.213.0.11 "$train" --config "$co
 job=$!
 pid=""
 for _ in $(seq 1 100); do
-  for p in $(pgrep -x cohort-train); do grep -q host2.yaml "/proc/$p/cmdline" 2>/dev/null && pid=$p; done
+  for p in $(pgrep -x cohort-train); do grep -q "$tmp/host2.yaml" "/proc/$p/cmdline" 2>/dev/null && pid=$p; done
   [[ -n $pid ]] && break
   sleep 0.1
 done
