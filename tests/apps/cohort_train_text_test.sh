@@ -29,7 +29,7 @@ check "a missing text file is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"n
 out=$("$train" --config "$config" "${small[@]}" --set model.n_head=3 2>&1); code=$?
 check "d_model not a multiple of n_head is exit 2" \
   '[[ $code -eq 2 && "$out" == *"not a multiple of n_head"* ]]'
-# Bucketing: each README line a sample in the smallest of three buckets; the manager binds
+# Bucketing: each line of the text a sample in the smallest of three buckets; the manager binds
 # each bucket on first use, sharing the default bucket's parameters.
 "$train" --config "$config" "${small[@]}" --set 'data.buckets=[8, 16, 32]' --set data.val_batches=0 \
   --metrics-out "$tmp/b.jsonl" > "$tmp/bucket.log" 2>&1
