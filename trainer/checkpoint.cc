@@ -13,32 +13,36 @@
 
 namespace cohort {
 
-std::string CheckpointParamsPath(const std::string& prefix, int epoch) {
-  char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), "-%04d.params", epoch);
+namespace {
+
+// PREFIX-NNNN.EXT, or PREFIX-NNNN-BBBBBBBB.EXT mid-epoch (Note [Checkpoint positions]).
+std::string CheckpointFile(const std::string& prefix, CheckpointPosition at, const char* ext) {
+  char suffix[64];
+  if (at.batch == 0) {
+    std::snprintf(suffix, sizeof(suffix), "-%04d.%s", at.epoch, ext);
+  } else {
+    std::snprintf(suffix, sizeof(suffix), "-%04d-%08lld.%s", at.epoch,
+                  static_cast<long long>(at.batch), ext);
+  }
   return prefix + suffix;
+}
+
+}  // namespace
+
+std::string CheckpointParamsPath(const std::string& prefix, int epoch) {
+  return CheckpointFile(prefix, {epoch, 0}, "params");
 }
 
 std::string CheckpointStatesPath(const std::string& prefix, int epoch) {
-  char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), "-%04d.states", epoch);
-  return prefix + suffix;
+  return CheckpointFile(prefix, {epoch, 0}, "states");
 }
 
 std::string CheckpointParamsPath(const std::string& prefix, CheckpointPosition at) {
-  if (at.batch == 0) return CheckpointParamsPath(prefix, at.epoch);
-  char suffix[48];
-  std::snprintf(suffix, sizeof(suffix), "-%04d-%08lld.params", at.epoch,
-                static_cast<long long>(at.batch));
-  return prefix + suffix;
+  return CheckpointFile(prefix, at, "params");
 }
 
 std::string CheckpointStatesPath(const std::string& prefix, CheckpointPosition at) {
-  if (at.batch == 0) return CheckpointStatesPath(prefix, at.epoch);
-  char suffix[48];
-  std::snprintf(suffix, sizeof(suffix), "-%04d-%08lld.states", at.epoch,
-                static_cast<long long>(at.batch));
-  return prefix + suffix;
+  return CheckpointFile(prefix, at, "states");
 }
 
 namespace {

@@ -274,8 +274,8 @@ TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
   }
 }
 
-// Dropout masks depend on (seed, rank, epoch, batch, device) alone, so the resumed run draws
-// the masks the uninterrupted one drew.
+// Dropout masks depend on (seed, epoch, batch, global batch position) alone (Note [Random
+// streams]), so the resumed run draws the masks the uninterrupted one drew.
 TEST_F(TrainerFiles, ResumeReplaysDropoutMasks) {
   FitConfig c = Config(3);
   auto fit = [&](const FitConfig& config) {
