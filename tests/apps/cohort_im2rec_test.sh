@@ -4,10 +4,7 @@
 # undecodable image is skipped and reported, a torn .rec is exit 2 naming the file and record.
 set -u
 im2rec=$1 train=$2 config=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
+source "$(dirname "$0")/lib.sh"
 # Class "dark" (levels 0..99) and class "light" (150..249), 16 images of 16x16 each, a texture
 # that differs per image.
 for i in $(seq 0 15); do

@@ -5,12 +5,8 @@
 #   cohort_train_mpi_failure_test.sh TRAIN MPIEXEC CONFIG
 set -u
 train=$1 mpiexec=$2 config=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
-mpi=("$mpiexec" --oversubscribe --bind-to none)
-[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+source "$(dirname "$0")/lib.sh"
+mpi_command "$mpiexec"
 head -c 5000 /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz > "$tmp/torn.gz"
 common=(--config "$config" --set kvstore=mpi --set epochs=1 --set log_level=warn)
 start=$(date +%s.%N)

@@ -8,12 +8,8 @@
 #   cohort_train_scale_test.sh TRAIN PARAMS MPIEXEC SOURCE_DIR
 set -u
 train=$1 params=$2 mpiexec=$3 src=$4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
-mpi=("$mpiexec" --oversubscribe --bind-to none)
-[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+source "$(dirname "$0")/lib.sh"
+mpi_command "$mpiexec"
 
 # run NAME TOL CONFIG SETTINGS...: trains 1x4, 2x2 and 4x1 and compares their checkpoints.
 run() {

@@ -7,12 +7,8 @@
 #   cohort_train_signal_test.sh TRAIN PARAMS MPIEXEC CONFIG
 set -u
 train=$1 params=$2 mpiexec=$3 config=$4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
-mpi=("$mpiexec" --oversubscribe --bind-to none)
-[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+source "$(dirname "$0")/lib.sh"
+mpi_command "$mpiexec"
 common=(--set data.num_samples=1024 --set data.val_samples=128 --set log_level=warn --set seed=5
         --set checkpoint.period=100000)
 

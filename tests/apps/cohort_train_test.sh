@@ -3,10 +3,7 @@
 # predictions that match the labels, and one-line errors with exit code 2.
 set -u
 train=$1 predict=$2 config=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
+source "$(dirname "$0")/lib.sh"
 "$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" \
   --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
 check "train exits 0" '[[ $? -eq 0 ]]'

@@ -5,10 +5,7 @@
 # with exit code 2.
 set -u
 train=$1 config=$2 dictionary=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
+source "$(dirname "$0")/lib.sh"
 zcat "$dictionary" | head -c 1000000 | tail -c 150000 > "$tmp/text.txt"
 gzip -k "$tmp/text.txt"
 small=(--set "data.train_files=[$tmp/text.txt.gz]" --set data.val_fraction=0.1

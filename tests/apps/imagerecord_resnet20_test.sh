@@ -4,10 +4,7 @@
 #   imagerecord_resnet20_test.sh TRAIN IM2REC REPO
 set -u
 train=$1 im2rec=$2 repo=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
+source "$(dirname "$0")/lib.sh"
 IM2REC=$im2rec "$repo/scripts/make-image-set.sh" "$tmp/set" 256 64 > "$tmp/make.log" 2>&1
 check "make-image-set packs both splits" \
   '[[ $? -eq 0 ]] && grep -q "train.rec: 256 record(s), 0 skipped" "$tmp/make.log" && grep -q "val.rec: 64 record(s)" "$tmp/make.log"' ||

@@ -11,10 +11,8 @@ if ! bash "$hosts" up 3; then
   echo "skipped: network namespaces cannot be made here (needs root and iproute2)"
   exit 77
 fi
-tmp=$(mktemp -d)
+source "$(dirname "$0")/lib.sh"
 trap 'bash "$hosts" down; rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return 1; fi; }
 config=$src/configs/synthetic_mlp.yaml
 common=(--config "$config" --set log_level=warn --set epochs=2)
 

@@ -71,6 +71,15 @@ std::map<std::string, NDArray> Params(Trainer& t) {
   return args;
 }
 
+// Trains SmallMlp with dropout 0.3 on Iter(16) over `devices`; the parameters after.
+std::map<std::string, NDArray> FitDropoutMlp(const FitConfig& config,
+                                             std::vector<Context> devices) {
+  Trainer t(SmallMlp(0.3), std::move(devices));
+  auto data = Iter(16);
+  t.Fit(*data, nullptr, config);
+  return Params(t);
+}
+
 // A local kvstore that records every key it is given.
 class RecordingKVStore : public KVStore {
  public:
@@ -278,11 +287,8 @@ TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
 // streams]), so the resumed run draws the masks the uninterrupted one drew.
 TEST_F(TrainerFiles, ResumeReplaysDropoutMasks) {
   FitConfig c = Config(3);
-  auto fit = [&](const FitConfig& config) {
-    Trainer t(SmallMlp(0.3), {Context::CPU(0), Context::CPU(1)});
-    auto data = Iter(16);
-    t.Fit(*data, nullptr, config);
-    return Params(t);
+  auto fit = [](const FitConfig& config) {
+    return FitDropoutMlp(config, {Context::CPU(0), Context::CPU(1)});
   };
   const auto whole = fit(c);
   FitConfig first = c;
@@ -377,12 +383,7 @@ TEST_F(TrainerFiles, EveryStepsCheckpointsResumeExactly) {
   FitConfig c = Config(2);
   c.optimizer = "adam";
   c.optimizer_options.lr = 0.01;
-  const auto fit = [&](const FitConfig& config) {
-    Trainer t(SmallMlp(0.3), {Context::CPU(0)});
-    auto data = Iter(16);
-    t.Fit(*data, nullptr, config);
-    return Params(t);
-  };
+  const auto fit = [](const FitConfig& config) { return FitDropoutMlp(config, {Context::CPU(0)}); };
   const auto whole = fit(c);
   FitConfig first = c;
   first.epochs = 1;
