@@ -12,7 +12,6 @@
 #include "ndarray/params_io.h"
 
 namespace cohort {
-
 namespace {
 
 // PREFIX-NNNN.EXT, or PREFIX-NNNN-BBBBBBBB.EXT mid-epoch (Note [Checkpoint positions]).
@@ -26,26 +25,6 @@ std::string CheckpointFile(const std::string& prefix, CheckpointPosition at, con
   }
   return prefix + suffix;
 }
-
-}  // namespace
-
-std::string CheckpointParamsPath(const std::string& prefix, int epoch) {
-  return CheckpointFile(prefix, {epoch, 0}, "params");
-}
-
-std::string CheckpointStatesPath(const std::string& prefix, int epoch) {
-  return CheckpointFile(prefix, {epoch, 0}, "states");
-}
-
-std::string CheckpointParamsPath(const std::string& prefix, CheckpointPosition at) {
-  return CheckpointFile(prefix, at, "params");
-}
-
-std::string CheckpointStatesPath(const std::string& prefix, CheckpointPosition at) {
-  return CheckpointFile(prefix, at, "states");
-}
-
-namespace {
 
 // The position named by a file of PREFIX's checkpoints ("-NNNN.params" or "-NNNN-BBBBBBBB.params"
 // after the prefix's file name), or none.
@@ -79,6 +58,22 @@ std::string StemOf(const std::string& prefix) {
 }
 
 }  // namespace
+
+std::string CheckpointParamsPath(const std::string& prefix, int epoch) {
+  return CheckpointFile(prefix, {epoch, 0}, "params");
+}
+
+std::string CheckpointStatesPath(const std::string& prefix, int epoch) {
+  return CheckpointFile(prefix, {epoch, 0}, "states");
+}
+
+std::string CheckpointParamsPath(const std::string& prefix, CheckpointPosition at) {
+  return CheckpointFile(prefix, at, "params");
+}
+
+std::string CheckpointStatesPath(const std::string& prefix, CheckpointPosition at) {
+  return CheckpointFile(prefix, at, "states");
+}
 
 std::optional<CheckpointPosition> LatestCheckpoint(const std::string& prefix) {
   std::optional<CheckpointPosition> latest;
