@@ -2,11 +2,16 @@
 // every worker), as a table in the style of nccl-tests.
 //   cohort-allreduce-bench [--kvstore local|mpi|device|nccl] [--devices cpu:0,cpu:1]
 //                          [--min-bytes 4K] [--max-bytes 256M] [--factor 2] [--iters 20]
-//                          [--warmup 5]
+//                          [--warmup 5] [--out-of-place]
 // Under mpirun with --kvstore mpi every process is one worker; rank 0 prints. For each size
 // every device of worker r holds the value r * devices + d + 1 and pushes it; the pulled result
 // must be the sum over all participants, and elements that differ are counted in #wrong (exit
 // code 1 when any are; 2 for bad arguments).
+// The PushPull is in place (the outputs are the values, as the trainer reduces gradients when
+// the devices update, and as Horovod's allreduce_ does) unless --out-of-place gives separate
+// outputs. Before each timed PushPull the values are refilled and the workers meet at a barrier,
+// neither timed; time(us) is the median over iterations of the mean over workers, as
+// bench/mpi_allreduce_peer reports it.
 // algbw = size / time; busbw = algbw * 2 (n - 1) / n for n participants, the bandwidth a ring
 // allreduce needs on each link (nccl-tests' definition), comparable across participant counts.
 #include <CLI/CLI.hpp>
@@ -53,6 +58,7 @@ struct Options {
   std::string kvstore = "local", devices = "cpu:0,cpu:1", min_bytes = "4K", max_bytes = "256M";
   double factor = 2;
   int iters = 20, warmup = 5;
+  bool out_of_place = false;
 };
 
 struct Setup {
@@ -73,6 +79,15 @@ Setup Prepare(const Options& o) {
   }
   s.kv = KVStore::Create(o.kvstore);
   return s;
+}
+
+// The median over iterations of the mean over workers: `times` holds each iteration's seconds
+// summed over the workers. A median, because a preempted iteration would move a mean far.
+double MedianIteration(std::vector<double>& times, int workers) {
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  return median / workers;
 }
 
 // Prints the table; returns the number of wrong elements over all sizes and workers.
@@ -100,18 +115,26 @@ int64_t Run(const Options& o, Setup& s) {
     std::vector<NDArray> values, outs;
     for (int d = 0; d < devices; ++d) {
       values.push_back(NDArray::Empty({count}, DType::kFloat32, contexts[d]));
-      values.back().Fill(static_cast<double>(kv->rank() * devices + d + 1));
-      outs.push_back(NDArray::Zeros({count}, DType::kFloat32, contexts[d]));
+      outs.push_back(o.out_of_place ? NDArray::Zeros({count}, DType::kFloat32, contexts[d])
+                                    : values.back());
     }
     kv->Init({key}, {NDArray::Zeros({count})});
     const std::vector<int> keys = {key};
     const std::vector<std::vector<NDArray>> value_lists = {values}, out_lists = {outs};
-    for (int i = 0; i < o.warmup; ++i) kv->PushPull(keys, value_lists, out_lists);
-    kv->Barrier();
-    const auto start = Clock::now();
-    for (int i = 0; i < o.iters; ++i) kv->PushPull(keys, value_lists, out_lists);
-    kv->Barrier();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / o.iters;
+    auto push_pull = [&] {  // returns the seconds of the PushPull alone
+      for (int d = 0; d < devices; ++d) {
+        values[d].Fill(static_cast<double>(kv->rank() * devices + d + 1));
+      }
+      kv->Barrier();
+      const auto start = Clock::now();
+      kv->PushPull(keys, value_lists, out_lists);
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    for (int i = 0; i < o.warmup; ++i) push_pull();
+    std::vector<double> times(static_cast<size_t>(o.iters));
+    for (double& t : times) t = push_pull();
+    kv->SumAcrossWorkers(times);
+    const double seconds = MedianIteration(times, kv->num_workers());
     int64_t wrong = 0;
     for (const NDArray& out : outs) {
       const std::vector<float> got = out.ToVector<float>();
@@ -145,6 +168,7 @@ int main(int argc, char** argv) {
   app.add_option("--factor", o.factor, "size multiplier between rows");
   app.add_option("--iters", o.iters, "timed iterations per size");
   app.add_option("--warmup", o.warmup, "untimed iterations per size");
+  app.add_flag("--out-of-place", o.out_of_place, "pull into separate outputs (not the values)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 // of MPI_Allreduce: the reduction alone, without the kvstore around it.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,22 +39,21 @@ int main(int argc, char** argv) {
   long long total_wrong = 0;
   for (long long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const int count = static_cast<int>(bytes / 4);
-    auto run = [&] {
+    auto run = [&] {  // the refill and the barrier are not timed, as in cohort-allreduce-bench
       std::fill(buffer.begin(), buffer.begin() + count, static_cast<float>(rank + 1));
-      reduce(count);
-    };
-    for (int i = 0; i < 5; ++i) run();
-    MPI_Barrier(MPI_COMM_WORLD);
-    double seconds = 0;  // the refill is not timed
-    for (int i = 0; i < iters; ++i) {
-      std::fill(buffer.begin(), buffer.begin() + count, static_cast<float>(rank + 1));
+      MPI_Barrier(MPI_COMM_WORLD);
       const auto start = std::chrono::steady_clock::now();
       reduce(count);
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    double slowest = 0;
-    MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    seconds = slowest / iters;
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (int i = 0; i < 5; ++i) run();
+    std::vector<double> times(static_cast<size_t>(iters));
+    for (double& t : times) t = run();
+    // The median over iterations of the mean over ranks, as cohort-allreduce-bench reports.
+    MPI_Allreduce(MPI_IN_PLACE, times.data(), iters, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    std::sort(times.begin(), times.end());
+    const double seconds =
+        (iters % 2 ? times[iters / 2] : (times[iters / 2 - 1] + times[iters / 2]) / 2) / size;
     const float want = static_cast<float>(size) * static_cast<float>(size + 1) / 2;
     long long wrong = 0;
     for (int i = 0; i < count; ++i) wrong += buffer[i] != want;

@@ -123,7 +123,6 @@ void KVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>& val
                        values[k].dtype() == DType::kFloat32;
     store_[keys[k]] = share ? values[k] : values[k].CopyTo(Context::CPU());
     if (share) shared_keys_.insert(keys[k]);
-    merged_[keys[k]] = NDArray::Zeros(values[k].shape());
     shared.push_back(store_[keys[k]]);
   }
   BroadcastFromRoot(shared);
@@ -137,11 +136,13 @@ void KVStore::Push(const std::vector<int>& keys, const std::vector<std::vector<N
   COHORT_CHECK_EQ(keys.size(), values.size()) << "kvstore Push: keys and values";
   reduce_list_.clear();
   for (size_t k = 0; k < keys.size(); ++k) {
-    auto it = merged_.find(keys[k]);
-    COHORT_CHECK(it != merged_.end()) << "kvstore Push: key " << keys[k] << " was not Init'ed";
+    auto stored = store_.find(keys[k]);
+    COHORT_CHECK(stored != store_.end()) << "kvstore Push: key " << keys[k] << " was not Init'ed";
     COHORT_CHECK(!values[k].empty()) << "kvstore Push: no values for key " << keys[k];
-    SumInto(OnHost(keys[k], values[k]), it->second);
-    reduce_list_.push_back(it->second);
+    NDArray& merged = merged_[keys[k]];  // made on first use: an in-place PushPull needs none
+    if (merged.is_none()) merged = NDArray::Zeros(stored->second.shape());
+    SumInto(OnHost(keys[k], values[k]), merged);
+    reduce_list_.push_back(merged);
   }
   AllReduce(reduce_list_);
   for (size_t k = 0; k < keys.size(); ++k) {
@@ -198,11 +199,64 @@ void KVStore::Pull(const std::vector<int>& keys, const std::vector<std::vector<N
   }
 }
 
+namespace {
+// Whether every out is its value itself, in host float32 memory: an allreduce in place.
+bool ReducesInPlace(const std::vector<std::vector<NDArray>>& values,
+                    const std::vector<std::vector<NDArray>>& outs) {
+  if (values.size() != outs.size()) return false;
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (values[k].empty() || values[k].size() != outs[k].size()) return false;
+    for (size_t d = 0; d < values[k].size(); ++d) {
+      const NDArray& v = values[k][d];
+      const NDArray& o = outs[k][d];
+      if (!v.ctx().is_host() || v.dtype() != DType::kFloat32 || !v.SharesStorageWith(o) ||
+          v.raw_data() != o.raw_data() || !(v.shape() == o.shape())) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+}  // namespace
+
 void KVStore::PushPull(const std::vector<int>& keys,
                        const std::vector<std::vector<NDArray>>& values,
                        const std::vector<std::vector<NDArray>>& outs, int priority) {
+  if (!optimizer_ && ReducesInPlace(values, outs)) {
+    AllReduceInPlace(keys, values);
+    return;
+  }
   Push(keys, values, priority);
   if (!(defer_updates_ && optimizer_)) Pull(keys, outs, priority);
+}
+
+void KVStore::AllReduceInPlace(const std::vector<int>& keys,
+                               const std::vector<std::vector<NDArray>>& values) {
+  COHORT_CHECK_EQ(keys.size(), values.size()) << "kvstore PushPull: keys and values";
+  reduce_list_.clear();
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto it = store_.find(keys[k]);
+    COHORT_CHECK(it != store_.end()) << "kvstore PushPull: key " << keys[k] << " was not Init'ed";
+    const std::vector<NDArray>& on_devices = values[k];
+    COHORT_CHECK(on_devices[0].shape() == it->second.shape())
+        << "kvstore PushPull: a value of shape " << on_devices[0].shape() << " for key "
+        << keys[k] << " of shape " << it->second.shape();
+    if (on_devices.size() > 1) SumInto(on_devices, on_devices[0]);
+    reduce_list_.push_back(on_devices[0]);
+  }
+  AllReduce(reduce_list_);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const std::vector<NDArray>& on_devices = values[k];
+    if (check_finite_ && !AllFinite(on_devices[0])) nonfinite_keys_.push_back(keys[k]);
+    const float* src = on_devices[0].data<float>();
+    for (size_t d = 1; d < on_devices.size(); ++d) {
+      float* dst = on_devices[d].data<float>();
+      HostArena().ParallelFor(0, on_devices[d].size(), kHostGrain,
+                              [&](int64_t begin, int64_t end) {
+                                std::copy(src + begin, src + end, dst + begin);
+                              });
+    }
+  }
 }
 
 bool KVStore::overlaps() const {
@@ -224,8 +278,8 @@ void KVStore::StartPushPull(const std::vector<int>& keys,
   if (keys != bucketed_keys_ || bucket_ranges_.empty()) {  // plan the buckets once
     std::vector<size_t> bytes;
     for (int key : keys) {
-      auto it = merged_.find(key);
-      COHORT_CHECK(it != merged_.end())
+      auto it = store_.find(key);
+      COHORT_CHECK(it != store_.end())
           << "kvstore StartPushPull: key " << key << " was not Init'ed";
       bytes.push_back(it->second.nbytes());
     }

@@ -70,6 +70,12 @@ class KVStore {
   virtual void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs,
                     int priority = 0) const;
   // Push then Pull; outs may be the values themselves (an allreduce in place).
+  // Note [In-place PushPull]: without an optimizer, when every out is its value itself in host
+  // memory (the trainer's gradients when the devices update), the sum is made in the values:
+  // over devices into device 0's, over workers in place there, then copied to the other
+  // devices'. No buffer of the store is touched and the store keeps no copy of the sum (as the
+  // device and nccl kinds keep none): a later Pull gives the value of the last Init or Push.
+  // This makes a one-device worker's PushPull the bare collective, with no copy at all.
   virtual void PushPull(const std::vector<int>& keys,
                         const std::vector<std::vector<NDArray>>& values,
                         const std::vector<std::vector<NDArray>>& outs, int priority = 0);
@@ -127,7 +133,7 @@ class KVStore {
  private:
   std::string type_;
   std::map<int, NDArray> store_;   // the value (weight) of each key
-  std::map<int, NDArray> merged_;  // the reduction buffer of each key, allocated at Init
+  std::map<int, NDArray> merged_;  // the reduction buffer of each key, made on its first Push
   std::unique_ptr<Optimizer> optimizer_;
   bool check_finite_ = false, defer_updates_ = false;  // Note [Non-finite gradients]
   bool share_on_init_ = false;
@@ -137,6 +143,8 @@ class KVStore {
   std::map<int, std::vector<NDArray>> staging_;  // pinned host copies of GPU values, per key
   std::vector<NDArray> host_values_;             // the values of one key on the host, reused
   const std::vector<NDArray>& OnHost(int key, const std::vector<NDArray>& values);
+  void AllReduceInPlace(const std::vector<int>& keys,
+                        const std::vector<std::vector<NDArray>>& values);
 
   // Note [Overlapped push]: the step's arguments, their buckets (rebuilt when the key list
   // changes) and the communication thread (started on first use).

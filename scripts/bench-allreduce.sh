@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
-# The mpi kvstore against raw MPI_Allreduce, side by side in one run on this host: for each size
-# one JSON line with both bus bandwidths and their ratio (kvstore / raw MPI).
-#   scripts/bench-allreduce.sh [NP] [MIN_BYTES] [MAX_BYTES] [ITERS]   (defaults: 2 64K 64M 20)
-# Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks.
+# The mpi kvstore against raw MPI_Allreduce, side by side on this host: REPS rounds, each running
+# the peer then the kvstore; for each size one JSON line with the median bus bandwidths and the
+# median of the rounds' ratios (kvstore / raw MPI).
+#   scripts/bench-allreduce.sh [NP] [MIN_BYTES] [MAX_BYTES] [ITERS] [REPS]
+#   (defaults: 2 64K 64M 20 3; extra arguments of cohort-allreduce-bench in KVSTORE_ARGS, such
+#   as --out-of-place)
+# Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
+# unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-np=${1:-2} min=${2:-65536} max=${3:-67108864} iters=${4:-20}
+np=${1:-2} min=${2:-65536} max=${3:-67108864} iters=${4:-20} reps=${5:-3}
 mpi=(mpirun -np "$np" --bind-to none --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+[[ -n ${MPIRUN_ARGS:-} ]] && read -ra extra <<< "$MPIRUN_ARGS" && mpi+=("${extra[@]}")
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+read -ra kv_args <<< "${KVSTORE_ARGS:-}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw"
-"${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
-  --min-bytes "$min" --max-bytes "$max" --iters "$iters" > "$tmp/kv"
-awk -v np="$np" '
-  FNR == NR { if ($1 !~ /^#/) raw[$1] = $6; next }
-  $1 !~ /^#/ && ($1 in raw) {
-    printf "{\"ranks\":%d,\"bytes\":%d,\"kvstore_busbw_gbs\":%s,\"mpi_busbw_gbs\":%s,\"ratio\":%.2f}\n",
-           np, $1, $6, raw[$1], $6 / raw[$1]
-  }' "$tmp/raw" "$tmp/kv"
+for ((r = 0; r < reps; ++r)); do
+  "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw$r"
+  "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
+    --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" > "$tmp/kv$r"
+done
+for ((r = 0; r < reps; ++r)); do
+  awk -v r="$r" 'FNR == NR { if ($1 !~ /^#/) raw[$1] = $6; next }
+    $1 !~ /^#/ && ($1 in raw) { print $1, r, $6, raw[$1], $6 / raw[$1] }' "$tmp/raw$r" "$tmp/kv$r"
+done | sort -k1,1n -k5,5g | awk -v np="$np" -v reps="$reps" '
+  function median(a, n,   i, j, t) {  # sorts a[1..n] (n is small)
+    for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  function flush() {
+    if (n == 0) return
+    printf "{\"ranks\":%d,\"bytes\":%d,\"rounds\":%d,\"kvstore_busbw_gbs\":%.3f,\"mpi_busbw_gbs\":%.3f,\"ratio_median\":%.2f,\"ratio_min\":%.2f}\n",
+           np, bytes, n, median(kv, n), median(raw, n), median(ratio, n), lowest
+    n = 0
+  }
+  $1 != bytes { flush(); bytes = $1; lowest = $5 }
+  { ++n; kv[n] = $3; raw[n] = $4; ratio[n] = $5; if ($5 < lowest) lowest = $5 }
+  END { flush() }'
