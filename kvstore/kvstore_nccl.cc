@@ -4,14 +4,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include "base/env.h"
 #include "base/error_cuda.h"
 #include "base/logging.h"
 #include "kvstore/collective_watchdog.h"
+#include "kvstore/comm.h"
+#include "kvstore/host_kvstore.h"
 #include "kvstore/kvstore.h"
 
 namespace cohort {
@@ -24,7 +26,8 @@ namespace {
 // processes of an mpirun job: one communicator per local GPU, global rank = process rank x local
 // GPUs + local index, the ncclUniqueId sent from rank 0 over MPI, one process driving all its GPUs
 // with grouped calls (ncclGroupStart/End). Host-side work (rank, metric sums, the initial
-// broadcast of rank 0's weights) goes through an mpi kvstore.
+// broadcast of rank 0's weights) goes through a HostKVStore over the MPI Comm (Note [KVStore
+// composition]).
 //
 // Ordering with the executors (Note [GPU streams]): the collectives run on a non-blocking
 // communication stream per GPU. Before a bucket, an event recorded on the legacy default stream
@@ -33,11 +36,12 @@ namespace {
 // the optimizer and the next forward (enqueued later) see the sums. With overlap (the default
 // for nccl, Note [Overlapped push]) buckets are launched from the communication thread as their
 // last gradient is enqueued, so NCCL runs beside the rest of backward.
-class NcclKVStore : public KVStore {
+class NcclKVStore final : public KVStore {
  public:
-  explicit NcclKVStore(const std::string& type) : KVStore(type) {
-    if (type == "nccl") mpi_ = CreateMpiKVStore("mpi");
-  }
+  explicit NcclKVStore(const std::string& type)
+      : type_(type),
+        host_(std::make_unique<HostKVStore>(
+            type, type == "nccl" ? CreateMpiComm() : CreateSingleWorkerComm())) {}
   ~NcclKVStore() override {
     if (abort_hook_ != 0) RemoveAbortHook(abort_hook_);
     for (size_t d = 0; d < devices_.size(); ++d) {
@@ -50,15 +54,30 @@ class NcclKVStore : public KVStore {
     }
   }
 
-  int rank() const override { return mpi_ ? mpi_->rank() : 0; }
-  int num_workers() const override { return mpi_ ? mpi_->num_workers() : 1; }
-  void Barrier() override {
-    if (mpi_) mpi_->Barrier();
+  const std::string& type() const override { return type_; }
+  int rank() const override { return host_->rank(); }
+  int num_workers() const override { return host_->num_workers(); }
+  void Barrier() override { host_->Barrier(); }
+  void SumAcrossWorkers(std::span<double> values) override { host_->SumAcrossWorkers(values); }
+  // The initial weights: rank 0's reach every process through the host store.
+  void Init(const std::vector<int>& keys, const std::vector<NDArray>& values) override {
+    host_->Init(keys, values);
   }
-  void SumAcrossWorkers(std::span<double> values) override {
-    if (mpi_) mpi_->SumAcrossWorkers(values);
+  void BroadcastArrays(const std::vector<NDArray>& host_arrays) override {
+    host_->BroadcastArrays(host_arrays);
   }
   bool SupportsUpdateOnKVStore() const override { return false; }
+  void SetOptimizer(std::unique_ptr<Optimizer>) override {
+    COHORT_THROW() << "kvstore " << type_ << " keeps no weights (Note [NCCL kvstore]): "
+                   << "every device updates its own (update_on_kvstore: false)";
+  }
+  Optimizer* optimizer() const override { return nullptr; }
+  void ShareStorageOnInit(bool) override {}  // it keeps no weights to share
+  // The trainer checks the sums on the devices (Note [Non-finite gradients]).
+  void SetNonFiniteCheck(bool, bool) override {}
+  const std::vector<int>& nonfinite_keys() const override { return no_keys_; }
+  bool CanOverlap() const override { return true; }
+  bool OverlapsByDefault() const override { return true; }
 
   // outs[k][d] = the sum of values[k] over every GPU of the job (outs may be the values: in
   // place, as the trainer reduces gradients).
@@ -118,7 +137,7 @@ class NcclKVStore : public KVStore {
             int priority) const override {
     COHORT_CHECK(!reduced_) << "kvstore " << type() << " keeps no weights once training runs "
                             << "(Note [NCCL kvstore]): read them from the devices";
-    KVStore::Pull(keys, outs, priority);
+    host_->Pull(keys, outs, priority);
   }
 
   // A push alone sums in place into the values (they are the gradients) and keeps nothing.
@@ -126,22 +145,6 @@ class NcclKVStore : public KVStore {
             int priority) override {
     PushPull(keys, values, values, priority);
   }
-
- protected:
-  // Rank 0's initial weights to every process: an allreduce of doubles in which the other ranks
-  // contribute zeros (exact, once per run), so no raw MPI is needed here.
-  void BroadcastFromRoot(const std::vector<NDArray>& buffers) override {
-    if (!mpi_ || mpi_->num_workers() == 1) return;
-    for (const NDArray& b : buffers) {
-      float* p = b.data<float>();
-      std::vector<double> sum(static_cast<size_t>(b.size()), 0.0);
-      if (rank() == 0) std::copy(p, p + b.size(), sum.begin());
-      mpi_->SumAcrossWorkers(sum);
-      std::copy(sum.begin(), sum.end(), p);
-    }
-  }
-  bool CanOverlap() const override { return true; }
-  bool OverlapsByDefault() const override { return true; }
 
  private:
   // Makes the communicators on the first reduction, from the GPUs the values live on.
@@ -204,7 +207,9 @@ class NcclKVStore : public KVStore {
                NCCL_MINOR, processes * local, processes);
   }
 
-  std::unique_ptr<KVStore> mpi_;  // nccl: ranks, metric sums and the initial broadcast
+  std::string type_;
+  std::unique_ptr<HostKVStore> host_;  // ranks, metric sums and the initial weights
+  const std::vector<int> no_keys_;
   std::mutex mutex_;
   std::atomic<bool> reduced_ = false;
   std::vector<int> devices_;

@@ -15,8 +15,9 @@ namespace cohort {
 
 // Note [Overlapped push]
 // Backward produces gradients last layer first (Note [Gradient ready]). The trainer announces
-// a step's keys in that order (Start), reports each key as its gradient becomes final on every
-// device (Ready, from the device threads), and waits at the end (Finish). A communication thread
+// a step's keys with priorities that put them in that order (GradientBucketer::Start), reports
+// each key as its gradient becomes final on every device (KeyReady, from the device threads),
+// and waits at the end (Finish). A communication thread
 // takes the buckets in order (contiguous key ranges of at most COHORT_KVSTORE_BUCKET_MB, planned
 // once: PlanBuckets) and reduces each once all its keys are ready, so the allreduce of the last
 // layers overlaps the backward of the first ones. Every worker forms the same buckets from the

@@ -97,14 +97,16 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   manager_ = std::make_unique<DataParallelExecutorManager>(
       symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
   bound_data_ = data.provide_data();
-  for (int i = static_cast<int>(param_names_.size()) - 1; i >= 0; --i) {
+  for (int i = 0; i < static_cast<int>(param_names_.size()); ++i) {
     if (frozen_[i]) continue;
-    keys_.push_back(i);  // the key of parameter i is i
+    keys_.push_back(i);
+    priorities_.push_back(i);
     grads_by_key_.push_back(manager_->grad_arrays()[i]);
     params_by_key_.push_back(manager_->param_arrays()[i]);
   }
-  if (kvstore_->overlaps()) {  // Note [Overlapped push]
-    manager_->SetGradientReadyCallback([this](int p) { kvstore_->KeyReady(p); });
+  bucketer_ = std::make_unique<GradientBucketer>(*kvstore_);
+  if (bucketer_->overlaps()) {  // Note [Overlapped push]
+    manager_->SetGradientReadyCallback([this](int p) { bucketer_->KeyReady(p); });
   }
 }
 
@@ -250,14 +252,14 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
 // Note [Overlapped push]: the kvstore reduces buckets as Backward reports gradients ready.
 void Trainer::Backward() {
   // Without update_on_kvstore every device gets the sum in its gradients.
-  kvstore_->StartPushPull(keys_, grads_by_key_,
-                          update_on_kvstore_ ? params_by_key_ : grads_by_key_);
+  bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
+                   priorities_);
   manager_->Backward();
 }
 
 // Note [Non-finite gradients]: every worker holds the same sums, so all decide alike.
 void Trainer::Update(CheckpointPosition step) {
-  kvstore_->FinishPushPull();
+  bucketer_->Finish();
   if (const std::vector<int> bad = NonFiniteParams(); !bad.empty()) {
     const std::string where = "epoch " + std::to_string(step.epoch) + ", batch " +
                               std::to_string(step.batch);

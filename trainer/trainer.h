@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "executor_manager/executor_group.h"
+#include "kvstore/gradient_bucketer.h"
 #include "kvstore/kvstore.h"
 #include "optimizer/initializer.h"
 #include "optimizer/optimizer.h"
@@ -154,10 +155,12 @@ class Trainer {
   int stopped_by_signal_ = 0;
   int64_t skipped_steps_ = 0;
   StepProfile profile_;
-  // Arguments of every kvstore call, built once (reverse layer order: last layer first; frozen
+  // Arguments of every step's PushPull, built once: the key and the priority of parameter i are
+  // i, so the later layers, whose gradients backward makes first, are reduced first (frozen
   // parameters have no key).
-  std::vector<int> keys_;
+  std::vector<int> keys_, priorities_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
+  std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]
 };
 
 }  // namespace cohort

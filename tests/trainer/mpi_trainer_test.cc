@@ -8,6 +8,7 @@
 
 #include "io/ndarray_iter.h"
 #include "symbol/ops.h"
+#include "kvstore/gradient_bucketer.h"
 #include "trainer/trainer.h"
 
 namespace cohort {
@@ -50,7 +51,7 @@ void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool upda
   Blobs(features, &x, &y);
   std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
   ASSERT_EQ(kv->num_workers(), 2);
-  ASSERT_TRUE(kv->overlaps()) << "CTest sets COHORT_KVSTORE_OVERLAP=1, and the test main "
+  ASSERT_TRUE(OverlapsBackward(*kv)) << "CTest sets COHORT_KVSTORE_OVERLAP=1, and the test main "
                                  "initialises MPI for a communication thread";
   const int rank = kv->rank();
   NDArrayIter mine({{"data", NDArray::FromVector<float>({96, features}, x)}},

@@ -15,6 +15,7 @@
 #include "base/logging.h"
 #include "base/stop_signal.h"
 #include "io/ndarray_iter.h"
+#include "kvstore/host_kvstore.h"
 #include "ndarray/params_io.h"
 #include "symbol/ops.h"
 #include "tests/executor/alloc_counter.h"
@@ -81,17 +82,17 @@ std::map<std::string, NDArray> FitDropoutMlp(const FitConfig& config,
 }
 
 // A local kvstore that records every key it is given.
-class RecordingKVStore : public KVStore {
+class RecordingKVStore : public HostKVStore {
  public:
-  RecordingKVStore() : KVStore("local") {}
+  RecordingKVStore() : HostKVStore("local", CreateSingleWorkerComm()) {}
   void Init(const std::vector<int>& keys, const std::vector<NDArray>& values) override {
     seen.insert(keys.begin(), keys.end());
-    KVStore::Init(keys, values);
+    HostKVStore::Init(keys, values);
   }
   void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
                 const std::vector<std::vector<NDArray>>& outs, int priority) override {
     seen.insert(keys.begin(), keys.end());
-    KVStore::PushPull(keys, values, outs, priority);
+    HostKVStore::PushPull(keys, values, outs, priority);
   }
   std::set<int> seen;
 };
