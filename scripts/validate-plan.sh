@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# cohort-plan against a measured run: LeNet on Fashion-MNIST, NP ranks of one device on this host
+# (Note [Scaling model]). Calibration under the same sharing of the cores: NP single-process runs
+# at once (one thread each, as mpirun's ranks get) give the per-op times (--profile; the slowest
+# of them, since a synchronous step waits for the slowest worker), and
+# cohort-allreduce-bench under mpirun -np NP gives the link. The measured step is the MPI run's
+# forward + backward + update phases (its --profile), which is what the plan predicts.
+#   scripts/validate-plan.sh [NP] [BATCH_PER_RANK]   (defaults: 2 64)
+# Prints one JSON line: predicted and measured step (ms) and the relative error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+np=${1:-2} batch=${2:-64}
+mpi=(mpirun -np "$np" --bind-to none --oversubscribe)
+[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+train=(build/apps/cohort-train --config configs/fmnist_lenet.yaml --set devices=cpu:0
+       --set epochs=1 --set log_every=0 --profile)
+"${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 --min-bytes 64K \
+  --max-bytes 16M --iters 20 > "$tmp/link"
+for ((r = 0; r < np; ++r)); do
+  COHORT_NUM_THREADS=1 "${train[@]}" --set batch_size="$batch" > "$tmp/alone$r" 2> /dev/null &
+done
+wait
+"${mpi[@]}" "${train[@]}" --set batch_size=$((batch * np)) --set kvstore=mpi > "$tmp/mpi" 2> /dev/null
+phases() {  # forward + backward + update of a --profile output, in ms
+  awk -F'\t' '$1 == "forward" || $1 == "backward" || $1 == "update" { s += $2 } END { print s }' "$1"
+}
+# A synchronous step waits for the slowest worker: its profile calibrates the compute.
+slowest=$tmp/alone0
+for ((r = 1; r < np; ++r)); do
+  if awk -v a="$(phases "$tmp/alone$r")" -v b="$(phases "$slowest")" 'BEGIN { exit !(a > b) }'; then
+    slowest=$tmp/alone$r
+  fi
+done
+predicted=$(build/apps/cohort-plan --model lenet --shape data="$batch",1,28,28 --devices "$np" \
+  --devices-per-host "$np" --calibrate "$tmp/link" --no-overlap --profile "$slowest" --json |
+  tail -1 | sed 's/.*"step_ms":\([0-9.]*\).*/\1/')
+measured=$(phases "$tmp/mpi")
+awk -v np="$np" -v p="$predicted" -v m="$measured" 'BEGIN {
+  printf "{\"ranks\":%d,\"predicted_step_ms\":%.3f,\"measured_step_ms\":%.3f,\"error\":%.3f}\n",
+         np, p, m, (p - m) / m }'
