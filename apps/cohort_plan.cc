@@ -100,8 +100,7 @@ int Run(const Options& o) {
                       : o.algorithm == "tree" ? plan::Algorithm::kTree
                                               : plan::Algorithm::kAuto;
   if (o.device_speed > 0 && o.device_tflops > 0) {
-    throw ConfigError("--device-speed and --device-tflops exclude each other", __FILE__,
-                      __LINE__);
+    throw ConfigError("--device-speed and --device-tflops exclude each other", __FILE__, __LINE__);
   }
   const bool is_file = std::filesystem::exists(o.model) || o.model.ends_with(".json");
   const Symbol net = is_file ? Symbol::Load(o.model) : models::ByName(o.model);
@@ -117,10 +116,11 @@ int Run(const Options& o) {
   double param_bytes = 0;
   for (int64_t b : model.key_bytes) param_bytes += static_cast<double>(b);
   if (!o.json) {
-    std::printf("# %s: %zu parameter arrays, %.1f MB of gradients; batch %lld per device; "
-                "%d devices per host\n",
-                o.model.c_str(), model.key_bytes.size(), param_bytes / 1e6,
-                static_cast<long long>(model.batch), topology.devices_per_host);
+    std::printf(
+        "# %s: %zu parameter arrays, %.1f MB of gradients; batch %lld per device; "
+        "%d devices per host\n",
+        o.model.c_str(), model.key_bytes.size(), param_bytes / 1e6,
+        static_cast<long long>(model.batch), topology.devices_per_host);
     std::printf("# intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s\n",
                 topology.intra.latency_s * 1e6, topology.intra.bytes_per_s / 1e9,
                 topology.inter.latency_s * 1e6, topology.inter.bytes_per_s / 1e9,
@@ -134,9 +134,10 @@ int Run(const Options& o) {
     const plan::StepPrediction p = plan::PredictStep(model, n, topology, options);
     const double samples = static_cast<double>(model.batch) * n / p.step_s;
     if (o.json) {
-      std::printf("{\"devices\":%d,\"hosts\":%d,\"step_ms\":%.3f,\"exposed_comm_ms\":%.3f,"
-                  "\"efficiency\":%.4f,\"samples_per_s\":%.1f}\n",
-                  n, p.hosts, p.step_s * 1e3, p.exposed_comm_s * 1e3, p.efficiency, samples);
+      std::printf(
+          "{\"devices\":%d,\"hosts\":%d,\"step_ms\":%.3f,\"exposed_comm_ms\":%.3f,"
+          "\"efficiency\":%.4f,\"samples_per_s\":%.1f}\n",
+          n, p.hosts, p.step_s * 1e3, p.exposed_comm_s * 1e3, p.efficiency, samples);
     } else {
       std::printf("%8d %6d %10.3f %16.3f %10.0f%% %14.1f\n", n, p.hosts, p.step_s * 1e3,
                   p.exposed_comm_s * 1e3, p.efficiency * 100, samples);
@@ -151,8 +152,10 @@ int Run(const Options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"Predict how data-parallel training scales (Note [Scaling model])"};
   cohort::Options o;
-  app.add_option("--model", o.model, "symbol JSON file, or a zoo model: mlp, lenet, resnetN, "
-                                     "mobilenet, gpt")->required();
+  app.add_option("--model", o.model,
+                 "symbol JSON file, or a zoo model: mlp, lenet, resnetN, "
+                 "mobilenet, gpt")
+      ->required();
   app.add_option("--shape", o.shapes, "input shape with the batch per device, NAME=DIMS");
   app.add_option("--devices", o.devices, "the largest device count")->required();
   app.add_option("--devices-per-host", o.devices_per_host, "devices in one host");

@@ -58,8 +58,7 @@ ModelCost AnalyzeModel(const Symbol& net, const std::map<std::string, Shape>& in
   COHORT_CHECK(shapes.complete) << "some shapes of the network are unknown; give "
                                    "every input's shape with --shape NAME=DIMS";
   ModelCost model;
-  COHORT_CHECK(!inputs.empty() && inputs.begin()->second.ndim() > 0)
-      << "no input shape given";
+  COHORT_CHECK(!inputs.empty() && inputs.begin()->second.ndim() > 0) << "no input shape given";
   model.batch = inputs.begin()->second[0];
   auto is_input = [&](const std::string& v) { return inputs.count(v) > 0 || v.ends_with("label"); };
   std::unordered_map<std::string, Shape> var_shape;
@@ -232,8 +231,8 @@ std::vector<std::pair<double, double>> ReadAllreduceBench(const std::string& pat
   while (std::getline(in, line)) {
     int workers = 0, devices = 0;
     char kind[32];
-    if (std::sscanf(line.c_str(), "# kvstore %31[^,], %d worker(s) x %d device(s)", kind,
-                    &workers, &devices) == 3) {
+    if (std::sscanf(line.c_str(), "# kvstore %31[^,], %d worker(s) x %d device(s)", kind, &workers,
+                    &devices) == 3) {
       *participants = workers * devices;
       continue;
     }
