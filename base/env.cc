@@ -68,7 +68,7 @@ EnvConfig ReadEnv() {
   env.comm_timeout = ReadInt("COHORT_COMM_TIMEOUT", 600, 0, 1 << 24);
   env.kvstore_hierarchical = ReadInt("COHORT_KVSTORE_HIERARCHICAL", 0, 0, 1) == 1;
   env.ring_min_kb = ReadInt("COHORT_RING_MIN_KB", 8192, 0, 1 << 24);
-  env.ring_chunk_kb = ReadInt("COHORT_RING_CHUNK_KB", 256, 4, 1 << 20);
+  env.ring_chunk_kb = ReadInt("COHORT_RING_CHUNK_KB", 0, 0, 1 << 20);
   if (const char* o = std::getenv("COHORT_KVSTORE_OVERLAP"); o && *o) {
     env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0 ? 1 : 0;
   }

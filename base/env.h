@@ -35,14 +35,13 @@ struct EnvConfig {
   int comm_timeout = 600;
   // COHORT_RING_MIN_KB: reductions of the mpi kvstore of at least this size run as a pipelined
   // ring (Note [Ring all-reduce]) instead of MPI_Allreduce; 0 never (default 8192: below 8 MB
-  // Open MPI was as fast here). COHORT_RING_CHUNK_KB: the size of its messages (default 256:
-  // 2 ranks, 8-64 MB, three runs each, 256 KB beat 128 KB, 1 MB and 4 MB at 8 and 16 MB and
-  // was within noise of the best above).
+  // Open MPI was as fast here). COHORT_RING_CHUNK_KB: the size of its messages (default 0:
+  // by the transport, 256 KB inside one host and 16 MB across hosts, measured in comm_mpi.cc).
   int ring_min_kb = 8192;
   // COHORT_KVSTORE_HIERARCHICAL: 1 reduces inside each host first, then across hosts between one
   // rank per host, then broadcasts inside the host (Note [Hierarchical all-reduce]); 0 flat.
   bool kvstore_hierarchical = false;
-  int ring_chunk_kb = 256;
+  int ring_chunk_kb = 0;
 };
 
 // The default COHORT_NUM_THREADS (Note [Default thread count]): `allowed` cores of the affinity
