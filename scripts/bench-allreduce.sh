@@ -4,7 +4,7 @@
 # median of the rounds' ratios (kvstore / raw MPI).
 #   scripts/bench-allreduce.sh [NP] [MIN_BYTES] [MAX_BYTES] [ITERS] [REPS]
 #   (defaults: 2 64K 64M 20 3; extra arguments of cohort-allreduce-bench in KVSTORE_ARGS, such
-#   as --out-of-place)
+#   as --out-of-place, and of mpirun in MPIRUN_ARGS, such as --host A,B)
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
 # unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier.
 set -euo pipefail
