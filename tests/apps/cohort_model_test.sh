@@ -2,20 +2,7 @@
 # cohort-model summary on MXNet-exported symbols: rows, totals and exit codes.
 set -u
 bin=$1 data=$2
-fail=0
-expect() {  # expect CODE PATTERN CMD...
-  local code=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [[ $got -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $got (want $code), output:"; echo "$out"; echo "  (wanted /$pattern/)"
-    fail=1
-  else
-    echo "ok: $*"
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 expect 0 '^Total parameters: 431080$' "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,28,28
 expect 0 '^conv2 +Convolution +\(1,50,8,8\) +25050$' "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,28,28
 expect 0 '^Auxiliary states: 96$' "$bin" summary "$data/resblock-symbol.json" --shape data=2,3,32,32

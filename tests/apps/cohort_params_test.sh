@@ -2,24 +2,7 @@
 # cohort-params against MXNet-written files: output lines, and exit codes 0, 1 and 2.
 set -u
 bin=$1 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-expect() {  # expect CODE PATTERN CMD...: exit code CODE and output matching PATTERN
-  local code=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [[ $got -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $got (want $code), output:"
-    echo "$out"
-    echo "  (wanted /$pattern/)"
-    fail=1
-  else
-    echo "ok: $*"
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 expect 0 $'^arg:fc1_bias\tfloat32\t\\(6,\\)\tmin=1\tmax=6\tmean=4$' "$bin" show "$data/checkpoint_v2.params"
 expect 0 $'^arg:big\tfloat32\t\\(10000,\\)\tmin=0\tmax=9999\tmean=4999.5$' "$bin" show "$data/checkpoint_v2.params"
 expect 0 $'^arg:bfloat16\tbfloat16\t\\(2,3\\)\tmin=-2.5\tmax=3\tmean=0.208333333$' "$bin" show "$data/all_dtypes_v2.params"

@@ -3,20 +3,7 @@
 # code 2 with one line on bad input.
 set -u
 bin=$1 data=$2
-fail=0
-expect() {  # expect CODE PATTERN CMD...
-  local code=$1 pattern=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local got=$?
-  if [[ $got -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $got (want $code), output:"; echo "$out"; echo "  (wanted /$pattern/)"
-    fail=1
-  else
-    echo "ok: $*"
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 # LeNet's 431080 parameters are 1.7 MB of gradients; one device never communicates.
 expect 0 '1.7 MB of gradients' "$bin" --model "$data/lenet-symbol.json" --shape data=64,1,28,28 --devices 4
 expect 0 '^ +1 +1 +[0-9.]+ +0\.000 +100%' "$bin" --model lenet --shape data=64,1,28,28 --devices 4 --preset this-host

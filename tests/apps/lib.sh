@@ -1,5 +1,6 @@
 # Sourced by the CLI tests here: a scratch directory $tmp removed at exit, `check NAME CONDITION`
-# (prints ok/FAIL, sets fail=1 and returns 1 when CONDITION, eval'ed, is false), and
+# (prints ok/FAIL, sets fail=1 and returns 1 when CONDITION, eval'ed, is false), `expect CODE
+# PATTERN CMD...` (CMD must exit CODE with output matching the extended regex PATTERN), and
 # `mpi_command MPIEXEC`, which sets the array mpi to the mpirun command line these tests use.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -8,4 +9,19 @@ check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; return
 mpi_command() {
   mpi=("$1" --oversubscribe --bind-to none)
   if [[ $(id -u) -eq 0 ]]; then mpi+=(--allow-run-as-root); fi
+}
+expect() {
+  local code=$1 pattern=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1)
+  local got=$?
+  if [[ $got -ne $code ]] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $got (want $code), output:"
+    echo "$out"
+    echo "  (wanted /$pattern/)"
+    fail=1
+  else
+    echo "ok: $*"
+  fi
 }
