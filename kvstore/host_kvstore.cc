@@ -8,6 +8,15 @@
 namespace cohort {
 namespace {
 constexpr int64_t kHostGrain = 1 << 15;  // elements per parallel block of host work
+
+// Copies one host float32 array into another of its size with the process's cores.
+void CopyOnHost(const NDArray& from, const NDArray& to) {
+  const float* src = from.data<float>();
+  float* dst = to.data<float>();
+  HostArena().ParallelFor(0, to.size(), kHostGrain, [&](int64_t begin, int64_t end) {
+    std::copy(src + begin, src + end, dst + begin);
+  });
+}
 }  // namespace
 
 HostKVStore::HostKVStore(std::string type, std::unique_ptr<Comm> comm)
@@ -89,11 +98,7 @@ void HostKVStore::Pull(const std::vector<int>& keys, const std::vector<std::vect
         it->second.CopyTo(out);  // other contexts and types, and shape errors
         continue;
       }
-      const float* src = it->second.data<float>();
-      float* dst = out.data<float>();
-      HostArena().ParallelFor(0, out.size(), kHostGrain, [&](int64_t begin, int64_t end) {
-        std::copy(src + begin, src + end, dst + begin);
-      });
+      CopyOnHost(it->second, out);
     }
   }
 }
@@ -147,13 +152,7 @@ void HostKVStore::AllReduceInPlace(const std::vector<int>& keys,
   for (size_t k = 0; k < keys.size(); ++k) {
     const std::vector<NDArray>& on_devices = values[k];
     if (check_finite_ && !AllFinite(on_devices[0])) nonfinite_keys_.push_back(keys[k]);
-    const float* src = on_devices[0].data<float>();
-    for (size_t d = 1; d < on_devices.size(); ++d) {
-      float* dst = on_devices[d].data<float>();
-      HostArena().ParallelFor(0, on_devices[d].size(), kHostGrain, [&](int64_t begin, int64_t end) {
-        std::copy(src + begin, src + end, dst + begin);
-      });
-    }
+    for (size_t d = 1; d < on_devices.size(); ++d) CopyOnHost(on_devices[0], on_devices[d]);
   }
 }
 

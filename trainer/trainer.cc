@@ -100,7 +100,6 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   for (int i = 0; i < static_cast<int>(param_names_.size()); ++i) {
     if (frozen_[i]) continue;
     keys_.push_back(i);
-    priorities_.push_back(i);
     grads_by_key_.push_back(manager_->grad_arrays()[i]);
     params_by_key_.push_back(manager_->param_arrays()[i]);
   }
@@ -253,7 +252,7 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
 void Trainer::Backward() {
   // Without update_on_kvstore every device gets the sum in its gradients.
   bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
-                   priorities_);
+                   /*priorities=*/keys_);
   manager_->Backward();
 }
 

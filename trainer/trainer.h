@@ -155,10 +155,10 @@ class Trainer {
   int stopped_by_signal_ = 0;
   int64_t skipped_steps_ = 0;
   StepProfile profile_;
-  // Arguments of every step's PushPull, built once: the key and the priority of parameter i are
-  // i, so the later layers, whose gradients backward makes first, are reduced first (frozen
-  // parameters have no key).
-  std::vector<int> keys_, priorities_;
+  // Arguments of every step's PushPull, built once: the key of parameter i is i, and so is its
+  // priority (the keys are passed as the priorities), so the later layers, whose gradients
+  // backward makes first, are reduced first (frozen parameters have no key).
+  std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
   std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]
 };

@@ -15,27 +15,13 @@
 namespace cohort {
 namespace {
 
-// One worker whose kvstore says it may overlap (or not), recording the keys of every PushPull.
-class OneWorkerComm : public Comm {
- public:
-  explicit OneWorkerComm(bool overlaps) : overlaps_(overlaps) {}
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  void Barrier() override {}
-  void AllReduce(const std::vector<NDArray>&) override {}
-  void Broadcast(const std::vector<NDArray>&) override {}
-  void SumDoubles(std::span<double>) override {}
-  bool CanOverlap() const override { return overlaps_; }
-  bool OverlapsByDefault() const override { return overlaps_; }
-
- private:
-  bool overlaps_;
-};
-
+// One worker's kvstore that says it may overlap (or not), recording the keys of every PushPull.
 class RecordingStore : public HostKVStore {
  public:
   explicit RecordingStore(bool overlaps)
-      : HostKVStore("recording", std::make_unique<OneWorkerComm>(overlaps)) {}
+      : HostKVStore("recording", CreateSingleWorkerComm()), overlaps_(overlaps) {}
+  bool CanOverlap() const override { return overlaps_; }
+  bool OverlapsByDefault() const override { return overlaps_; }
   void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
                 const std::vector<std::vector<NDArray>>& outs, int priority) override {
     {
@@ -46,6 +32,9 @@ class RecordingStore : public HostKVStore {
   }
   std::mutex mutex;
   std::vector<std::vector<int>> calls;
+
+ private:
+  bool overlaps_;
 };
 
 // Keys 0..3 of 1, 600K, 1 and 600K floats (2.4 MB each for the big ones), on two devices whose

@@ -9,30 +9,20 @@ namespace cohort {
 namespace {
 
 // Two workers; the other one holds the same values, except in item `differ` (-1: none).
-class TwoWorkerComm : public Comm {
+class TwoWorkers : public HostKVStore {
  public:
-  explicit TwoWorkerComm(int differ) : differ_(differ) {}
-  int rank() const override { return 0; }
-  int size() const override { return 2; }
-  void Barrier() override {}
-  void AllReduce(const std::vector<NDArray>&) override {}
-  void Broadcast(const std::vector<NDArray>&) override {}
-  void SumDoubles(std::span<double> values) override {
+  explicit TwoWorkers(int differ)
+      : HostKVStore("two_workers", CreateSingleWorkerComm()), differ_(differ) {}
+  int num_workers() const override { return 2; }
+  void SumAcrossWorkers(std::span<double> values) override {
     for (size_t k = 0; k < values.size(); ++k) {
       const bool other = static_cast<int>(k / 8) == differ_;  // 4 parts x (value, square)
       values[k] += other ? values[k] + 1 : values[k];
     }
   }
-  bool CanOverlap() const override { return false; }
-  bool OverlapsByDefault() const override { return false; }
 
  private:
   int differ_;
-};
-
-struct TwoWorkers : HostKVStore {
-  explicit TwoWorkers(int differ)
-      : HostKVStore("two_workers", std::make_unique<TwoWorkerComm>(differ)) {}
 };
 
 const std::vector<std::pair<std::string, std::string>> kItems = {
