@@ -14,12 +14,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 
+#include "apps/model_shapes.h"
 #include "apps/scaling_plan.h"
 #include "base/env.h"
 #include "base/error.h"
-#include "symbol/models/models.h"
 
 namespace cohort {
 namespace {
@@ -56,20 +55,6 @@ void ApplyPreset(const std::string& name, plan::Topology* t, plan::PlanOptions* 
   }
 }
 
-std::map<std::string, Shape> ParseShapes(const std::vector<std::string>& specs) {
-  std::map<std::string, Shape> shapes;
-  for (const std::string& spec : specs) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw ConfigError("--shape '" + spec + "': expected NAME=DIMS, e.g. data=32,1,28,28",
-                        __FILE__, __LINE__);
-    }
-    shapes[spec.substr(0, eq)] = Shape::Parse(spec.substr(eq + 1));
-  }
-  if (shapes.empty()) throw ConfigError("give the input's --shape", __FILE__, __LINE__);
-  return shapes;
-}
-
 int Run(const Options& o) {
   plan::Topology topology;
   plan::PlanOptions options;
@@ -102,10 +87,11 @@ int Run(const Options& o) {
   if (o.device_speed > 0 && o.device_tflops > 0) {
     throw ConfigError("--device-speed and --device-tflops exclude each other", __FILE__, __LINE__);
   }
-  const bool is_file = std::filesystem::exists(o.model) || o.model.ends_with(".json");
-  const Symbol net = is_file ? Symbol::Load(o.model) : models::ByName(o.model);
+  const Symbol net = LoadModel(o.model);
+  const std::map<std::string, Shape> inputs = ParseShapeOptions(o.shapes);
+  if (inputs.empty()) throw ConfigError("give the input's --shape", __FILE__, __LINE__);
   const double flops = (o.device_tflops > 0 ? o.device_tflops : 1.0) * 1e12 * o.efficiency;
-  plan::ModelCost model = plan::AnalyzeModel(net, ParseShapes(o.shapes), flops);
+  plan::ModelCost model = plan::AnalyzeModel(net, inputs, flops);
   if (o.device_speed > 0) {
     plan::ScaleCompute(&model, static_cast<double>(model.batch) / o.device_speed);
   }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "apps/model_shapes.h"
 #include "base/error.h"
 #include "kvstore/overlapped_push_pull.h"
 
@@ -54,37 +55,29 @@ double AllReduceSeconds(double bytes, int devices, const Topology& topology, Alg
 ModelCost AnalyzeModel(const Symbol& net, const std::map<std::string, Shape>& inputs,
                        double flops_per_s, double elementwise_flops) {
   COHORT_CHECK(flops_per_s > 0) << "the device speed must be positive";
-  const Symbol::Shapes shapes = net.InferShape(inputs);
-  COHORT_CHECK(shapes.complete) << "some shapes of the network are unknown; give "
-                                   "every input's shape with --shape NAME=DIMS";
+  const ModelShapes shapes = InferModelShapes(net, inputs);
+  COHORT_CHECK(shapes.shapes.complete) << "some shapes of the network are unknown; give every "
+                                          "input's shape with --shape NAME=DIMS";
   ModelCost model;
   COHORT_CHECK(!inputs.empty() && inputs.begin()->second.ndim() > 0) << "no input shape given";
   model.batch = inputs.begin()->second[0];
-  auto is_input = [&](const std::string& v) { return inputs.count(v) > 0 || v.ends_with("label"); };
-  std::unordered_map<std::string, Shape> var_shape;
   std::unordered_map<std::string, int> key_of;
   const std::vector<std::string> args = net.ListArguments();
   for (size_t i = 0; i < args.size(); ++i) {
-    var_shape[args[i]] = shapes.arguments[i];
-    if (is_input(args[i])) continue;
+    if (shapes.IsInput(args[i])) continue;
     key_of[args[i]] = static_cast<int>(model.key_names.size());
     model.key_names.push_back(args[i]);
-    model.key_bytes.push_back(shapes.arguments[i].Size() * 4);
+    model.key_bytes.push_back(shapes.shapes.arguments[i].Size() * 4);
   }
-  const Symbol internals = net.GetInternals();
-  const Symbol::Shapes inner = internals.InferShape(inputs);
-  const std::vector<std::string> inner_names = internals.ListOutputs();
-  std::unordered_map<std::string, Shape> output_shape;
-  for (size_t i = 0; i < inner_names.size(); ++i) output_shape[inner_names[i]] = inner.outputs[i];
   for (const auto& node : net.TopoOrder()) {
     if (node->is_variable()) continue;
     LayerCost layer{.name = node->name, .op = node->op};
-    const Shape& out = output_shape.at(node->name + "_" + node->impl->ListOutputs()[0]);
+    const Shape& out = shapes.output.at(node->name);
     const double out_elements = static_cast<double>(out.Size());
     double forward = elementwise_flops * out_elements, backward = forward;
     const bool dense = node->op == "FullyConnected" || node->op == "Convolution";
     if (dense && node->inputs.size() > 1) {
-      const Shape& w = var_shape[node->inputs[1].node->name];
+      const Shape& w = shapes.variable.at(node->inputs[1].node->name);
       // Multiply-adds per output element: the weight's elements per output channel.
       forward = 2.0 * out_elements * static_cast<double>(w.Size() / std::max<int64_t>(1, w[0]));
       backward = 2 * forward;  // the data gradient and the weight gradient
