@@ -51,14 +51,19 @@ struct Step {
       }
     }
   }
+  // The store's keys, with zeros of each key's size.
+  void InitKeys(KVStore& kv) const {
+    std::vector<NDArray> zeros;
+    for (const auto& on_devices : values) zeros.push_back(NDArray::Zeros(on_devices[0].shape()));
+    kv.Init(keys, zeros);
+  }
 };
 
 TEST(GradientBucketer, BucketsByFallingPriorityEachOnceItsKeysAreReady) {
   if (Env().kvstore_overlap == 0) GTEST_SKIP() << "COHORT_KVSTORE_OVERLAP=0";
   RecordingStore kv(true);
   Step step;
-  kv.Init(step.keys, {NDArray::Zeros({1}), NDArray::Zeros({600000}), NDArray::Zeros({1}),
-                      NDArray::Zeros({600000})});
+  step.InitKeys(kv);
   GradientBucketer bucketer(kv);
   ASSERT_TRUE(bucketer.overlaps());
   // 4 MB buckets over keys 3, 2, 1, 0 (falling priority): {3, 2} and {1, 0}.
@@ -89,8 +94,7 @@ TEST(GradientBucketer, BucketsByFallingPriorityEachOnceItsKeysAreReady) {
 TEST(GradientBucketer, AKindThatDoesNotOverlapReducesEveryKeyAfterBackward) {
   RecordingStore kv(false);
   Step step;
-  kv.Init(step.keys, {NDArray::Zeros({1}), NDArray::Zeros({600000}), NDArray::Zeros({1}),
-                      NDArray::Zeros({600000})});
+  step.InitKeys(kv);
   GradientBucketer bucketer(kv);
   ASSERT_FALSE(bucketer.overlaps());
   bucketer.Start(step.keys, step.values, step.values, step.priorities);
