@@ -6,14 +6,19 @@
 //               [--device-speed SAMPLES_PER_S | --device-tflops F [--efficiency E]]
 //               [--profile PROFILE.tsv] [--calibrate ALLREDUCE_BENCH.txt]
 //               [--bucket-mb M] [--flat | --hierarchical] [--algorithm ring|tree|auto]
-//               [--no-overlap] [--preset this-host|gpu-cluster] [--json]
+//               [--no-overlap] [--preset NAME] [--json] [--plot FILE.png]
 // The batch in --shape is per device (weak scaling, as Horovod reports it). --profile takes
 // per-op times from `cohort-train --profile` output; --calibrate fits the intra-host link's
 // latency and bandwidth to `cohort-allreduce-bench` output. One table row per device count (or
 // one JSON object per line with --json). Exit code 2 with one line on bad input.
 #include <CLI/CLI.hpp>
 
+#include <sys/wait.h>
+
 #include <cstdio>
+#include <fstream>
+#include <map>
+#include <vector>
 
 #include "apps/model_shapes.h"
 #include "apps/scaling_plan.h"
@@ -29,30 +34,112 @@ struct Options {
   int devices = 0, devices_per_host = 0;
   double intra_gbps = 0, inter_gbps = 0, intra_latency_us = -1, inter_latency_us = -1;
   double device_speed = 0, device_tflops = 0, efficiency = 0.5, bucket_mb = 0;
+  std::string plot;
   bool flat = false, hierarchical = false, no_overlap = false, json = false;
 };
 
-// Note [Plan presets]
-// this-host: 2 ranks on this machine's 2 cores over Open MPI's shared memory, the link fitted by
-// --calibrate from `mpirun -np 2 cohort-allreduce-bench --kvstore mpi --devices cpu:0` (64 KB to
-// 64 MB): alpha 4.3 us, beta 6.76 GB/s; the mpi kvstore's default of no overlap on CPU devices.
-// gpu-cluster: nominal link rates, not measured here: 8 GPUs a host on NVLink (150 GB/s,
-// 5 us), hosts on 100 Gb/s InfiniBand (12 GB/s, 10 us), hierarchical, with overlap.
-void ApplyPreset(const std::string& name, plan::Topology* t, plan::PlanOptions* o) {
-  if (name == "this-host") {
-    t->devices_per_host = 2;
-    t->intra = {.latency_s = 4.3e-6, .bytes_per_s = 6.76e9};
-    t->inter = t->intra;
-    o->overlap = false;
-  } else if (name == "gpu-cluster") {
-    t->devices_per_host = 8;
-    t->intra = {.latency_s = 5e-6, .bytes_per_s = 150e9};
-    t->inter = {.latency_s = 10e-6, .bytes_per_s = 12e9};
-    t->hierarchical = true;
-  } else {
-    throw ConfigError("--preset '" + name + "': expected this-host or gpu-cluster", __FILE__,
-                      __LINE__);
+// Draws efficiency and step time against the device count into a PNG with gnuplot (a child
+// process fed the rows inline), so the planner needs no plotting library.
+void Plot(const std::string& path, const std::string& title,
+          const std::vector<plan::StepPrediction>& rows) {
+  COHORT_CHECK(std::ofstream(path)) << "--plot: cannot write '" << path << "'";
+  // gnuplot's messages go to stderr; its stdout is where it would write the image on failure.
+  FILE* gnuplot = popen("gnuplot > /dev/null", "w");
+  COHORT_CHECK(gnuplot) << "--plot: cannot start gnuplot (apt-get install gnuplot-nox)";
+  std::string script = "set terminal pngcairo size 900,540\nset output '" + path + "'\n";
+  script += "set title '" + title + "' noenhanced\nset xlabel 'devices'\nset logscale x 2\n";
+  script += "set ylabel 'scaling efficiency (%)'\nset yrange [0:105]\n";
+  script +=
+      "set y2label 'step time (ms)'\nset y2tics\nset ytics nomirror\nset y2range [0:*]\nset key "
+      "bottom left\n";
+  script += "set grid\nplot '-' using 1:2 with linespoints lw 2 title 'efficiency', ";
+  script += "'-' using 1:2 axes x1y2 with linespoints dt 2 title 'step time'\n";
+  for (int column = 0; column < 2; ++column) {
+    for (const plan::StepPrediction& r : rows) {
+      script += std::to_string(r.devices) + " " +
+                std::to_string(column == 0 ? r.efficiency * 100 : r.step_s * 1e3) + "\n";
+    }
+    script += "e\n";
   }
+  std::fputs(script.c_str(), gnuplot);
+  const int status = pclose(gnuplot);
+  COHORT_CHECK(status == 0) << "--plot '" << path << "': gnuplot failed (exit code "
+                            << WEXITSTATUS(status) << "; is gnuplot-nox installed?)";
+}
+
+// Note [Plan presets]
+// A preset fixes a topology and, for the zoo models it knows, one device's speed and the batch
+// per device (used when --device-speed and --shape are not given). Its constants come from the
+// hardware's published figures or our own measurements, never from the scaling figures a preset
+// is checked against (scripts/validate-plan-published.sh).
+// - this-host: 2 ranks on this machine's 2 cores over Open MPI's shared memory, the link fitted
+//   by --calibrate from `mpirun -np 2 cohort-allreduce-bench --kvstore mpi --devices cpu:0`
+//   (64 KB to 64 MB): alpha 4.3 us, beta 6.76 GB/s; the mpi kvstore's default of no overlap on
+//   CPU devices.
+// - gpu-cluster: nominal link rates, not measured: 8 GPUs a host on NVLink (150 GB/s, 5 us),
+//   hosts on 100 Gb/s InfiniBand (12 GB/s, 10 us), hierarchical, with overlap.
+// - horovod-pascal: Horovod's published benchmark (its README: "128 servers with 4 Pascal GPUs
+//   each connected by RoCE-capable 25 Gbit/s network", TensorFlow's tf_cnn_benchmarks, batch
+//   64, NCCL; tensor fusion's 64 MB buffer, a flat ring). Inter-host: 25 Gbit/s at line rate
+//   (3.125 GB/s), 10 us (assumed: RoCE plus NCCL's per-step work). Inside a host: PCIe 3.0 x16
+//   (12 GB/s, 5 us). One GPU's images/s at batch 64: Inception V3 134.4, ResNet-101 119.4,
+//   VGG-16 130.9 (Horovod's 2017 README, "Baseline single-GPU" on the same RoCE cluster),
+//   ResNet-50 219 (TensorFlow's benchmark page, P100, batch 64, synthetic data).
+// - horovod-mxnet: the runs of Horovod's MXNet pull request (#542: ResNet-50, float32, 8 to
+//   256 GPUs, with and without hierarchical all-reduce, efficiency against 8 GPUs). The pull
+//   request names no hardware; we take AWS p3.16xlarge, which its design document names: 8 V100
+//   a host on NVLink (130 GB/s, 5 us), 25 Gbit/s Ethernet between hosts over TCP (3.125 GB/s,
+//   50 us, assumed). One GPU: 384 images/s, its 8-GPU row (3072) over 8; batch 128, the default
+//   of the example it added (examples/mxnet_imagenet_resnet50.py). Flat unless --hierarchical.
+struct Preset {
+  const char* name;
+  plan::Topology topology;
+  bool overlap;
+  double bucket_mb;  // 0: COHORT_KVSTORE_BUCKET_MB
+  int64_t batch;     // per device, for the zoo models below
+  std::map<std::string, double> samples_per_s;
+};
+
+const std::vector<Preset>& Presets() {
+  static const std::vector<Preset> presets = {
+      {"this-host",
+       {.devices_per_host = 2, .intra = {4.3e-6, 6.76e9}, .inter = {4.3e-6, 6.76e9}},
+       false,
+       0,
+       0,
+       {}},
+      {"gpu-cluster",
+       {.devices_per_host = 8,
+        .intra = {5e-6, 150e9},
+        .inter = {10e-6, 12e9},
+        .hierarchical = true},
+       true,
+       0,
+       0,
+       {}},
+      {"horovod-pascal",
+       {.devices_per_host = 4, .intra = {5e-6, 12e9}, .inter = {10e-6, 3.125e9}},
+       true,
+       64,
+       64,
+       {{"inceptionv3", 134.4}, {"resnet101", 119.4}, {"vgg16", 130.9}, {"resnet50", 219}}},
+      {"horovod-mxnet",
+       {.devices_per_host = 8, .intra = {5e-6, 130e9}, .inter = {50e-6, 3.125e9}},
+       true,
+       64,
+       128,
+       {{"resnet50", 384}}},
+  };
+  return presets;
+}
+
+const Preset& FindPreset(const std::string& name) {
+  std::string names;
+  for (const Preset& p : Presets()) {
+    if (p.name == name) return p;
+    names += std::string(names.empty() ? "" : ", ") + p.name;
+  }
+  throw ConfigError("--preset '" + name + "': expected one of " + names, __FILE__, __LINE__);
 }
 
 int Run(const Options& o) {
@@ -61,7 +148,12 @@ int Run(const Options& o) {
   options.bucket_bytes = static_cast<double>(Env().kvstore_bucket_mb) * (1 << 20);
   topology.intra = {.latency_s = 5e-6, .bytes_per_s = 10e9};
   topology.inter = {.latency_s = 50e-6, .bytes_per_s = 1.25e9};
-  if (!o.preset.empty()) ApplyPreset(o.preset, &topology, &options);
+  const Preset* preset = o.preset.empty() ? nullptr : &FindPreset(o.preset);
+  if (preset) {
+    topology = preset->topology;
+    options.overlap = preset->overlap;
+    if (preset->bucket_mb > 0) options.bucket_bytes = preset->bucket_mb * (1 << 20);
+  }
   if (o.devices < 1) throw ConfigError("--devices must be at least 1", __FILE__, __LINE__);
   if (o.devices_per_host > 0) topology.devices_per_host = o.devices_per_host;
   if (o.preset.empty() && o.devices_per_host <= 0) topology.devices_per_host = o.devices;
@@ -88,12 +180,20 @@ int Run(const Options& o) {
     throw ConfigError("--device-speed and --device-tflops exclude each other", __FILE__, __LINE__);
   }
   const Symbol net = LoadModel(o.model);
-  const std::map<std::string, Shape> inputs = ParseShapeOptions(o.shapes);
+  std::map<std::string, Shape> inputs = ParseShapeOptions(o.shapes);
+  double device_speed = o.device_speed;
+  if (preset && preset->samples_per_s.count(o.model)) {
+    if (inputs.empty()) {
+      const int64_t side = o.model == "inceptionv3" ? 299 : 224;
+      inputs["data"] = Shape({preset->batch, 3, side, side});
+    }
+    if (device_speed <= 0 && o.device_tflops <= 0) device_speed = preset->samples_per_s.at(o.model);
+  }
   if (inputs.empty()) throw ConfigError("give the input's --shape", __FILE__, __LINE__);
   const double flops = (o.device_tflops > 0 ? o.device_tflops : 1.0) * 1e12 * o.efficiency;
   plan::ModelCost model = plan::AnalyzeModel(net, inputs, flops);
-  if (o.device_speed > 0) {
-    plan::ScaleCompute(&model, static_cast<double>(model.batch) / o.device_speed);
+  if (device_speed > 0) {
+    plan::ScaleCompute(&model, static_cast<double>(model.batch) / device_speed);
   }
   if (!o.profile.empty()) {
     const int matched = plan::ApplyProfile(&model, o.profile);
@@ -115,9 +215,11 @@ int Run(const Options& o) {
     std::printf("%8s %6s %10s %16s %11s %14s\n", "devices", "hosts", "step_ms", "exposed_comm_ms",
                 "efficiency", "samples_per_s");
   }
+  std::vector<plan::StepPrediction> rows;
   for (int n = 1; n <= o.devices; ++n) {
     if (o.devices > 16 && n != o.devices && (n & (n - 1)) != 0) continue;  // powers of 2 and N
     const plan::StepPrediction p = plan::PredictStep(model, n, topology, options);
+    rows.push_back(p);
     const double samples = static_cast<double>(model.batch) * n / p.step_s;
     if (o.json) {
       std::printf(
@@ -129,6 +231,9 @@ int Run(const Options& o) {
                   p.exposed_comm_s * 1e3, p.efficiency * 100, samples);
     }
   }
+  if (!o.plot.empty()) {
+    Plot(o.plot, o.model + ", batch " + std::to_string(model.batch) + " per device", rows);
+  }
   return 0;
 }
 
@@ -139,8 +244,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Predict how data-parallel training scales (Note [Scaling model])"};
   cohort::Options o;
   app.add_option("--model", o.model,
-                 "symbol JSON file, or a zoo model: mlp, lenet, resnetN, "
-                 "mobilenet, gpt")
+                 "symbol JSON file, or a zoo model: mlp, lenet, resnetN, vggN, "
+                 "inceptionv3, mobilenet, gpt")
       ->required();
   app.add_option("--shape", o.shapes, "input shape with the batch per device, NAME=DIMS");
   app.add_option("--devices", o.devices, "the largest device count")->required();
@@ -160,8 +265,10 @@ int main(int argc, char** argv) {
   app.add_option("--algorithm", o.algorithm, "ring, tree or auto")
       ->check(CLI::IsMember({"ring", "tree", "auto"}));
   app.add_flag("--no-overlap", o.no_overlap, "reduce after backward instead of during it");
-  app.add_option("--preset", o.preset, "this-host or gpu-cluster (Note [Plan presets])");
+  app.add_option("--preset", o.preset,
+                 "this-host, gpu-cluster, horovod-pascal or horovod-mxnet (Note [Plan presets])");
   app.add_flag("--json", o.json, "one JSON object per device count");
+  app.add_option("--plot", o.plot, "also draw efficiency and step time into FILE.png (gnuplot)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,6 +17,7 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-headers  # libdnnl-dev's CMake config looks for OpenCL
   dataset-fashion-mnist
   dict-gcide  # English text (the GNU dictionary) for configs/text_gpt.yaml
+  gnuplot-nox  # cohort-plan --plot
   iproute2 util-linux procps  # ip netns, unshare, pgrep: hosts made of namespaces (scripts/netns-hosts.sh)
 )
 

@@ -21,67 +21,15 @@ Symbol LeNet(int64_t num_classes) {
   Symbol x = sym::Variable("data");
   x = sym::Convolution(x, {.kernel = {5, 5}, .num_filter = 20}, "conv1");
   x = sym::Activation(x, "tanh", "tanh1");
-  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}}, "pool1");
+  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}},
+                   "pool1");
   x = sym::Convolution(x, {.kernel = {5, 5}, .num_filter = 50}, "conv2");
   x = sym::Activation(x, "tanh", "tanh2");
-  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}}, "pool2");
+  x = sym::Pooling(x, {.kernel = {2, 2}, .pool_type = sym::PoolType::kMax, .stride = {2, 2}},
+                   "pool2");
   x = sym::Flatten(x, "flatten");
   x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 500}, "fc1"), "tanh", "tanh3");
   x = sym::FullyConnected(x, {.num_hidden = num_classes}, "fc2");
-  return sym::SoftmaxOutput(x, "softmax");
-}
-
-namespace {
-
-constexpr sym::BatchNormParam kResNetBatchNorm = {.eps = 2e-5, .momentum = 0.9, .fix_gamma = false};
-
-// A pre-activation unit: BN-relu-conv3x3-BN-relu-conv3x3, plus the input or, where the shape
-// changes, a 1x1 convolution of the first activation.
-Symbol ResidualUnit(const Symbol& data, int64_t filters, int64_t stride, bool dim_match,
-                    const std::string& name) {
-  const Symbol act1 = sym::Activation(sym::BatchNorm(data, kResNetBatchNorm, name + "_bn1"), "relu",
-                                      name + "_relu1");
-  Symbol x = sym::Convolution(act1,
-                              {.kernel = {3, 3},
-                               .num_filter = filters,
-                               .stride = {stride, stride},
-                               .pad = {1, 1},
-                               .no_bias = true},
-                              name + "_conv1");
-  x = sym::Activation(sym::BatchNorm(x, kResNetBatchNorm, name + "_bn2"), "relu", name + "_relu2");
-  x = sym::Convolution(x, {.kernel = {3, 3}, .num_filter = filters, .pad = {1, 1}, .no_bias = true},
-                       name + "_conv2");
-  const Symbol shortcut = dim_match ? data
-                                    : sym::Convolution(act1,
-                                                       {.kernel = {1, 1},
-                                                        .num_filter = filters,
-                                                        .stride = {stride, stride},
-                                                        .no_bias = true},
-                                                       name + "_sc");
-  return x + shortcut;
-}
-
-}  // namespace
-
-Symbol ResNet(int depth, int64_t num_classes) {
-  COHORT_CHECK(depth >= 8 && (depth - 2) % 6 == 0)
-      << "ResNet for CIFAR: depth " << depth << " must be 6n + 2 (20, 32, 44, 56, 110, ...)";
-  const int units = (depth - 2) / 6;
-  const int64_t filters[] = {16, 16, 32, 64};
-  Symbol x = sym::BatchNorm(sym::Variable("data"),
-                            {.eps = 2e-5, .momentum = 0.9, .fix_gamma = true}, "bn_data");
-  x = sym::Convolution(
-      x, {.kernel = {3, 3}, .num_filter = filters[0], .pad = {1, 1}, .no_bias = true}, "conv0");
-  for (int stage = 1; stage <= 3; ++stage) {
-    const std::string prefix = "stage" + std::to_string(stage) + "_unit";
-    x = ResidualUnit(x, filters[stage], stage == 1 ? 1 : 2, false, prefix + "1");
-    for (int u = 2; u <= units; ++u) {
-      x = ResidualUnit(x, filters[stage], 1, true, prefix + std::to_string(u));
-    }
-  }
-  x = sym::Activation(sym::BatchNorm(x, kResNetBatchNorm, "bn1"), "relu", "relu1");
-  x = sym::Pooling(x, {.kernel = {7, 7}, .pool_type = sym::PoolType::kAvg, .global_pool = true}, "pool1");
-  x = sym::FullyConnected(sym::Flatten(x), {.num_hidden = num_classes}, "fc1");
   return sym::SoftmaxOutput(x, "softmax");
 }
 
@@ -236,7 +184,7 @@ Symbol Gpt(const GptOptions& o) {
                            "lm_head")
           : DenseNd(x, o.vocab, "lm_head");
   op::Attrs loss = {{"preserve_shape", "True"},
-                   {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}};
+                    {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}};
   if (o.ignore_label) {
     loss["use_ignore"] = "True";
     loss["ignore_label"] = Repr(*o.ignore_label);
@@ -244,18 +192,30 @@ Symbol Gpt(const GptOptions& o) {
   return Op("SoftmaxOutput", {logits, sym::Variable("softmax_label")}, loss, "softmax");
 }
 
-Symbol ByName(const std::string& name, int64_t num_classes) {
-  if (name == "mlp") return Mlp(num_classes);
-  if (name == "lenet") return LeNet(num_classes);
-  if (name.rfind("resnet", 0) == 0 && name.size() > 6 &&
-      name.find_first_not_of("0123456789", 6) == std::string::npos && name.size() < 10) {
-    return ResNet(std::stoi(name.substr(6)), num_classes);
+Symbol ByName(const std::string& name, std::optional<int64_t> num_classes) {
+  // The depth in "<prefix><digits>", or 0.
+  const auto depth = [&](const std::string& prefix) -> int {
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() ||
+        name.size() > prefix.size() + 3 ||
+        name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+      return 0;
+    }
+    return std::stoi(name.substr(prefix.size()));
+  };
+  const int64_t small = num_classes.value_or(10), imagenet = num_classes.value_or(1000);
+  if (name == "mlp") return Mlp(small);
+  if (name == "lenet") return LeNet(small);
+  if (const int d = depth("resnet")) {
+    return IsImageNetResNetDepth(d) ? ImageNetResNet(d, imagenet) : ResNet(d, small);
   }
-  if (name == "mobilenet") return MobileNet({.num_classes = num_classes});
+  if (const int d = depth("vgg")) return Vgg(d, imagenet);
+  if (name == "inceptionv3") return InceptionV3(imagenet);
+  if (name == "mobilenet") return MobileNet({.num_classes = imagenet});
   if (name == "gpt") return Gpt({});
   COHORT_THROW() << "unknown model '" << name
-                 << "': expected mlp, lenet, resnetN (CIFAR ResNet, N = 6n + 2: resnet20, ...), "
-                    "mobilenet or gpt";
+                 << "': expected mlp, lenet, resnetN (ImageNet ResNet for N = 18, 34, 50, 101, "
+                    "152, 200, 269; CIFAR ResNet for other N = 6n + 2: resnet20, ...), vggN (11, "
+                    "13, 16, 19), inceptionv3, mobilenet or gpt";
   return Symbol();
 }
 

@@ -15,6 +15,17 @@ Symbol LeNet(int64_t num_classes = 10);
 // ResNet for CIFAR-sized images (3x32x32) as MXNet's example builds it (pre-activation units,
 // three stages of 16, 32 and 64 filters, a BatchNorm on the data): depth 6n + 2, e.g. 20.
 Symbol ResNet(int depth = 20, int64_t num_classes = 10);
+// ResNet for ImageNet-sized images (3x224x224) as MXNet's example builds it: a 7x7 stride-2
+// convolution and max pooling, then four stages of pre-activation units (bottleneck units of
+// 256 to 2048 filters from depth 50; basic units of 64 to 512 below); depth 18, 34, 50, 101,
+// 152, 200 or 269.
+Symbol ImageNetResNet(int depth = 50, int64_t num_classes = 1000);
+bool IsImageNetResNetDepth(int depth);
+// VGG as MXNet's example builds it (without batch norm), for 3x224x224 images: depth 11, 13, 16
+// or 19; two 4096-unit dense layers with dropout 0.5 before the classifier.
+Symbol Vgg(int depth = 16, int64_t num_classes = 1000);
+// Inception v3 as MXNet's example builds it, for 3x299x299 images.
+Symbol InceptionV3(int64_t num_classes = 1000);
 // A GPT-style language model (as nanoGPT and GluonNLP's GPT-2): token and position embeddings,
 // n_layer pre-LayerNorm blocks of causal multi-head self-attention and a GELU MLP (4·d_model),
 // a final LayerNorm, and an output layer over the vocabulary, its weight the token embedding's
@@ -50,9 +61,11 @@ struct MobileNetOptions {
 };
 Symbol MobileNet(const MobileNetOptions& options);
 
-// "mlp", "lenet", "resnet<depth>" (resnet20, resnet56, ...), "mobilenet" (multiplier 1 at
-// 224x224) or "gpt" (the default GptOptions; num_classes unused); throws naming the model
-// otherwise.
-Symbol ByName(const std::string& name, int64_t num_classes = 10);
+// "mlp", "lenet", "resnet<depth>" (the ImageNet network for the depths it has, 18 to 269; the
+// CIFAR one for other depths 6n + 2: resnet20, resnet56, ...), "vgg<depth>", "inceptionv3",
+// "mobilenet" (multiplier 1 at 224x224) or "gpt" (the default GptOptions; num_classes unused);
+// throws naming the model otherwise. Without num_classes: 1000 for the ImageNet networks, 10 for
+// the others.
+Symbol ByName(const std::string& name, std::optional<int64_t> num_classes = std::nullopt);
 
 }  // namespace cohort::models

@@ -83,6 +83,47 @@ TEST(SymbolJSON, ZooResNet20MatchesMXNetsExample) {
   EXPECT_THROW(models::ByName("resnet"), Error);
 }
 
+// The zoo's ImageNet networks are MXNet's example networks
+// (scripts/make_mxnet_imagenet_fixtures.py printed the counts), with 1000 classes by default.
+TEST(SymbolJSON, ZooResNet50MatchesMXNetsExample) {
+  const Shape data = {1, 3, 224, 224};
+  Symbol ours = models::ByName("resnet50"), theirs = Symbol::Load(Fixture("resnet50-symbol.json"));
+  ExpectSameNetwork(ours, theirs, data);
+  EXPECT_EQ(CountParameters(ours, data), 25549486);
+  EXPECT_EQ(ours.InferShape({{"data", data}}).outputs[0], Shape({1, 1000}));
+}
+
+// ResNet-101 differs from ResNet-50 only in the units of its third stage: its JSON is not kept.
+TEST(SymbolJSON, ZooResNet101HasMXNetsParameterCount) {
+  const Shape data = {1, 3, 224, 224};
+  Symbol ours = models::ByName("resnet101");
+  EXPECT_EQ(CountParameters(ours, data), 44541614);
+  EXPECT_EQ(ours.ListAuxiliaryStates().size(), 2u * (1 + 1 + 3 * (3 + 4 + 23 + 3) + 1));
+  EXPECT_EQ(models::ByName("resnet101", 10).InferShape({{"data", data}}).outputs[0],
+            Shape({1, 10}));
+  EXPECT_THROW(models::ImageNetResNet(51), Error);
+  // Depths the ImageNet network lacks stay CIFAR networks.
+  EXPECT_EQ(models::ByName("resnet56").InferShape({{"data", {1, 3, 32, 32}}}).outputs[0],
+            Shape({1, 10}));
+}
+
+TEST(SymbolJSON, ZooVgg16MatchesMXNetsExample) {
+  const Shape data = {1, 3, 224, 224};
+  Symbol ours = models::ByName("vgg16"), theirs = Symbol::Load(Fixture("vgg16-symbol.json"));
+  ExpectSameNetwork(ours, theirs, data);
+  EXPECT_EQ(CountParameters(ours, data), 138357544);
+  EXPECT_THROW(models::ByName("vgg17"), Error);
+}
+
+TEST(SymbolJSON, ZooInceptionV3MatchesMXNetsExample) {
+  const Shape data = {1, 3, 299, 299};
+  Symbol ours = models::ByName("inceptionv3");
+  Symbol theirs = Symbol::Load(Fixture("inceptionv3-symbol.json"));
+  ExpectSameNetwork(ours, theirs, data);
+  EXPECT_EQ(CountParameters(ours, data), 23834568);
+  EXPECT_EQ(ours.InferShape({{"data", data}}).outputs[0], Shape({1, 1000}));
+}
+
 // The zoo's MobileNet v1 is MXNet's example network (scripts/make_mxnet_mobilenet_fixture.py),
 // at full width on ImageNet-sized images and at a quarter width on 64x64 images.
 TEST(SymbolJSON, ZooMobileNetMatchesMXNetsExample) {
