@@ -6,15 +6,24 @@
 # cohort-allreduce-bench under mpirun -np NP gives the link. The measured step is the MPI run's
 # forward + backward + update phases (its --profile), which is what the plan predicts.
 #   scripts/validate-plan.sh [NP] [BATCH_PER_RANK]   (defaults: 2 64)
+# With NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
+# (scripts/netns-hosts.sh, root), TCP between them: the bench then calibrates that link.
 # Prints one JSON line: predicted and measured step (ms) and the relative error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-2} batch=${2:-64}
-mpi=(mpirun -np "$np" --bind-to none --oversubscribe)
-[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [[ ${NETNS_HOSTS:-0} == 1 ]]; then
+  scripts/netns-hosts.sh up "$np"
+  trap 'rm -rf "$tmp"; scripts/netns-hosts.sh down' EXIT
+  hosts=$(seq -s, -f '10.213.0.%g' 11 $((10 + np)))
+  mpi=(scripts/netns-hosts.sh mpirun -np "$np" --host "$hosts" --bind-to none)
+else
+  trap 'rm -rf "$tmp"' EXIT
+  mpi=(mpirun -np "$np" --bind-to none --oversubscribe)
+  [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+  export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+fi
 train=(build/apps/cohort-train --config configs/fmnist_lenet.yaml --set devices=cpu:0
        --set epochs=1 --set log_every=0 --profile)
 "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 --min-bytes 64K \
@@ -38,6 +47,6 @@ predicted=$(build/apps/cohort-plan --model lenet --shape data="$batch",1,28,28 -
   --devices-per-host "$np" --calibrate "$tmp/link" --no-overlap --profile "$slowest" --json |
   tail -1 | sed 's/.*"step_ms":\([0-9.]*\).*/\1/')
 measured=$(phases "$tmp/mpi")
-awk -v np="$np" -v p="$predicted" -v m="$measured" 'BEGIN {
-  printf "{\"ranks\":%d,\"predicted_step_ms\":%.3f,\"measured_step_ms\":%.3f,\"error\":%.3f}\n",
-         np, p, m, (p - m) / m }'
+awk -v np="$np" -v p="$predicted" -v m="$measured" -v h="${NETNS_HOSTS:-0}" 'BEGIN {
+  printf "{\"ranks\":%d,\"netns_hosts\":%d,\"predicted_step_ms\":%.3f,\"measured_step_ms\":%.3f,\"error\":%.3f}\n",
+         np, h, p, m, (p - m) / m }'
