@@ -6,17 +6,26 @@
 #   (defaults: 2 64K 64M 20 3; extra arguments of cohort-allreduce-bench in KVSTORE_ARGS, such
 #   as --out-of-place, and of mpirun in MPIRUN_ARGS, such as --host A,B)
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
-# unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier.
+# unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier. With
+# NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
+# (scripts/netns-hosts.sh, root), TCP between them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-2} min=${2:-65536} max=${3:-67108864} iters=${4:-20} reps=${5:-3}
-mpi=(mpirun -np "$np" --bind-to none --oversubscribe)
-[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
-[[ -n ${MPIRUN_ARGS:-} ]] && read -ra extra <<< "$MPIRUN_ARGS" && mpi+=("${extra[@]}")
-export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
-read -ra kv_args <<< "${KVSTORE_ARGS:-}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [[ ${NETNS_HOSTS:-0} == 1 ]]; then
+  scripts/netns-hosts.sh up "$np" >&2
+  trap 'rm -rf "$tmp"; scripts/netns-hosts.sh down' EXIT
+  mpi=(scripts/netns-hosts.sh mpirun -np "$np" --host "$(seq -s, -f '10.213.0.%g' 11 $((10 + np)))"
+       --bind-to none)
+else
+  trap 'rm -rf "$tmp"' EXIT
+  mpi=(mpirun -np "$np" --bind-to none --oversubscribe)
+  [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+  export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+fi
+[[ -n ${MPIRUN_ARGS:-} ]] && read -ra extra <<< "$MPIRUN_ARGS" && mpi+=("${extra[@]}")
+read -ra kv_args <<< "${KVSTORE_ARGS:-}"
 for ((r = 0; r < reps; ++r)); do
   "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw$r"
   "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
