@@ -46,6 +46,11 @@ def resnet(num_layers=20, num_classes=10):
         for j in range(units - 1):
             body = residual_unit(body, filters[i + 1], (1, 1), True,
                                  "stage%d_unit%d" % (i + 1, j + 2))
+    return head(body, num_classes)
+
+
+def head(body, num_classes):
+    """resnet.py's end, for CIFAR and ImageNet alike: BN-relu, global pooling, the classifier."""
     bn1 = mx.sym.BatchNorm(body, fix_gamma=False, eps=2e-5, momentum=BN_MOM, name="bn1")
     relu1 = mx.sym.Activation(bn1, act_type="relu", name="relu1")
     pool1 = mx.sym.Pooling(relu1, global_pool=True, kernel=(7, 7), pool_type="avg", name="pool1")
