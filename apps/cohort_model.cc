@@ -10,6 +10,7 @@
 #include <string>
 
 #include "apps/model_shapes.h"
+#include "apps/tool_main.h"
 
 namespace cohort {
 namespace {
@@ -59,17 +60,6 @@ int main(int argc, char** argv) {
                    "symbol JSON file, or a zoo model: mlp, lenet, resnetN, mobilenet, gpt")
       ->required();
   summary->add_option("--shape", shapes, "input shape, NAME=DIMS (e.g. data=1,1,28,28)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  try {
-    return cohort::Summary(source, shapes);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "cohort-model: %s\n", e.what());
-    return 2;
-  }
+  return cohort::ParseAndRun(app, argc, argv, "cohort-model",
+                             [&] { return cohort::Summary(source, shapes); });
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "apps/tool_main.h"
 #include "base/error.h"
 #include "ndarray/params_io.h"
 
@@ -125,18 +126,7 @@ int main(int argc, char** argv) {
   diff->add_option("B", diff_b, "second .params file")->required();
   diff->add_option("--tol", tol, "largest allowed absolute difference")
       ->check(CLI::NonNegativeNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  try {
-    std::fflush(stdout);
+  return cohort::ParseAndRun(app, argc, argv, "cohort-params", [&] {
     return show->parsed() ? cohort::Show(show_file) : cohort::Diff(diff_a, diff_b, tol);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "cohort-params: %s\n", e.what());
-    return 2;
-  }
+  });
 }

@@ -22,6 +22,7 @@
 
 #include "apps/model_shapes.h"
 #include "apps/scaling_plan.h"
+#include "apps/tool_main.h"
 #include "base/env.h"
 #include "base/error.h"
 
@@ -49,9 +50,8 @@ void Plot(const std::string& path, const std::string& title,
   std::string script = "set terminal pngcairo size 900,540\nset output '" + path + "'\n";
   script += "set title '" + title + "' noenhanced\nset xlabel 'devices'\nset logscale x 2\n";
   script += "set ylabel 'scaling efficiency (%)'\nset yrange [0:105]\n";
-  script +=
-      "set y2label 'step time (ms)'\nset y2tics\nset ytics nomirror\nset y2range [0:*]\nset key "
-      "bottom left\n";
+  script += "set y2label 'step time (ms)'\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n";
+  script += "set key bottom left\n";
   script += "set grid\nplot '-' using 1:2 with linespoints lw 2 title 'efficiency', ";
   script += "'-' using 1:2 axes x1y2 with linespoints dt 2 title 'step time'\n";
   for (int column = 0; column < 2; ++column) {
@@ -91,13 +91,19 @@ void Plot(const std::string& path, const std::string& title,
 //   a host on NVLink (130 GB/s, 5 us), 25 Gbit/s Ethernet between hosts over TCP (3.125 GB/s,
 //   50 us, assumed). One GPU: 384 images/s, its 8-GPU row (3072) over 8; batch 128, the default
 //   of the example it added (examples/mxnet_imagenet_resnet50.py). Flat unless --hierarchical.
+// A zoo model as a preset's benchmark ran it: square images of `side` pixels, one device's speed.
+struct BenchmarkedModel {
+  int64_t side;
+  double samples_per_s;
+};
+
 struct Preset {
   const char* name;
   plan::Topology topology;
   bool overlap;
   double bucket_mb;  // 0: COHORT_KVSTORE_BUCKET_MB
-  int64_t batch;     // per device, for the zoo models below
-  std::map<std::string, double> samples_per_s;
+  int64_t batch;     // per device, for the models below
+  std::map<std::string, BenchmarkedModel> models;
 };
 
 const std::vector<Preset>& Presets() {
@@ -122,13 +128,16 @@ const std::vector<Preset>& Presets() {
        true,
        64,
        64,
-       {{"inceptionv3", 134.4}, {"resnet101", 119.4}, {"vgg16", 130.9}, {"resnet50", 219}}},
+       {{"inceptionv3", {299, 134.4}},
+        {"resnet101", {224, 119.4}},
+        {"vgg16", {224, 130.9}},
+        {"resnet50", {224, 219}}}},
       {"horovod-mxnet",
        {.devices_per_host = 8, .intra = {5e-6, 130e9}, .inter = {50e-6, 3.125e9}},
        true,
        64,
        128,
-       {{"resnet50", 384}}},
+       {{"resnet50", {224, 384}}}},
   };
   return presets;
 }
@@ -182,12 +191,10 @@ int Run(const Options& o) {
   const Symbol net = LoadModel(o.model);
   std::map<std::string, Shape> inputs = ParseShapeOptions(o.shapes);
   double device_speed = o.device_speed;
-  if (preset && preset->samples_per_s.count(o.model)) {
-    if (inputs.empty()) {
-      const int64_t side = o.model == "inceptionv3" ? 299 : 224;
-      inputs["data"] = Shape({preset->batch, 3, side, side});
-    }
-    if (device_speed <= 0 && o.device_tflops <= 0) device_speed = preset->samples_per_s.at(o.model);
+  if (preset && preset->models.count(o.model)) {
+    const BenchmarkedModel& m = preset->models.at(o.model);
+    if (inputs.empty()) inputs["data"] = Shape({preset->batch, 3, m.side, m.side});
+    if (device_speed <= 0 && o.device_tflops <= 0) device_speed = m.samples_per_s;
   }
   if (inputs.empty()) throw ConfigError("give the input's --shape", __FILE__, __LINE__);
   const double flops = (o.device_tflops > 0 ? o.device_tflops : 1.0) * 1e12 * o.efficiency;
@@ -269,17 +276,5 @@ int main(int argc, char** argv) {
                  "this-host, gpu-cluster, horovod-pascal or horovod-mxnet (Note [Plan presets])");
   app.add_flag("--json", o.json, "one JSON object per device count");
   app.add_option("--plot", o.plot, "also draw efficiency and step time into FILE.png (gnuplot)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  try {
-    return cohort::Run(o);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "cohort-plan: %s\n", e.what());
-    return 2;
-  }
+  return cohort::ParseAndRun(app, argc, argv, "cohort-plan", [&] { return cohort::Run(o); });
 }
