@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   CLI::App* summary = app.add_subcommand("summary", "nodes, output shapes and parameter counts");
   summary
       ->add_option("SYMBOL", source,
-                   "symbol JSON file, or a zoo model: mlp, lenet, resnetN, mobilenet, gpt")
+                   "symbol JSON file, or a zoo model: mlp, lenet, resnetN, vggN, inceptionv3, "
+                   "mobilenet, gpt")
       ->required();
   summary->add_option("--shape", shapes, "input shape, NAME=DIMS (e.g. data=1,1,28,28)");
   return cohort::ParseAndRun(app, argc, argv, "cohort-model",
