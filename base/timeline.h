@@ -7,8 +7,8 @@
 namespace cohort::timeline {
 
 // Note [Timeline]
-// `cohort-train --timeline FILE.json` records spans (data, forward, backward, allreduce of each
-// bucket, update, metric, the waits) per thread: the main thread, each device's thread and the
+// `cohort-train --timeline FILE.json` records spans (load, forward, backward, allreduce of each
+// bucket, update, data, metric, the waits) per thread: the main thread, each device's thread and the
 // communication thread, and writes them as Chrome trace events (Perfetto, chrome://tracing): pid
 // the rank, tid the thread. Recording is meant to stay on for whole epochs: a span is two clock
 // reads and one store into the thread's own buffer, reserved up front (no lock, no allocation

@@ -1,6 +1,7 @@
 // DataParallelExecutorGroup and DataParallelExecutorManager (Note [Data parallelism]).
 #include "executor_manager/executor_group.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -105,12 +106,49 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
       aux_arrays_[i].push_back(exec->aux_dict().at(aux_names_[i]));
   }
   workers_ = std::make_unique<DeviceWorkers>(static_cast<int>(contexts.size()));
+  const bool all_gpus = std::all_of(contexts.begin(), contexts.end(),
+                                    [](const Context& c) { return c.is_gpu(); });
+  if (all_gpus) {
+    std::vector<int> devices;
+    std::vector<std::vector<NDArray>> inputs(executors_.size());
+    for (size_t d = 0; d < executors_.size(); ++d) {
+      devices.push_back(contexts[d].id);
+      const auto& args = executors_[d]->arg_dict();
+      for (const std::string& name : data_names_) inputs[d].push_back(args.at(name));
+      for (const std::string& name : label_names_) inputs[d].push_back(args.at(name));
+    }
+    streams_ = CreateCudaStreamOps();
+    staging_ = std::make_unique<InputStaging>(*streams_, std::move(devices), std::move(inputs),
+                                              slices_, Context::CPUPinned());
+  }
+}
+
+void DataParallelExecutorGroup::StageDataBatch(const DataBatch& batch) {
+  if (!staging_) return;
+  COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "StageDataBatch: data arrays";
+  COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
+      << "StageDataBatch: label arrays";
+  std::vector<NDArray> arrays = batch.data;
+  for (size_t slot : label_slots_) arrays.push_back(batch.label[slot]);
+  staging_->Stage(arrays);
+  staged_batch_ = batch.data.empty() ? nullptr : batch.data[0].raw_data();
+}
+
+void DataParallelExecutorGroup::DiscardStagedBatch() {
+  if (staging_) staging_->Discard();
 }
 
 void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
   COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "LoadDataBatch: data arrays";
   COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
       << "LoadDataBatch: label arrays";
+  if (staging_) {
+    if (!staging_->staged()) StageDataBatch(batch);
+    COHORT_CHECK(batch.data.empty() || batch.data[0].raw_data() == staged_batch_)
+        << "LoadDataBatch: the batch given is not the one staged by StageDataBatch";
+    staging_->Load();
+    return;
+  }
   for (size_t d = 0; d < executors_.size(); ++d) {
     const auto [begin, end] = slices_[d];
     const auto& args = executors_[d]->arg_dict();
@@ -265,7 +303,20 @@ bool SameDescs(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) {
 }  // namespace
 
 void DataParallelExecutorManager::LoadDataBatch(const DataBatch& batch) {
-  current_ = default_.get();
+  current_ = GroupFor(batch);
+  current_->LoadDataBatch(batch);
+}
+
+void DataParallelExecutorManager::StageDataBatch(const DataBatch& batch) {
+  GroupFor(batch)->StageDataBatch(batch);
+}
+
+void DataParallelExecutorManager::DiscardStagedBatches() {
+  default_->DiscardStagedBatch();
+  for (auto& [key, group] : buckets_) group->DiscardStagedBatch();
+}
+
+DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch& batch) {
   const bool default_shapes = batch.provide_data.empty() || SameDescs(batch.provide_data, data_shapes_);
   if (sym_gen_ && batch.bucket_key && !default_shapes) {
     auto it = buckets_.find(*batch.bucket_key);
@@ -279,9 +330,9 @@ void DataParallelExecutorManager::LoadDataBatch(const DataBatch& batch) {
                .first;
       if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
     }
-    if (it->second) current_ = it->second.get();
+    return it->second.get();
   }
-  current_->LoadDataBatch(batch);
+  return default_.get();
 }
 
 void DataParallelExecutorManager::Forward(bool is_train) { current_->Forward(is_train); }

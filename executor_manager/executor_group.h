@@ -12,6 +12,7 @@
 
 #include "executor/executor.h"
 #include "executor_manager/device_workers.h"
+#include "executor_manager/input_staging.h"
 #include "io/data_iter.h"
 #include "metric/eval_metric.h"
 
@@ -39,8 +40,15 @@ class DataParallelExecutorGroup {
                             const DataParallelExecutorGroup* shared_group = nullptr,
                             const std::vector<std::string>& fixed_param_names = {});
 
-  // Copies each device's rows of the batch into its executor's inputs.
+  // Copies each device's rows of the batch into its executor's inputs. On GPUs the copy is
+  // enqueued (Note [Input staging]); a batch staged before is loaded from its staging slot.
   void LoadDataBatch(const DataBatch& batch);
+  // On GPUs, starts copying the batch the next LoadDataBatch will be given, while the work
+  // enqueued so far still runs; the batch's arrays may change once it returns. Elsewhere it does
+  // nothing and LoadDataBatch copies.
+  void StageDataBatch(const DataBatch& batch);
+  // Forgets a staged batch that will not be loaded.
+  void DiscardStagedBatch();
   void Forward(bool is_train);
   void Backward();
   // Feeds each device's outputs and its rows of `labels` to the metric, leaving out the last
@@ -92,6 +100,10 @@ class DataParallelExecutorGroup {
   std::function<void(int)> gradient_ready_;
   std::vector<int> param_of_arg_;                        // -1 for inputs
   std::unique_ptr<std::atomic<int>[]> devices_pending_;  // per parameter, during Backward
+  // On GPUs only: the staged copies of the next batch (Note [Input staging]).
+  std::unique_ptr<StreamOps> streams_;
+  std::unique_ptr<InputStaging> staging_;
+  const void* staged_batch_ = nullptr;  // the staged batch's first array
 };
 
 // Rows of a batch for each device, proportional to work_load (MXNet's _split_input_slice).
@@ -115,6 +127,11 @@ class DataParallelExecutorManager {
 
   // Switches to the batch's bucket (binding it on first use) and loads the batch.
   void LoadDataBatch(const DataBatch& batch);
+  // Stages the batch the next LoadDataBatch will be given in its bucket's group (Note [Input
+  // staging]): call it once the current step's work is enqueued.
+  void StageDataBatch(const DataBatch& batch);
+  // Forgets staged batches that will not be loaded (a loop that stops early).
+  void DiscardStagedBatches();
   void Forward(bool is_train);
   void Backward();
   void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels, int64_t pad = 0);
@@ -140,6 +157,9 @@ class DataParallelExecutorManager {
   const DataParallelExecutorGroup& default_group() const { return *default_; }
 
  private:
+  // The group for the batch's bucket, bound on first use.
+  DataParallelExecutorGroup* GroupFor(const DataBatch& batch);
+
   std::vector<Context> contexts_;
   std::vector<double> work_load_;
   std::vector<std::string> param_names_, fixed_param_names_;

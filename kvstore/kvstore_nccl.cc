@@ -15,6 +15,8 @@
 #include "kvstore/comm.h"
 #include "kvstore/host_kvstore.h"
 #include "kvstore/kvstore.h"
+#include "kvstore/nccl_bucket_order.h"
+#include "ndarray/stream_ops.h"
 
 namespace cohort {
 namespace {
@@ -33,9 +35,28 @@ namespace {
 // communication stream per GPU. Before a bucket, an event recorded on the legacy default stream
 // (which waits for all earlier work of the executors' blocking streams, gradients included) is
 // waited for by the communication stream; after it, the caller waits for the bucket's event, so
-// the optimizer and the next forward (enqueued later) see the sums. With overlap (the default
+// the optimizer and the next forward (enqueued later) see the sums. That order is
+// EnqueueBucket/WaitForBucket (nccl_bucket_order.h), which a CPU test checks against CUDA's rules
+// (Note [Stream ordering]). With overlap (the default
 // for nccl, Note [Overlapped push]) buckets are launched from the communication thread as their
 // last gradient is enqueued, so NCCL runs beside the rest of backward.
+// NCCL's grouped all-reduce over this process's communicators (one per local GPU).
+class NcclGroup final : public GroupedAllReduce {
+ public:
+  explicit NcclGroup(const std::vector<ncclComm_t>& comms) : comms_(comms) {}
+  void GroupStart() override { NCCL_CHECK(ncclGroupStart()); }
+  void AllReduce(const NDArray& in, const NDArray& out, size_t device_index,
+                 StreamOps::Stream stream) override {
+    NCCL_CHECK(ncclAllReduce(in.raw_data(), out.raw_data(), static_cast<size_t>(in.size()),
+                             ncclFloat, ncclSum, comms_[device_index],
+                             static_cast<cudaStream_t>(stream.handle)));
+  }
+  void GroupEnd() override { NCCL_CHECK(ncclGroupEnd()); }
+
+ private:
+  const std::vector<ncclComm_t>& comms_;
+};
+
 class NcclKVStore final : public KVStore {
  public:
   explicit NcclKVStore(const std::string& type)
@@ -44,13 +65,10 @@ class NcclKVStore final : public KVStore {
             type, type == "nccl" ? CreateMpiComm() : CreateSingleWorkerComm())) {}
   ~NcclKVStore() override {
     if (abort_hook_ != 0) RemoveAbortHook(abort_hook_);
+    streams_.reset();  // waits for the communication streams
     for (size_t d = 0; d < devices_.size(); ++d) {
       cudaSetDevice(devices_[d]);
-      cudaStreamSynchronize(streams_[d]);
       ncclCommDestroy(comms_[d]);
-      cudaEventDestroy(ready_[d]);
-      cudaEventDestroy(done_[d]);
-      cudaStreamDestroy(streams_[d]);
     }
   }
 
@@ -107,29 +125,12 @@ class NcclKVStore final : public KVStore {
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);  // one bucket at a time on the streams
-    for (size_t d = 0; d < devices_.size(); ++d) {
-      CUDA_CHECK(cudaSetDevice(devices_[d]));
-      CUDA_CHECK(cudaEventRecord(ready_[d], cudaStreamLegacy));
-      CUDA_CHECK(cudaStreamWaitEvent(streams_[d], ready_[d], 0));
-    }
-    NCCL_CHECK(ncclGroupStart());
-    for (size_t k = 0; k < keys.size(); ++k) {
-      for (size_t d = 0; d < devices_.size(); ++d) {
-        const NDArray& v = values[k][d];
-        const NDArray& out = outs[k].size() > d ? outs[k][d] : v;
-        NCCL_CHECK(ncclAllReduce(v.raw_data(), out.raw_data(), static_cast<size_t>(v.size()),
-                                 ncclFloat, ncclSum, comms_[d], streams_[d]));
-      }
-    }
-    NCCL_CHECK(ncclGroupEnd());
-    for (size_t d = 0; d < devices_.size(); ++d) {
-      CUDA_CHECK(cudaSetDevice(devices_[d]));
-      CUDA_CHECK(cudaEventRecord(done_[d], streams_[d]));
-    }
+    NcclGroup group(comms_);
+    EnqueueBucket(*streams_, group, fences_, values, outs);
     // Note [Collective deadline]: a peer that died or stalled would hold this wait forever;
     // past COHORT_COMM_TIMEOUT the watchdog aborts the communicators and ends the process.
     CollectiveWatchdog::Scope timed(*watchdog_, "NCCL gradient allreduce", 0);
-    for (size_t d = 0; d < devices_.size(); ++d) CUDA_CHECK(cudaEventSynchronize(done_[d]));
+    WaitForBucket(*streams_, fences_);
   }
 
   // The initial weights only (Init's): after the first reduction the GPUs hold the weights.
@@ -193,15 +194,8 @@ class NcclKVStore final : public KVStore {
     });
     watchdog_ = std::make_unique<CollectiveWatchdog>(
         rank(), processes * local > 1 ? static_cast<double>(Env().comm_timeout) : 0.0);
-    streams_.resize(devices.size());
-    ready_.resize(devices.size());
-    done_.resize(devices.size());
-    for (int d = 0; d < local; ++d) {
-      CUDA_CHECK(cudaSetDevice(devices[d]));
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[d], cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreateWithFlags(&ready_[d], cudaEventDisableTiming));
-      CUDA_CHECK(cudaEventCreateWithFlags(&done_[d], cudaEventDisableTiming));
-    }
+    streams_ = CreateCudaStreamOps();
+    fences_ = BucketFences::Create(*streams_, devices);
     devices_ = devices;
     Log().info("kvstore {}: NCCL {}.{} over {} GPU(s) in {} process(es)", type(), NCCL_MAJOR,
                NCCL_MINOR, processes * local, processes);
@@ -216,8 +210,8 @@ class NcclKVStore final : public KVStore {
   std::vector<ncclComm_t> comms_;
   int abort_hook_ = 0;
   std::unique_ptr<CollectiveWatchdog> watchdog_;
-  std::vector<cudaStream_t> streams_;
-  std::vector<cudaEvent_t> ready_, done_;
+  std::unique_ptr<StreamOps> streams_;
+  BucketFences fences_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // device_api for builds without CUDA: no GPUs, and a clear error from anything that needs one.
 #include "base/error.h"
 #include "ndarray/device_api.h"
+#include "ndarray/stream_ops.h"
 
 namespace cohort::device {
 namespace {
@@ -24,3 +25,9 @@ void Copy(void*, Context, const void*, Context, size_t) { NoCuda("a copy to or f
 void Fill(void*, int, const void*, size_t, size_t) { NoCuda("filling a GPU array"); }
 
 }  // namespace cohort::device
+
+namespace cohort {
+std::unique_ptr<StreamOps> CreateCudaStreamOps() {
+  throw Error("CUDA streams need a GPU, but Cohort was built without CUDA", __FILE__, __LINE__);
+}
+}  // namespace cohort

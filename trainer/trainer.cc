@@ -54,6 +54,19 @@ bool SameShapes(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) 
   return true;
 }
 
+// Copies host arrays into `into`, reusing its arrays where shape and dtype match (no allocation
+// per step).
+void CopyKeepingArrays(const std::vector<NDArray>& from, std::vector<NDArray>* into) {
+  into->resize(from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    NDArray& kept = (*into)[i];
+    if (kept.is_none() || !(kept.shape() == from[i].shape()) || kept.dtype() != from[i].dtype()) {
+      kept = NDArray::Empty(from[i].shape(), from[i].dtype(), Context::CPU());
+    }
+    from[i].CopyTo(kept);
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<double> work_load,
@@ -383,6 +396,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
   std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics, config.ignore_label);
   std::vector<EpochResult> results;
+  std::vector<NDArray> step_labels;  // this step's labels (the iterator moves on before its metric)
   profile_ = StepProfile();
   manager_->default_group().executor(0).ClearProfile();
   manager_->default_group().executor(0).SetProfiling(config.profile);
@@ -404,13 +418,22 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     }
     const int64_t first_batch = batches;
     const auto start = Clock::now();
-    auto window = start, t0 = start;
+    auto window = start;
     timeline::LabelThread("main");
-    while (true) {
+    // Note [Input staging]: the next batch is fetched and staged once a step's work is enqueued
+    // (before its metric waits for the devices), as MXNet's fit loop prepares it; so the step
+    // keeps its own copy of the labels, which the iterator may reuse.
+    bool have_batch = false;
+    {
+      timeline::Span span("data");
+      have_batch = train.Next();
+      if (have_batch) manager_->StageDataBatch(train.Value());
+    }
+    while (have_batch) {
       timeline::Span step_span("step");
+      const auto t0 = Clock::now();
       {
-        timeline::Span span("data");
-        if (!train.Next()) break;
+        timeline::Span span("load");
         manager_->LoadDataBatch(train.Value());
       }
       const DataBatch& batch = train.Value();
@@ -433,20 +456,28 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
         Update({epoch, batches});
       }
       const auto t4 = Clock::now();
+      const int64_t pad = batch.pad;
       {
-        timeline::Span span("metric");
-        manager_->UpdateMetric(*metric, batch.label, batch.pad);
+        timeline::Span span("data");
+        CopyKeepingArrays(batch.label, &step_labels);
+        have_batch = train.Next();
+        if (have_batch) manager_->StageDataBatch(train.Value());
       }
       const auto t5 = Clock::now();
+      {
+        timeline::Span span("metric");
+        manager_->UpdateMetric(*metric, step_labels, pad);
+      }
+      const auto t6 = Clock::now();
       for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
                                        {&profile_.forward, t1, t2},
                                        {&profile_.backward, t2, t3},
                                        {&profile_.update, t3, t4},
-                                       {&profile_.metric, t4, t5}}) {
+                                       {&profile_.data, t4, t5},
+                                       {&profile_.metric, t5, t6}}) {
         *phase += std::chrono::duration<double>(end - begin).count();
       }
       ++profile_.steps;
-      t0 = t5;
       ++batches;
       if (config.stop_on_signal) {
         if (const int signo = AgreeOnStop(); signo != 0) {  // Note [Stop on a signal]
@@ -461,7 +492,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
         SaveAt(config, {epoch, batches});
       }
       if (progress.Due()) {
-        const double seconds = std::chrono::duration<double>(t5 - start).count();
+        const double seconds = std::chrono::duration<double>(t6 - start).count();
         progress.Update(epoch, batches, batches_per_epoch,
                         (batches - first_batch) * global_batch / seconds,
                         metric->Get());
@@ -476,6 +507,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       }
     }
     progress.Clear();
+    manager_->DiscardStagedBatches();  // a stop leaves the next batch staged
     if (stopped_by_signal_ != 0) break;  // no epoch end: the checkpoint is mid-epoch
     batches_per_epoch = batches;
     EpochResult r;

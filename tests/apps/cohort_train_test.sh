@@ -74,14 +74,14 @@ JSON
 check "an identity network writes the iterator's rows" \
   '[[ $? -eq 0 && "$(cat "$tmp/id.csv")" == "3,1,2,3,4"$'"'"'\n'"'"'"3,5,6,7,8"$'"'"'\n'"'"'"3,9,10,11,12.5" ]]'
 # --timeline (Note [Timeline]): a Chrome trace with the main thread, each device's track and one
-# span of each phase per step (2 epochs of 32 steps; the end of each epoch is a step without work;
-# validation adds 8 forwards a device an epoch).
+# span of each phase per step (2 epochs of 32 steps; "data" fetches and stages the next batch, so
+# each epoch has one more, its first; validation adds 8 forwards a device an epoch).
 "$train" --config "$config" --set epochs=2 --set log_level=warn --timeline "$tmp/trace.json" \
   > /dev/null 2>&1
 check "--timeline writes a trace" '[[ $? -eq 0 && $(head -c 40 "$tmp/trace.json") == "{\"displayTimeUnit\":\"ms\",\"traceEvents\":["* ]]'
 check "naming the main thread and both devices" \
   'grep -q "\"args\":{\"name\":\"main\"}" "$tmp/trace.json" && grep -q "\"name\":\"device 0\"" "$tmp/trace.json" && grep -q "\"name\":\"device 1\"" "$tmp/trace.json"'
-for span in step:66 data:66 forward:224 backward:192 allreduce:64 update:64 metric:64; do
+for span in step:64 load:64 data:66 forward:224 backward:192 allreduce:64 update:64 metric:64; do
   n=$(grep -c "{\"name\":\"${span%%:*}\",\"ph\":\"X\"" "$tmp/trace.json")
   check "${span%%:*} spans: $n (expected ${span##*:})" '[[ $n -eq ${span##*:} ]]'
 done

@@ -362,8 +362,9 @@ TEST_F(TrainerFiles, StopOnSignalThenResumeLatestEqualsUninterrupted) {
     plain.checkpoint_prefix.clear();
     const auto whole = fit(plain, -1, &stopped);
     EXPECT_EQ(stopped, 0);
-    // 6 batches an epoch: the 10th Next is epoch 1's 3rd batch.
-    fit(c, 10, &stopped);
+    // 6 batches an epoch (7 Nexts): the 11th Next fetches epoch 1's 4th batch, during its 3rd
+    // step (the loop fetches one batch ahead, Note [Input staging]).
+    fit(c, 11, &stopped);
     EXPECT_EQ(stopped, SIGTERM);
     ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0001-00000003.params"));
     EXPECT_TRUE(std::filesystem::exists(Prefix() + "-0001.params"));

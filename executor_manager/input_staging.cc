@@ -1,0 +1,80 @@
+#include "executor_manager/input_staging.h"
+
+#include "base/error.h"
+
+namespace cohort {
+
+InputStaging::InputStaging(StreamOps& ops, std::vector<int> devices,
+                           std::vector<std::vector<NDArray>> inputs,
+                           std::vector<std::pair<int64_t, int64_t>> slices, Context host_ctx)
+    : ops_(ops),
+      devices_(std::move(devices)),
+      inputs_(std::move(inputs)),
+      slices_(std::move(slices)),
+      host_ctx_(host_ctx) {
+  COHORT_CHECK(inputs_.size() == devices_.size() && slices_.size() == devices_.size())
+      << "InputStaging: " << devices_.size() << " devices, " << inputs_.size()
+      << " input lists and " << slices_.size() << " slices";
+  for (int device : devices_) copy_streams_.push_back(ops_.NewStream(device));
+  for (Slot& slot : slots_) {
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      slot.copied.push_back(ops_.NewEvent(devices_[d]));
+      slot.consumed.push_back(ops_.NewEvent(devices_[d]));
+      std::vector<NDArray> device_slot;
+      for (const NDArray& input : inputs_[d]) {
+        device_slot.push_back(NDArray::Empty(input.shape(), input.dtype(), input.ctx()));
+      }
+      slot.device.push_back(std::move(device_slot));
+    }
+  }
+}
+
+void InputStaging::Stage(const std::vector<NDArray>& arrays) {
+  COHORT_CHECK(staged_ < 0) << "InputStaging: a batch is staged already; load it first";
+  const size_t num_inputs = inputs_.empty() ? 0 : inputs_[0].size();
+  COHORT_CHECK_EQ(arrays.size(), num_inputs) << "InputStaging: arrays in the staged batch";
+  Slot& slot = slots_[next_];
+  if (slot.used) {
+    // The pinned slot is free once the copies of its last batch have run.
+    for (const StreamOps::Event& copied : slot.copied) ops_.HostWait(copied);
+  } else {
+    // In the inputs' dtype: the host copy casts, so the device copies need not.
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      slot.host.push_back(NDArray::Empty(arrays[i].shape(), inputs_[0][i].dtype(), host_ctx_));
+    }
+  }
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    COHORT_CHECK(arrays[i].shape() == slot.host[i].shape())
+        << "InputStaging: input " << i << " of the batch has shape " << arrays[i].shape()
+        << ", the bound batch " << slot.host[i].shape();
+    ops_.HostCopy(slot.host[i], arrays[i]);
+  }
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    // The device slot is free once load k - 1 copied it into the inputs.
+    if (slot.used) ops_.Wait(copy_streams_[d], slot.consumed[d]);
+    const auto [begin, end] = slices_[d];
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      ops_.CopyAsync(slot.device[d][i], slot.host[i].Slice(begin, end), copy_streams_[d]);
+    }
+    ops_.Record(slot.copied[d], copy_streams_[d]);
+  }
+  slot.used = true;
+  staged_ = next_;
+  next_ = 1 - next_;
+}
+
+void InputStaging::Load() {
+  COHORT_CHECK(staged_ >= 0) << "InputStaging: no batch staged";
+  Slot& slot = slots_[staged_];
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const StreamOps::Stream stream = ops_.DefaultStream(devices_[d]);
+    ops_.Wait(stream, slot.copied[d]);
+    for (size_t i = 0; i < inputs_[d].size(); ++i) {
+      ops_.CopyAsync(inputs_[d][i], slot.device[d][i], stream);
+    }
+    ops_.Record(slot.consumed[d], stream);
+  }
+  staged_ = -1;
+}
+
+}  // namespace cohort
