@@ -128,9 +128,10 @@ void DataParallelExecutorGroup::StageDataBatch(const DataBatch& batch) {
   COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "StageDataBatch: data arrays";
   COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
       << "StageDataBatch: label arrays";
-  std::vector<NDArray> arrays = batch.data;
-  for (size_t slot : label_slots_) arrays.push_back(batch.label[slot]);
-  staging_->Stage(arrays);
+  stage_arrays_.clear();  // reused: no allocation per step
+  stage_arrays_.insert(stage_arrays_.end(), batch.data.begin(), batch.data.end());
+  for (size_t slot : label_slots_) stage_arrays_.push_back(batch.label[slot]);
+  staging_->Stage(stage_arrays_);
   staged_batch_ = batch.data.empty() ? nullptr : batch.data[0].raw_data();
 }
 
@@ -144,6 +145,8 @@ void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
       << "LoadDataBatch: label arrays";
   if (staging_) {
     if (!staging_->staged()) StageDataBatch(batch);
+    // A partial check (an iterator reusing its arrays passes it with any batch): the caller
+    // loads what it staged, as the fit loop does.
     COHORT_CHECK(batch.data.empty() || batch.data[0].raw_data() == staged_batch_)
         << "LoadDataBatch: the batch given is not the one staged by StageDataBatch";
     staging_->Load();
@@ -313,7 +316,9 @@ void DataParallelExecutorManager::StageDataBatch(const DataBatch& batch) {
 
 void DataParallelExecutorManager::DiscardStagedBatches() {
   default_->DiscardStagedBatch();
-  for (auto& [key, group] : buckets_) group->DiscardStagedBatch();
+  for (auto& [key, group] : buckets_) {
+    if (group) group->DiscardStagedBatch();  // null: the default bucket's key
+  }
 }
 
 DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch& batch) {
@@ -330,7 +335,7 @@ DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch
                .first;
       if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
     }
-    return it->second.get();
+    if (it->second) return it->second.get();
   }
   return default_.get();
 }

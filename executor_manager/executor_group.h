@@ -104,6 +104,7 @@ class DataParallelExecutorGroup {
   std::unique_ptr<StreamOps> streams_;
   std::unique_ptr<InputStaging> staging_;
   const void* staged_batch_ = nullptr;  // the staged batch's first array
+  std::vector<NDArray> stage_arrays_;   // its inputs in binding order
 };
 
 // Rows of a batch for each device, proportional to work_load (MXNet's _split_input_slice).

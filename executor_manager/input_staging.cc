@@ -16,7 +16,12 @@ InputStaging::InputStaging(StreamOps& ops, std::vector<int> devices,
       << "InputStaging: " << devices_.size() << " devices, " << inputs_.size()
       << " input lists and " << slices_.size() << " slices";
   for (int device : devices_) copy_streams_.push_back(ops_.NewStream(device));
+  const int64_t rows = slices_.empty() ? 0 : slices_.back().second;
   for (Slot& slot : slots_) {
+    // The whole batch in the inputs' dtype: the host copy casts, so the device copies need not.
+    for (const NDArray& input : inputs_.empty() ? std::vector<NDArray>{} : inputs_[0]) {
+      slot.host.push_back(NDArray::Empty(input.shape().WithDim0(rows), input.dtype(), host_ctx_));
+    }
     for (size_t d = 0; d < devices_.size(); ++d) {
       slot.copied.push_back(ops_.NewEvent(devices_[d]));
       slot.consumed.push_back(ops_.NewEvent(devices_[d]));
@@ -29,20 +34,23 @@ InputStaging::InputStaging(StreamOps& ops, std::vector<int> devices,
   }
 }
 
+InputStaging::~InputStaging() {
+  try {
+    for (Slot& slot : slots_) {
+      for (const StreamOps::Event& copied : slot.copied) ops_.HostWait(copied);
+    }
+  } catch (const std::exception&) {  // a failed device: nothing left to wait for
+  }
+}
+
 void InputStaging::Stage(const std::vector<NDArray>& arrays) {
   COHORT_CHECK(staged_ < 0) << "InputStaging: a batch is staged already; load it first";
   const size_t num_inputs = inputs_.empty() ? 0 : inputs_[0].size();
   COHORT_CHECK_EQ(arrays.size(), num_inputs) << "InputStaging: arrays in the staged batch";
   Slot& slot = slots_[next_];
-  if (slot.used) {
-    // The pinned slot is free once the copies of its last batch have run.
-    for (const StreamOps::Event& copied : slot.copied) ops_.HostWait(copied);
-  } else {
-    // In the inputs' dtype: the host copy casts, so the device copies need not.
-    for (size_t i = 0; i < arrays.size(); ++i) {
-      slot.host.push_back(NDArray::Empty(arrays[i].shape(), inputs_[0][i].dtype(), host_ctx_));
-    }
-  }
+  // The pinned slot is free once the copies of its last batch have run. (Waiting for an event
+  // never recorded returns at once, in CUDA as in the recorder.)
+  for (const StreamOps::Event& copied : slot.copied) ops_.HostWait(copied);
   for (size_t i = 0; i < arrays.size(); ++i) {
     COHORT_CHECK(arrays[i].shape() == slot.host[i].shape())
         << "InputStaging: input " << i << " of the batch has shape " << arrays[i].shape()
@@ -51,14 +59,13 @@ void InputStaging::Stage(const std::vector<NDArray>& arrays) {
   }
   for (size_t d = 0; d < devices_.size(); ++d) {
     // The device slot is free once load k - 1 copied it into the inputs.
-    if (slot.used) ops_.Wait(copy_streams_[d], slot.consumed[d]);
+    ops_.Wait(copy_streams_[d], slot.consumed[d]);
     const auto [begin, end] = slices_[d];
     for (size_t i = 0; i < arrays.size(); ++i) {
       ops_.CopyAsync(slot.device[d][i], slot.host[i].Slice(begin, end), copy_streams_[d]);
     }
     ops_.Record(slot.copied[d], copy_streams_[d]);
   }
-  slot.used = true;
   staged_ = next_;
   next_ = 1 - next_;
 }

@@ -28,6 +28,10 @@ class InputStaging {
   // slices[d] of the batch; host_ctx: where the host slots live (pinned memory on a GPU machine).
   InputStaging(StreamOps& ops, std::vector<int> devices, std::vector<std::vector<NDArray>> inputs,
                std::vector<std::pair<int64_t, int64_t>> slices, Context host_ctx);
+  // Waits for copies still running from the slots (a discarded batch's) before freeing them.
+  ~InputStaging();
+  InputStaging(const InputStaging&) = delete;
+  InputStaging& operator=(const InputStaging&) = delete;
 
   // Starts copying a batch (arrays[i]: input i of the whole batch, on the host) towards the
   // devices and returns; the arrays may change once it returns.
@@ -40,10 +44,9 @@ class InputStaging {
 
  private:
   struct Slot {
-    std::vector<NDArray> host;                 // [input], the whole batch
+    std::vector<NDArray> host;                 // [input], the whole batch, in the inputs' dtype
     std::vector<std::vector<NDArray>> device;  // [device][input], that device's rows
     std::vector<StreamOps::Event> copied, consumed;
-    bool used = false;
   };
 
   StreamOps& ops_;

@@ -397,6 +397,11 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics, config.ignore_label);
   std::vector<EpochResult> results;
   std::vector<NDArray> step_labels;  // this step's labels (the iterator moves on before its metric)
+  // However Fit ends (a stop, an error), no batch stays staged for a later Fit or Predict.
+  struct DiscardStaged {
+    DataParallelExecutorManager& manager;
+    ~DiscardStaged() { manager.DiscardStagedBatches(); }
+  } discard_staged{*manager_};
   profile_ = StepProfile();
   manager_->default_group().executor(0).ClearProfile();
   manager_->default_group().executor(0).SetProfiling(config.profile);

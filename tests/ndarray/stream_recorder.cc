@@ -90,6 +90,7 @@ int StreamRecorder::OnStream(Stream stream, const std::string& name,
 }
 
 void StreamRecorder::Record(Event event, Stream stream) {
+  COHORT_CHECK_EQ(event.device, stream.device) << "StreamRecorder: an event of another GPU";
   // A record is itself an operation on the stream: on the legacy stream it follows the
   // blocking streams' work too.
   events_.at(reinterpret_cast<uintptr_t>(event.handle)) = OnStream(stream, "record", {}, {});
@@ -108,6 +109,8 @@ void StreamRecorder::HostWait(Event event) {
 }
 
 void StreamRecorder::CopyAsync(const NDArray& dst, const NDArray& src, Stream stream) {
+  COHORT_CHECK(dst.shape() == src.shape() && dst.dtype() == src.dtype())
+      << "StreamRecorder: CopyAsync casts or reshapes nothing, as cudaMemcpyAsync";
   OnStream(stream, "copy", {src}, {dst});
   src.CopyTo(dst);
 }
@@ -149,21 +152,23 @@ void StreamRecorder::GroupEnd() {
     COHORT_CHECK_EQ(calls.size(), n) << "StreamRecorder: devices made unequal numbers of calls";
   }
   for (size_t c = 0; c < n; ++c) {
+    // No device's part finishes before every device has enqueued its own, so each part follows
+    // all their streams' earlier work; but a part touches only its device's arrays and ends
+    // only its own stream (the exchange between GPUs is NCCL's business).
     std::vector<int> preds;
-    std::vector<NDArray> ins, outs;
+    const NDArray& first = calls_.begin()->second[c].in;
+    std::vector<float> sum(static_cast<size_t>(first.size()), 0.0f);
     for (const auto& [device, calls] : calls_) {
       const std::vector<int> p = StreamPreds(calls[c].stream);
       preds.insert(preds.end(), p.begin(), p.end());
-      ins.push_back(calls[c].in);
-      outs.push_back(calls[c].out);
-    }
-    const int op = AddOp("allreduce " + std::to_string(c), preds, ins, outs);
-    std::vector<float> sum(static_cast<size_t>(ins[0].size()), 0.0f);
-    for (const NDArray& in : ins) {
-      COHORT_CHECK(in.shape() == ins[0].shape()) << "StreamRecorder: all-reduce shapes differ";
-      for (size_t i = 0; i < sum.size(); ++i) sum[i] += in.data<float>()[i];
+      COHORT_CHECK(calls[c].in.shape() == first.shape())
+          << "StreamRecorder: all-reduce " << c << " has shape " << calls[c].in.shape()
+          << " on GPU " << device << " and " << first.shape() << " on another";
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += calls[c].in.data<float>()[i];
     }
     for (const auto& [device, calls] : calls_) {
+      const int op = AddOp("allreduce " + std::to_string(c) + " on " + StreamName(calls[c].stream),
+                           preds, {calls[c].in}, {calls[c].out});
       std::copy(sum.begin(), sum.end(), calls[c].out.data<float>());
       streams_.at(reinterpret_cast<uintptr_t>(calls[c].stream.handle)).last = op;
     }

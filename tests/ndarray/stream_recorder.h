@@ -34,8 +34,9 @@ class StreamRecorder : public StreamOps {
   void HostWork(const std::string& name, const std::vector<NDArray>& reads,
                 const std::vector<NDArray>& writes, const std::function<void()>& run = {});
   // NCCL's grouped calls: the n-th all-reduce on each device makes up collective n, as NCCL
-  // matches calls per communicator; at GroupEnd each collective sums its inputs into every
-  // output, one operation on all of its streams at once.
+  // matches calls per communicator (GroupEnd throws where their shapes differ); at GroupEnd each
+  // collective sums its inputs into every output, as one operation per device that follows the
+  // earlier work of every participating stream and touches only its own device's arrays.
   void GroupStart();
   void AllReduce(const NDArray& in, const NDArray& out, Stream stream);
   void GroupEnd();

@@ -89,15 +89,23 @@ TEST(StreamRecorder, GroupedAllReduceSumsAndOrders) {
   EXPECT_EQ(g1.ToVector<float>(), std::vector<float>(4, 3.0f));
   EXPECT_EQ(h1.ToVector<float>(), std::vector<float>(4, 30.0f));
   const std::vector<std::string> names = r.Names();
-  ASSERT_EQ(names.size(), 2u);
-  EXPECT_EQ(names[0], "allreduce 0");
+  ASSERT_EQ(names.size(), 4u);  // a part per collective and GPU
+  EXPECT_EQ(names[0].substr(0, 14), "allreduce 0 on");
   EXPECT_TRUE(r.Hazards().empty());
-  // The collective ends on all of its streams at once: work on any of them follows it, whichever
-  // device's array it touches; work on a stream outside it races it.
-  r.Kernel(c1, "after", {}, {g0});
+  // Work after a collective on a GPU's stream follows that GPU's part only: GPU 0's stream may
+  // use GPU 0's sums, GPU 1's stream may not (NCCL promises nothing about the other parts).
+  r.Kernel(c0, "GPU 0 uses its sum", {g0, h0}, {});
   EXPECT_TRUE(r.Hazards().empty());
-  r.Kernel(r.NewStream(0), "unordered", {g1}, {});
+  r.Kernel(c1, "GPU 1 reads GPU 0's sum", {h0}, {});
   EXPECT_EQ(r.Hazards().size(), 1u);
+}
+
+TEST(StreamRecorder, CollectivesOfDifferentShapesAreRefused) {
+  StreamRecorder r;
+  r.GroupStart();
+  r.AllReduce(Array(1), Array(1), r.NewStream(0));
+  r.AllReduce(NDArray::Full({5}, 1.0), NDArray::Full({5}, 1.0), r.NewStream(1));
+  EXPECT_THROW(r.GroupEnd(), Error);
 }
 
 }  // namespace
