@@ -3,23 +3,13 @@
 #include <cstring>
 
 #include "base/error_cuda.h"
+#include "ndarray/cuda_device_guard.h"
 #include "ndarray/device_api.h"
 
 namespace cohort::device {
 namespace {
 
-// Makes `device` current for the calling thread and restores the previous device afterwards.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
+using DeviceGuard = CudaDeviceGuard;
 
 template <typename T>
 __global__ void FillKernel(T* dst, T value, size_t count) {

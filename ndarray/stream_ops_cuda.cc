@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/error_cuda.h"
+#include "ndarray/cuda_device_guard.h"
 #include "ndarray/stream_ops.h"
 
 namespace cohort {
@@ -12,20 +13,6 @@ namespace {
 cudaStream_t AsCuda(StreamOps::Stream s) { return static_cast<cudaStream_t>(s.handle); }
 cudaEvent_t AsCuda(StreamOps::Event e) { return static_cast<cudaEvent_t>(e.handle); }
 
-// Makes `device` current for the calling thread and restores the previous one afterwards.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 class CudaStreamOps final : public StreamOps {
  public:
@@ -45,7 +32,7 @@ class CudaStreamOps final : public StreamOps {
   Stream DefaultStream(int device) override { return {cudaStreamLegacy, device}; }
 
   Stream NewStream(int device) override {
-    DeviceGuard guard(device);
+    CudaDeviceGuard guard(device);
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     streams_.push_back({stream, device});
@@ -53,7 +40,7 @@ class CudaStreamOps final : public StreamOps {
   }
 
   Event NewEvent(int device) override {
-    DeviceGuard guard(device);
+    CudaDeviceGuard guard(device);
     cudaEvent_t event = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     events_.push_back({event, device});
@@ -62,12 +49,12 @@ class CudaStreamOps final : public StreamOps {
 
   void Record(Event event, Stream stream) override {
     COHORT_CHECK_EQ(event.device, stream.device) << "Record: an event of another GPU";
-    DeviceGuard guard(stream.device);
+    CudaDeviceGuard guard(stream.device);
     CUDA_CHECK(cudaEventRecord(AsCuda(event), AsCuda(stream)));
   }
 
   void Wait(Stream stream, Event event) override {
-    DeviceGuard guard(stream.device);
+    CudaDeviceGuard guard(stream.device);
     CUDA_CHECK(cudaStreamWaitEvent(AsCuda(stream), AsCuda(event), 0));
   }
 
@@ -78,7 +65,7 @@ class CudaStreamOps final : public StreamOps {
         << "CopyAsync: " << src.dtype() << " " << src.shape() << " on " << src.ctx() << " into "
         << dst.dtype() << " " << dst.shape() << " on " << dst.ctx();
     if (src.nbytes() == 0) return;
-    DeviceGuard guard(stream.device);
+    CudaDeviceGuard guard(stream.device);
     CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), src.nbytes(), cudaMemcpyDefault,
                                AsCuda(stream)));
   }

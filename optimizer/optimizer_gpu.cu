@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "base/error_cuda.h"
+#include "ndarray/cuda_device_guard.h"
 #include "optimizer/update_rule.h"
 
 namespace cohort {
@@ -20,16 +21,12 @@ __global__ void UpdateKernel(UpdateRule r, float* w, const float* g, float* s0, 
 void ApplyUpdateOnGpu(const UpdateRule& rule, int device, float* w, const float* g, float* s0,
                       float* s1, int64_t n) {
   if (n <= 0) return;
-  int previous = 0;
-  CUDA_CHECK(cudaGetDevice(&previous));
-  CUDA_CHECK(cudaSetDevice(device));
+  CudaDeviceGuard guard(device);
   constexpr int kThreads = 256;
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   UpdateKernel<<<static_cast<int>(blocks < 65536 ? blocks : 65536), kThreads>>>(rule, w, g, s0, s1,
                                                                                 n);
-  const cudaError_t status = cudaGetLastError();
-  cudaSetDevice(previous);
-  CUDA_CHECK(status);
+  CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace cohort
