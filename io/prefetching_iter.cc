@@ -4,20 +4,9 @@
 namespace cohort {
 namespace {
 
-// Copies src into dst, reusing dst's arrays when the shapes match.
-void CopyInto(const std::vector<NDArray>& src, std::vector<NDArray>& dst) {
-  dst.resize(src.size());
-  for (size_t i = 0; i < src.size(); ++i) {
-    if (dst[i].is_none() || dst[i].shape() != src[i].shape() || dst[i].dtype() != src[i].dtype()) {
-      dst[i] = NDArray::Empty(src[i].shape(), src[i].dtype(), src[i].ctx());
-    }
-    src[i].CopyTo(dst[i]);
-  }
-}
-
 void CopyBatch(const DataBatch& src, DataBatch& dst) {
-  CopyInto(src.data, dst.data);
-  CopyInto(src.label, dst.label);
+  CopyArraysInto(src.data, &dst.data);
+  CopyArraysInto(src.label, &dst.label);
   dst.pad = src.pad;
   dst.index.assign(src.index.begin(), src.index.end());
   dst.bucket_key = src.bucket_key;

@@ -70,6 +70,17 @@ void CastElements(const void* src, DType src_dtype, void* dst, DType dst_dtype, 
   });
 }
 
+void CopyArraysInto(const std::vector<NDArray>& src, std::vector<NDArray>* dst) {
+  dst->resize(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    NDArray& d = (*dst)[i];
+    if (d.is_none() || d.shape() != src[i].shape() || d.dtype() != src[i].dtype()) {
+      d = NDArray::Empty(src[i].shape(), src[i].dtype(), src[i].ctx());
+    }
+    src[i].CopyTo(d);
+  }
+}
+
 void NDArray::CopyTo(const NDArray& dst) const {
   CheckNotNone("CopyTo (source)");
   dst.CheckNotNone("CopyTo (destination)");

@@ -100,6 +100,10 @@ class NDArray {
 // Converts n elements between host buffers of any two dtypes.
 void CastElements(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t n);
 
+// Copies each src[i] into (*dst)[i], reusing dst's arrays where shape and dtype match (else made
+// anew on src[i]'s context), so a loop that keeps copies of its batches allocates once.
+void CopyArraysInto(const std::vector<NDArray>& src, std::vector<NDArray>* dst);
+
 template <typename T>
 NDArray NDArray::FromVector(const Shape& shape, std::span<const T> values, Context ctx) {
   COHORT_CHECK_EQ(static_cast<int64_t>(values.size()), shape.Size())

@@ -54,19 +54,6 @@ bool SameShapes(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) 
   return true;
 }
 
-// Copies host arrays into `into`, reusing its arrays where shape and dtype match (no allocation
-// per step).
-void CopyKeepingArrays(const std::vector<NDArray>& from, std::vector<NDArray>* into) {
-  into->resize(from.size());
-  for (size_t i = 0; i < from.size(); ++i) {
-    NDArray& kept = (*into)[i];
-    if (kept.is_none() || !(kept.shape() == from[i].shape()) || kept.dtype() != from[i].dtype()) {
-      kept = NDArray::Empty(from[i].shape(), from[i].dtype(), Context::CPU());
-    }
-    from[i].CopyTo(kept);
-  }
-}
-
 }  // namespace
 
 Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<double> work_load,
@@ -464,7 +451,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       const int64_t pad = batch.pad;
       {
         timeline::Span span("data");
-        CopyKeepingArrays(batch.label, &step_labels);
+        CopyArraysInto(batch.label, &step_labels);
         have_batch = train.Next();
         if (have_batch) manager_->StageDataBatch(train.Value());
       }

@@ -91,6 +91,19 @@ TEST(NDArray, CopyIntoASliceOfABiggerBuffer) {
   EXPECT_EQ(batch.ToVector<float>(), (std::vector<float>{0, 0, 0, 1, 2, 3, 2, 3}));
 }
 
+TEST(NDArray, CopyArraysIntoReusesArraysThatFit) {
+  std::vector<NDArray> kept;
+  CopyArraysInto({Iota({2, 2})}, &kept);
+  const void* first = kept[0].raw_data();
+  CopyArraysInto({Iota({2, 2}).AsType(DType::kFloat32)}, &kept);
+  EXPECT_EQ(kept[0].raw_data(), first);  // same shape and dtype: no new array
+  EXPECT_EQ(kept[0].ToVector<float>(), (std::vector<float>{0, 1, 2, 3}));
+  CopyArraysInto({Iota({3}), Iota({1})}, &kept);  // another shape, one more array
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].shape(), Shape({3}));
+  EXPECT_EQ(kept[1].ToVector<float>(), (std::vector<float>{0}));
+}
+
 TEST(NDArray, CastsBetweenEveryPairOfDTypes) {
   const std::vector<double> values = {0, 1, 2, 3, 100, 0};
   for (int from : {0, 1, 2, 3, 4, 5, 6, 7, 12}) {
