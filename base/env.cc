@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <initializer_list>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -29,6 +31,20 @@ int ReadInt(const char* name, int fallback, int min_value, int max_value = 1 << 
                       __FILE__, __LINE__);
   }
   return value;
+}
+
+// A setting of the environment that must be one of `choices`.
+std::string ReadChoice(const char* name, const char* fallback,
+                       std::initializer_list<std::string_view> choices) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  if (std::find(choices.begin(), choices.end(), std::string_view(text)) != choices.end())
+    return text;
+  std::string expected;
+  for (std::string_view c : choices) expected += (expected.empty() ? "" : ", ") + std::string(c);
+  throw ConfigError(
+      "environment variable " + std::string(name) + "='" + text + "': expected one of " + expected,
+      __FILE__, __LINE__);
 }
 
 // Note [Default thread count]
@@ -67,8 +83,10 @@ EnvConfig ReadEnv() {
   env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1, 4096);
   env.comm_timeout = ReadInt("COHORT_COMM_TIMEOUT", 600, 0, 1 << 24);
   env.kvstore_hierarchical = ReadInt("COHORT_KVSTORE_HIERARCHICAL", 0, 0, 1) == 1;
-  env.ring_min_kb = ReadInt("COHORT_RING_MIN_KB", 8192, 0, 1 << 24);
+  env.ring_min_kb = ReadInt("COHORT_RING_MIN_KB", -1, 0, 1 << 24);
   env.ring_chunk_kb = ReadInt("COHORT_RING_CHUNK_KB", 0, 0, 1 << 20);
+  env.ring_transport = ReadChoice("COHORT_RING_TRANSPORT", "auto", {"auto", "tcp", "mpi"});
+  if (const char* name = std::getenv("COHORT_SOCKET_IFNAME")) env.socket_ifname = name;
   if (const char* o = std::getenv("COHORT_KVSTORE_OVERLAP"); o && *o) {
     env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0 ? 1 : 0;
   }

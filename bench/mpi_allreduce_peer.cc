@@ -1,9 +1,10 @@
 // The peer of cohort-allreduce-bench --kvstore mpi: raw MPI_Allreduce (in place, float sum) over
 // the same sizes, printing the same columns, so that scripts/bench-allreduce.sh can put the
 // kvstore beside the library it calls in one run.
-//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [ring [CHUNK_BYTES]]]]]
+//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [ring [CHUNK_BYTES]|tcp]]]]
 // (bytes; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring all-reduce]) runs instead
-// of MPI_Allreduce: the reduction alone, without the kvstore around it.
+// of MPI_Allreduce: the reduction alone, without the kvstore around it; with "tcp", the ring over
+// TCP sockets (Note [TCP ring]; COHORT_SOCKET_IFNAME picks the interface).
 #include <mpi.h>
 
 #include <algorithm>
@@ -11,9 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "kvstore/ring_allreduce.h"
+#include "kvstore/tcp_ring_link.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -24,8 +28,21 @@ int main(int argc, char** argv) {
   const long long max_bytes = argc > 2 ? std::atoll(argv[2]) : 256ll << 20;
   const int iters = argc > 3 ? std::atoi(argv[3]) : 20;
   std::vector<float> buffer(static_cast<size_t>(max_bytes / 4));
-  const bool use_ring = argc > 4 && std::strcmp(argv[4], "ring") == 0;
-  cohort::RingAllreduce ring(MPI_COMM_WORLD, argc > 5 ? std::atoll(argv[5]) : 256 << 10);
+  const bool use_tcp = argc > 4 && std::strcmp(argv[4], "tcp") == 0;
+  const bool use_ring = use_tcp || (argc > 4 && std::strcmp(argv[4], "ring") == 0);
+  std::unique_ptr<cohort::RingLink> link;
+  if (use_tcp) {
+    std::string why;
+    const char* ifname = std::getenv("COHORT_SOCKET_IFNAME");
+    link = cohort::ConnectTcpRing(MPI_COMM_WORLD, ifname ? ifname : "", &why);
+    if (!link) {
+      std::fprintf(stderr, "mpi_allreduce_peer: the TCP ring did not connect: %s\n", why.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  } else {
+    link = cohort::MakeMpiRingLink(MPI_COMM_WORLD, argc > 5 ? std::atoll(argv[5]) : 256 << 10);
+  }
+  cohort::RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
   auto reduce = [&](int count) {
     if (use_ring) {
       ring.Sum(buffer.data(), count);

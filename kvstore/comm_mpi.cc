@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/env.h"
@@ -13,6 +14,7 @@
 #include "kvstore/kvstore.h"
 #include "kvstore/overlapped_push_pull.h"
 #include "kvstore/ring_allreduce.h"
+#include "kvstore/tcp_ring_link.h"
 
 namespace cohort {
 namespace {
@@ -56,11 +58,14 @@ class MpiComm final : public Comm {
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
     bucket_.resize(static_cast<size_t>(Env().kvstore_bucket_mb) << 18);  // MB -> floats
-    ring_min_bytes_ = int64_t{Env().ring_min_kb} << 10;
     if (Env().kvstore_hierarchical) SplitByHost();
     const int64_t chunk_bytes = RingChunkBytes();  // a collective of every rank
-    ring_ = std::make_unique<RingAllreduce>(leaders_ != MPI_COMM_NULL ? leaders_ : comm_,
-                                            chunk_bytes);
+    // The ring joins every rank, or the hosts' leaders when reducing inside hosts first.
+    const MPI_Comm ring_comm = host_ != MPI_COMM_NULL ? leaders_ : comm_;
+    if (ring_comm != MPI_COMM_NULL) ring_ = MakeRing(ring_comm, chunk_bytes);
+    // Over TCP the ring beat MPI_Allreduce from 64 KB (Note [TCP ring]); over MPI from 8 MB.
+    const int ring_min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : ring_over_tcp_ ? 64 : 8192;
+    ring_min_bytes_ = int64_t{ring_min_kb} << 10;
     if (size_ > 1) {
       watchdog_ =
           std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
@@ -157,6 +162,44 @@ class MpiComm final : public Comm {
     return everywhere ? int64_t{256} << 10 : int64_t{16} << 20;
   }
 
+  // Note [TCP ring]: the ring talks TCP itself where each of its ranks has a host of its own
+  // (COHORT_RING_TRANSPORT=auto), or where asked to (tcp); over MPI messages otherwise, and when
+  // the sockets cannot connect in auto mode. A collective of `ring_comm`.
+  std::unique_ptr<RingAllreduce> MakeRing(MPI_Comm ring_comm, int64_t chunk_bytes) {
+    int ring_size = 1, ring_rank = 0;
+    MPI_CHECK(MPI_Comm_size(ring_comm, &ring_size));
+    MPI_CHECK(MPI_Comm_rank(ring_comm, &ring_rank));
+    const std::string& transport = Env().ring_transport;
+    bool tcp = transport == "tcp" && ring_size > 1;
+    if (transport == "auto" && ring_size > 1) {
+      MPI_Comm same_host = MPI_COMM_NULL;
+      MPI_CHECK(MPI_Comm_split_type(ring_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same_host));
+      int here = 0, most = 0;
+      MPI_CHECK(MPI_Comm_size(same_host, &here));
+      MPI_CHECK(MPI_Comm_free(&same_host));
+      MPI_CHECK(MPI_Allreduce(&here, &most, 1, MPI_INT, MPI_MAX, ring_comm));
+      tcp = most == 1;
+    }
+    if (!tcp) return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
+    std::string why;
+    if (auto link = ConnectTcpRing(ring_comm, Env().socket_ifname, &why)) {
+      ring_over_tcp_ = true;
+      if (ring_rank == 0)
+        Log().info("kvstore: ring all-reduce over TCP between {} ranks", ring_size);
+      return std::make_unique<RingAllreduce>(ring_comm, std::move(link));
+    }
+    if (transport == "tcp") {
+      throw ConfigError("COHORT_RING_TRANSPORT=tcp: rank " + std::to_string(rank_) +
+                            " cannot connect the TCP ring: " + why,
+                        __FILE__, __LINE__);
+    }
+    if (ring_rank == 0 || why != kAnotherRankFailed) {  // each cause once
+      Log().warn("rank {}: the ring all-reduce runs over MPI: its TCP sockets did not connect ({})",
+                 rank_, why);
+    }
+    return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
+  }
+
   // Note [Hierarchical all-reduce]
   // Across hosts the links are slower than inside one: Horovod's hierarchical all-reduce and
   // MXNet's dist_device_sync first sum inside each host (MPI_Reduce to the host's first rank over
@@ -213,6 +256,7 @@ class MpiComm final : public Comm {
   int host_rank_ = 0;
   std::unique_ptr<RingAllreduce> ring_;
   int64_t ring_min_bytes_ = 0;
+  bool ring_over_tcp_ = false;  // the same on every rank of the ring
   int rank_ = 0, size_ = 1;
   int thread_support_ = MPI_THREAD_SINGLE;
   std::vector<float> bucket_;

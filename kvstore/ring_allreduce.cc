@@ -1,4 +1,4 @@
-// Pipelined ring all-reduce (Note [Ring all-reduce]).
+// Pipelined ring all-reduce (Note [Ring all-reduce]) and its MPI link.
 #include "kvstore/ring_allreduce.h"
 
 #include <algorithm>
@@ -15,47 +15,72 @@ std::pair<int64_t, int64_t> Segment(int64_t count, int n, int i) {
   const int64_t begin = i * base + std::min<int64_t>(i, extra);
   return {begin, begin + base + (i < extra ? 1 : 0)};
 }
+
+// A segment as MPI messages of chunk_ floats, every send posted at once and two receives
+// outstanding: chunk k is summed while chunk k + 1 arrives.
+class MpiRingLink final : public RingLink {
+ public:
+  MpiRingLink(MPI_Comm comm, int64_t chunk_bytes)
+      : comm_(comm),
+        chunk_(std::max<int64_t>(1, chunk_bytes / static_cast<int64_t>(sizeof(float)))) {
+    MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    for (auto& s : staging_) s.resize(static_cast<size_t>(chunk_));
+  }
+
+  void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
+                bool accumulate) override {
+    const int to = (rank_ + 1) % size_, from = (rank_ + size_ - 1) % size_;
+    const int64_t send_chunks = (send_count + chunk_ - 1) / chunk_;
+    const int64_t recv_chunks = (recv_count + chunk_ - 1) / chunk_;
+    sends_.resize(static_cast<size_t>(send_chunks));
+    for (int64_t k = 0; k < send_chunks; ++k) {
+      const int64_t n = std::min(chunk_, send_count - k * chunk_);
+      MPI_CHECK(MPI_Isend(send + k * chunk_, static_cast<int>(n), MPI_FLOAT, to, kTag, comm_,
+                          &sends_[k]));
+    }
+    MPI_Request recvs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    auto post = [&](int64_t k) {
+      if (k >= recv_chunks) return;
+      const int64_t n = std::min(chunk_, recv_count - k * chunk_);
+      float* into = accumulate ? staging_[k % 2].data() : recv + k * chunk_;
+      MPI_CHECK(MPI_Irecv(into, static_cast<int>(n), MPI_FLOAT, from, kTag, comm_, &recvs[k % 2]));
+    };
+    post(0);
+    post(1);
+    for (int64_t k = 0; k < recv_chunks; ++k) {
+      MPI_CHECK(MPI_Wait(&recvs[k % 2], MPI_STATUS_IGNORE));
+      if (accumulate) {
+        const int64_t n = std::min(chunk_, recv_count - k * chunk_);
+        const float* in = staging_[k % 2].data();
+        float* out = recv + k * chunk_;
+        for (int64_t i = 0; i < n; ++i) out[i] += in[i];
+      }
+      post(k + 2);  // the staging buffer of chunk k is free again
+    }
+    MPI_CHECK(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+  }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  int64_t chunk_;  // floats per message
+  std::vector<float> staging_[2];
+  std::vector<MPI_Request> sends_;
+};
 }  // namespace
 
-RingAllreduce::RingAllreduce(MPI_Comm comm, int64_t chunk_bytes)
-    : comm_(comm), chunk_(std::max<int64_t>(1, chunk_bytes / static_cast<int64_t>(sizeof(float)))) {
-  MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
-  MPI_CHECK(MPI_Comm_size(comm_, &size_));
-  for (auto& s : staging_) s.resize(static_cast<size_t>(chunk_));
+std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes) {
+  return std::make_unique<MpiRingLink>(comm, chunk_bytes);
 }
 
-void RingAllreduce::Step(const float* send, int64_t send_count, float* recv, int64_t recv_count,
-                         bool accumulate) {
-  const int to = (rank_ + 1) % size_, from = (rank_ + size_ - 1) % size_;
-  const int64_t send_chunks = (send_count + chunk_ - 1) / chunk_;
-  const int64_t recv_chunks = (recv_count + chunk_ - 1) / chunk_;
-  sends_.resize(static_cast<size_t>(send_chunks));
-  for (int64_t k = 0; k < send_chunks; ++k) {
-    const int64_t n = std::min(chunk_, send_count - k * chunk_);
-    MPI_CHECK(MPI_Isend(send + k * chunk_, static_cast<int>(n), MPI_FLOAT, to, kTag, comm_,
-                        &sends_[k]));
-  }
-  // Two receives outstanding: chunk k is summed while chunk k + 1 arrives.
-  MPI_Request recvs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  auto post = [&](int64_t k) {
-    if (k >= recv_chunks) return;
-    const int64_t n = std::min(chunk_, recv_count - k * chunk_);
-    float* into = accumulate ? staging_[k % 2].data() : recv + k * chunk_;
-    MPI_CHECK(MPI_Irecv(into, static_cast<int>(n), MPI_FLOAT, from, kTag, comm_, &recvs[k % 2]));
-  };
-  post(0);
-  post(1);
-  for (int64_t k = 0; k < recv_chunks; ++k) {
-    MPI_CHECK(MPI_Wait(&recvs[k % 2], MPI_STATUS_IGNORE));
-    if (accumulate) {
-      const int64_t n = std::min(chunk_, recv_count - k * chunk_);
-      const float* in = staging_[k % 2].data();
-      float* out = recv + k * chunk_;
-      for (int64_t i = 0; i < n; ++i) out[i] += in[i];
-    }
-    post(k + 2);  // the staging buffer of chunk k is free again
-  }
-  MPI_CHECK(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+RingAllreduce::RingAllreduce(MPI_Comm comm, int64_t chunk_bytes)
+    : RingAllreduce(comm, MakeMpiRingLink(comm, chunk_bytes)) {}
+
+RingAllreduce::RingAllreduce(MPI_Comm comm, std::unique_ptr<RingLink> link)
+    : link_(std::move(link)) {
+  MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  MPI_CHECK(MPI_Comm_size(comm, &size_));
 }
 
 void RingAllreduce::Sum(float* data, int64_t count) {
@@ -63,12 +88,12 @@ void RingAllreduce::Sum(float* data, int64_t count) {
   for (int s = 0; s < size_ - 1; ++s) {  // reduce-scatter
     const auto [sb, se] = Segment(count, size_, (rank_ - s + size_) % size_);
     const auto [rb, re] = Segment(count, size_, (rank_ - s - 1 + 2 * size_) % size_);
-    Step(data + sb, se - sb, data + rb, re - rb, true);
+    link_->Exchange(data + sb, se - sb, data + rb, re - rb, true);
   }
   for (int s = 0; s < size_ - 1; ++s) {  // all-gather: rank r holds the sum of segment r + 1
     const auto [sb, se] = Segment(count, size_, (rank_ + 1 - s + size_) % size_);
     const auto [rb, re] = Segment(count, size_, (rank_ - s + size_) % size_);
-    Step(data + sb, se - sb, data + rb, re - rb, false);
+    link_->Exchange(data + sb, se - sb, data + rb, re - rb, false);
   }
 }
 

@@ -1,12 +1,27 @@
-// A pipelined ring all-reduce over MPI point-to-point messages (Note [Ring all-reduce]).
+// A pipelined ring all-reduce over a link between ring neighbours: MPI point-to-point messages
+// or TCP sockets (Note [Ring all-reduce], Note [TCP ring]).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace cohort {
+
+// How one rank of the ring exchanges a segment with its neighbours.
+class RingLink {
+ public:
+  virtual ~RingLink() = default;
+  // Sends [send, send + send_count) to the next rank while receiving recv_count floats from the
+  // previous one, added into `recv` (accumulate) or copied there.
+  virtual void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
+                        bool accumulate) = 0;
+};
+
+// MPI messages of `chunk_bytes` between the ranks of `comm`.
+std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes);
 
 // Note [Ring all-reduce]
 // Open MPI 4.1's MPI_Allreduce for two ranks on one host moves and sums the whole buffer on each
@@ -14,31 +29,27 @@ namespace cohort {
 // it per step instead: the buffer is cut into n segments; in n - 1 reduce-scatter steps rank r
 // sends segment (r - s) mod n to r + 1 and adds segment (r - s - 1) mod n from r - 1 into its
 // own, after which it holds the sum of segment (r + 1) mod n; n - 1 all-gather steps pass the
-// sums on. Each segment travels in chunks of `chunk_bytes` with two receives outstanding, so the
-// sum of chunk k runs while chunk k + 1 arrives. Every rank adds the same terms in the same order
-// (ring order), so all end with the same bits. The summation runs on the calling thread.
+// sums on. Each segment travels in chunks (MPI messages with two receives outstanding; or a TCP
+// stream summed a chunk at a time), so the sum of chunk k runs while chunk k + 1 arrives. Every
+// rank adds the same terms in the same order (ring order), so all end with the same bits. The
+// summation runs on the calling thread.
 // Measured with build/bench/mpi_allreduce_peer (2 ranks, vader, three runs): at 32-64 MB the
 // ring reaches 2.6-4.1 GB/s algorithm bandwidth against MPI_Allreduce's 1.4-1.9; from 256 KB to
 // 4 MB they are alike, so the mpi kvstore rings from 8 MB (COHORT_RING_MIN_KB).
 class RingAllreduce {
  public:
+  // Over MPI messages of `chunk_bytes`.
   RingAllreduce(MPI_Comm comm, int64_t chunk_bytes);
+  // Over `link`, which joins the ranks of `comm` in rank order.
+  RingAllreduce(MPI_Comm comm, std::unique_ptr<RingLink> link);
 
   // Sums `count` floats in place over every rank of the communicator. Buffers are reused: after
   // the first call of a size no allocation happens.
   void Sum(float* data, int64_t count);
 
  private:
-  // One step: sends [send, send + send_count) to `to`, receives recv_count floats from `from`,
-  // added into `recv` (accumulate) or copied there.
-  void Step(const float* send, int64_t send_count, float* recv, int64_t recv_count,
-            bool accumulate);
-
-  MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
-  int64_t chunk_;  // floats per message
-  std::vector<float> staging_[2];
-  std::vector<MPI_Request> sends_;
+  std::unique_ptr<RingLink> link_;
 };
 
 }  // namespace cohort

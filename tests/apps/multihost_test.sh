@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training across hosts over TCP, on hosts made of network namespaces (scripts/netns-hosts.sh):
 # 2 hosts equal one process with 2 devices bit for bit, 3 hosts one process with 3 devices within
-# 1e-5, and a rank killed on one host ends the whole job within 10 s. README's multi-host recipe
+# 1e-5 (also with every bucket summed by the ring over TCP), and a rank killed on one host ends the whole job within 10 s. README's multi-host recipe
 # is this test's. Exit 77 (CTest: skipped) where namespaces cannot be made.
 #   multihost_test.sh TRAIN PARAMS SOURCE_DIR
 set -u
@@ -34,6 +34,17 @@ check "3 hosts train (exit $?)" '[[ -f $tmp/three-0002.params ]]' || tail -5 "$t
 check "3 hosts equal one process with 3 devices within 1e-5" \
   '"$params" diff "$tmp/one3-0002.params" "$tmp/three-0002.params" --tol 1e-5 > "$tmp/diff3" 2>&1' ||
   tail -3 "$tmp/diff3"
+
+# The same 3 hosts with every bucket summed by the ring over TCP sockets (Note [TCP ring]).
+timeout 60 bash "$hosts" mpirun -np 3 --hostfile "$tmp/hostfile" -x COHORT_RING_MIN_KB=1 "$train" \
+  "${common[@]}" --set log_level=info --set devices=cpu:0 --set kvstore=mpi --set batch_size=129 \
+  --set checkpoint.prefix="$tmp/tcp" > "$tmp/tcp.log" 2>&1
+check "3 hosts train with the ring over TCP (exit $?)" \
+  'grep -q "ring all-reduce over TCP between 3 ranks" "$tmp/tcp.log" && [[ -f $tmp/tcp-0002.params ]]' ||
+  tail -5 "$tmp/tcp.log"
+check "and equal one process with 3 devices within 1e-5" \
+  '"$params" diff "$tmp/one3-0002.params" "$tmp/tcp-0002.params" --tol 1e-5 > "$tmp/difft" 2>&1' ||
+  tail -3 "$tmp/difft"
 
 # Two ranks on each of 2 hosts, reduced inside each host first (Note [Hierarchical all-reduce]):
 # the parameters of one process with 4 devices, within 1e-5.

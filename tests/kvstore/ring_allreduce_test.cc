@@ -1,22 +1,36 @@
 // Runs under mpirun with 2 and with 3 ranks: the pipelined ring (Note [Ring all-reduce]) sums like
-// MPI_Allreduce for counts that do not divide into segments or chunks, and every rank ends with
-// the same bits.
+// MPI_Allreduce over MPI messages and over TCP sockets (Note [TCP ring], here on the loopback
+// interface), for counts that do not divide into segments or chunks, and every rank ends with
+// the same bits; a TCP ring that cannot connect, or whose neighbour goes away, says so.
 #include "kvstore/ring_allreduce.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
+
+#include "base/error.h"
+#include "kvstore/tcp_ring_link.h"
 
 namespace cohort {
 namespace {
 
-TEST(RingAllreduce, SumsLikeMpiOnEveryRankAlike) {
-  int rank = 0, size = 0;
+int Rank() {
+  int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+int Size() {
+  int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  RingAllreduce ring(MPI_COMM_WORLD, /*chunk_bytes=*/64);  // 16 floats a message: many chunks
-  for (int64_t count : {0, 1, 2, 5, 16, 17, 33, 1000, 100003}) {
+  return size;
+}
+
+void ExpectSumsLikeMpi(RingAllreduce& ring) {
+  const int rank = Rank(), size = Size();
+  // 300001 floats: segments longer than the TCP link's staging chunk, summed in several.
+  for (int64_t count : {0, 1, 2, 5, 16, 17, 33, 1000, 100003, 300001}) {
     std::mt19937 rng(static_cast<unsigned>(count * 31 + rank));
     std::uniform_real_distribution<float> value(-1, 1);
     std::vector<float> data(static_cast<size_t>(count)), want;
@@ -28,7 +42,8 @@ TEST(RingAllreduce, SumsLikeMpiOnEveryRankAlike) {
     // Two ranks add one pair: exact. Three add in ring order, which MPI may not. (No ASSERT:
     // a rank that returned early would leave the others in the next collective.)
     int64_t off = 0;
-    for (int64_t i = 0; i < count; ++i) off += std::fabs(data[i] - want[i]) > (size == 2 ? 0 : 1e-6f);
+    for (int64_t i = 0; i < count; ++i)
+      off += std::fabs(data[i] - want[i]) > (size == 2 ? 0 : 1e-6f);
     EXPECT_EQ(off, 0) << "count " << count;
     std::vector<float> lowest = data, highest = data;
     MPI_Allreduce(MPI_IN_PLACE, lowest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MIN,
@@ -37,6 +52,49 @@ TEST(RingAllreduce, SumsLikeMpiOnEveryRankAlike) {
                   MPI_COMM_WORLD);
     EXPECT_EQ(lowest, highest) << "count " << count << ": ranks hold different sums";
   }
+}
+
+TEST(RingAllreduce, SumsLikeMpiOnEveryRankAlike) {
+  RingAllreduce ring(MPI_COMM_WORLD, /*chunk_bytes=*/64);  // 16 floats a message: many chunks
+  ExpectSumsLikeMpi(ring);
+}
+
+TEST(RingAllreduce, OverTcpSumsLikeMpiOnEveryRankAlike) {
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectTcpRing(MPI_COMM_WORLD, "lo", &why);
+  ASSERT_TRUE(link) << why;  // null on every rank alike
+  RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+  ExpectSumsLikeMpi(ring);
+}
+
+TEST(RingAllreduce, TcpRingWithoutAddressesIsRefusedOnEveryRank) {
+  std::string why;
+  EXPECT_FALSE(ConnectTcpRing(MPI_COMM_WORLD, "no-such-if0", &why));
+  EXPECT_NE(why.find("interface 'no-such-if0' (COHORT_SOCKET_IFNAME) has no IPv4 address"),
+            std::string::npos)
+      << why;
+}
+
+TEST(RingAllreduce, TcpRingNamesTheRankWhoseLinkClosed) {
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectTcpRing(MPI_COMM_WORLD, "lo", &why);
+  ASSERT_TRUE(link) << why;
+  const int rank = Rank(), size = Size();
+  if (rank == 1) {
+    link.reset();                 // rank 1 goes away: its sockets close
+  } else if (rank == 2 % size) {  // rank 1's next: its link from rank 1 ends
+    RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+    std::vector<float> data(1000, 1.0f);
+    try {
+      ring.Sum(data.data(), static_cast<int64_t>(data.size()));
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("kvstore: TCP ring: the link from rank 1 failed"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace
