@@ -144,7 +144,8 @@ class MpiComm final : public Comm {
  private:
   // COHORT_RING_CHUNK_KB, or by the transport when it is 0: 256 KB when every rank of the job
   // shares this host (Open MPI's shared memory), 16 MB when the job spans hosts (then the ring,
-  // flat or between the hosts' leaders, crosses them). Measured
+  // flat or between the hosts' leaders, crosses them, over MPI where it does not talk TCP
+  // itself: Note [TCP ring]). Measured
   // with mpi_allreduce_peer's ring, 2 ranks, 8-64 MB: over shared memory 256 KB beat 128 KB,
   // 1 MB and 4 MB (3 runs each); between two namespace hosts over TCP 256 KB reached 0.06 GB/s,
   // 1 MB 0.21-0.25, 4 MB 0.25-0.35, 16 MB 0.25-0.49 (raw MPI_Allreduce 0.15-0.24): there each
