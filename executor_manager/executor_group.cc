@@ -44,7 +44,16 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     : contexts_(contexts), param_names_(param_names) {
   COHORT_CHECK(!contexts.empty()) << "no devices";
   COHORT_CHECK(!data_shapes.empty()) << "no data descriptors";
-  batch_size_ = data_shapes[0].shape[data_shapes[0].BatchAxis()];
+  // Batches are sliced over the devices along axis 0 (MXNet also slices along a layout's 'N'
+  // elsewhere, e.g. "TNC"; Cohort's iterators put it first).
+  for (const auto* descs : {&data_shapes, &label_shapes}) {
+    for (const DataDesc& d : *descs) {
+      COHORT_CHECK_EQ(d.BatchAxis(), 0)
+          << "input '" << d.name << "' has layout '" << d.layout
+          << "': Cohort splits batches over devices along axis 0, so 'N' must come first";
+    }
+  }
+  batch_size_ = data_shapes[0].shape[0];
   slices_ = SplitBatch(batch_size_,
                        work_load.empty() ? std::vector<double>(contexts.size(), 1.0) : work_load);
   COHORT_CHECK_EQ(slices_.size(), contexts.size()) << "work load list entries for the devices";

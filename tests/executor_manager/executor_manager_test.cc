@@ -113,6 +113,20 @@ Symbol Bucketed(int64_t) {
   return sym::SoftmaxOutput(x, "softmax");
 }
 
+TEST(DataParallelExecutorGroup, RefusesABatchAxisOtherThanTheFirst) {
+  const std::vector<DataDesc> data = {{"data", {3, 2, 4}, DType::kFloat32, "TNC"}};
+  try {
+    DataParallelExecutorGroup group(Mlp(), {Context::CPU(0), Context::CPU(1)}, {}, data, {},
+                                    kParams, true);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'data' has layout 'TNC': Cohort splits batches "
+                                         "over devices along axis 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DataParallelExecutorManager, BucketsShareTheDefaultBucketsParameters) {
   std::mt19937 rng(9);
   const int64_t batch = 4;
