@@ -2,6 +2,7 @@
 // MPI_Allreduce or the ring, initial weights broadcast from rank 0.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,14 @@ class MpiComm final : public Comm {
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
     bucket_.resize(static_cast<size_t>(Env().kvstore_bucket_mb) << 18);  // MB -> floats
+    if (size_ > 1) {
+      watchdog_ =
+          std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
+    } else {
+      watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, 0.0);  // one worker waits for none
+    }
+    CollectiveWatchdog::Scope timed(*watchdog_, "kvstore setup", 0);
+    CheckSettingsAgree();
     if (Env().kvstore_hierarchical) SplitByHost();
     const int64_t chunk_bytes = RingChunkBytes();  // a collective of every rank
     // The ring joins every rank, or the hosts' leaders when reducing inside hosts first.
@@ -66,12 +75,6 @@ class MpiComm final : public Comm {
     // Over TCP the ring beat MPI_Allreduce from 64 KB (Note [TCP ring]); over MPI from 8 MB.
     const int ring_min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : ring_over_tcp_ ? 64 : 8192;
     ring_min_bytes_ = int64_t{ring_min_kb} << 10;
-    if (size_ > 1) {
-      watchdog_ =
-          std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
-    } else {
-      watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, 0.0);  // one worker waits for none
-    }
   }
   ~MpiComm() override {
     int finalized = 0;
@@ -163,6 +166,30 @@ class MpiComm final : public Comm {
     return everywhere ? int64_t{256} << 10 : int64_t{16} << 20;
   }
 
+  // Every rank must sum each bucket the same way (MPI_Allreduce or the ring, flat or by host):
+  // settings that decide it and differ between ranks would hang the job at its first reduction.
+  void CheckSettingsAgree() {
+    const std::string& t = Env().ring_transport;
+    const int mine[3] = {t == "auto"  ? 0
+                         : t == "tcp" ? 1
+                                      : 2,
+                         Env().ring_min_kb, Env().kvstore_hierarchical ? 1 : 0};
+    int low[3] = {}, high[3] = {};
+    MPI_CHECK(MPI_Allreduce(mine, low, 3, MPI_INT, MPI_MIN, comm_));
+    MPI_CHECK(MPI_Allreduce(mine, high, 3, MPI_INT, MPI_MAX, comm_));
+    const char* names[3] = {"COHORT_RING_TRANSPORT", "COHORT_RING_MIN_KB",
+                            "COHORT_KVSTORE_HIERARCHICAL"};
+    for (int i = 0; i < 3; ++i) {
+      if (low[i] != high[i]) {
+        const char* value = std::getenv(names[i]);
+        throw ConfigError(std::string(names[i]) + " differs between the ranks of the job (rank " +
+                              std::to_string(rank_) + ": '" + (value ? value : "") +
+                              "'): set it alike on every rank (mpirun -x)",
+                          __FILE__, __LINE__);
+      }
+    }
+  }
+
   // Note [TCP ring]: the ring talks TCP itself where each of its ranks has a host of its own
   // (COHORT_RING_TRANSPORT=auto), or where asked to (tcp); over MPI messages otherwise, and when
   // the sockets cannot connect in auto mode. A collective of `ring_comm`.
@@ -171,8 +198,9 @@ class MpiComm final : public Comm {
     MPI_CHECK(MPI_Comm_size(ring_comm, &ring_size));
     MPI_CHECK(MPI_Comm_rank(ring_comm, &ring_rank));
     const std::string& transport = Env().ring_transport;
-    bool tcp = transport == "tcp" && ring_size > 1;
-    if (transport == "auto" && ring_size > 1) {
+    // COHORT_RING_MIN_KB=0: the ring never runs, so no sockets either.
+    bool tcp = transport == "tcp" && ring_size > 1 && Env().ring_min_kb != 0;
+    if (transport == "auto" && ring_size > 1 && Env().ring_min_kb != 0) {
       MPI_Comm same_host = MPI_COMM_NULL;
       MPI_CHECK(MPI_Comm_split_type(ring_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same_host));
       int here = 0, most = 0;
@@ -207,7 +235,7 @@ class MpiComm final : public Comm {
   // shared memory), then all-reduce between one rank per host (over the network, 1/k of the
   // ranks' traffic with k ranks a host), then broadcast the sum inside the host. Every rank ends
   // with the leader's bits. Off unless COHORT_KVSTORE_HIERARCHICAL=1, and flat anyway when the
-  // job has one host or one rank a host.
+  // job has one host or one rank on every host.
   void SplitByHost() {
     MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_));
     int host_rank = 0, host_size = 1;
@@ -217,7 +245,10 @@ class MpiComm final : public Comm {
     int hosts = 0;  // known to the leaders, then told to the host
     if (leaders_ != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_size(leaders_, &hosts));
     MPI_CHECK(MPI_Bcast(&hosts, 1, MPI_INT, 0, host_));
-    if (hosts > 1 && host_size > 1) {
+    // Decided alike everywhere: a host of one rank among hosts of several is its own leader.
+    int most_on_a_host = 0;
+    MPI_CHECK(MPI_Allreduce(&host_size, &most_on_a_host, 1, MPI_INT, MPI_MAX, comm_));
+    if (hosts > 1 && most_on_a_host > 1) {
       host_rank_ = host_rank;
       if (rank_ == 0) {
         Log().info("kvstore: hierarchical all-reduce, {} hosts of {} ranks (rank 0's host)", hosts,

@@ -35,7 +35,8 @@ std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes);
 // summation runs on the calling thread.
 // Measured with build/bench/mpi_allreduce_peer (2 ranks, vader, three runs): at 32-64 MB the
 // ring reaches 2.6-4.1 GB/s algorithm bandwidth against MPI_Allreduce's 1.4-1.9; from 256 KB to
-// 4 MB they are alike, so the mpi kvstore rings from 8 MB (COHORT_RING_MIN_KB).
+// 4 MB they are alike, so over MPI messages the mpi kvstore rings from 8 MB (over TCP from
+// 64 KB: Note [TCP ring]; COHORT_RING_MIN_KB).
 class RingAllreduce {
  public:
   // Over MPI messages of `chunk_bytes`.

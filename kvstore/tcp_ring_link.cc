@@ -36,6 +36,7 @@ constexpr int64_t kStagingBytes = 256 << 10;
 
 // What a rank publishes: whether it listens, where, and the ranks' shared token.
 struct Card {
+  int32_t job_rank = 0;  // in MPI_COMM_WORLD: what messages name
   int32_t listening = 0;
   int32_t port = 0;  // host byte order
   int32_t addresses = 0;
@@ -179,6 +180,7 @@ std::string AddressText(uint32_t address, int32_t port) {
 // `peer` with the token wins.
 Socket ConnectTo(const Card& card, int peer, int rank, uint64_t token, Clock::time_point deadline,
                  std::string* why) {
+  const std::string name = "rank " + std::to_string(card.job_rank);
   for (int i = 0; i < card.addresses; ++i) {
     const std::string where = AddressText(card.address[i], card.port);
     Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -193,11 +195,17 @@ Socket ConnectTo(const Card& card, int peer, int rank, uint64_t token, Clock::ti
     const auto until = std::min(deadline, Clock::now() + kConnectTimeout);
     int error = 0;
     socklen_t len = sizeof(error);
-    if (::connect(s.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
-        (errno != EINPROGRESS || !WaitFor(s.fd(), POLLOUT, until) ||
-         ::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0)) {
-      *why = "rank " + std::to_string(peer) + " at " + where + ": " +
-             (error ? std::strerror(error) : "no connection within 3 s");
+    if (::connect(s.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      if (errno != EINPROGRESS) {
+        error = errno;
+      } else if (!WaitFor(s.fd(), POLLOUT, until)) {
+        error = ETIMEDOUT;
+      } else if (::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &error, &len) != 0) {
+        error = errno;
+      }
+    }
+    if (error != 0) {
+      *why = name + " at " + where + ": " + std::strerror(error);
       continue;
     }
     SetBlocking(s.fd(), true);
@@ -208,18 +216,19 @@ Socket ConnectTo(const Card& card, int peer, int rank, uint64_t token, Clock::ti
     if (!SendAll(s.fd(), &mine, sizeof(mine)) ||
         !ReadAll(s.fd(), &theirs, sizeof(theirs), std::min(deadline, until + kConnectTimeout)) ||
         theirs.magic != kMagic || theirs.token != token || theirs.rank != peer) {
-      *why = "rank " + std::to_string(peer) + " at " + where + ": no hello from it";
+      *why = name + " at " + where + ": no hello from it";
       continue;
     }
     return s;
   }
-  if (card.addresses == 0) *why = "rank " + std::to_string(peer) + " published no address";
+  if (card.addresses == 0) *why = name + " published no address";
   return Socket();
 }
 
-// Accepts connections until one says hello from `peer` with the token, and answers it.
-Socket AcceptFrom(int listener, int peer, int rank, uint64_t token, Clock::time_point deadline,
-                  std::string* why) {
+// Accepts connections until one says hello from `peer` (`peer_job_rank` in MPI_COMM_WORLD) with
+// the token, and answers it.
+Socket AcceptFrom(int listener, int peer, int peer_job_rank, int rank, uint64_t token,
+                  Clock::time_point deadline, std::string* why) {
   while (WaitFor(listener, POLLIN, deadline)) {
     Socket s(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
     if (!s.ok()) continue;
@@ -234,18 +243,19 @@ Socket AcceptFrom(int listener, int peer, int rank, uint64_t token, Clock::time_
       return s;
     }
   }
-  *why = "no connection from rank " + std::to_string(peer) + " within " +
+  *why = "no connection from rank " + std::to_string(peer_job_rank) + " within " +
          std::to_string(kSetupTimeout.count()) + " s";
   return Socket();
 }
 
 class TcpRingLink final : public RingLink {
  public:
-  TcpRingLink(Socket to_next, Socket from_prev, int rank, int size)
+  // The neighbours' ranks are in MPI_COMM_WORLD, for messages.
+  TcpRingLink(Socket to_next, Socket from_prev, int next_job_rank, int prev_job_rank)
       : next_(std::move(to_next)),
         prev_(std::move(from_prev)),
-        next_rank_((rank + 1) % size),
-        prev_rank_((rank + size - 1) % size),
+        next_rank_(next_job_rank),
+        prev_rank_(prev_job_rank),
         staging_(static_cast<size_t>(kStagingBytes / sizeof(float))) {
     SetBlocking(next_.fd(), false);
     SetBlocking(prev_.fd(), false);
@@ -293,9 +303,10 @@ class TcpRingLink final : public RingLink {
           Fail("link from", prev_rank_, std::strerror(errno));
         }
       }
-      if (!moved) {  // neither socket can move: sleep until one can
-        pollfd p[2] = {{next_.fd(), static_cast<short>(out_left > 0 ? POLLOUT : 0), 0},
-                       {prev_.fd(), static_cast<short>(in_left > 0 ? POLLIN : 0), 0}};
+      if (!moved) {  // neither socket can move: sleep until one can. A finished one is left
+                     // out, as poll would report its peer's hang-up at once, again and again.
+        pollfd p[2] = {{out_left > 0 ? next_.fd() : -1, POLLOUT, 0},
+                       {in_left > 0 ? prev_.fd() : -1, POLLIN, 0}};
         ::poll(p, 2, 1000);
       }
     }
@@ -323,6 +334,7 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
   COHORT_CHECK_GE(size, 2) << "a TCP ring needs two ranks";
   why->clear();
   Card mine;
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &mine.job_rank));
   Socket listener = Listen(&mine.port, why);
   const std::vector<uint32_t> addresses =
       listener.ok() ? LocalAddresses(ifname, why) : std::vector<uint32_t>{};
@@ -332,8 +344,14 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
   std::vector<Card> cards(static_cast<size_t>(size));
   MPI_CHECK(
       MPI_Allgather(&mine, sizeof(Card), MPI_BYTE, cards.data(), sizeof(Card), MPI_BYTE, comm));
-  uint64_t token = 0;
-  if (rank == 0) token = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  uint64_t token = static_cast<uint64_t>(Clock::now().time_since_epoch().count()) ^
+                   (static_cast<uint64_t>(::getpid()) << 40);
+  if (rank == 0) {
+    try {
+      token ^= (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+    } catch (const std::exception&) {  // the clock and the pid make the token then
+    }
+  }
   MPI_CHECK(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm));
 
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
@@ -342,13 +360,26 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
       std::all_of(cards.begin(), cards.end(), [](const Card& c) { return c.listening != 0; });
   if (everyone_listens) {
     // Accepting runs beside connecting: every rank connects first, and a connection is only
-    // known to be the right one once the other side has answered its hello.
+    // known to be the right one once the other side has answered its hello. Nothing may throw
+    // from here to the Allreduce below, which every rank must reach.
     const auto deadline = Clock::now() + kSetupTimeout;
     std::string accept_why;
-    std::thread acceptor(
-        [&] { from_prev = AcceptFrom(listener.fd(), prev, rank, token, deadline, &accept_why); });
-    to_next = ConnectTo(cards[next], next, rank, token, deadline, why);
-    acceptor.join();
+    std::thread acceptor;
+    try {
+      acceptor = std::thread([&] {
+        try {
+          from_prev = AcceptFrom(listener.fd(), prev, cards[prev].job_rank, rank, token, deadline,
+                                 &accept_why);
+        } catch (const std::exception& e) {
+          accept_why = e.what();
+        }
+      });
+      to_next = ConnectTo(cards[next], next, rank, token, deadline, why);
+    } catch (const std::exception& e) {
+      *why = e.what();
+      to_next.Close();
+    }
+    if (acceptor.joinable()) acceptor.join();
     if (to_next.ok() && !from_prev.ok()) *why = accept_why;
   }
   int connected = to_next.ok() && from_prev.ok() ? 1 : 0, everywhere = 0;
@@ -357,7 +388,8 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
     if (connected || why->empty()) *why = kAnotherRankFailed;
     return nullptr;
   }
-  return std::make_unique<TcpRingLink>(std::move(to_next), std::move(from_prev), rank, size);
+  return std::make_unique<TcpRingLink>(std::move(to_next), std::move(from_prev),
+                                       cards[next].job_rank, cards[prev].job_rank);
 }
 
 }  // namespace cohort

@@ -25,8 +25,8 @@ namespace cohort {
 // MPI_Allreduce, medians of 5 rounds): 3 hosts on the 2 cores 3.9-12x from 64 KB to 1 MB and 4.9x
 // at 32-64 MB; 2 hosts 1.4-2.4x up to 512 KB, about 1x from 1 to 16 MB, 1.63x at 64 MB (the MPI
 // ring: 1.38-1.43x). Hence the ring from 64 KB over TCP.
-// A link that closes (its rank ended) is an error naming the rank; a stalled one is the
-// collective watchdog's (Note [Collective deadline]).
+// A link that closes (its rank ended) is an error naming the rank (in MPI_COMM_WORLD); a
+// stalled one, or a setup that waits, is the collective watchdog's (Note [Collective deadline]).
 // Connecting: every rank listens on a port of its own and publishes it with its IPv4 addresses
 // (one MPI_Allgather): the addresses of COHORT_SOCKET_IFNAME, or of every interface that is up
 // and not loopback. The connecting rank tries the next rank's addresses in turn; both sides

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # cohort-allreduce-bench: one correct row per size for the local kvstore and, under mpirun, for
-# the mpi kvstore; the bus bandwidth formula; exit code 2 for bad arguments.
+# the mpi kvstore; the bus bandwidth formula; exit code 2 for bad arguments and for ranks whose
+# kvstore settings differ.
 #   cohort_allreduce_bench_test.sh BENCH MPIEXEC
 set -u
 bin=$1 mpiexec=$2
@@ -27,6 +28,17 @@ if "$mpiexec" --version >/dev/null 2>&1; then
     "$bin" --kvstore mpi --devices cpu:0,cpu:1 --min-bytes 1K --max-bytes 1M --factor 4 --iters 3)
   [[ $? -eq 0 ]] || { echo "FAIL: mpi exit code"; fail=1; }
   check "mpi, 2 workers x 2 devices" 6 "$out" 4
+  # Ranks that would sum a bucket in different ways (here the ring over TCP and over MPI) are
+  # refused at once, naming the setting, instead of hanging at the first reduction.
+  one=("$bin" --kvstore mpi --devices cpu:0 --min-bytes 1K --max-bytes 4K --iters 1)
+  err=$(timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
+    -np 1 -x COHORT_RING_TRANSPORT=tcp "${one[@]}" : -np 1 -x COHORT_RING_TRANSPORT=mpi "${one[@]}" 2>&1)
+  code=$?
+  if [[ $code -eq 2 ]] && grep -q "COHORT_RING_TRANSPORT differs between the ranks" <<<"$err"; then
+    echo "ok: ranks with different COHORT_RING_TRANSPORT -> exit 2"
+  else
+    echo "FAIL: ranks with different COHORT_RING_TRANSPORT -> exit $code: $err"; fail=1
+  fi
 else  # scripts/gpu-check.sh builds without an mpirun (MPIEXEC_EXECUTABLE=/bin/false)
   echo "skip: mpi part, no usable mpiexec ($mpiexec)"
 fi

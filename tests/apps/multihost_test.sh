@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training across hosts over TCP, on hosts made of network namespaces (scripts/netns-hosts.sh):
 # 2 hosts equal one process with 2 devices bit for bit, 3 hosts one process with 3 devices within
-# 1e-5 (also with every bucket summed by the ring over TCP), and a rank killed on one host ends the whole job within 10 s. README's multi-host recipe
+# 1e-5 (also with buckets from 1 KB summed by the ring over TCP), and a rank killed on one host ends the whole job within 10 s. README's multi-host recipe
 # is this test's. Exit 77 (CTest: skipped) where namespaces cannot be made.
 #   multihost_test.sh TRAIN PARAMS SOURCE_DIR
 set -u
@@ -35,7 +35,7 @@ check "3 hosts equal one process with 3 devices within 1e-5" \
   '"$params" diff "$tmp/one3-0002.params" "$tmp/three-0002.params" --tol 1e-5 > "$tmp/diff3" 2>&1' ||
   tail -3 "$tmp/diff3"
 
-# The same 3 hosts with every bucket summed by the ring over TCP sockets (Note [TCP ring]).
+# The same 3 hosts with buckets from 1 KB summed by the ring over TCP sockets (Note [TCP ring]).
 timeout 60 bash "$hosts" mpirun -np 3 --hostfile "$tmp/hostfile" -x COHORT_RING_MIN_KB=1 "$train" \
   "${common[@]}" --set log_level=info --set devices=cpu:0 --set kvstore=mpi --set batch_size=129 \
   --set checkpoint.prefix="$tmp/tcp" > "$tmp/tcp.log" 2>&1
@@ -59,6 +59,16 @@ check "2 hosts x 2 ranks train hierarchically (exit $?)" \
 check "and equal one process with 4 devices within 1e-5" \
   '"$params" diff "$tmp/one4-0002.params" "$tmp/hier-0002.params" --tol 1e-5 > "$tmp/diff4" 2>&1' ||
   tail -3 "$tmp/diff4"
+
+# Hosts of unequal size (2 ranks and 1), hierarchical: the lone rank leads its own host.
+timeout 60 bash "$hosts" mpirun -np 3 --host 10.213.0.11:2,10.213.0.12:1 \
+  -x COHORT_KVSTORE_HIERARCHICAL=1 "$train" "${common[@]}" --set devices=cpu:0 --set kvstore=mpi \
+  --set batch_size=129 --set checkpoint.prefix="$tmp/uneven" > "$tmp/uneven.log" 2>&1
+check "2 + 1 ranks on 2 hosts train hierarchically (exit $?)" '[[ -f $tmp/uneven-0002.params ]]' ||
+  tail -5 "$tmp/uneven.log"
+check "and equal one process with 3 devices within 1e-5" \
+  '"$params" diff "$tmp/one3-0002.params" "$tmp/uneven-0002.params" --tol 1e-5 > "$tmp/diffu" 2>&1' ||
+  tail -3 "$tmp/diffu"
 
 # Host 2's rank killed mid-run: the job ends, naming the lost process, within 10 s.
 cp "$config" "$tmp/host2.yaml"  # a name that finds host 2's process
