@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tool_main.h"
 #include "base/context.h"
 #include "base/error.h"
 #include "kvstore/kvstore.h"
@@ -169,12 +170,7 @@ int main(int argc, char** argv) {
   app.add_option("--iters", o.iters, "timed iterations per size");
   app.add_option("--warmup", o.warmup, "untimed iterations per size");
   app.add_flag("--out-of-place", o.out_of_place, "pull into separate outputs (not the values)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
   cohort::Setup setup;
   try {
     setup = cohort::Prepare(o);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "apps/tool_main.h"
 #include "base/error.h"
 #include "io/im2rec.h"
 
@@ -60,12 +61,7 @@ int main(int argc, char** argv) {
                "store each file's bytes unchanged (no decode, resize or re-encode)");
   app.add_option("--num-thread", a.pack.num_threads, "threads that decode and encode")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
   try {
     return cohort::Run(a);
   } catch (const cohort::Error& e) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "apps/tool_main.h"
 #include "apps/train_config.h"
 #include "base/logging.h"
 #include "ndarray/params_io.h"
@@ -85,12 +86,7 @@ int main(int argc, char** argv) {
                  "parameters");
   app.add_option("--set", sets, "override a configuration key: key.sub=value");
   app.add_option("--out", out, "CSV file to write")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
   try {
     return cohort::Predict(config, sets, symbol, params, out);
   } catch (const cohort::ConfigError& e) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "apps/tool_main.h"
 #include "apps/train_config.h"
 #include "kvstore/kvstore.h"
 #include "base/logging.h"
@@ -133,12 +134,7 @@ int main(int argc, char** argv) {
   std::string timeline;
   app.add_option("--timeline", timeline,
                  "write a Chrome trace of every step (rank r > 0: FILE.rankR.json)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
   // Bad input (config or data) is 2, anything else 1; in an MPI job the failing rank names
   // itself and ends the whole job (Note [No hang]).
   auto fail = [](int code, const std::string& message) {

@@ -42,6 +42,19 @@ int EnsureMpi() {
   return provided;
 }
 
+// How many ranks of `comm` share a rank's host, reduced over the ranks with `op` (MPI_MIN: the
+// emptiest host's count, MPI_MAX: the fullest's), so that every rank gets the same answer. A
+// collective of `comm`.
+int RanksOnAHost(MPI_Comm comm, MPI_Op op) {
+  MPI_Comm same_host = MPI_COMM_NULL;
+  MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same_host));
+  int here = 0, reduced = 0;
+  MPI_CHECK(MPI_Comm_size(same_host, &here));
+  MPI_CHECK(MPI_Comm_free(&same_host));
+  MPI_CHECK(MPI_Allreduce(&here, &reduced, 1, MPI_INT, op, comm));
+  return reduced;
+}
+
 // Note [Gradient buckets]
 // Reducing each parameter with its own MPI_Allreduce pays the latency of a collective per tensor
 // (LeNet has 8, ResNets hundreds). Consecutive reduction buffers are instead copied into one
@@ -155,15 +168,9 @@ class MpiComm final : public Comm {
   // message costs milliseconds, as the ranks' polling starves the kernel's forwarding on 2 cores.
   int64_t RingChunkBytes() {
     if (Env().ring_chunk_kb > 0) return int64_t{Env().ring_chunk_kb} << 10;
-    MPI_Comm same_host = MPI_COMM_NULL;
-    MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same_host));
-    int here = 0;
-    MPI_CHECK(MPI_Comm_size(same_host, &here));
-    MPI_CHECK(MPI_Comm_free(&same_host));
-    // Every rank must choose alike: on one host every rank sees all of them.
-    int one_host = here == size_ ? 1 : 0, everywhere = 0;
-    MPI_CHECK(MPI_Allreduce(&one_host, &everywhere, 1, MPI_INT, MPI_MIN, comm_));
-    return everywhere ? int64_t{256} << 10 : int64_t{16} << 20;
+    // On one host every rank sees all of them on its own.
+    const bool one_host = RanksOnAHost(comm_, MPI_MIN) == size_;
+    return one_host ? int64_t{256} << 10 : int64_t{16} << 20;
   }
 
   // Every rank must sum each bucket the same way (MPI_Allreduce or the ring, flat or by host):
@@ -199,16 +206,9 @@ class MpiComm final : public Comm {
     MPI_CHECK(MPI_Comm_rank(ring_comm, &ring_rank));
     const std::string& transport = Env().ring_transport;
     // COHORT_RING_MIN_KB=0: the ring never runs, so no sockets either.
-    bool tcp = transport == "tcp" && ring_size > 1 && Env().ring_min_kb != 0;
-    if (transport == "auto" && ring_size > 1 && Env().ring_min_kb != 0) {
-      MPI_Comm same_host = MPI_COMM_NULL;
-      MPI_CHECK(MPI_Comm_split_type(ring_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same_host));
-      int here = 0, most = 0;
-      MPI_CHECK(MPI_Comm_size(same_host, &here));
-      MPI_CHECK(MPI_Comm_free(&same_host));
-      MPI_CHECK(MPI_Allreduce(&here, &most, 1, MPI_INT, MPI_MAX, ring_comm));
-      tcp = most == 1;
-    }
+    const bool may_ring = ring_size > 1 && Env().ring_min_kb != 0;
+    const bool tcp = may_ring && (transport == "tcp" ||
+                                  (transport == "auto" && RanksOnAHost(ring_comm, MPI_MAX) == 1));
     if (!tcp) return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
     std::string why;
     if (auto link = ConnectTcpRing(ring_comm, Env().socket_ifname, &why)) {
