@@ -2,8 +2,9 @@
 //   cohort-predict --config FILE.yaml --symbol PREFIX-symbol.json --params PREFIX-NNNN.params
 //                  [--set key=value]... --out preds.csv
 // The data (the validation split of the config, else its training split, in order), devices
-// and batch size come from the configuration. Each row: the predicted class (argmax), then the
-// output values. Any network runs, with or without a label input (an identity network writes
+// and batch size come from the configuration. Each row: the predicted class (argmax over the
+// class axis; one per position, in order, for an output of more than two axes), then the output
+// values. Any network runs, with or without a label input (an identity network writes
 // what the iterator serves); every parameter it has must be in --params. Exit code 2 with one
 // line on bad input.
 #include <CLI/CLI.hpp>
@@ -16,10 +17,23 @@
 #include "apps/train_config.h"
 #include "base/logging.h"
 #include "ndarray/params_io.h"
+#include "operator/loss_output.h"
 #include "trainer/checkpoint.h"
 
 namespace cohort {
 namespace {
+
+// The axis of the network's output that holds the classes: 1 for a SoftmaxOutput with
+// multi_output (MXNet's (N, C, d...) layout), else the last one (a softmax at each position of a
+// sequence, as preserve_shape, or a plain (N, C)).
+int ClassAxis(const Symbol& symbol, const Shape& out) {
+  const std::shared_ptr<SymbolNode> head = symbol.TopoOrder().back();
+  if (out.ndim() > 2 && head->op == "SoftmaxOutput" &&
+      op::SoftmaxOutputParam::Parse(head->attrs).multi_output) {
+    return 1;
+  }
+  return out.ndim() - 1;
+}
 
 int Predict(const std::string& config_path, const std::vector<std::string>& sets,
             const std::string& symbol_path, const std::string& params_path,
@@ -57,11 +71,26 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   std::ofstream file(out);
   if (!file) throw ConfigError("cannot write --out '" + out + "'", __FILE__, __LINE__);
   const int64_t rows = preds.shape()[0], cols = preds.size() / rows;
+  const int axis = ClassAxis(symbol, preds.shape());
+  const int64_t classes = axis > 0 ? preds.shape()[axis] : cols;
+  const int64_t positions = classes > 0 ? cols / classes : 0;
+  // Class c of position i: (N, C, positions) under multi_output, else (N, positions, C).
+  const int64_t class_stride = axis == 1 && preds.shape().ndim() > 2 ? positions : 1;
+  const int64_t position_stride = class_stride == 1 ? classes : 1;
   const std::vector<float> values = preds.ToVector<float>();
   char text[32];
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = values.data() + r * cols;
-    file << std::max_element(row, row + cols) - row;
+    for (int64_t i = 0; i < positions; ++i) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c) {
+        if (row[i * position_stride + c * class_stride] >
+            row[i * position_stride + best * class_stride]) {
+          best = c;
+        }
+      }
+      file << (i ? "," : "") << best;
+    }
     for (int64_t c = 0; c < cols; ++c) {
       std::snprintf(text, sizeof(text), ",%.7g", row[c]);
       file << text;

@@ -10,7 +10,13 @@ namespace cohort {
 
 NDArray NDArray::Empty(const Shape& shape, DType dtype, Context ctx) {
   COHORT_CHECK(shape.is_known()) << "cannot make an array of unknown shape " << shape;
-  const size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(shape.Size()), DTypeSize(dtype), &bytes)) {
+    // 2^62 floats would wrap to 0 bytes, an allocation that succeeds and is then overrun.
+    throw OutOfMemoryError("cannot allocate an array of shape " + shape.ToString() +
+                               ": its bytes exceed 2^64",
+                           __FILE__, __LINE__);
+  }
   return NDArray(Storage::Alloc(bytes, ctx), 0, shape, dtype);
 }
 

@@ -73,6 +73,29 @@ JSON
   --set 'data.data_shape=[4]' --set batch_size=2 --set devices=cpu:0 --out "$tmp/id.csv" > /dev/null 2>&1
 check "an identity network writes the iterator's rows" \
   '[[ $? -eq 0 && "$(cat "$tmp/id.csv")" == "3,1,2,3,4"$'"'"'\n'"'"'"3,5,6,7,8"$'"'"'\n'"'"'"3,9,10,11,12.5" ]]'
+# An output of more than two axes: one predicted class per position, the classes on the last
+# axis (a softmax at each step of a sequence), or on axis 1 under SoftmaxOutput's multi_output.
+csv_data=(--set data.kind=csv --set data.train_data_csv="$tmp/x.csv" --set data.train_label_csv="$tmp/y.csv"
+          --set data.val_data_csv="$tmp/x.csv" --set data.val_label_csv="$tmp/y.csv"
+          --set 'data.data_shape=[4]' --set batch_size=2 --set devices=cpu:0)
+printf '9,1,2,3\n0,1,5,4\n1,0,0,7\n' > "$tmp/x.csv"
+cat > "$tmp/positions.json" <<'JSON'
+{"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Reshape", "name": "r", "attrs": {"shape": "(0, 2, 2)"}, "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "node_row_ptr": [0, 1, 2], "heads": [[1, 0, 0]]}
+JSON
+"$predict" --config "$config" --symbol "$tmp/positions.json" "${csv_data[@]}" --out "$tmp/pos.csv" > /dev/null 2>&1; code=$?
+classes=$(cut -d, -f1-2 "$tmp/pos.csv" | paste -sd' ')
+check "an output of (N, positions, classes) gives a class per position" \
+  '[[ $code -eq 0 && "$classes" == "0,1 1,0 0,1" ]]'
+printf '0,1\n1,0\n0,0\n' > "$tmp/y2.csv"
+cat > "$tmp/multi.json" <<'JSON'
+{"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Reshape", "name": "r", "attrs": {"shape": "(0, 2, 2)"}, "inputs": [[0, 0, 0]]}, {"op": "null", "name": "softmax_label", "inputs": []}, {"op": "SoftmaxOutput", "name": "softmax", "attrs": {"multi_output": "True"}, "inputs": [[1, 0, 0], [2, 0, 0]]}], "arg_nodes": [0, 2], "node_row_ptr": [0, 1, 2, 3, 4], "heads": [[3, 0, 0]]}
+JSON
+"$predict" --config "$config" --symbol "$tmp/multi.json" "${csv_data[@]}" \
+  --set data.val_label_csv="$tmp/y2.csv" --set data.train_label_csv="$tmp/y2.csv" \
+  --set 'data.label_shape=[2]' --out "$tmp/multi.csv" > /dev/null 2>&1; code=$?
+classes=$(cut -d, -f1-2 "$tmp/multi.csv" | paste -sd' ')
+check "under multi_output the classes are axis 1: (N, classes, positions)" \
+  '[[ $code -eq 0 && "$classes" == "0,1 1,1 0,1" ]]'
 # --timeline (Note [Timeline]): a Chrome trace with the main thread, each device's track and one
 # span of each phase per step (2 epochs of 32 steps; "data" fetches and stages the next batch, so
 # each epoch has one more, its first; validation adds 8 forwards a device an epoch).

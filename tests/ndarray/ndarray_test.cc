@@ -35,6 +35,17 @@ TEST(NDArray, HostMemoryIs64ByteAligned) {
   }
 }
 
+TEST(NDArray, ShapeWhoseBytesExceed64BitsIsRefusedNotWrapped) {
+  // 2^62 floats are 2^64 bytes, which wrapped to an allocation of 0 bytes that was then overrun.
+  try {
+    NDArray::Empty(Shape({int64_t{1} << 31, int64_t{1} << 31}));
+    FAIL() << "2^62 floats were allocated";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("(2147483648,2147483648)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(NDArray::Empty(Shape({int64_t{1} << 31, int64_t{1} << 30})), OutOfMemoryError);
+}
+
 TEST(NDArray, SliceIsAViewOnAxisZero) {
   NDArray a = Iota({4, 3});
   NDArray rows = a.Slice(1, 3);
