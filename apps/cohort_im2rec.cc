@@ -25,13 +25,19 @@ struct Args {
 
 int Run(const Args& a) {
   const std::string lst = a.prefix + ".lst";
+  if (!a.list) CheckPackOptions(a.pack);  // before a list is written
   if (a.list || !std::filesystem::exists(lst)) {
-    const auto entries = ListImages(a.root, a.recursive || !a.list, !a.no_shuffle, a.seed);
+    std::vector<std::string> classes;
+    const auto entries =
+        ListImages(a.root, a.recursive || !a.list, !a.no_shuffle, a.seed, &classes);
+    for (size_t c = 0; c < classes.size(); ++c) std::printf("%s %zu\n", classes[c].c_str(), c);
     WriteImageList(lst, entries);
     std::printf("%s: %zu image(s)\n", lst.c_str(), entries.size());
     if (a.list) return 0;
   }
-  const PackResult r = PackImages(ReadImageList(lst), a.root, a.prefix, a.pack);
+  const std::vector<ImageListEntry> entries = ReadImageList(lst);
+  if (entries.empty()) throw DataError("'" + lst + "' lists no image", __FILE__, __LINE__);
+  const PackResult r = PackImages(entries, a.root, a.prefix, a.pack);
   for (const std::string& s : r.skipped) std::fprintf(stderr, "cohort-im2rec: skipped %s\n", s.c_str());
   std::printf("%s.rec: %lld record(s), %zu skipped\n", a.prefix.c_str(),
               static_cast<long long>(r.packed), r.skipped.size());

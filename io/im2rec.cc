@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "base/atomic_file.h"
@@ -24,15 +25,11 @@ bool IsImage(const fs::path& p) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
-std::vector<fs::path> ImagesIn(const fs::path& dir, bool recursive) {
+// The images directly in `dir`, sorted.
+std::vector<fs::path> ImagesIn(const fs::path& dir) {
   std::vector<fs::path> out;
-  auto take = [&](const fs::directory_entry& e) {
+  for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_regular_file() && IsImage(e.path())) out.push_back(e.path());
-  };
-  if (recursive) {
-    for (const auto& e : fs::recursive_directory_iterator(dir)) take(e);
-  } else {
-    for (const auto& e : fs::directory_iterator(dir)) take(e);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -71,29 +68,58 @@ std::string PackOne(const ImageListEntry& e, std::string bytes, const PackOption
 
 }  // namespace
 
-std::vector<ImageListEntry> ListImages(const std::string& root, bool recursive, bool shuffle,
-                                       uint64_t seed) {
-  COHORT_CHECK(fs::is_directory(root)) << "im2rec: '" << root << "' is not a folder";
-  std::vector<ImageListEntry> entries;
-  auto add = [&](const fs::path& file, float label) {
-    entries.push_back({0, {label}, fs::relative(file, root).generic_string()});
-  };
-  if (recursive) {
-    std::vector<fs::path> classes;
-    for (const auto& e : fs::directory_iterator(root)) {
-      if (e.is_directory()) classes.push_back(e.path());
+namespace {
+
+// im2rec.py's os.walk(root, followlinks=True): a folder's images (sorted) before its subfolders
+// (sorted, depth first); each folder that holds an image takes the next label, root included.
+// A folder reached again through a symbolic link is walked once (os.walk would loop).
+void WalkClasses(const fs::path& dir, const fs::path& root, std::set<fs::path>* seen,
+                 std::vector<std::pair<fs::path, float>>* images,
+                 std::vector<std::string>* class_folders) {
+  if (!seen->insert(fs::canonical(dir)).second) return;
+  std::vector<fs::path> folders, files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_directory()) {
+      folders.push_back(e.path());
+    } else if (e.is_regular_file() && IsImage(e.path())) {
+      files.push_back(e.path());
     }
-    std::sort(classes.begin(), classes.end());
-    for (size_t c = 0; c < classes.size(); ++c) {
-      for (const fs::path& f : ImagesIn(classes[c], true)) add(f, static_cast<float>(c));
-    }
-  } else {
-    for (const fs::path& f : ImagesIn(root, false)) add(f, 0.0f);
   }
-  COHORT_CHECK(!entries.empty()) << "im2rec: no .jpg, .jpeg or .png image in '" << root << "'"
-                                 << (recursive ? " or its subfolders" : "");
+  auto by_name = [](const fs::path& a, const fs::path& b) {
+    return a.filename().string() < b.filename().string();
+  };
+  std::sort(folders.begin(), folders.end(), by_name);
+  std::sort(files.begin(), files.end(), by_name);
+  if (!files.empty()) {
+    const auto label = static_cast<float>(class_folders->size());
+    class_folders->push_back(fs::relative(dir, root).generic_string());
+    for (const fs::path& f : files) images->emplace_back(f, label);
+  }
+  for (const fs::path& f : folders) WalkClasses(f, root, seen, images, class_folders);
+}
+
+}  // namespace
+
+std::vector<ImageListEntry> ListImages(const std::string& root, bool recursive, bool shuffle,
+                                       uint64_t seed, std::vector<std::string>* class_folders) {
+  COHORT_CHECK(fs::is_directory(root)) << "im2rec: '" << root << "' is not a folder";
+  std::vector<std::pair<fs::path, float>> images;
+  std::vector<std::string> folders;
+  if (recursive) {
+    std::set<fs::path> seen;
+    WalkClasses(root, root, &seen, &images, &folders);
+  } else {
+    for (const fs::path& f : ImagesIn(root)) images.emplace_back(f, 0.0f);
+  }
+  COHORT_CHECK(!images.empty()) << "im2rec: no .jpg, .jpeg or .png image in '" << root << "'"
+                                << (recursive ? " or its subfolders" : "");
+  std::vector<ImageListEntry> entries;
+  for (const auto& [file, label] : images) {
+    entries.push_back({0, {label}, fs::relative(file, root).generic_string()});
+  }
   if (shuffle) std::shuffle(entries.begin(), entries.end(), std::mt19937_64(seed));
   for (size_t i = 0; i < entries.size(); ++i) entries[i].index = static_cast<int64_t>(i);
+  if (class_folders) *class_folders = std::move(folders);
   return entries;
 }
 
@@ -149,18 +175,28 @@ std::vector<ImageListEntry> ReadImageList(const std::string& path) {
   return entries;
 }
 
+void CheckPackOptions(const PackOptions& o) {
+  auto refuse = [](const std::string& what) { throw ConfigError("im2rec: " + what, __FILE__, __LINE__); };
+  if (o.encoding != ".jpg" && o.encoding != ".png") {
+    refuse("encoding must be .jpg or .png, got '" + o.encoding + "'");
+  }
+  if (o.quality < 1 || o.quality > 100) {
+    refuse("quality must be in [1, 100], got " + std::to_string(o.quality));
+  }
+  if (o.color != 0 && o.color != 1) refuse("color must be 1 or 0, got " + std::to_string(o.color));
+  if (o.resize < 0) refuse("resize must not be negative, got " + std::to_string(o.resize));
+  if (o.num_threads < 1 || o.num_threads > 1024) {
+    refuse("num-thread must be in [1, 1024], got " + std::to_string(o.num_threads));
+  }
+}
+
 PackResult PackImages(const std::vector<ImageListEntry>& entries, const std::string& root,
                       const std::string& prefix, const PackOptions& o) {
-  COHORT_CHECK(o.encoding == ".jpg" || o.encoding == ".png")
-      << "im2rec: encoding must be .jpg or .png, got '" << o.encoding << "'";
-  COHORT_CHECK(o.quality >= 1 && o.quality <= 100)
-      << "im2rec: quality must be in [1, 100], got " << o.quality;
-  COHORT_CHECK(o.color == 0 || o.color == 1) << "im2rec: color must be 1 or 0, got " << o.color;
-  COHORT_CHECK(o.resize >= 0) << "im2rec: resize must not be negative, got " << o.resize;
+  CheckPackOptions(o);
   RecordIOWriter rec(prefix + ".rec");
   std::vector<RecordIndexEntry> index;
   PackResult result;
-  ThreadArena arena(std::max(1, o.num_threads));
+  ThreadArena arena(o.num_threads);
   // Chunks of records encoded in parallel, then written in list order.
   constexpr size_t kChunk = 256;
   std::vector<std::string> records(kChunk), errors(kChunk);

@@ -16,13 +16,16 @@ struct ImageListEntry {
   std::string path;  // relative to the image root
 };
 
-// The .jpg/.jpeg/.png files under `root`, sorted by path. With `recursive` each subfolder of
-// root is a class, labelled by its rank in sorted order, and its images are found at any depth
-// (im2rec.py --recursive); without, the images directly in root, all labelled 0. Shuffled with
-// `seed` when `shuffle` (im2rec.py shuffles by default), then indexed 0, 1, ... in list order.
-// Throws naming root when it is not a folder or holds no image.
+// The .jpg/.jpeg/.png files under `root`, as im2rec.py's list_image. With `recursive` every
+// folder that holds images, at any depth and root included, is a class of its own, labelled in
+// the order of os.walk (a folder's images before its subfolders, names sorted, depth first; a
+// folder without images takes no label), and `class_folders` gets those folders, relative to
+// root, label by label; without, the images directly in root, sorted, all labelled 0. Shuffled
+// with `seed` when `shuffle` (im2rec.py shuffles by default), then indexed 0, 1, ... in list
+// order. Throws naming root when it is not a folder or holds no image.
 std::vector<ImageListEntry> ListImages(const std::string& root, bool recursive, bool shuffle,
-                                       uint64_t seed);
+                                       uint64_t seed,
+                                       std::vector<std::string>* class_folders = nullptr);
 
 // Writes `entries` to `path` atomically, as im2rec.py's write_list does.
 void WriteImageList(const std::string& path, const std::vector<ImageListEntry>& entries);
@@ -42,6 +45,10 @@ struct PackResult {
   int64_t packed = 0;
   std::vector<std::string> skipped;  // "path: why", for images that did not decode
 };
+
+// Throws a ConfigError naming the first option out of range (encoding, quality, color, resize,
+// threads).
+void CheckPackOptions(const PackOptions& o);
 
 // Packs the images of `entries` (paths under `root`) into prefix.rec and prefix.idx (key =
 // the entry's index), in list order, each written atomically. An image that does not decode is

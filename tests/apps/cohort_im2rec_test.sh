@@ -42,5 +42,9 @@ check "images smaller than data_shape are exit 2 naming the record" \
 out=$("$train" "${common[@]}" --set 'data.data_shape=[3, 12]' 2>&1); code=$?
 check "a data_shape without 3 dimensions is exit 2" '[[ $code -eq 2 && "$out" == *"data.data_shape"* ]]'
 out=$("$im2rec" --encoding .gif "$tmp/set2" "$tmp/images" 2>&1); code=$?
-check "im2rec refuses an unknown encoding" '[[ $code -eq 2 && "$out" == *".jpg or .png"* ]]'
+check "im2rec refuses an unknown encoding before writing a list" \
+  '[[ $code -eq 2 && "$out" == *".jpg or .png"* && ! -e "$tmp/set2.lst" ]]'
+: > "$tmp/empty.lst"
+out=$("$im2rec" "$tmp/empty" "$tmp/images" 2>&1); code=$?
+check "an empty list is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"empty.lst'"'"' lists no image"* ]]'
 exit $fail

@@ -28,6 +28,31 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
+TEST(Im2Rec, RecursiveListLabelsFoldersAsIm2recPyWalksThem) {
+  // os.walk order: root's own images first (label 0), empty folders take no label, and a nested
+  // folder is a class of its own.
+  testing::ScratchDir dir;
+  const std::string root = dir.Path("images");
+  const std::string png = EncodePng(Pattern(2, 2, 0));
+  for (const char* f : {"a.png", "c/x.png", "c/sub/y.png", "d/z.jpg", "d/notes.txt"}) {
+    WriteBytes(root + "/" + f, png);
+  }
+  std::filesystem::create_directories(root + "/b");
+  std::vector<std::string> classes;
+  const auto entries = ListImages(root, /*recursive=*/true, /*shuffle=*/false, 100, &classes);
+  EXPECT_EQ(classes, (std::vector<std::string>{".", "c", "c/sub", "d"}));
+  ASSERT_EQ(entries.size(), 4u);
+  const std::vector<std::string> paths = {"a.png", "c/x.png", "c/sub/y.png", "d/z.jpg"};
+  for (size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].path, paths[i]);
+    EXPECT_EQ(entries[i].labels, std::vector<float>{static_cast<float>(i)}) << entries[i].path;
+  }
+  // Without --recursive: root's images only, label 0.
+  const auto flat = ListImages(root, /*recursive=*/false, /*shuffle=*/false, 100);
+  ASSERT_EQ(flat.size(), 1u);
+  EXPECT_EQ(flat[0].path, "a.png");
+}
+
 TEST(Im2Rec, PackedPngsComeBackExactlyWithTheirFoldersLabels) {
   testing::ScratchDir dir;
   const std::string root = dir.Path("images");
