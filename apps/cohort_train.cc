@@ -12,7 +12,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+
+#include <unistd.h>
 
 #include "apps/tool_main.h"
 #include "apps/train_config.h"
@@ -63,6 +66,18 @@ std::string TimelinePath(const std::string& path, int rank) {
   return stem + ".rank" + std::to_string(rank) + (has_extension ? path.substr(dot) : "");
 }
 
+// A file the job writes late must be writable from the start: failing after the training would
+// lose the run. Throws a ConfigError naming `what` when its folder is missing or read-only.
+void RequireWritableFolder(const std::string& path, const std::string& what) {
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  if (!std::filesystem::is_directory(folder) || access(folder.c_str(), W_OK) != 0) {
+    throw ConfigError(what + " '" + path + "': folder '" + folder.string() +
+                          "' does not exist or is not writable",
+                      __FILE__, __LINE__);
+  }
+}
+
 int Train(const std::string& config_path, const std::vector<std::string>& sets,
           const std::string& metrics_out, bool profile, const std::string& timeline_out) {
   const YAML::Node root = LoadConfig(config_path, sets);
@@ -95,20 +110,37 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
       throw ConfigError("cannot write --metrics-out '" + metrics_out + "'", __FILE__, __LINE__);
     }
   }
+  if (rank == 0 && !config.fit.checkpoint_prefix.empty()) {  // rank 0 writes checkpoints
+    RequireWritableFolder(config.fit.checkpoint_prefix, "key 'checkpoint.prefix'");
+  }
+  if (!timeline_out.empty()) RequireWritableFolder(TimelinePath(timeline_out, rank), "--timeline");
   config.fit.profile = profile;
   // A worker with fewer batches would leave the others waiting (Note [Agreement]).
   config.fit.must_agree.push_back({"training samples per worker", std::to_string(data.train_samples)});
-  Trainer trainer(config.symbol, config.devices, config.work_load, kv);
-  if (!timeline_out.empty()) timeline::Start(rank);
-  trainer.Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
-    if (!metrics_file.is_open()) return;
-    nlohmann::json line = {{"epoch", r.epoch},
-                           {"train", ToJson(r.train)},
-                           {"val", ToJson(r.val)},
-                           {"samples_per_sec", r.samples_per_sec},
-                           {"seconds", r.seconds}};
-    metrics_file << line.dump() << "\n" << std::flush;
-  });
+  // Until its first step, a job fails on its input: the network, the settings, the data and the
+  // checkpoint to resume do not fit together (shapes, labels, parameter names): exit 2, as a
+  // bad setting. A failure once training runs is 1.
+  std::unique_ptr<Trainer> trainer_ptr;
+  try {
+    trainer_ptr = std::make_unique<Trainer>(config.symbol, config.devices, config.work_load, kv);
+    if (!timeline_out.empty()) timeline::Start(rank);
+    trainer_ptr->Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
+      if (!metrics_file.is_open()) return;
+      nlohmann::json line = {{"epoch", r.epoch},
+                             {"train", ToJson(r.train)},
+                             {"val", ToJson(r.val)},
+                             {"samples_per_sec", r.samples_per_sec},
+                             {"seconds", r.seconds}};
+      metrics_file << line.dump() << "\n" << std::flush;
+    });
+  } catch (const Error& e) {
+    const bool typed = dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const DataError*>(&e) ||
+                       dynamic_cast<const OutOfMemoryError*>(&e) ||
+                       dynamic_cast<const AgreedError*>(&e);
+    if (typed || (trainer_ptr && trainer_ptr->training_started())) throw;
+    throw ConfigError(e.message(), e.file(), e.line());
+  }
+  Trainer& trainer = *trainer_ptr;
   if (profile && rank == 0) PrintProfile(trainer.profile());
   if (!timeline_out.empty()) timeline::Write(TimelinePath(timeline_out, rank));
   if (trainer.skipped_steps() > 0) {

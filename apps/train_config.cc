@@ -234,6 +234,12 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     Fail("key 'work_load' has " + std::to_string(c.work_load.size()) + " entries for " +
          std::to_string(c.devices.size()) + " devices");
   }
+  for (double w : c.work_load) {
+    if (!std::isfinite(w) || w <= 0) {
+      Fail("key 'work_load': " + std::to_string(w) +
+           " is not a positive share of the batch (every device needs work)");
+    }
+  }
   c.kvstore = Get<std::string>(root, "kvstore", "local");
   try {  // the kvstore's own rules: which devices its kind takes, whether this build has it
     CheckKVStoreDevices(c.kvstore, c.devices);
@@ -356,7 +362,10 @@ DataIters MakeDataIters(const YAML::Node& root, int64_t batch_per_worker, int ra
                                            .rank = rank,
                                            .num_workers = num_workers,
                                            .seed = seed,
-                                           .seq_len = Get<int64_t>(root, "model.seq_len", 128)});
+                                           .seq_len = Get<int64_t>(root, "model.seq_len", 128),
+                                           .vocab = Get<std::string>(root, "model.name", "") == "gpt"
+                                                        ? GptOptionsOf(root).vocab
+                                                        : 0});
 }
 
 void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, FitConfig* fit) {

@@ -27,6 +27,11 @@ class Options {
 
   void Set(const std::string& key, Value value) { values_[key] = std::move(value); }
   bool Has(const std::string& key) const { return values_.count(key) != 0; }
+  std::vector<std::string> Keys() const {
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : values_) keys.push_back(key);
+    return keys;
+  }
   // "section.key", for messages.
   std::string Where(const std::string& key) const {
     return section_.empty() ? key : section_ + "." + key;

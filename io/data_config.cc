@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <map>
 #include <random>
+#include <set>
 
+#include "base/logging.h"
 #include "io/csv_iter.h"
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
@@ -69,6 +72,48 @@ sharding: string
 
 [[noreturn]] void Fail(const std::string& message) {
   throw ConfigError("config: " + message, __FILE__, __LINE__);
+}
+
+// The keys each kind reads besides those of every kind (Note [Data kinds]).
+const std::map<std::string, std::set<std::string>>& KeysOfKinds() {
+  static const std::map<std::string, std::set<std::string>> keys = {
+      {"mnist", {"train_image", "train_label", "val_image", "val_label", "flat", "scale"}},
+      {"csv",
+       {"train_data_csv", "train_label_csv", "val_data_csv", "val_label_csv", "data_shape",
+        "label_shape"}},
+      {"text", {"train_files", "val_files", "val_fraction", "val_batches", "stride", "buckets"}},
+      {"imagerecord",
+       {"train_rec", "train_idx", "val_rec", "val_idx", "data_shape", "resize", "rand_crop",
+        "rand_mirror", "mean_r", "mean_g", "mean_b", "std_r", "std_g", "std_b", "scale",
+        "label_width", "preprocess_threads", "prefetch_buffer", "round_batch", "skip_bad"}},
+      {"synthetic", {"shape", "num_classes", "num_samples", "val_samples"}}};
+  return keys;
+}
+
+// A key of another kind is ignored, with a warning: a config written for one kind may be run
+// with another by `--set data.kind=...`, but a key given for nothing should not pass unseen.
+void WarnOfKeysOfOtherKinds(const Options& data, const std::string& kind) {
+  static const std::set<std::string> every_kind = {"kind", "shuffle", "prefetch",
+                                                   "last_batch_handle", "batches_per_epoch",
+                                                   "sharding"};
+  const auto own = KeysOfKinds().find(kind);
+  if (own == KeysOfKinds().end()) return;
+  std::string ignored;
+  for (const std::string& key : data.Keys()) {
+    if (!every_kind.count(key) && !own->second.count(key)) {
+      ignored += (ignored.empty() ? "" : ", ") + data.Where(key);
+    }
+  }
+  if (!ignored.empty()) {
+    Log().warn("config: {} data does not read {}: ignored", kind, ignored);
+  }
+}
+
+// A validation file given without the one it goes with is a mistake, not a request.
+void RequireWith(const Options& data, const std::string& key, const std::string& partner) {
+  if (!data.Get<std::string>(key, "").empty() && data.Get<std::string>(partner, "").empty()) {
+    Fail("key '" + data.Where(key) + "' is given without '" + data.Where(partner) + "'");
+  }
 }
 
 void RequireFile(const Options& data, const std::string& key) {
@@ -160,6 +205,7 @@ DataIters MakeDataItersOrThrow(const Options& data, const DataContext& context) 
   } else if (kind == "text") {  // Note [Text windows]
     TextIterOptions o;
     o.seq_len = context.seq_len;
+    o.vocab = context.vocab;
     o.stride = data.Get<int64_t>("stride", 0);
     o.buckets = data.Get<std::vector<int64_t>>("buckets", {});  // Note [Text buckets]
     o.batch_size = batch;
@@ -330,12 +376,15 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
     if (elements >= kCount) Fail("key '" + data.Where(key) + "' describes 2^31 elements or more");
   }
   const std::string kind = data.Get<std::string>("kind", "mnist");
+  WarnOfKeysOfOtherKinds(data, kind);
   if (kind == "mnist") {
+    RequireWith(data, "val_label", "val_image");
     for (const char* key : {"train_image", "train_label"}) RequireFile(data, key);
     if (!data.Get<std::string>("val_image", "").empty()) {
       for (const char* key : {"val_image", "val_label"}) RequireFile(data, key);
     }
   } else if (kind == "csv") {
+    RequireWith(data, "val_label_csv", "val_data_csv");
     RequireFile(data, "train_data_csv");
     if (data.Get<std::vector<int64_t>>("data_shape", {}).empty()) {
       Fail("key 'data.data_shape' is required for csv data");
@@ -367,6 +416,7 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
            " (the positions the model embeds)");
     }
   } else if (kind == "imagerecord") {
+    RequireWith(data, "val_idx", "val_rec");
     RequireFile(data, "train_rec");
     for (const char* key : {"train_idx", "val_rec", "val_idx"}) {
       if (!data.Get<std::string>(key, "").empty()) RequireFile(data, key);

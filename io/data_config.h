@@ -23,6 +23,7 @@ struct DataContext {
   int rank = 0, num_workers = 1;
   uint64_t seed = 0;
   int64_t seq_len = 128;  // model.seq_len: the window of text data, the bound of its buckets
+  int64_t vocab = 0;      // model.vocab of a model over text bytes; 0: unknown
 };
 
 // The training and validation iterators for this worker (part `rank` of `num_workers`). val is

@@ -22,6 +22,15 @@ TextIter::TextIter(const TextIterOptions& options) : options_(options), rng_(opt
   std::vector<uint8_t> all;
   for (const std::string& path : o.files) {
     std::vector<uint8_t> bytes = ReadDecompressed(path);
+    if (o.vocab > 0 && o.vocab < 256 && !bytes.empty()) {
+      const uint8_t top = *std::max_element(bytes.begin(), bytes.end());
+      if (top >= o.vocab) {
+        throw ConfigError("text data: '" + path + "' holds byte " + std::to_string(top) +
+                              ", outside the model's vocabulary of " + std::to_string(o.vocab) +
+                              " (model.vocab; the tokens are the text's bytes)",
+                          __FILE__, __LINE__);
+      }
+    }
     all.insert(all.end(), bytes.begin(), bytes.end());
   }
   const auto n = static_cast<double>(all.size());
@@ -41,8 +50,13 @@ TextIter::TextIter(const TextIterOptions& options) : options_(options), rng_(opt
   const int64_t global = o.batch_size * o.num_parts;
   batches_ = num_windows_ / global;
   if (o.max_batches > 0) batches_ = std::min(batches_, o.max_batches);
+  const bool part = o.begin_fraction > 0 || o.end_fraction < 1;
   COHORT_CHECK(batches_ > 0) << "text data: " << num_tokens() << " tokens of " << o.files.front()
-                             << (o.files.size() > 1 ? " and others" : "") << " give "
+                             << (o.files.size() > 1 ? " and others" : "")
+                             << (part ? (o.begin_fraction > 0 ? " (the validation part)"
+                                                              : " (the training part)")
+                                      : "")
+                             << " give "
                              << num_windows_ << " windows of " << o.seq_len
                              << ", fewer than one global batch of " << global;
   order_.resize(num_windows_);

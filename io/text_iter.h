@@ -26,6 +26,9 @@ struct TextIterOptions {
   // Bucketing (Note [Text buckets]): when given (ascending lengths), each line is a sample, padded
   // to the smallest bucket that holds it; seq_len and stride are then unused.
   std::vector<int64_t> buckets;
+  // The model's vocabulary (model.vocab), when known: a byte at or above it is refused, naming
+  // the file (an embedding would meet it only in some step). 0: not checked.
+  int64_t vocab = 0;
   float pad_token = 0;      // the data of padded positions (byte 0 is not text)
   float ignore_label = -1;  // the label of padded positions
 };

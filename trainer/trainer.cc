@@ -92,6 +92,11 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
                         __FILE__, __LINE__);
     }
   }
+  if (!param_names_.empty() && fixed_names.size() == param_names_.size()) {
+    throw ConfigError("fixed_params: every parameter of the network (" +
+                          std::to_string(param_names_.size()) + ") is frozen: nothing would train",
+                      __FILE__, __LINE__);
+  }
   DataParallelExecutorManager::SymGen sym_gen = sym_gen_;
   if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
   manager_ = std::make_unique<DataParallelExecutorManager>(
@@ -186,6 +191,15 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
   std::set<std::string> initialized;
   for (const auto& [name, value] : *args) initialized.insert(name);
   for (const auto& [name, value] : *aux) initialized.insert(name);
+  for (const std::string& layer : config.reinit) {  // as fixed_params: a typo is not ignored
+    if (std::none_of(initialized.begin(), initialized.end(), [&](const std::string& name) {
+          return name.starts_with(layer + "_");
+        })) {
+      throw ConfigError("reinit: the network has no layer '" + layer +
+                            "' (no parameter named " + layer + "_...)",
+                        __FILE__, __LINE__);
+    }
+  }
   for (auto [given, into, kind] : {std::tuple{&config.arg_params, args, "parameter"},
                                    std::tuple{&config.aux_params, aux, "auxiliary state"}}) {
     for (const auto& [name, value] : *given) {
@@ -366,9 +380,14 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
 std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& given,
                                       const std::function<void(const EpochResult&)>& on_epoch) {
   FitConfig config = given;
+  training_started_ = false;
   ResolveResume(&config);
-  COHORT_CHECK(config.begin_epoch < config.epochs)
-      << "training would begin at epoch " << config.begin_epoch << " of " << config.epochs;
+  if (config.begin_epoch >= config.epochs) {
+    throw ConfigError("resume_epoch: training would begin at epoch " +
+                          std::to_string(config.begin_epoch) + " of " +
+                          std::to_string(config.epochs) + ": nothing to train (raise 'epochs')",
+                      __FILE__, __LINE__);
+  }
   stopped_by_signal_ = 0;
   skipped_steps_ = 0;
   Bind(train, config.fixed_params);
@@ -376,6 +395,13 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   InitParams(config);
   const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
   InitOptimizer(config, global_batch);
+  {  // A metric that cannot read this network's outputs (f1 of a sequence model's) fails in the
+     // setup, not after the first step: one update of a throwaway metric on zero labels.
+    std::unique_ptr<EvalMetric> probe = CreateMetric(config.metrics, config.ignore_label);
+    std::vector<NDArray> zero_labels;
+    for (const DataDesc& d : train.provide_label()) zero_labels.push_back(NDArray::Zeros(d.shape));
+    manager_->UpdateMetric(*probe, zero_labels, 0);
+  }
   const bool lead = kvstore_->rank() == 0;
   // Each Reset reshuffles: replay the epochs before a resumed one so that the data order
   // matches an uninterrupted run.
@@ -400,6 +426,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     }
   }
   int64_t batches_per_epoch = 0;  // known after the first epoch
+  training_started_ = true;
   for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
     metric->Reset();
     int64_t batches = 0;

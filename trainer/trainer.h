@@ -112,6 +112,8 @@ class Trainer {
   const StepProfile& profile() const { return profile_; }
   // The signal Fit stopped for (Note [Stop on a signal]), or 0 when it ran to its last epoch.
   int stopped_by_signal() const { return stopped_by_signal_; }
+  // Whether Fit got past its setup (binding, parameters, resume, agreement) to its first step.
+  bool training_started() const { return training_started_; }
   // Steps whose update was skipped for a non-finite gradient (OnNonFinite::kSkipStep).
   int64_t skipped_steps() const { return skipped_steps_; }
   KVStore& kvstore() { return *kvstore_; }
@@ -153,6 +155,7 @@ class Trainer {
   bool update_on_kvstore_ = true;
   OnNonFinite on_nonfinite_ = OnNonFinite::kStop;
   int stopped_by_signal_ = 0;
+  bool training_started_ = false;
   int64_t skipped_steps_ = 0;
   StepProfile profile_;
   // Arguments of every step's PushPull, built once: the key of parameter i is i, and so is its

@@ -29,6 +29,26 @@ check "a head of another shape without reinit is exit 2 naming both shapes" \
   '[[ $code -eq 2 && "$out" == *"'"'"'fc3_bias'"'"' has shape (10,) but the network'"'"'s is (5,)"* ]]'
 out=$("$train" --config "$config" --set model.params="$tmp/none.params" 2>&1); code=$?
 check "a missing model.params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
+# Input that does not fit the network fails before training, exit 2 naming what is wrong.
+out=$("$train" --config "$config" --set epochs=1 --set model.params="$tmp/mlp-0002.params" \
+  --set 'model.reinit=[fc9]' 2>&1); code=$?
+check "a reinit layer the network lacks is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"no layer '"'"'fc9'"'"'"* ]]'
+out=$("$train" --config "$config" --set 'model.fixed_params=[.*]' 2>&1); code=$?
+check "freezing every parameter is exit 2" '[[ $code -eq 2 && "$out" == *"nothing would train"* ]]'
+out=$("$train" --config "$config" --set 'metrics=[f1]' --set log_every=1 2>&1); code=$?
+check "a metric that cannot read the outputs is exit 2 before the first step" \
+  '[[ $code -eq 2 && "$out" != *"Batch ["* ]]'
+out=$("$train" --config "$config" --set 'work_load=[1, 0]' --set devices=cpu:0,cpu:1 2>&1); code=$?
+check "a work_load share of 0 is exit 2 naming the key" '[[ $code -eq 2 && "$out" == *"key '"'"'work_load'"'"'"* ]]'
+out=$("$train" --config "$config" --set checkpoint.prefix="$tmp/no/such/mlp" 2>&1); code=$?
+check "a checkpoint folder that does not exist is exit 2 before training" \
+  '[[ $code -eq 2 && "$out" == *"checkpoint.prefix"*"does not exist"* && "$out" != *"Epoch[0]"* ]]'
+out=$("$train" --config "$config" --timeline "$tmp/no/such/t.json" 2>&1); code=$?
+check "a --timeline folder that does not exist is exit 2 before training" \
+  '[[ $code -eq 2 && "$out" == *"--timeline"* && "$out" != *"Epoch[0]"* ]]'
+out=$("$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" --set resume_epoch=auto 2>&1); code=$?
+check "resume_epoch: auto after the last epoch is exit 2 saying so" \
+  '[[ $code -eq 2 && "$out" == *"nothing to train"* ]]'
 # --profile: the step's phases, then one row per op with times that add up to at most the step.
 "$train" --config "$config" --set epochs=1 --set log_level=warn --profile > "$tmp/profile.txt" 2>&1
 check "profile header and phases" \
