@@ -39,4 +39,7 @@ check "a bucket longer than model.seq_len is exit 2" \
   '[[ $code -eq 2 && "$out" == *"exceeds model.seq_len 32"* ]]'
 out=$("$train" --config "$config" "${small[@]}" --set 'data.buckets=[16, 8]' 2>&1); code=$?
 check "buckets out of order are exit 2" '[[ $code -eq 2 && "$out" == *"ascending order"* ]]'
+out=$("$train" --config "$config" "${small[@]}" --set model.vocab=10 2>&1); code=$?
+check "a byte outside model.vocab is exit 2 naming the file and the key" \
+  '[[ $code -eq 2 && "$out" == *"text.txt.gz'"'"' holds byte"*"model.vocab"* ]]'
 exit $fail

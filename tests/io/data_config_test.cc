@@ -33,6 +33,18 @@ TEST(DataConfig, ChecksNameTheKey) {
   EXPECT_EQ(MessageOf(data), "");
 }
 
+TEST(DataConfig, AValidationFileWithoutItsPartnerIsRefused) {
+  Options data("data");
+  data.Set("kind", std::string("imagerecord"));
+  data.Set("val_idx", std::string("val.idx"));
+  EXPECT_NE(MessageOf(data).find("key 'data.val_idx' is given without 'data.val_rec'"),
+            std::string::npos);
+  Options mnist("data");
+  mnist.Set("val_label", std::string("t10k-labels.gz"));
+  EXPECT_NE(MessageOf(mnist).find("key 'data.val_label' is given without 'data.val_image'"),
+            std::string::npos);
+}
+
 TEST(DataConfig, MakesSyntheticIteratorsFromOptions) {
   Options data("data");
   data.Set("kind", std::string("synthetic"));
