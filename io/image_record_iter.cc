@@ -50,7 +50,33 @@ ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options)
       << "image records '" << rec << "': part " << o.part_index << " of " << o.num_parts;
 
   if (!o.path_imgidx.empty()) {
-    for (const RecordIndexEntry& e : ReadRecordIndex(o.path_imgidx)) offsets_.push_back(e.offset);
+    const std::vector<RecordIndexEntry> index = ReadRecordIndex(o.path_imgidx);
+    if (index.empty()) {
+      throw DataError("'" + o.path_imgidx + "' lists no record", __FILE__, __LINE__);
+    }
+    // A torn index (its last line cut) or the index of another file is named here rather than
+    // blamed on the records later: the first and last entries and 62 between must begin a
+    // record (a read of 8 bytes each, not one per record: an index may list millions).
+    const size_t n = index.size();
+    for (size_t k = 0; k < 64; ++k) {
+      const size_t i = k == 63 ? n - 1 : k * n / 64;
+      if (reader_.StartsRecordAt(index[i].offset)) continue;
+      const std::string entry = "'" + o.path_imgidx + "' entry " + std::to_string(i + 1) +
+                                " (key " + std::to_string(index[i].key) + ")";
+      if (index[i].offset + 8 > reader_.size()) {
+        throw DataError("'" + rec + "' ends at byte " + std::to_string(reader_.size()) +
+                            ", before the record of " + entry + " at byte " +
+                            std::to_string(index[i].offset) +
+                            " (a torn file, or the index of another file)",
+                        __FILE__, __LINE__);
+      }
+      throw DataError(entry + ": no record of '" + rec + "' begins at byte " +
+                          std::to_string(index[i].offset) +
+                          " (a torn index, or the index of another file)",
+                      __FILE__, __LINE__);
+    }
+    for (const RecordIndexEntry& e : index) offsets_.push_back(e.offset);
+    reader_.Seek(0, 0);
   } else {  // one pass over the file for the offsets (an .idx saves it)
     std::string record;
     for (uint64_t at = reader_.Tell(); reader_.Next(&record); at = reader_.Tell()) {

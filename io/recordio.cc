@@ -134,6 +134,17 @@ void RecordIOReader::Seek(uint64_t offset, int64_t record) {
   record_ = record;
 }
 
+bool RecordIOReader::StartsRecordAt(uint64_t offset) {
+  char header[8];
+  if (offset + 8 > size_ || std::fseek(file_, static_cast<long>(offset), SEEK_SET) != 0 ||
+      std::fread(header, 1, 8, file_) != 8) {
+    return false;
+  }
+  offset_ = offset + 8;
+  const uint32_t cflag = Load32(header + 4) >> 29;
+  return Load32(header) == kRecordIOMagic && (cflag == 0 || cflag == 1);
+}
+
 void RecordIOWriter::Put(const void* data, size_t n) {
   file_.Write(data, n);
   offset_ += n;

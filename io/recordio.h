@@ -39,9 +39,13 @@ class RecordIOReader {
   // Continues at `offset` (a record's first part, from the index); `record` is its number,
   // for messages.
   void Seek(uint64_t offset, int64_t record);
+  // Whether a record's first part begins at `offset` (its magic word and a flag that can begin a
+  // record): checks an index against its file. Leaves the reader to be Seek'ed before Next.
+  bool StartsRecordAt(uint64_t offset);
   // The byte offset of the next record.
   uint64_t Tell() const { return offset_; }
   const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }  // of a regular file; UINT64_MAX for a pipe
 
  private:
   [[noreturn]] void Fail(uint64_t record_offset, const std::string& what) const;

@@ -32,10 +32,10 @@ check "cohort-train trains on the records" '[[ $? -eq 0 && $(wc -l < "$tmp/m.jso
 check "to validation accuracy 1" 'tail -1 "$tmp/m.jsonl" | grep -q "\"val\":{\"accuracy\":1[,.}]"'
 
 head -c 3000 "$tmp/set.rec" > "$tmp/torn.rec"
-# (with the whole file's index: the error comes from a batch read during training)
+# (with the whole file's index: its entries are checked against the file before training)
 out=$("$train" "${common[@]}" --set data.train_rec="$tmp/torn.rec" 2>&1); code=$?
-check "a torn record is exit 2 naming the file and the record" \
-  '[[ $code -eq 2 && "$out" == *"torn.rec'"'"': record "*" at byte "* ]]'
+check "a torn record file is exit 2 naming the file, the index entry and the byte" \
+  '[[ $code -eq 2 && "$out" == *"torn.rec'"'"' ends at byte 3000, before the record of "*"set.idx'"'"' entry "* ]]'
 out=$("$train" "${common[@]}" --set 'data.data_shape=[3, 20, 20]' 2>&1); code=$?
 check "images smaller than data_shape are exit 2 naming the record" \
   '[[ $code -eq 2 && "$out" == *"is smaller than data_shape'"'"'s 20x20"* ]]'

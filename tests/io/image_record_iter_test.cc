@@ -326,6 +326,28 @@ TEST(ImageRecordIter, TornFileNamesTheRecord) {
   }
 }
 
+TEST(ImageRecordIter, TornOrForeignIndexIsNamedNotBlamedOnTheRecords) {
+  testing::ScratchDir dir;
+  const std::string index = testing::ReadFile(Fixture("png.idx"));
+  ImageRecordIterOptions o = FixtureOptions("png", {3, 12, 12}, 2);
+  auto message = [&](const std::string& idx_text) {
+    o.path_imgidx = dir.Path("x.idx");
+    std::ofstream(o.path_imgidx, std::ios::binary) << idx_text;
+    try {
+      ImageRecordIter it(o);
+    } catch (const DataError& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  // The file cut inside its last line: "5\t3696" became "5\t36".
+  EXPECT_NE(message(index.substr(0, index.size() - 3)).find("x.idx' entry 6 (key 5): no record of"),
+            std::string::npos);
+  EXPECT_NE(message("0\t0\n1\t673\n").find("entry 2 (key 1)"), std::string::npos);
+  EXPECT_NE(message("").find("x.idx' lists no record"), std::string::npos);
+  EXPECT_EQ(message(index), "no error");
+}
+
 TEST(ImageRecordIter, OptionsAreChecked) {
   ImageRecordIterOptions o = FixtureOptions("png", {2, 12, 12}, 4);
   EXPECT_THROW(ImageRecordIter{o}, Error);
