@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -175,21 +176,27 @@ class MpiComm final : public Comm {
 
   // Every rank must sum each bucket the same way (MPI_Allreduce or the ring, flat or by host):
   // settings that decide it and differ between ranks would hang the job at its first reduction.
+  // The settings that shape the job's collectives (which buffers meet in which call, in which
+  // order, over which transport): ranks that differ would sum unrelated gradients or hang.
   void CheckSettingsAgree() {
     const std::string& t = Env().ring_transport;
-    const int mine[3] = {t == "auto"  ? 0
-                         : t == "tcp" ? 1
-                                      : 2,
-                         Env().ring_min_kb, Env().kvstore_hierarchical ? 1 : 0};
-    int low[3] = {}, high[3] = {};
-    MPI_CHECK(MPI_Allreduce(mine, low, 3, MPI_INT, MPI_MIN, comm_));
-    MPI_CHECK(MPI_Allreduce(mine, high, 3, MPI_INT, MPI_MAX, comm_));
-    const char* names[3] = {"COHORT_RING_TRANSPORT", "COHORT_RING_MIN_KB",
-                            "COHORT_KVSTORE_HIERARCHICAL"};
-    for (int i = 0; i < 3; ++i) {
+    const std::pair<const char*, int> settings[] = {
+        {"COHORT_RING_TRANSPORT", t == "auto" ? 0 : t == "tcp" ? 1 : 2},
+        {"COHORT_RING_MIN_KB", Env().ring_min_kb},
+        {"COHORT_RING_CHUNK_KB", Env().ring_chunk_kb},
+        {"COHORT_KVSTORE_HIERARCHICAL", Env().kvstore_hierarchical ? 1 : 0},
+        {"COHORT_KVSTORE_BUCKET_MB", Env().kvstore_bucket_mb},
+        {"COHORT_KVSTORE_OVERLAP", Env().kvstore_overlap}};
+    constexpr int kCount = static_cast<int>(std::size(settings));
+    int mine[kCount], low[kCount], high[kCount];
+    for (int i = 0; i < kCount; ++i) mine[i] = settings[i].second;
+    MPI_CHECK(MPI_Allreduce(mine, low, kCount, MPI_INT, MPI_MIN, comm_));
+    MPI_CHECK(MPI_Allreduce(mine, high, kCount, MPI_INT, MPI_MAX, comm_));
+    for (int i = 0; i < kCount; ++i) {
       if (low[i] != high[i]) {
-        const char* value = std::getenv(names[i]);
-        throw ConfigError(std::string(names[i]) + " differs between the ranks of the job (rank " +
+        const char* value = std::getenv(settings[i].first);
+        throw ConfigError(std::string(settings[i].first) +
+                              " differs between the ranks of the job (rank " +
                               std::to_string(rank_) + ": '" + (value ? value : "") +
                               "'): set it alike on every rank (mpirun -x)",
                           __FILE__, __LINE__);

@@ -30,15 +30,20 @@ if "$mpiexec" --version >/dev/null 2>&1; then
   check "mpi, 2 workers x 2 devices" 6 "$out" 4
   # Ranks that would sum a bucket in different ways (here the ring over TCP and over MPI) are
   # refused at once, naming the setting, instead of hanging at the first reduction.
+  # (Different buckets or overlap order summed unrelated gradients without a word.)
   one=("$bin" --kvstore mpi --devices cpu:0 --min-bytes 1K --max-bytes 4K --iters 1)
-  err=$(timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
-    -np 1 -x COHORT_RING_TRANSPORT=tcp "${one[@]}" : -np 1 -x COHORT_RING_TRANSPORT=mpi "${one[@]}" 2>&1)
-  code=$?
-  if [[ $code -eq 2 ]] && grep -q "COHORT_RING_TRANSPORT differs between the ranks" <<<"$err"; then
-    echo "ok: ranks with different COHORT_RING_TRANSPORT -> exit 2"
-  else
-    echo "FAIL: ranks with different COHORT_RING_TRANSPORT -> exit $code: $err"; fail=1
-  fi
+  for setting in COHORT_RING_TRANSPORT=tcp,mpi COHORT_KVSTORE_BUCKET_MB=1,4 \
+                 COHORT_KVSTORE_OVERLAP=1,0 COHORT_RING_CHUNK_KB=64,128; do
+    name=${setting%%=*} values=${setting#*=}
+    err=$(timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
+      -np 1 -x "$name=${values%,*}" "${one[@]}" : -np 1 -x "$name=${values#*,}" "${one[@]}" 2>&1)
+    code=$?
+    if [[ $code -eq 2 ]] && grep -q "$name differs between the ranks" <<<"$err"; then
+      echo "ok: ranks with different $name -> exit 2"
+    else
+      echo "FAIL: ranks with different $name -> exit $code: $err"; fail=1
+    fi
+  done
 else  # scripts/gpu-check.sh builds without an mpirun (MPIEXEC_EXECUTABLE=/bin/false)
   echo "skip: mpi part, no usable mpiexec ($mpiexec)"
 fi
