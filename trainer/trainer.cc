@@ -366,8 +366,16 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
             << config.lr_schedule << " on kvstore " << config.update_on_kvstore;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite);
+  // Checkpoints gather the parameters (a collective: BatchNorm statistics are averaged over
+  // the workers), and the metrics are summed across workers: both must be alike everywhere.
+  std::ostringstream checkpoints, metrics;
+  checkpoints << (config.checkpoint_prefix.empty() ? "none" : "every ") << config.checkpoint_period
+              << " epoch(s), " << config.checkpoint_every_steps << " step(s)";
+  for (const std::string& m : config.metrics) metrics << m << " ";
   std::vector<std::pair<std::string, std::string>> items = {
       {"symbol", symbol_.ToJSON()},
+      {"checkpoints", checkpoints.str()},
+      {"metrics", metrics.str()},
       {"parameter shapes", shapes.str()},
       {"batch per worker", std::to_string(train.batch_size())},
       {"optimizer", optimizer.str()},

@@ -19,7 +19,8 @@ check "the failing rank names itself and the file" \
   '[[ "$out" == *"cohort-train: rank 1: "*"torn.gz"* ]]' || echo "$out" | head -20
 # Ranks that differ in what they train (Note [Agreement]): before, epochs 2 against 1 hung.
 for pair in "epochs=2 epochs=1:epochs" "model.num_classes=10 model.num_classes=5:symbol" \
-            "data.batches_per_epoch=5 data.batches_per_epoch=6:training samples per worker"; do
+            "data.batches_per_epoch=5 data.batches_per_epoch=6:training samples per worker" \
+            "checkpoint.prefix=$tmp/ck log_level=warn:checkpoints" "metrics=[acc] metrics=[ce]:metrics"; do
   first=${pair%% *} rest=${pair#* } second=${rest%%:*} item=${pair##*:}
   out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" --set "$first" : \
     -np 1 "$train" "${common[@]}" --set "$second" 2>&1); code=$?
