@@ -11,7 +11,10 @@ np=${1:?usage: scripts/launch-mpi.sh NP [--hostfile FILE] [cohort-train args...]
 shift
 mpi_args=(-np "$np" --bind-to none)
 if [[ "${1:-}" == "--hostfile" ]]; then
-  mpi_args+=(--hostfile "$2")
+  # A lost host must end the job: mpirun learns of it from its TCP keepalive (seconds, not the
+  # kernel's default of hours) once a rank's collective deadline has aborted it.
+  mpi_args+=(--hostfile "$2" --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1
+             --mca oob_tcp_keepalive_probes 3)
   shift 2
 else
   mpi_args+=(--oversubscribe)

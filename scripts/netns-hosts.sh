@@ -8,7 +8,10 @@
 # Each host is a namespace with a veth pair to a bridge that lives in a namespace of its own
 # (cohort-sw): the hosts reach each other and nothing else, and nothing outside the namespaces
 # made here is addressed. scripts/netns-agent.sh is the launch agent (mpirun's
-# plm_rsh_agent): it runs orted inside the host's namespace, under its own host name.
+# plm_rsh_agent): it runs orted inside the host's namespace, under its own host name. The
+# keepalive settings make mpirun notice a host whose link is gone in seconds: without them a
+# rank's MPI_Abort left mpirun waiting on the lost host's orted ("abort is already in progress")
+# for minutes.
 # Needs root and iproute2; says so and exits 3 when namespaces cannot be made.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +65,8 @@ case "${1:-}" in
       "${ns_prefix}1" mpirun --allow-run-as-root --oversubscribe \
       --mca plm_rsh_agent "$here/netns-agent.sh" \
       --mca btl self,vader,tcp --mca btl_tcp_if_include "$subnet.0/24" \
-      --mca oob_tcp_if_include "$subnet.0/24" "$@" ;;
+      --mca oob_tcp_if_include "$subnet.0/24" \
+      --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 \
+      --mca oob_tcp_keepalive_probes 3 "$@" ;;
   *) echo "usage: netns-hosts.sh up N | down | mpirun ARGS..." >&2; exit 2 ;;
 esac

@@ -90,4 +90,18 @@ seconds=$(awk -v s="$killed" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s
 check "killing host 2's rank ends the job (exit $code) within 10 s ($seconds s)" \
   '[[ -n $pid && $code -ne 0 && $code -ne 124 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 10) }"' ||
   tail -5 "$tmp/kill.log"
+# Host 2's link taken down mid-run: the collective deadline ends rank 0, and mpirun, told by its
+# TCP keepalive that host 2 is gone, ends the job (before the keepalive it waited for minutes).
+timeout 120 bash "$hosts" mpirun -x COHORT_COMM_TIMEOUT=3 -np 1 --host 10.213.0.11 "$train" \
+  --config "$config" "${long[@]}" : -np 1 --host 10.213.0.12 "$train" --config "$config" \
+  "${long[@]}" > "$tmp/link.log" 2>&1 &
+job=$!
+sleep 4  # training under way
+ip -n cohort-h2 link set eth0 down
+cut=$(date +%s.%N)
+wait $job; code=$?
+seconds=$(awk -v s="$cut" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+check "a lost host ends the job (exit $code) within 20 s ($seconds s)" \
+  '[[ $code -ne 0 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 20) }" && grep -q "COHORT_COMM_TIMEOUT" "$tmp/link.log"' ||
+  tail -5 "$tmp/link.log"
 exit $fail
