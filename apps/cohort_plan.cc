@@ -15,6 +15,7 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -43,12 +44,22 @@ struct Options {
 // process fed the rows inline), so the planner needs no plotting library.
 void Plot(const std::string& path, const std::string& title,
           const std::vector<plan::StepPrediction>& rows) {
+  // The path and title go into gnuplot's script inside single quotes, which nothing escapes: a
+  // quote there would end the string and run the rest as gnuplot commands.
+  if (path.find_first_of("'\n\r") != std::string::npos) {
+    throw ConfigError("--plot '" + path + "': a file name with a quote or a line break",
+                      __FILE__, __LINE__);
+  }
+  std::string safe_title = title;
+  for (char& c : safe_title) {
+    if (c == '\'' || c == '\n' || c == '\r') c = '_';
+  }
   COHORT_CHECK(std::ofstream(path)) << "--plot: cannot write '" << path << "'";
   // gnuplot's messages go to stderr; its stdout is where it would write the image on failure.
   FILE* gnuplot = popen("gnuplot > /dev/null", "w");
   COHORT_CHECK(gnuplot) << "--plot: cannot start gnuplot (apt-get install gnuplot-nox)";
   std::string script = "set terminal pngcairo size 900,540\nset output '" + path + "'\n";
-  script += "set title '" + title + "' noenhanced\nset xlabel 'devices'\nset logscale x 2\n";
+  script += "set title '" + safe_title + "' noenhanced\nset xlabel 'devices'\nset logscale x 2\n";
   script += "set ylabel 'scaling efficiency (%)'\nset yrange [0:105]\n";
   script += "set y2label 'step time (ms)'\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n";
   script += "set key bottom left\n";
@@ -247,6 +258,25 @@ int Run(const Options& o) {
 }  // namespace
 }  // namespace cohort
 
+namespace {
+// CLI11's PositiveNumber lets NaN through (NaN <= 0 is false).
+CLI::Validator FiniteAtLeast(double low, bool inclusive) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < low ||
+            (!inclusive && v == low)) {
+          return "expected a finite number " + std::string(inclusive ? ">= " : "> ") +
+                 std::to_string(low) + ", got '" + text + "'";
+        }
+        return "";
+      },
+      inclusive ? "NUMBER >= 0" : "NUMBER > 0");
+}
+const CLI::Validator kPositive = FiniteAtLeast(0, false);
+const CLI::Validator kNonNegative = FiniteAtLeast(0, true);
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"Predict how data-parallel training scales (Note [Scaling model])"};
   cohort::Options o;
@@ -255,18 +285,31 @@ int main(int argc, char** argv) {
                  "inceptionv3, mobilenet, gpt")
       ->required();
   app.add_option("--shape", o.shapes, "input shape with the batch per device, NAME=DIMS");
-  app.add_option("--devices", o.devices, "the largest device count")->required();
-  app.add_option("--devices-per-host", o.devices_per_host, "devices in one host");
-  app.add_option("--intra-host-gbps", o.intra_gbps, "link bandwidth inside a host, GB/s");
-  app.add_option("--inter-host-gbps", o.inter_gbps, "link bandwidth between hosts, GB/s");
-  app.add_option("--intra-host-latency-us", o.intra_latency_us, "link latency inside a host");
-  app.add_option("--inter-host-latency-us", o.inter_latency_us, "link latency between hosts");
-  app.add_option("--device-speed", o.device_speed, "measured samples/s of one device");
-  app.add_option("--device-tflops", o.device_tflops, "a device's float32 TFLOP/s");
-  app.add_option("--efficiency", o.efficiency, "the share of --device-tflops kernels reach");
+  // Values out of range are exit 2, not dropped for a default (negative bandwidths were).
+  constexpr int kMaxDevices = 1 << 20;
+  app.add_option("--devices", o.devices, "the largest device count")
+      ->required()
+      ->check(CLI::Range(1, kMaxDevices));
+  app.add_option("--devices-per-host", o.devices_per_host, "devices in one host")
+      ->check(CLI::Range(1, kMaxDevices));
+  app.add_option("--intra-host-gbps", o.intra_gbps, "link bandwidth inside a host, GB/s")
+      ->check(kPositive);
+  app.add_option("--inter-host-gbps", o.inter_gbps, "link bandwidth between hosts, GB/s")
+      ->check(kPositive);
+  app.add_option("--intra-host-latency-us", o.intra_latency_us, "link latency inside a host")
+      ->check(kNonNegative);
+  app.add_option("--inter-host-latency-us", o.inter_latency_us, "link latency between hosts")
+      ->check(kNonNegative);
+  app.add_option("--device-speed", o.device_speed, "measured samples/s of one device")
+      ->check(kPositive);
+  app.add_option("--device-tflops", o.device_tflops, "a device's float32 TFLOP/s")
+      ->check(kPositive);
+  app.add_option("--efficiency", o.efficiency, "the share of --device-tflops kernels reach")
+      ->check(CLI::Range(1e-6, 1.0));
   app.add_option("--profile", o.profile, "per-op times: the output of cohort-train --profile");
   app.add_option("--calibrate", o.calibrate, "intra-host link from cohort-allreduce-bench output");
-  app.add_option("--bucket-mb", o.bucket_mb, "gradient bucket size (COHORT_KVSTORE_BUCKET_MB)");
+  app.add_option("--bucket-mb", o.bucket_mb, "gradient bucket size (COHORT_KVSTORE_BUCKET_MB)")
+      ->check(kPositive);
   app.add_flag("--flat", o.flat, "one ring over every device");
   app.add_flag("--hierarchical", o.hierarchical, "reduce inside hosts, then across hosts");
   app.add_option("--algorithm", o.algorithm, "ring, tree or auto")

@@ -39,5 +39,13 @@ expect 2 "expected NAME=DIMS" "$bin" --model mlp --shape 1,2 --devices 2
 expect 2 "expected one of this-host, gpu-cluster, horovod-pascal, horovod-mxnet" "$bin" --model mlp --shape data=1,784 --devices 2 --preset moon
 expect 2 "exclude each other" "$bin" --model mlp --shape data=1,784 --devices 2 --flat --hierarchical
 expect 2 "cannot read the profile 'missing.tsv'" "$bin" --model mlp --shape data=1,784 --devices 2 --profile missing.tsv
-expect 2 "devices must be at least 1" "$bin" --model mlp --shape data=1,784 --devices 0
+expect 2 "--devices" "$bin" --model mlp --shape data=1,784 --devices 0
+expect 2 "--devices" "$bin" --model mlp --shape data=1,784 --devices 2147483647
+expect 2 "--inter-host-gbps" "$bin" --model mlp --shape data=1,784 --devices 2 --inter-host-gbps -3
+expect 2 "--bucket-mb" "$bin" --model mlp --shape data=1,784 --devices 2 --bucket-mb -1
+expect 2 "--device-speed" "$bin" --model mlp --shape data=1,784 --devices 2 --device-speed nan
+# A quote in the --plot path would end gnuplot's string and run the rest as its commands.
+expect 2 "a file name with a quote" "$bin" --model mlp --shape data=1,784 --devices 2 \
+  --plot "$tmp/x.png'; system 'touch $tmp/INJECTED'; set output '$tmp/y.png"
+check "nothing ran" '[[ ! -e $tmp/INJECTED ]]'
 exit $fail
