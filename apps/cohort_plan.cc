@@ -266,8 +266,10 @@ CLI::Validator FiniteAtLeast(double low, bool inclusive) {
         double v = 0;
         if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < low ||
             (!inclusive && v == low)) {
-          return "expected a finite number " + std::string(inclusive ? ">= " : "> ") +
-                 std::to_string(low) + ", got '" + text + "'";
+          char bound[32];
+          std::snprintf(bound, sizeof(bound), "%g", low);
+          return "expected a finite number " + std::string(inclusive ? ">= " : "> ") + bound +
+                 ", got '" + text + "'";
         }
         return "";
       },
