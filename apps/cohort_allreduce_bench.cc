@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// "4096", "4K", "256M", "1G" (powers of 1024) in bytes.
+constexpr int64_t kMaxBytes = int64_t{1} << 40;
+
+// "4096", "4K", "256M", "1G" (powers of 1024) in bytes, at most kMaxBytes.
 int64_t ParseBytes(const std::string& text) {
   size_t used = 0;
   int64_t value = 0;
@@ -47,12 +50,15 @@ int64_t ParseBytes(const std::string& text) {
                        : suffix == "M" ? int64_t{1} << 20
                        : suffix == "G" ? int64_t{1} << 30
                                        : 0;
-  if (used == 0 || unit == 0 || value <= 0) {
-    throw Error(
-        "size '" + text + "': expected a positive number of bytes with an optional K, M or G",
-        __FILE__, __LINE__);
+  int64_t bytes = 0;
+  if (used == 0 || unit == 0 || value <= 0 || __builtin_mul_overflow(value, unit, &bytes) ||
+      bytes > kMaxBytes) {
+    throw Error("size '" + text +
+                    "': expected a positive number of bytes with an optional K, M or G, at most "
+                    "1024G",
+                __FILE__, __LINE__);
   }
-  return value * unit;
+  return bytes;
 }
 
 struct Options {
@@ -72,9 +78,14 @@ struct Setup {
 Setup Prepare(const Options& o) {
   Setup s;
   s.contexts = ParseContexts(o.devices);
+  if (s.contexts.size() > 1024) {
+    throw Error("--devices '" + o.devices + "': more than 1024 devices", __FILE__, __LINE__);
+  }
+  CheckKVStoreDevices(o.kvstore, s.contexts);  // the kind's rules: nccl takes GPUs, ...
   s.min_bytes = ParseBytes(o.min_bytes);
   s.max_bytes = ParseBytes(o.max_bytes);
-  if (s.min_bytes > s.max_bytes || o.factor <= 1 || o.iters < 1 || o.warmup < 0) {
+  if (s.min_bytes > s.max_bytes || !(o.factor > 1) || !std::isfinite(o.factor) || o.iters < 1 ||
+      o.warmup < 0) {
     throw Error("need --min-bytes <= --max-bytes, --factor > 1, --iters >= 1, --warmup >= 0",
                 __FILE__, __LINE__);
   }

@@ -47,7 +47,9 @@ if "$mpiexec" --version >/dev/null 2>&1; then
 else  # scripts/gpu-check.sh builds without an mpirun (MPIEXEC_EXECUTABLE=/bin/false)
   echo "skip: mpi part, no usable mpiexec ($mpiexec)"
 fi
-for args in "--min-bytes 4X" "--min-bytes 1M --max-bytes 4K" "--kvstore bogus" "--factor 1"; do
+for args in "--min-bytes 4X" "--min-bytes 1M --max-bytes 4K" "--kvstore bogus" "--factor 1" \
+            "--factor nan" "--min-bytes 8589934592G --max-bytes 8589934592G" \
+            "--min-bytes 9223372036854775807" "--kvstore nccl --devices cpu:0" "--devices cpu:0-100000"; do
   # shellcheck disable=SC2086  # args is a list of flags
   err=$("$bin" $args 2>&1 >/dev/null)
   code=$?
