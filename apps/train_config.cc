@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/env.h"
+#include "base/logging.h"
 #include "ndarray/device_api.h"
 #include "symbol/models/models.h"
 #include "trainer/checkpoint.h"
@@ -256,6 +257,7 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   c.batch_size = InRange(root, "batch_size", 128, 1, int64_t{1} << 31);
   c.threads = static_cast<int>(InRange(root, "threads", 0, 0, kMaxThreads));
   c.log_level = Get<std::string>(root, "log_level", "info");
+  SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
 
   FitConfig& f = c.fit;
   f.epochs = static_cast<int>(InRange(root, "epochs", 10, 1, kMaxEpochs));

@@ -49,6 +49,10 @@ check "a --timeline folder that does not exist is exit 2 before training" \
 out=$("$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" --set resume_epoch=auto 2>&1); code=$?
 check "resume_epoch: auto after the last epoch is exit 2 saying so" \
   '[[ $code -eq 2 && "$out" == *"nothing to train"* ]]'
+out=$("$train" --config "$config" --set log_level=bogus 2>&1); code=$?
+check "an unknown log_level is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"log_level: unknown log level"* ]]'
+out=$(COHORT_LOG_LEVEL=bogus "$train" --config "$config" 2>&1); code=$?
+check "an unknown COHORT_LOG_LEVEL is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"COHORT_LOG_LEVEL: unknown"* ]]'
 # --profile: the step's phases, then one row per op with times that add up to at most the step.
 "$train" --config "$config" --set epochs=1 --set log_level=warn --profile > "$tmp/profile.txt" 2>&1
 check "profile header and phases" \
