@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "base/logging.h"
 
@@ -35,8 +36,16 @@ CollectiveWatchdog::~CollectiveWatchdog() {
   thread_.join();
 }
 
+namespace {
+std::atomic<int> waiting_on{-1};
+}  // namespace
+
+void NoteWaitingOn(int world_rank) { waiting_on.store(world_rank, std::memory_order_relaxed); }
+int WaitingOn() { return waiting_on.load(std::memory_order_relaxed); }
+
 CollectiveWatchdog::Scope::Scope(CollectiveWatchdog& dog, const char* what, int64_t bytes)
     : dog_(dog) {
+  waiting_on.store(-1, std::memory_order_relaxed);
   dog_.what_.store(what, std::memory_order_relaxed);
   dog_.bytes_.store(bytes, std::memory_order_relaxed);
   dog_.count_.fetch_add(1, std::memory_order_relaxed);
@@ -77,19 +86,37 @@ void RunAbortHooks() {
 void CollectiveWatchdog::Run() {
   const auto tick = std::chrono::milliseconds(timeout_ < 4 ? 50 : 250);
   int64_t warned_for = -1;
+  int64_t last_tick = NowNs();
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_cv_.wait_for(lock, tick, [this] { return stop_; })) {
+    const int64_t now = NowNs();
+    // A tick far later than asked: this process itself was stopped (SIGSTOP) or starved, and
+    // the wait is its own doing, not the other workers'.
+    const double gap = static_cast<double>(now - std::exchange(last_tick, now)) * 1e-9;
     const int64_t started = started_ns_.load(std::memory_order_acquire);
     if (started == 0) continue;
-    const double waited = static_cast<double>(NowNs() - started) * 1e-9;
+    const double waited = static_cast<double>(now - started) * 1e-9;
     const int64_t count = count_.load(std::memory_order_relaxed);
     if (waited > timeout_) {
+      char cause[160];
+      const int peer = waiting_on.load(std::memory_order_relaxed);
+      if (gap > timeout_ / 2) {
+        std::snprintf(cause, sizeof(cause),
+                      "this process was suspended or starved for %.1f s (SIGSTOP?), and the "
+                      "other workers have given up on it",
+                      gap);
+      } else if (peer >= 0) {
+        std::snprintf(cause, sizeof(cause),
+                      "it waits on rank %d, which stalled, died or lost its link", peer);
+      } else {
+        std::snprintf(cause, sizeof(cause), "a worker stalled, died or lost its link");
+      }
       std::fprintf(stderr,
-                   "cohort: rank %d: %s #%lld (%lld bytes) waited %.1f s for the other workers, "
-                   "more than COHORT_COMM_TIMEOUT=%g s: a worker stalled, died or lost its link; "
-                   "ending this process (exit %d) so that the job ends\n",
+                   "cohort: rank %d: %s #%lld (%lld bytes) waited %.1f s, more than "
+                   "COHORT_COMM_TIMEOUT=%g s: %s; ending this process (exit %d) so that the job "
+                   "ends\n",
                    rank_, what_.load(), static_cast<long long>(count),
-                   static_cast<long long>(bytes_.load()), waited, timeout_, kExitCode);
+                   static_cast<long long>(bytes_.load()), waited, timeout_, cause, kExitCode);
       std::fflush(stderr);
       std::fflush(stdout);
       RunAbortHooks();

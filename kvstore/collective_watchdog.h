@@ -33,6 +33,12 @@ int AddAbortHook(std::function<void()> hook);  // returns an id for RemoveAbortH
 void RemoveAbortHook(int id);
 void RunAbortHooks();
 
+// The rank (of MPI_COMM_WORLD) the collective in progress waits on, when its transport can tell
+// (the TCP ring: the previous rank's bytes have not come, or the next rank takes none); -1 when
+// unknown. The deadline's message names it; each collective's Scope clears it.
+void NoteWaitingOn(int world_rank);
+int WaitingOn();
+
 class CollectiveWatchdog {
  public:
   static constexpr int kExitCode = 124;  // as timeout(1)

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/error_mpi.h"
+#include "kvstore/collective_watchdog.h"
 
 namespace cohort {
 namespace {
@@ -305,6 +306,7 @@ class TcpRingLink final : public RingLink {
       }
       if (!moved) {  // neither socket can move: sleep until one can. A finished one is left
                      // out, as poll would report its peer's hang-up at once, again and again.
+        NoteWaitingOn(in_left > 0 ? prev_rank_ : next_rank_);  // for the deadline's message
         pollfd p[2] = {{out_left > 0 ? next_.fd() : -1, POLLOUT, 0},
                        {in_left > 0 ? prev_.fd() : -1, POLLIN, 0}};
         ::poll(p, 2, 1000);

@@ -1,6 +1,11 @@
 // Abort hooks (kvstore/collective_watchdog.h): what runs before a process ends a job it cannot
-// finish, such as aborting NCCL communicators.
+// finish, such as aborting NCCL communicators; and the collective deadline's messages.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include "kvstore/collective_watchdog.h"
 
@@ -17,6 +22,39 @@ TEST(AbortHooks, RunOnceAndNotAfterRemoval) {
   RunAbortHooks();  // the hooks ran already: an abort path reached twice does nothing more
   EXPECT_EQ(first, 1);
   EXPECT_EQ(second, 0);
+}
+
+// Past the deadline the process exits 124 naming the collective and, when the transport noted
+// it, the rank it waits on.
+TEST(CollectiveWatchdogDeathTest, NamesTheRankItWaitsOn) {
+  EXPECT_EXIT(
+      {
+        CollectiveWatchdog dog(0, 0.3);
+        CollectiveWatchdog::Scope scope(dog, "test allreduce", 64);
+        NoteWaitingOn(7);
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+      },
+      ::testing::ExitedWithCode(CollectiveWatchdog::kExitCode),
+      "rank 0: test allreduce #1 \\(64 bytes\\) waited .* it waits on rank 7");
+}
+
+// A process that was itself stopped (SIGSTOP, then SIGCONT) says so instead of blaming the
+// other workers for the wait.
+TEST(CollectiveWatchdogDeathTest, AStoppedProcessBlamesItself) {
+  EXPECT_EXIT(
+      {
+        CollectiveWatchdog dog(0, 0.5);
+        CollectiveWatchdog::Scope scope(dog, "test allreduce", 64);
+        const pid_t self = getpid();
+        if (fork() == 0) {  // wakes the stopped process after a second
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+          kill(self, SIGCONT);
+          _exit(0);
+        }
+        raise(SIGSTOP);
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+      },
+      ::testing::ExitedWithCode(CollectiveWatchdog::kExitCode), "this process was suspended");
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "base/error.h"
+#include "kvstore/collective_watchdog.h"
 #include "kvstore/tcp_ring_link.h"
 
 namespace cohort {
@@ -93,6 +96,27 @@ TEST(RingAllreduce, TcpRingNamesTheRankWhoseLinkClosed) {
                 std::string::npos)
           << e.what();
     }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A rank that comes late is the one the others note they wait on (the collective deadline's
+// message names it): with 2 ranks, rank 0 waits on rank 1 both ways.
+TEST(RingAllreduce, TcpRingNotesTheRankItWaitsOn) {
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectTcpRing(MPI_COMM_WORLD, "lo", &why);
+  ASSERT_TRUE(link) << why;
+  RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+  const int rank = Rank(), size = Size();
+  NoteWaitingOn(-1);
+  if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<float> data(100000, 1.0f);
+  ring.Sum(data.data(), static_cast<int64_t>(data.size()));
+  EXPECT_EQ(data[0], static_cast<float>(size));
+  if (rank == (1 + 1) % size) {  // rank 1's next: it waited for rank 1's bytes
+    const int prev = (rank + size - 1) % size, next = (rank + 1) % size;
+    EXPECT_TRUE(WaitingOn() == prev || WaitingOn() == next) << WaitingOn();
+    if (size == 2) EXPECT_EQ(WaitingOn(), 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
