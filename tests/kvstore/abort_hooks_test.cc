@@ -43,14 +43,17 @@ TEST(CollectiveWatchdogDeathTest, NamesTheRankItWaitsOn) {
 TEST(CollectiveWatchdogDeathTest, AStoppedProcessBlamesItself) {
   EXPECT_EXIT(
       {
-        CollectiveWatchdog dog(0, 0.5);
+        CollectiveWatchdog dog(0, 0.8);
         CollectiveWatchdog::Scope scope(dog, "test allreduce", 64);
         const pid_t self = getpid();
-        if (fork() == 0) {  // wakes the stopped process after a second
-          std::this_thread::sleep_for(std::chrono::seconds(1));
+        if (fork() == 0) {  // wakes the stopped process after a second and a half
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
           kill(self, SIGCONT);
           _exit(0);
         }
+        // The watchdog's thread ticks by now (its first tick is its reference: had it started
+        // after the stop, nothing would show that the process had been stopped).
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
         raise(SIGSTOP);
         std::this_thread::sleep_for(std::chrono::seconds(5));
       },
