@@ -360,14 +360,14 @@ Options DataSection(const YAML::Node& root) {
 
 DataIters MakeDataIters(const YAML::Node& root, int64_t batch_per_worker, int rank,
                         int num_workers, uint64_t seed) {
+  // A model over text bytes refuses a byte its vocabulary lacks when the text is read.
+  const bool gpt = Get<std::string>(root, "model.name", "") == "gpt";
   return MakeDataIters(DataSection(root), {.batch_per_worker = batch_per_worker,
                                            .rank = rank,
                                            .num_workers = num_workers,
                                            .seed = seed,
                                            .seq_len = Get<int64_t>(root, "model.seq_len", 128),
-                                           .vocab = Get<std::string>(root, "model.name", "") == "gpt"
-                                                        ? GptOptionsOf(root).vocab
-                                                        : 0});
+                                           .vocab = gpt ? GptOptionsOf(root).vocab : 0});
 }
 
 void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, FitConfig* fit) {

@@ -176,7 +176,9 @@ std::vector<ImageListEntry> ReadImageList(const std::string& path) {
 }
 
 void CheckPackOptions(const PackOptions& o) {
-  auto refuse = [](const std::string& what) { throw ConfigError("im2rec: " + what, __FILE__, __LINE__); };
+  auto refuse = [](const std::string& what) {
+    throw ConfigError("im2rec: " + what, __FILE__, __LINE__);
+  };
   if (o.encoding != ".jpg" && o.encoding != ".png") {
     refuse("encoding must be .jpg or .png, got '" + o.encoding + "'");
   }

@@ -369,8 +369,12 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   // Checkpoints gather the parameters (a collective: BatchNorm statistics are averaged over
   // the workers), and the metrics are summed across workers: both must be alike everywhere.
   std::ostringstream checkpoints, metrics;
-  checkpoints << (config.checkpoint_prefix.empty() ? "none" : "every ") << config.checkpoint_period
-              << " epoch(s), " << config.checkpoint_every_steps << " step(s)";
+  if (config.checkpoint_prefix.empty()) {
+    checkpoints << "none";
+  } else {
+    checkpoints << "every " << config.checkpoint_period << " epoch(s), "
+                << config.checkpoint_every_steps << " step(s)";
+  }
   for (const std::string& m : config.metrics) metrics << m << " ";
   std::vector<std::pair<std::string, std::string>> items = {
       {"symbol", symbol_.ToJSON()},
