@@ -76,7 +76,6 @@ ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options)
                       __FILE__, __LINE__);
     }
     for (const RecordIndexEntry& e : index) offsets_.push_back(e.offset);
-    reader_.Seek(0, 0);
   } else {  // one pass over the file for the offsets (an .idx saves it)
     std::string record;
     for (uint64_t at = reader_.Tell(); reader_.Next(&record); at = reader_.Tell()) {

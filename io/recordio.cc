@@ -18,6 +18,9 @@ constexpr uint32_t kMaxLength = (1u << 29) - 1;
 uint32_t Padded(uint32_t n) { return (n + 3u) & ~3u; }
 uint32_t EncodeLRecord(uint32_t cflag, uint32_t length) { return cflag << 29 | length; }
 
+// A whole record (0) or its first part (1) may begin a record; a middle (2) or last (3) may not.
+bool BeginsRecord(uint32_t cflag) { return cflag == 0 || cflag == 1; }
+
 // Little-endian loads and stores (the format's byte order, whatever the host's).
 uint32_t Load32(const char* p) {
   uint32_t v = 0;
@@ -97,7 +100,7 @@ bool RecordIOReader::Next(std::string* out) {
     const uint32_t lrecord = Load32(header + 4);
     const uint32_t cflag = lrecord >> 29, length = lrecord & kMaxLength;
     const bool first = expected == 0;
-    if (first ? (cflag == 2 || cflag == 3) : (cflag == 0 || cflag == 1)) {
+    if (first != BeginsRecord(cflag)) {
       Fail(start, "part at byte " + std::to_string(part) + " has continuation flag " +
                       std::to_string(cflag) +
                       (first ? ", which cannot begin a record"
@@ -141,8 +144,7 @@ bool RecordIOReader::StartsRecordAt(uint64_t offset) {
     return false;
   }
   offset_ = offset + 8;
-  const uint32_t cflag = Load32(header + 4) >> 29;
-  return Load32(header) == kRecordIOMagic && (cflag == 0 || cflag == 1);
+  return Load32(header) == kRecordIOMagic && BeginsRecord(Load32(header + 4) >> 29);
 }
 
 void RecordIOWriter::Put(const void* data, size_t n) {

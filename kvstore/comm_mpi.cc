@@ -188,12 +188,15 @@ class MpiComm final : public Comm {
         {"COHORT_KVSTORE_BUCKET_MB", Env().kvstore_bucket_mb},
         {"COHORT_KVSTORE_OVERLAP", Env().kvstore_overlap}};
     constexpr int kCount = static_cast<int>(std::size(settings));
-    int mine[kCount], low[kCount], high[kCount];
-    for (int i = 0; i < kCount; ++i) mine[i] = settings[i].second;
-    MPI_CHECK(MPI_Allreduce(mine, low, kCount, MPI_INT, MPI_MIN, comm_));
-    MPI_CHECK(MPI_Allreduce(mine, high, kCount, MPI_INT, MPI_MAX, comm_));
+    // One MPI_MAX of each value and its negation gives the highest and the lowest of each.
+    int64_t extremes[2 * kCount];
     for (int i = 0; i < kCount; ++i) {
-      if (low[i] != high[i]) {
+      extremes[i] = settings[i].second;
+      extremes[kCount + i] = -int64_t{settings[i].second};
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2 * kCount, MPI_INT64_T, MPI_MAX, comm_));
+    for (int i = 0; i < kCount; ++i) {
+      if (extremes[i] != -extremes[kCount + i]) {
         const char* value = std::getenv(settings[i].first);
         throw ConfigError(std::string(settings[i].first) +
                               " differs between the ranks of the job (rank " +

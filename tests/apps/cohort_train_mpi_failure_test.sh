@@ -12,7 +12,7 @@ common=(--config "$config" --set kvstore=mpi --set epochs=1 --set log_level=warn
 start=$(date +%s.%N)
 out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" : \
   -np 1 "$train" "${common[@]}" --set data.train_image="$tmp/torn.gz" 2>&1); code=$?
-seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+seconds=$(seconds_since "$start")
 check "the job ends with rank 1's exit code 2 (code $code after $seconds s)" '[[ $code -eq 2 ]]'
 check "within 20 s" 'awk -v s="$seconds" "BEGIN { exit !(s < 20) }"'
 check "the failing rank names itself and the file" \
@@ -47,7 +47,7 @@ sleep 3  # training under way
 kill -STOP "$rank1" 2>/dev/null
 stopped=$(date +%s.%N)
 wait
-seconds=$(awk -v s="$stopped" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+seconds=$(seconds_since "$stopped")
 check "a stalled rank ends the job with exit 124 ($(cat "$tmp/stall.code" 2>/dev/null), $seconds s after the stop)" \
   '[[ -n $rank1 && $(cat "$tmp/stall.code") -eq 124 ]]' || tail -5 "$tmp/stall.log"
 check "within 15 s of the stop" 'awk -v s="$seconds" "BEGIN { exit !(s < 15) }"'

@@ -86,7 +86,7 @@ sleep 2  # training under way
 kill -9 "$pid"
 killed=$(date +%s.%N)
 wait $job; code=$?
-seconds=$(awk -v s="$killed" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+seconds=$(seconds_since "$killed")
 check "killing host 2's rank ends the job (exit $code) within 10 s ($seconds s)" \
   '[[ -n $pid && $code -ne 0 && $code -ne 124 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 10) }"' ||
   tail -5 "$tmp/kill.log"
@@ -100,7 +100,7 @@ sleep 4  # training under way
 ip -n cohort-h2 link set eth0 down
 cut=$(date +%s.%N)
 wait $job; code=$?
-seconds=$(awk -v s="$cut" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+seconds=$(seconds_since "$cut")
 check "a lost host ends the job (exit $code) within 20 s ($seconds s)" \
   '[[ $code -ne 0 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 20) }" && grep -q "COHORT_COMM_TIMEOUT" "$tmp/link.log"' ||
   tail -5 "$tmp/link.log"
