@@ -149,13 +149,20 @@ void RequireFile(const YAML::Node& root, const std::string& key) {
   if (!std::filesystem::exists(path)) Fail("key '" + key + "': file '" + path + "' does not exist");
 }
 
+// Model sizes far past any real network's (GPT-3: 96 layers, d_model 12288), so that the
+// products the builders form (4 x d_model, d_model x vocab) cannot overflow: d_model 2^62 gave
+// a negative num_hidden, n_layer 10^8 built a graph for minutes.
+constexpr int64_t kMaxLayers = 4096;
+constexpr int64_t kMaxWidth = int64_t{1} << 20;
+constexpr int64_t kMaxClasses = int64_t{1} << 24;
+
 models::GptOptions GptOptionsOf(const YAML::Node& root) {
   models::GptOptions o;
-  o.n_layer = Get<int64_t>(root, "model.n_layer", o.n_layer);
-  o.n_head = Get<int64_t>(root, "model.n_head", o.n_head);
-  o.d_model = Get<int64_t>(root, "model.d_model", o.d_model);
-  o.seq_len = Get<int64_t>(root, "model.seq_len", o.seq_len);
-  o.vocab = Get<int64_t>(root, "model.vocab", o.vocab);
+  o.n_layer = InRange(root, "model.n_layer", o.n_layer, 1, kMaxLayers);
+  o.n_head = InRange(root, "model.n_head", o.n_head, 1, kMaxWidth);
+  o.d_model = InRange(root, "model.d_model", o.d_model, 1, kMaxWidth);
+  o.seq_len = InRange(root, "model.seq_len", o.seq_len, 1, kMaxWidth);
+  o.vocab = InRange(root, "model.vocab", o.vocab, 1, kMaxClasses);
   o.dropout = Get<double>(root, "model.dropout", o.dropout);
   o.tie_weights = Get<bool>(root, "model.tie_weights", o.tie_weights);
   if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) o.ignore_label = -1.0f;
@@ -207,7 +214,7 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
 RunConfig ParseRunConfig(const YAML::Node& root) {
   RunConfig c;
   c.root = root;
-  const int64_t classes = Get<int64_t>(root, "model.num_classes", 10);
+  const int64_t classes = InRange(root, "model.num_classes", 10, 1, kMaxClasses);
   const std::string symbol_path = Get<std::string>(root, "model.symbol", "");
   const std::string model_name = Get<std::string>(root, "model.name", "mlp");
   try {
@@ -217,11 +224,13 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
       c.symbol = models::Gpt(GptOptionsOf(root));
     } else if (model_name == "mobilenet") {
       c.symbol = models::MobileNet({.multiplier = Get<double>(root, "model.multiplier", 1.0),
-                                    .resolution = Get<int64_t>(root, "model.resolution", 224),
+                                    .resolution = InRange(root, "model.resolution", 224, 1, 1 << 16),
                                     .num_classes = classes});
     } else {
       c.symbol = models::ByName(model_name, classes);
     }
+  } catch (const ConfigError&) {  // a model key out of range, already named
+    throw;
   } catch (const Error& e) {
     Fail("model: " + e.message());
   }

@@ -176,6 +176,17 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
     auto it = d.find(name);
     return it != d.end() && it->second.shape() == shape ? it->second : NDArray();
   };
+  // An array that cannot be allocated is named: a huge num_hidden said only "out of host
+  // memory: cannot allocate 10240000000000 bytes".
+  auto zeros = [&](const char* role, const std::string& name, const Shape& s) {
+    try {
+      return NDArray::Zeros(s, DType::kFloat32, ctx);
+    } catch (const Error& e) {  // out of memory, or more than 2^63 elements
+      throw OutOfMemoryError("SimpleBind: " + std::string(role) + " '" + name + "' of shape " +
+                                 s.ToString() + " on " + ctx.ToString() + ": " + e.message(),
+                             __FILE__, __LINE__);
+    }
+  };
   std::vector<NDArray> args, grads, aux;
   std::vector<GradReq> reqs;
   for (size_t i = 0; i < arg_names.size(); ++i) {
@@ -183,11 +194,11 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
     auto it = grad_reqs.find(arg_names[i]);
     const GradReq req = it != grad_reqs.end() ? it->second : grad_req;
     NDArray arg = shared(&Executor::arg_dict_, arg_names[i], s);
-    args.push_back(arg.is_none() ? NDArray::Zeros(s, DType::kFloat32, ctx) : arg);
+    args.push_back(arg.is_none() ? zeros("argument", arg_names[i], s) : arg);
     NDArray grad;
     if (req != GradReq::kNull) {
       grad = shared(&Executor::grad_dict_, arg_names[i], s);
-      if (grad.is_none()) grad = NDArray::Zeros(s, DType::kFloat32, ctx);
+      if (grad.is_none()) grad = zeros("gradient of", arg_names[i], s);
     }
     grads.push_back(grad);
     reqs.push_back(req);
@@ -195,7 +206,7 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
   for (size_t i = 0; i < aux_names.size(); ++i) {
     const Shape& s = inferred.auxiliary[i];
     NDArray a = shared(&Executor::aux_dict_, aux_names[i], s);
-    aux.push_back(a.is_none() ? NDArray::Zeros(s, DType::kFloat32, ctx) : a);
+    aux.push_back(a.is_none() ? zeros("auxiliary state", aux_names[i], s) : a);
   }
   return Bind(symbol, ctx, args, grads, reqs, aux, shared_exec);
 }

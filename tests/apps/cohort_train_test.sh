@@ -77,9 +77,17 @@ out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$t
 check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
 # Integer settings out of range are exit 2 naming the key, never a signal or a wrapped value.
 for bad in checkpoint.period=0 data.num_samples=0 threads=2147483647 epochs=4294967297 \
-           resume_epoch=-1 resume_epoch=2147483648 'data.shape=[0, 28]' data.batches_per_epoch=-3; do
+           resume_epoch=-1 resume_epoch=2147483648 'data.shape=[0, 28]' data.batches_per_epoch=-3 \
+           model.num_classes=4611686018427387904; do
   out=$("$train" --config "$config" --set "$bad" 2>&1); code=$?
   check "$bad is exit 2 naming its key" '[[ $code -eq 2 && "$out" == *"key '"'"'"*"${bad%%=*}"* ]]'
+done
+# GPT sizes whose products would overflow (d_model 2^62 gave a negative num_hidden) or whose
+# graph takes minutes to build.
+for bad in model.d_model=4611686018427387904 model.n_layer=100000000 model.vocab=0; do
+  out=$("$train" --config "$(dirname "$config")/text_gpt.yaml" --set "$bad" 2>&1); code=$?
+  check "gpt $bad is exit 2 naming its key" \
+    '[[ $code -eq 2 && "$out" == "cohort-train: config: key '"'"'${bad%%=*}'"'"'"* ]]'
 done
 out=$(COHORT_NUM_THREADS=2147483647 "$train" --config "$config" 2>&1); code=$?
 check "COHORT_NUM_THREADS=2147483647 is exit 2 naming it" \

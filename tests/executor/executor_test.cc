@@ -150,6 +150,23 @@ TEST(Executor, BindErrorsNameTheArgumentAndShape) {
   }
 }
 
+// An argument too large to allocate is named with its shape: a huge num_hidden said only
+// "out of host memory".
+TEST(Executor, SimpleBindNamesAnArgumentItCannotAllocate) {
+  for (const int64_t hidden : {int64_t{1} << 40, int64_t{1} << 62}) {
+    Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = hidden}, "fc");
+    try {
+      Executor::SimpleBind(net, Context::CPU(), {{"data", Shape({2, 4})}});
+      FAIL() << hidden;
+    } catch (const OutOfMemoryError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("argument 'fc_weight' of shape (" + std::to_string(hidden) + ",4)"),
+                std::string::npos)
+          << what;
+    }
+  }
+}
+
 // Arrays must live on the executor's context: host arrays bound on gpu:0 name the argument.
 TEST(Executor, BindRefusesArraysOnAnotherContext) {
   Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
