@@ -39,6 +39,19 @@ class DataError : public Error {
   using Error::Error;
 };
 
+// A label the network or a metric cannot take (not a class number, or past the classes). It
+// carries the value so that the trainer, which knows the batch, can name the sample holding it
+// (a record of a .rec, a row of a CSV file): Trainer's Note [Naming a bad label].
+class LabelError : public DataError {
+ public:
+  LabelError(const std::string& message, float label, const char* file, int line)
+      : DataError(message, file, line), label_(label) {}
+  float label() const { return label_; }
+
+ private:
+  float label_;
+};
+
 // An allocation that cannot succeed: the message says how many bytes on which device, and the
 // code that knows what they were for adds it (the executor names the network and its shapes).
 class OutOfMemoryError : public Error {

@@ -86,9 +86,18 @@ class BatcherIter : public DataIter {
   int64_t batch_size() const override { return batcher_->batch_size(); }
   // Samples in this iterator's part.
   int64_t num_samples() const { return batcher_->num_samples(); }
+  std::string DescribeLabelOf(int64_t index) const override {
+    return label_file_.empty() ? DataIter::DescribeLabelOf(index)
+                               : label_unit_ + " " + std::to_string(index + label_first_) +
+                                     " of '" + label_file_ + "'";
+  }
 
  protected:
   std::unique_ptr<Batcher> batcher_;  // made by the subclass's constructor
+  // The file the labels were read from, what it calls a sample ("row", "item"), and the number
+  // of its first one: set by the subclass's constructor.
+  std::string label_file_, label_unit_;
+  int64_t label_first_ = 0;
 };
 
 }  // namespace cohort

@@ -84,6 +84,9 @@ CSVIter::CSVIter(const CSVIterOptions& options) {
     label = NDArray::Zeros(Shape(std::span<const int64_t>(dims)));
   } else {
     label = ReadCsvFile(options.label_csv, options.label_shape);
+    label_file_ = options.label_csv;
+    label_unit_ = "row";
+    label_first_ = 1;  // as an editor numbers lines
     COHORT_CHECK_EQ(label.shape()[0], n) << "'" << options.label_csv << "' has " << label.shape()[0]
                                          << " rows but '" << options.data_csv << "' has " << n;
   }

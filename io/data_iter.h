@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,12 @@ class DataIter {
   virtual const std::vector<DataDesc>& provide_data() const = 0;
   virtual const std::vector<DataDesc>& provide_label() const = 0;
   virtual int64_t batch_size() const = 0;
+
+  // Where the label of the sample at `index` (a DataBatch::index value) comes from, for an
+  // error about it: "record 17 of 'train.rec', at byte 4096", "row 3 of 'labels.csv'".
+  virtual std::string DescribeLabelOf(int64_t index) const {
+    return "sample " + std::to_string(index);
+  }
 };
 
 // What to do with the samples left over at the end of an epoch when they do not fill a batch.

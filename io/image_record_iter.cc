@@ -112,6 +112,11 @@ void ImageRecordIter::Reset() {
   next_batch_ = 0;
 }
 
+std::string ImageRecordIter::DescribeLabelOf(int64_t record) const {
+  return "record " + std::to_string(record) + " of '" + options_.path_imgrec + "', at byte " +
+         std::to_string(offsets_[record]);
+}
+
 void ImageRecordIter::FailAt(int64_t record, const std::string& what) const {
   throw DataError("'" + options_.path_imgrec + "': record " + std::to_string(record) + " at byte " +
                       std::to_string(offsets_[record]) + ": " + what,

@@ -72,6 +72,7 @@ class ImageRecordIter : public DataIter {
   const std::vector<DataDesc>& provide_data() const override { return batch_.provide_data; }
   const std::vector<DataDesc>& provide_label() const override { return batch_.provide_label; }
   int64_t batch_size() const override { return options_.batch_size; }
+  std::string DescribeLabelOf(int64_t record) const override;
 
   int64_t num_records() const { return static_cast<int64_t>(offsets_.size()); }
   int64_t batches_per_epoch() const { return batches_; }

@@ -8,6 +8,8 @@ namespace cohort {
 MNISTIter::MNISTIter(const MNISTIterOptions& options) {
   NDArray images = ReadIdxFile(options.image, 3);
   NDArray labels = ReadIdxFile(options.label, 1);
+  label_file_ = options.label;
+  label_unit_ = "item";
   const int64_t n = images.shape()[0];
   COHORT_CHECK_EQ(labels.shape()[0], n)
       << "'" << options.label << "' has " << labels.shape()[0] << " labels but '" << options.image

@@ -22,9 +22,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // DataError, exit 2 in the CLIs.
 int64_t ClassOf(const std::string& metric, float value, int64_t sample) {
   if (!std::isfinite(value) || value != std::trunc(value) || std::fabs(value) > 1e15f) {
-    throw DataError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
-                        std::to_string(value) + ", which is not a class number (a whole number)",
-                    __FILE__, __LINE__);
+    throw LabelError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
+                         std::to_string(value) + ", which is not a class number (a whole number)",
+                     value, __FILE__, __LINE__);
   }
   return static_cast<int64_t>(value);
 }
@@ -50,10 +50,10 @@ int64_t ClassRows(const std::string& metric, const NDArray& label, const NDArray
 
 void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64_t sample) {
   if (label < 0 || label >= classes) {
-    throw DataError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
-                        std::to_string(label) + ", outside the " + std::to_string(classes) +
-                        " classes of the predictions",
-                    __FILE__, __LINE__);
+    throw LabelError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
+                         std::to_string(label) + ", outside the " + std::to_string(classes) +
+                         " classes of the predictions",
+                     static_cast<float>(label), __FILE__, __LINE__);
   }
 }
 

@@ -133,9 +133,9 @@ class SoftmaxOutput : public Operator {
         const int64_t target = static_cast<int64_t>(l);
         if (!SoftmaxOutputIgnored(p_, l) && !(target >= 0 && target < s.size && l == target)) {
           // The labels the data gave: fractional ones were truncated silently before.
-          throw DataError("SoftmaxOutput: label " + std::to_string(l) +
-                              " is not a class number from 0 to " + std::to_string(s.size - 1),
-                          __FILE__, __LINE__);
+          throw LabelError("SoftmaxOutput: label " + std::to_string(l) +
+                               " is not a class number from 0 to " + std::to_string(s.size - 1),
+                           l, __FILE__, __LINE__);
         }
         for (int64_t c = 0; c < s.size; ++c) {
           const int64_t k = (o * s.size + c) * s.inner + i;

@@ -46,6 +46,29 @@ std::vector<std::string> InputNames(const DataIter& data) {
   return names;
 }
 
+// Note [Naming a bad label]
+// SoftmaxOutput and the metrics refuse a label that is not one of the classes, but they see a
+// device's slice of the batch, not where its samples came from. The trainer does: it finds the
+// first sample of the batch whose label holds the refused value and adds what its iterator
+// calls it ("record 17 of 'train.rec'"), so that a .lst numbered from 1 is found at once.
+[[noreturn]] void RethrowNamingTheSample(const LabelError& e, const std::vector<NDArray>& labels,
+                                         const std::vector<int64_t>& index, const DataIter& data) {
+  const float refused = e.label();
+  for (const NDArray& l : labels) {
+    if (l.dtype() != DType::kFloat32 || !l.ctx().is_host() || index.empty()) continue;
+    const int64_t rows = static_cast<int64_t>(index.size());
+    const int64_t per_row = l.size() / rows;
+    const float* v = l.data<float>();
+    for (int64_t i = 0; i < rows * per_row; ++i) {
+      if (v[i] == refused || (std::isnan(v[i]) && std::isnan(refused))) {
+        throw LabelError(e.message() + ": " + data.DescribeLabelOf(index[i / per_row]),
+                         refused, __FILE__, __LINE__);
+      }
+    }
+  }
+  throw e;
+}
+
 bool SameShapes(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -421,7 +444,9 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
   std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics, config.ignore_label);
   std::vector<EpochResult> results;
-  std::vector<NDArray> step_labels;  // this step's labels (the iterator moves on before its metric)
+  // This step's labels and samples' positions (the iterator moves on before its metric).
+  std::vector<NDArray> step_labels;
+  std::vector<int64_t> step_index;
   // However Fit ends (a stop, an error), no batch stays staged for a later Fit or Predict.
   struct DiscardStaged {
     DataParallelExecutorManager& manager;
@@ -479,7 +504,11 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       const auto t2 = Clock::now();
       {
         timeline::Span span("backward");
-        Backward();
+        try {
+          Backward();
+        } catch (const LabelError& e) {  // Note [Naming a bad label]
+          RethrowNamingTheSample(e, batch.label, batch.index, train);
+        }
       }
       const auto t3 = Clock::now();
       {
@@ -491,13 +520,18 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       {
         timeline::Span span("data");
         CopyArraysInto(batch.label, &step_labels);
+        step_index.assign(batch.index.begin(), batch.index.end());
         have_batch = train.Next();
         if (have_batch) manager_->StageDataBatch(train.Value());
       }
       const auto t5 = Clock::now();
       {
         timeline::Span span("metric");
-        manager_->UpdateMetric(*metric, step_labels, pad);
+        try {
+          manager_->UpdateMetric(*metric, step_labels, pad);
+        } catch (const LabelError& e) {
+          RethrowNamingTheSample(e, step_labels, step_index, train);
+        }
       }
       const auto t6 = Clock::now();
       for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
@@ -591,15 +625,19 @@ std::vector<EvalMetric::NameValue> Trainer::Score(DataIter& data, EvalMetric& me
   metric.Reset();
   while (data.Next()) {
     const DataBatch& batch = data.Value();
-    if (manager_ && batch.bucket_key) {  // a bucket of its own shapes: the manager binds it
-      manager_->LoadDataBatch(batch);
-      manager_->Forward(false);
-      manager_->UpdateMetric(metric, batch.label, batch.pad);
-      continue;
+    try {
+      if (manager_ && batch.bucket_key) {  // a bucket of its own shapes: the manager binds it
+        manager_->LoadDataBatch(batch);
+        manager_->Forward(false);
+        manager_->UpdateMetric(metric, batch.label, batch.pad);
+        continue;
+      }
+      group.LoadDataBatch(batch);
+      group.Forward(false);
+      group.UpdateMetric(metric, batch.label, batch.pad);
+    } catch (const LabelError& e) {  // Note [Naming a bad label]
+      RethrowNamingTheSample(e, batch.label, batch.index, data);
     }
-    group.LoadDataBatch(batch);
-    group.Forward(false);
-    group.UpdateMetric(metric, batch.label, batch.pad);
   }
   ReduceMetric(metric, *kvstore_);
   return metric.Get();

@@ -16,4 +16,14 @@ check "make-image-set packs both splits" \
 check "ResNet-20 trains on the records" '[[ $? -eq 0 && $(wc -l < "$tmp/m.jsonl") -eq 2 ]]' ||
   tail -5 "$tmp/train.log"
 check "with a validation accuracy" 'grep -q "\"val\":{\"accuracy\":0\.[0-9]" "$tmp/m.jsonl"'
+# A label past the classes (a list numbered from 1) is named with its record.
+awk -F'\t' 'BEGIN { OFS = "\t" } NR == 3 { $2 = "12.000000" } { print }' "$tmp/set/train.lst" \
+  > "$tmp/bad.lst"
+"$im2rec" "$tmp/bad" "$tmp/set/images/train" > /dev/null 2>&1
+out=$("$train" --config "$repo/configs/imagerecord_resnet20.yaml" --set epochs=1 \
+  --set batch_size=16 --set data.train_rec="$tmp/bad.rec" --set data.train_idx="$tmp/bad.idx" \
+  --set data.val_rec="$tmp/set/val.rec" --set data.val_idx="$tmp/set/val.idx" 2>&1); code=$?
+check "a label past the classes names its record" \
+  '[[ $code -eq 2 && "$out" == *"label 12.000000 is not a class number from 0 to 9: record 2 of '"'"'$tmp/bad.rec'"'"', at byte "* ]]' ||
+  echo "$out" | tail -2
 exit $fail

@@ -48,6 +48,8 @@ TEST_P(MNISTIterFormats, ReadsPlainAndGzipFiles) {
   EXPECT_FLOAT_EQ(pixels[0], 20.0f / 256);  // MXNet's scale
   EXPECT_FLOAT_EQ(pixels[11], 35.0f / 256);
   EXPECT_EQ(it.Value().label[0].ToVector<float>(), (std::vector<float>{2, 3}));
+  // Errors about a label name the item of the label file (Trainer's Note [Naming a bad label]).
+  EXPECT_EQ(it.DescribeLabelOf(it.Value().index[1]), "item 3 of '" + Options(dir).label + "'");
   ASSERT_TRUE(it.Next());
   EXPECT_EQ(it.Value().pad, 1);
   EXPECT_FALSE(it.Next());
