@@ -301,7 +301,9 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   o.momentum = Get<double>(root, "optimizer.momentum", 0.0);
   o.wd = Get<double>(root, "optimizer.wd", 0.0);
   o.clip_gradient = Get<double>(root, "optimizer.clip_gradient", -1.0);
-  o.rescale_grad = Get<double>(root, "optimizer.rescale_grad", 1.0);
+  if (const double r = Get<double>(root, "optimizer.rescale_grad", 0.0); r != 0.0) {
+    f.rescale_grad = r;  // as given, as in MXNet (it used to be divided by the batch again)
+  }
   o.beta1 = Get<double>(root, "optimizer.beta1", 0.9);
   o.beta2 = Get<double>(root, "optimizer.beta2", 0.999);
   o.epsilon = Get<double>(root, "optimizer.epsilon", 1e-8);
@@ -383,17 +385,31 @@ void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, 
   auto updates = [&](double epochs) {
     return static_cast<int64_t>(std::llround(epochs * static_cast<double>(batches_per_epoch)));
   };
+  // Spans of epochs: step_epochs 0 or below decayed the rate at every update.
+  auto epochs = [&](const std::string& key, double fallback, bool zero_allowed) {
+    const double e = Get<double>(root, key, fallback);
+    if (!std::isfinite(e) || e < 0 || (e == 0 && !zero_allowed)) {
+      Fail("key '" + key + "': " + std::to_string(e) + " epochs: expected a number " +
+           (zero_allowed ? ">= 0" : "> 0"));
+    }
+    return e;
+  };
   LRScheduler::Options& s = fit->schedule;
-  s.step = std::max<int64_t>(1, updates(Get<double>(root, "lr_schedule.step_epochs", 1)));
+  s.step = std::max<int64_t>(1, updates(epochs("lr_schedule.step_epochs", 1, false)));
   s.factor = Get<double>(root, "lr_schedule.factor", 1.0);
-  for (double e : Get<std::vector<double>>(root, "lr_schedule.steps_epochs", {}))
+  for (double e : Get<std::vector<double>>(root, "lr_schedule.steps_epochs", {})) {
+    if (!std::isfinite(e) || e <= 0) {
+      Fail("key 'lr_schedule.steps_epochs': " + std::to_string(e) +
+           " epochs: expected numbers > 0");
+    }
     s.steps.push_back(updates(e));
-  s.warmup_steps = updates(Get<double>(root, "lr_schedule.warmup_epochs", 0));
+  }
+  s.warmup_steps = updates(epochs("lr_schedule.warmup_epochs", 0, true));
   s.warmup_begin_lr = Get<double>(root, "lr_schedule.warmup_begin_lr", 0.0);
   s.final_lr = Get<double>(root, "lr_schedule.final_lr", 0.0);
   s.pwr = Get<double>(root, "lr_schedule.pwr", 2.0);
   s.stop_factor_lr = Get<double>(root, "lr_schedule.stop_factor_lr", 1e-8);
-  s.max_update = updates(Get<double>(root, "lr_schedule.max_epochs", fit->epochs));
+  s.max_update = updates(epochs("lr_schedule.max_epochs", fit->epochs, false));
 }
 
 }  // namespace cohort

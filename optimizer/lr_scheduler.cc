@@ -21,7 +21,10 @@ class Constant : public LRScheduler {
   double Decayed(int64_t) const override { return options_.base_lr; }
 };
 
-// lr = base * factor^floor(num_update / step), floored at stop_factor_lr.
+// lr = base * factor^floor((num_update - 1) / step), floored at stop_factor_lr: updates 1 to
+// step take base_lr, as MXNet's FactorScheduler decays once num_update > count + step (its
+// docstring's floor(num_update / step) decayed one update early, at the last batch of an epoch
+// under step_epochs).
 class Factor : public LRScheduler {
  public:
   explicit Factor(Options o) : LRScheduler(std::move(o)) {
@@ -31,7 +34,8 @@ class Factor : public LRScheduler {
   }
   double Decayed(int64_t n) const override {
     const double lr =
-        options_.base_lr * std::pow(options_.factor, static_cast<double>(n / options_.step));
+        options_.base_lr *
+        std::pow(options_.factor, static_cast<double>(std::max<int64_t>(n - 1, 0) / options_.step));
     return std::max(lr, std::min(options_.stop_factor_lr, options_.base_lr));
   }
 };

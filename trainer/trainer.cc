@@ -255,7 +255,7 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
 
 void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   OptimizerOptions options = config.optimizer_options;
-  options.rescale_grad = options.rescale_grad / static_cast<double>(global_batch);
+  options.rescale_grad = config.rescale_grad.value_or(1.0 / static_cast<double>(global_batch));
   auto optimizer = Optimizer::Create(config.optimizer, options);
   LRScheduler::Options schedule = config.schedule;
   schedule.base_lr = options.lr;
@@ -384,8 +384,8 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   }
   const OptimizerOptions& o = config.optimizer_options;
   optimizer << config.optimizer << " lr " << o.lr << " momentum " << o.momentum << " wd " << o.wd
-            << " clip " << o.clip_gradient << " rescale " << o.rescale_grad << " betas " << o.beta1
-            << "," << o.beta2 << " epsilon " << o.epsilon << " gamma1 " << o.gamma1 << " schedule "
+            << " clip " << o.clip_gradient << " rescale " << config.rescale_grad.value_or(0)
+            << " betas " << o.beta1 << "," << o.beta2 << " epsilon " << o.epsilon << " gamma1 " << o.gamma1 << " schedule "
             << config.lr_schedule << " on kvstore " << config.update_on_kvstore;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite);

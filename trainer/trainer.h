@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,10 @@ struct FitConfig {
   bool resume_latest = false;  // begin at the latest complete checkpoint (none: from scratch)
   bool update_on_kvstore = true;
   std::string optimizer = "sgd";
+  // Its rescale_grad is replaced by 1 / the global batch size unless `rescale_grad` is set, as
+  // MXNet's Module does (an explicit value is used as given, not divided again).
   OptimizerOptions optimizer_options;
+  std::optional<double> rescale_grad;
   std::string lr_schedule = "constant";
   LRScheduler::Options schedule;  // in updates; base_lr is taken from optimizer_options.lr
   InitializerOptions initializer;

@@ -78,7 +78,8 @@ check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" =
 # Integer settings out of range are exit 2 naming the key, never a signal or a wrapped value.
 for bad in checkpoint.period=0 data.num_samples=0 threads=2147483647 epochs=4294967297 \
            resume_epoch=-1 resume_epoch=2147483648 'data.shape=[0, 28]' data.batches_per_epoch=-3 \
-           model.num_classes=4611686018427387904; do
+           model.num_classes=4611686018427387904 lr_schedule.step_epochs=0 \
+           lr_schedule.step_epochs=-2 lr_schedule.warmup_epochs=nan; do
   out=$("$train" --config "$config" --set "$bad" 2>&1); code=$?
   check "$bad is exit 2 naming its key" '[[ $code -eq 2 && "$out" == *"key '"'"'"*"${bad%%=*}"* ]]'
 done

@@ -83,8 +83,13 @@ TEST(Optimizer, UnknownNamesAndBadOptions) {
 
 TEST(LRScheduler, FactorMultiFactorCosinePolyAndWarmup) {
   auto factor = LRScheduler::Create("factor", {.base_lr = 1.0, .step = 10, .factor = 0.5});
+  // MXNet 1.9.1's FactorScheduler(step=10, factor=0.5) at updates 9, 10, 11, 20, 21, 25:
+  // 1, 1, 0.5, 0.5, 0.25, 0.25 (the first decay after `step` updates, not at the step-th).
   EXPECT_DOUBLE_EQ((*factor)(9), 1.0);
-  EXPECT_DOUBLE_EQ((*factor)(10), 0.5);
+  EXPECT_DOUBLE_EQ((*factor)(10), 1.0);
+  EXPECT_DOUBLE_EQ((*factor)(11), 0.5);
+  EXPECT_DOUBLE_EQ((*factor)(20), 0.5);
+  EXPECT_DOUBLE_EQ((*factor)(21), 0.25);
   EXPECT_DOUBLE_EQ((*factor)(25), 0.25);
   auto multi = LRScheduler::Create("multifactor", {.base_lr = 1.0, .factor = 0.1, .steps = {5, 8}});
   EXPECT_DOUBLE_EQ((*multi)(5), 1.0);
@@ -106,9 +111,9 @@ TEST(Optimizer, SchedulerDrivesTheRate) {
   auto sgd = Optimizer::Create("sgd", {.lr = 1.0});
   sgd->set_scheduler(LRScheduler::Create("factor", {.base_lr = 1.0, .step = 1, .factor = 0.5}));
   NDArray w = V({0.0f});
-  sgd->Update(0, w, V({1.0f}));  // num_update 1: lr 0.5
-  sgd->Update(0, w, V({1.0f}));  // lr 0.25
-  ExpectNear(w, {-0.75});
+  sgd->Update(0, w, V({1.0f}));  // num_update 1: lr 1 (MXNet's FactorScheduler(step=1))
+  sgd->Update(0, w, V({1.0f}));  // lr 0.5
+  ExpectNear(w, {-1.5});
 }
 
 TEST(Optimizer, StatesSaveAndLoadResumeExactly) {
