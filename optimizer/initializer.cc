@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 namespace cohort {
 
 Initializer::Initializer(InitializerOptions options) : options_(std::move(options)) {
@@ -18,8 +20,48 @@ Initializer::Initializer(InitializerOptions options) : options_(std::move(option
       << "initializer factor_type '" << options_.factor_type << "': expected avg, in or out";
 }
 
-void Initializer::operator()(const std::string& name, const NDArray& array,
-                             std::mt19937_64& rng) const {
+InitializerOptions Initializer::FromInitAttr(const std::string& name,
+                                             const std::string& init_attr) {
+  const std::string where = "'" + name + "': __init__ '" + init_attr + "'";
+  InitializerOptions o;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(init_attr);
+    COHORT_CHECK(j.is_array() && j.size() == 2 && j[0].is_string() && j[1].is_object())
+        << where << ": expected [\"kind\", {arguments}], as MXNet's Initializer.dumps() writes";
+    o.kind = j[0].get<std::string>();
+    if (o.kind == "msraprelu") o.kind = "msra";  // MXNet's class name
+    for (const auto& [key, value] : j[1].items()) {
+      if (key == "rnd_type" || key == "factor_type") {
+        (key == "rnd_type" ? o.rnd_type : o.factor_type) = value.get<std::string>();
+        continue;
+      }
+      double* field = key == "value"       ? &o.value
+                      : key == "scale"     ? &o.scale
+                      : key == "sigma"     ? &o.sigma
+                      : key == "magnitude" ? &o.magnitude
+                      : key == "slope"     ? &o.slope
+                                           : nullptr;
+      COHORT_CHECK(field != nullptr) << where << ": unknown argument '" << key << "'";
+      COHORT_CHECK(value.is_number()) << where << ": '" << key << "' must be a number";
+      *field = value.get<double>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    COHORT_THROW() << where << ": " << e.what();
+  }
+  try {
+    Initializer check(o);
+  } catch (const Error& e) {
+    COHORT_THROW() << where << ": " << e.message();
+  }
+  return o;
+}
+
+void Initializer::operator()(const std::string& name, const NDArray& array, std::mt19937_64& rng,
+                             const std::string& init_attr) const {
+  if (!init_attr.empty()) {
+    Initializer(FromInitAttr(name, init_attr)).InitWeight(name, array, rng);
+    return;
+  }
   auto ends = [&](const char* suffix) { return name.ends_with(suffix); };
   if (ends("_bias") || ends("_beta") || ends("_moving_mean") || ends("_running_mean")) {
     array.Fill(0);

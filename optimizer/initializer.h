@@ -24,7 +24,13 @@ struct InitializerOptions {
 class Initializer {
  public:
   explicit Initializer(InitializerOptions options);
-  void operator()(const std::string& name, const NDArray& array, std::mt19937_64& rng) const;
+  // `init_attr`, a variable's "__init__" attribute, overrides the rules by name as in MXNet: its
+  // initializer (MXNet's dumps() text, ["constant", {"value": 0.5}], ["xavier", {"magnitude":
+  // 2}], ["zero", {}]) fills the array whatever its name.
+  void operator()(const std::string& name, const NDArray& array, std::mt19937_64& rng,
+                  const std::string& init_attr = "") const;
+  // The options an "__init__" attribute gives; errors name the variable.
+  static InitializerOptions FromInitAttr(const std::string& name, const std::string& init_attr);
 
  private:
   void InitWeight(const std::string& name, const NDArray& array, std::mt19937_64& rng) const;

@@ -45,6 +45,8 @@ std::unique_ptr<Optimizer> Optimizer::Clone() const {
   auto copy = Create(name_, options_);
   copy->scheduler_ = scheduler_;
   copy->names_ = names_;
+  copy->lr_mult_ = lr_mult_;
+  copy->wd_mult_ = wd_mult_;
   return copy;
 }
 
@@ -72,10 +74,15 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   }
   const int64_t t = ++counts_[key];
   num_update_ = std::max(num_update_, t);
-  const float lr = static_cast<float>(CurrentLR());
-  auto name = names_.find(key);
-  const float wd =
-      name == names_.end() || Decays(name->second) ? static_cast<float>(options_.wd) : 0.0f;
+  const auto lr_mult = lr_mult_.find(key);
+  const float lr =
+      static_cast<float>(CurrentLR() * (lr_mult != lr_mult_.end() ? lr_mult->second : 1.0));
+  const auto name = names_.find(key);
+  const auto wd_mult = wd_mult_.find(key);
+  const double decay = wd_mult != wd_mult_.end()                      ? wd_mult->second
+                       : name == names_.end() || Decays(name->second) ? 1.0
+                                                                      : 0.0;
+  const float wd = static_cast<float>(options_.wd * decay);
   const UpdateRule rule = RuleFor(lr, wd, t);
   float* states[2] = {nullptr, nullptr};
   for (int i = 0; i < num_states_; ++i) states[i] = static_cast<float*>(state[i].raw_data());

@@ -42,6 +42,11 @@ class Optimizer {
   void set_rescale_grad(double r) { options_.rescale_grad = r; }
   // Parameter names by key: decide where weight decay applies.
   void set_param_names(std::map<int, std::string> names) { names_ = std::move(names); }
+  // Per-key multipliers of the learning rate and of weight decay (MXNet's set_lr_mult and
+  // set_wd_mult, which Module fills from the variables' __lr_mult__ and __wd_mult__): a key
+  // without one has lr_mult 1 and wd_mult 1 for "*_weight" and "*_gamma", 0 otherwise.
+  void set_lr_mult(std::map<int, double> mult) { lr_mult_ = std::move(mult); }
+  void set_wd_mult(std::map<int, double> mult) { wd_mult_ = std::move(mult); }
 
   void Update(int key, const NDArray& weight, const NDArray& grad);
   // The learning rate the next update of any key will use.
@@ -67,6 +72,7 @@ class Optimizer {
   int num_states_;
   std::shared_ptr<const LRScheduler> scheduler_;
   std::map<int, std::string> names_;
+  std::map<int, double> lr_mult_, wd_mult_;
   std::map<int, std::vector<NDArray>> states_;
   std::map<int, int64_t> counts_;
   int64_t num_update_ = 0;

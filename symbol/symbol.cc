@@ -168,6 +168,14 @@ std::vector<std::string> Symbol::ListArguments() const {
   return out;
 }
 
+std::map<std::string, op::Attrs> Symbol::VariableAttrs() const {
+  std::map<std::string, op::Attrs> out;
+  for (const auto& [node, is_aux] : Variables()) {
+    if (!node->attrs.empty()) out[node->name] = node->attrs;
+  }
+  return out;
+}
+
 std::vector<std::string> Symbol::ListAuxiliaryStates() const {
   std::vector<std::string> out;
   for (const auto& [node, is_aux] : Variables()) {

@@ -68,6 +68,9 @@ class Symbol {
   std::vector<std::string> ListAuxiliaryStates() const;
   // All variables in that order.
   std::vector<std::string> ListInputs() const;
+  // The attributes of each variable that has any, by name (MXNet's attr_dict for variables):
+  // "__lr_mult__", "__wd_mult__", "__init__", "__shape__".
+  std::map<std::string, op::Attrs> VariableAttrs() const;
   // "<node>_output" (or "<node>_<output name>" for ops with several visible outputs).
   std::vector<std::string> ListOutputs() const;
   // Every visible output of every op node, and every variable, as one symbol (for monitoring).

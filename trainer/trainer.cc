@@ -2,6 +2,7 @@
 #include "trainer/trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <random>
 #include <regex>
@@ -67,6 +68,27 @@ std::vector<std::string> InputNames(const DataIter& data) {
     }
   }
   throw e;
+}
+
+// A variable's attribute read as a multiplier (MXNet writes "0.0"); errors name the variable.
+std::optional<double> Multiplier(const std::map<std::string, op::Attrs>& attrs,
+                                 const std::string& name, const char* key) {
+  const auto node = attrs.find(name);
+  if (node == attrs.end()) return std::nullopt;
+  const auto attr = node->second.find(key);
+  if (attr == node->second.end()) return std::nullopt;
+  double value = -1;
+  size_t used = 0;
+  try {
+    value = std::stod(attr->second, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != attr->second.size() || !std::isfinite(value) || value < 0) {
+    throw ConfigError("variable '" + name + "': " + key + " '" + attr->second +
+                          "' is not a number >= 0",
+                      __FILE__, __LINE__);
+  }
+  return value;
 }
 
 bool SameShapes(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) {
@@ -154,15 +176,24 @@ void Trainer::InitParams(const FitConfig& config) {
   } else {
     Initializer init(config.initializer);
     std::mt19937_64 rng(config.seed);
+    // A variable's "__init__" attribute overrides the initializer, as in MXNet's Module.
+    const std::map<std::string, op::Attrs> attrs = symbol_.VariableAttrs();
+    auto init_attr = [&](const std::string& name) -> std::string {
+      const auto node = attrs.find(name);
+      if (node == attrs.end()) return "";
+      const auto attr = node->second.find("__init__");
+      return attr == node->second.end() ? "" : attr->second;
+    };
     for (size_t i = 0; i < param_names_.size(); ++i) {
       NDArray value = NDArray::Empty(manager_->param_arrays()[i][0].shape());
-      init(param_names_[i], value, rng);
+      init(param_names_[i], value, rng, init_attr(param_names_[i]));
       args[param_names_[i]] = value;
     }
     for (size_t i = 0; i < manager_->aux_names().size(); ++i) {
+      const std::string& name = manager_->aux_names()[i];
       NDArray value = NDArray::Empty(manager_->aux_arrays()[i][0].shape());
-      init(manager_->aux_names()[i], value, rng);
-      aux[manager_->aux_names()[i]] = value;
+      init(name, value, rng, init_attr(name));
+      aux[name] = value;
     }
     TakeGivenParams(config, &args, &aux);
   }
@@ -261,8 +292,17 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   schedule.base_lr = options.lr;
   optimizer->set_scheduler(LRScheduler::Create(config.lr_schedule, schedule));
   std::map<int, std::string> names;
-  for (size_t i = 0; i < param_names_.size(); ++i) names[static_cast<int>(i)] = param_names_[i];
+  std::map<int, double> lr_mult, wd_mult;  // the variables' __lr_mult__ and __wd_mult__
+  const std::map<std::string, op::Attrs> attrs = symbol_.VariableAttrs();
+  for (size_t i = 0; i < param_names_.size(); ++i) {
+    const int key = static_cast<int>(i);
+    names[key] = param_names_[i];
+    if (auto m = Multiplier(attrs, param_names_[i], "__lr_mult__")) lr_mult[key] = *m;
+    if (auto m = Multiplier(attrs, param_names_[i], "__wd_mult__")) wd_mult[key] = *m;
+  }
   optimizer->set_param_names(names);
+  optimizer->set_lr_mult(lr_mult);
+  optimizer->set_wd_mult(wd_mult);
   const CheckpointPosition begin{config.begin_epoch, config.begin_batch};
   const std::string states =
       begin > CheckpointPosition{} ? CheckpointStatesPath(config.checkpoint_prefix, begin) : "";

@@ -43,6 +43,23 @@ TEST(Optimizer, NoWeightDecayOnBiases) {
   ExpectNear(w, {1.0});
 }
 
+// Per-key multipliers (a variable's __lr_mult__ and __wd_mult__): lr_mult scales the step,
+// wd_mult replaces the by-name rule (here decaying a bias, and not a weight).
+TEST(Optimizer, LrMultAndWdMultPerKey) {
+  auto sgd = Optimizer::Create("sgd", {.lr = 1.0, .wd = 0.5});
+  sgd->set_param_names({{0, "fc_bias"}, {1, "fc_weight"}, {2, "fc2_weight"}});
+  sgd->set_lr_mult({{1, 0.0}, {2, 0.25}});
+  sgd->set_wd_mult({{0, 2.0}, {2, 0.0}});
+  auto clone = sgd->Clone();
+  NDArray b = V({2.0f}), w = V({2.0f}), w2 = V({2.0f});
+  clone->Update(0, b, V({1.0f}));   // 2 - 1 * (1 + 2 * 0.5 * 2)
+  clone->Update(1, w, V({1.0f}));   // lr 0: unchanged
+  clone->Update(2, w2, V({1.0f}));  // 2 - 0.25 * 1, no decay
+  ExpectNear(b, {-1.0});
+  ExpectNear(w, {2.0});
+  ExpectNear(w2, {1.75});
+}
+
 TEST(Optimizer, Nag) {
   auto nag = Optimizer::Create("nag", {.lr = 0.1, .momentum = 0.9});
   NDArray w = V({1.0f});
@@ -154,6 +171,42 @@ TEST(Initializer, ByNameAndXavierScale) {
   EXPECT_NEAR(std::sqrt(sq / v.size()), scale / std::sqrt(3.0), 0.01 * scale);  // uniform's std
   EXPECT_THROW(init("data", w, rng), Error);
   EXPECT_THROW(Initializer({.kind = "orthogonal"}), Error);
+}
+
+// A variable's "__init__" (the text MXNet 1.9.1's Initializer.dumps() writes) fills it whatever
+// its name, as MXNet's Module does; what Cohort lacks is an error naming the variable.
+TEST(Initializer, InitAttributeOverridesTheRulesByName) {
+  Initializer init({.kind = "xavier"});
+  std::mt19937_64 rng(1);
+  NDArray b = NDArray::Zeros({4}), w = NDArray::Zeros({50, 20}), x = NDArray::Zeros({3});
+  init("fc_bias", b, rng, R"(["constant", {"value": 0.5}])");
+  init("data", x, rng, R"(["one", {}])");
+  init("fc_weight", w, rng, R"(["uniform", {"scale": 0.1}])");
+  EXPECT_EQ(b.ToVector<float>(), std::vector<float>(4, 0.5f));
+  EXPECT_EQ(x.ToVector<float>(), std::vector<float>(3, 1.0f));
+  float largest = 0;
+  for (float v : w.ToVector<float>()) largest = std::max(largest, std::fabs(v));
+  EXPECT_LE(largest, 0.1f);
+  EXPECT_GT(largest, 0.09f);
+  const InitializerOptions xavier = Initializer::FromInitAttr(
+      "w", R"(["xavier", {"rnd_type": "uniform", "factor_type": "avg", "magnitude": 2}])");
+  EXPECT_EQ(xavier.kind, "xavier");
+  EXPECT_EQ(xavier.magnitude, 2);
+  const InitializerOptions msra =
+      Initializer::FromInitAttr("w", R"(["msraprelu", {"factor_type": "in", "slope": 0.1}])");
+  EXPECT_EQ(msra.kind, "msra");
+  EXPECT_EQ(msra.factor_type, "in");
+  EXPECT_DOUBLE_EQ(msra.slope, 0.1);
+  for (const char* bad : {R"(["orthogonal", {"scale": 1.414, "rand_type": "uniform"}])",
+                          R"(["constant", {"value": [1, 2]}])", R"(["xavier", {"gain": 2}])",
+                          "constant", R"(["constant"])"}) {
+    try {
+      init("fc_bias", b, rng, bad);
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'fc_bias': __init__ '"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -246,6 +246,44 @@ TEST(Trainer, RescaleGradGivenReplacesOneOverTheBatch) {
   testing::ExpectClose(fit(2.0 / 16, 0.25), by_default, 0, 1e-6, "rescale 2/16, half the rate");
 }
 
+// SmallMlp whose fc1_weight carries `attrs` (MXNet's Variable(lr_mult=, wd_mult=, init=)).
+Symbol MlpWithFc1WeightAttrs(const op::Attrs& attrs) {
+  Symbol x = Symbol::Create("FullyConnected",
+                            {{"data", sym::Variable("data")},
+                             {"weight", Symbol::Variable("fc1_weight", attrs)}},
+                            {{"num_hidden", "16"}}, "fc1");
+  x = sym::FullyConnected(sym::Activation(x, "relu", "relu1"), {.num_hidden = 4}, "fc2");
+  return sym::SoftmaxOutput(x, "softmax");
+}
+
+// A variable's __init__ and __lr_mult__ reach the initializer and the optimizer, as in MXNet's
+// Module: with lr_mult 0 the constant 0.5 survives training (it was re-initialized by the global
+// initializer and trained). Both kvstore update paths; a multiplier that is not a number is a
+// ConfigError naming the variable.
+TEST(Trainer, VariableInitAndLrMultAttributes) {
+  const op::Attrs frozen = {{"__init__", R"(["constant", {"value": 0.5}])"}, {"__lr_mult__", "0"}};
+  for (const bool on_kvstore : {true, false}) {
+    Trainer t(MlpWithFc1WeightAttrs(frozen), {Context::CPU(0), Context::CPU(1)});
+    FitConfig c = Config(2);
+    c.update_on_kvstore = on_kvstore;
+    auto data = Iter(16);
+    t.Fit(*data, nullptr, c);
+    const auto params = Params(t);
+    EXPECT_EQ(params.at("fc1_weight").ToVector<float>(), std::vector<float>(16 * 8, 0.5f));
+    EXPECT_NE(params.at("fc2_bias").ToVector<float>(), std::vector<float>(4, 0.0f));
+  }
+  Trainer bad(MlpWithFc1WeightAttrs({{"__wd_mult__", "x"}}), {Context::CPU(0)});
+  auto data = Iter(16);
+  try {
+    bad.Fit(*data, nullptr, Config(1));
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("variable 'fc1_weight': __wd_mult__ 'x'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
   for (const char* opt : {"sgd", "adam", "nag", "rmsprop"}) {
     Trainer on(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
