@@ -68,7 +68,7 @@ class BatchNorm : public Operator {
     AssignShape(aux[1], c, "BatchNorm", "moving_var");
     AssignShape(out[0], d, "BatchNorm", "output");
     AssignShape(out[1], c, "BatchNorm", "mean");
-    AssignShape(out[2], c, "BatchNorm", "var");
+    AssignShape(out[2], c, "BatchNorm", "var");  // the inverse std, as in MXNet
     return true;
   }
 
@@ -85,7 +85,7 @@ class BatchNorm : public Operator {
     const float* beta = F(in[2]);
     float* y = F(out[0]);
     float* mean = F(out[1]);
-    float* var = F(out[2]);
+    float* inv_std = F(out[2]);  // BatchNormInvStd
     float* moving_mean = F(aux[0]);
     float* moving_var = F(aux[1]);
     const double m = static_cast<double>(s.outer * s.inner);
@@ -98,15 +98,17 @@ class BatchNorm : public Operator {
           for (int64_t o = 0; o < s.outer; ++o) {
             sq += SumSquaredDeviations(x + (o * s.size + c) * s.inner, s.inner, mu);
           }
+          const float var = static_cast<float>(sq / m);
           mean[c] = mu;
-          var[c] = static_cast<float>(sq / m);
-          moving_mean[c] = BatchNormMoving(moving_mean[c], mean[c], p_.momentum);
-          moving_var[c] = BatchNormMoving(moving_var[c], var[c], p_.momentum);
+          inv_std[c] = BatchNormInvStd(p_, var);
+          moving_mean[c] = BatchNormMoving(moving_mean[c], mu, p_.momentum);
+          moving_var[c] = BatchNormMoving(moving_var[c], var, p_.momentum);
         } else {
           mean[c] = moving_mean[c];
-          var[c] = moving_var[c];
+          inv_std[c] = BatchNormInvStd(p_, moving_var[c]);
         }
-        const BatchNormAffine affine = BatchNormAffineOf(p_, gamma[c], beta[c], mean[c], var[c]);
+        const BatchNormAffine affine =
+            BatchNormAffineOf(p_, gamma[c], beta[c], mean[c], inv_std[c]);
         for (int64_t o = 0; o < s.outer; ++o) {
           const float* row = x + (o * s.size + c) * s.inner;
           float* dst = y + (o * s.size + c) * s.inner;
@@ -129,7 +131,7 @@ class BatchNorm : public Operator {
     const float* gamma = F(in[1]);
     const float* dy = F(out_grad[0]);
     const float* mean = F(out[1]);
-    const float* var = F(out[2]);
+    const float* inv_std = F(out[2]);
     float* dx = req[0] == GradReq::kNull ? nullptr : F(in_grad[0]);
     const double m = static_cast<double>(s.outer * s.inner);
     auto channels = [&](int64_t, int64_t first, int64_t last) {
@@ -141,7 +143,7 @@ class BatchNorm : public Operator {
           sum_dy_xmu += SumProductsOfDeviations(dy + base, x + base, s.inner, mean[c]);
         }
         const BatchNormGrad grad =
-            BatchNormGradOf(p_, batch_stats, gamma[c], var[c], sum_dy, sum_dy_xmu, m);
+            BatchNormGradOf(p_, batch_stats, gamma[c], inv_std[c], sum_dy, sum_dy_xmu, m);
         if (req[1] != GradReq::kNull) AssignReq(req[1], F(in_grad[1]), c, grad.dgamma);
         if (req[2] != GradReq::kNull) AssignReq(req[2], F(in_grad[2]), c, grad.dbeta);
         if (!dx) continue;

@@ -1,6 +1,6 @@
-// BatchNorm in CUDA kernels of its own (Note [GPU kernels]) rather than cuDNN's: cuDNN saves
-// 1/sqrt(var + eps) and moves the running variance by the unbiased batch variance, while the
-// CPU saves the biased variance in the "var" output and moves by it; these kernels do as the CPU.
+// BatchNorm in CUDA kernels of its own (Note [GPU kernels]) rather than cuDNN's: cuDNN moves the
+// running variance by the unbiased batch variance, while the CPU (as MXNet's CPU kernel) moves
+// it by the biased one; these kernels do as the CPU. The "var" output holds 1/sqrt(var + eps).
 //
 // One block per channel: the channel's sums reduce in float per thread and in double across
 // threads (as the CPU sums rows in float and the rows in double), in a fixed order; the
@@ -51,11 +51,11 @@ __device__ void ForChannel(const BnDims& d, int64_t c, F f) {
 }
 
 // Batch statistics (training) or the moving ones (inference, use_global_stats) into mean and
-// var, the moving ones updated in training; then y = x * scale + shift.
+// inv_std, the moving ones updated in training; then y = x * scale + shift.
 __global__ void __launch_bounds__(kBnThreads)
     BatchNormForwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
-                           const float* gamma, const float* beta, float* y, float* mean, float* var,
-                           float* moving_mean, float* moving_var) {
+                           const float* gamma, const float* beta, float* y, float* mean,
+                           float* inv_std, float* moving_mean, float* moving_var) {
   const int64_t c = blockIdx.x;
   float mu, sigma2;
   if (batch_stats) {
@@ -74,21 +74,22 @@ __global__ void __launch_bounds__(kBnThreads)
     mu = moving_mean[c];
     sigma2 = moving_var[c];
   }
+  const float inv = BatchNormInvStd(p, sigma2);
   if (threadIdx.x == 0) {
     mean[c] = mu;
-    var[c] = sigma2;
+    inv_std[c] = inv;
   }
-  const BatchNormAffine affine = BatchNormAffineOf(p, gamma[c], beta[c], mu, sigma2);
+  const BatchNormAffine affine = BatchNormAffineOf(p, gamma[c], beta[c], mu, inv);
   ForChannel(d, c, [&](int64_t k) { y[k] = BatchNormValue(affine, x[k]); });
 }
 
-// Gradients from the saved mean and var (BatchNormGradOf). A null gradient pointer is a kNull
-// request.
+// Gradients from the saved mean and inverse std (BatchNormGradOf). A null gradient pointer is a
+// kNull request.
 __global__ void __launch_bounds__(kBnThreads)
     BatchNormBackwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
                             const float* dy, const float* gamma, const float* mean,
-                            const float* var, float* dx, float* dgamma, float* dbeta, GradReq req_x,
-                            GradReq req_gamma, GradReq req_beta) {
+                            const float* inv_std, float* dx, float* dgamma, float* dbeta,
+                            GradReq req_x, GradReq req_gamma, GradReq req_beta) {
   const int64_t c = blockIdx.x;
   const float mu = mean[c];
   float part_dy = 0, part_dy_xmu = 0;
@@ -98,8 +99,8 @@ __global__ void __launch_bounds__(kBnThreads)
   });
   const double sum_dy = BlockSum(part_dy);
   const double sum_dy_xmu = BlockSum(part_dy_xmu);
-  const BatchNormGrad grad = BatchNormGradOf(p, batch_stats, gamma[c], var[c], sum_dy, sum_dy_xmu,
-                                             static_cast<double>(d.outer * d.inner));
+  const BatchNormGrad grad = BatchNormGradOf(p, batch_stats, gamma[c], inv_std[c], sum_dy,
+                                             sum_dy_xmu, static_cast<double>(d.outer * d.inner));
   if (threadIdx.x == 0) {
     if (dgamma) AssignReq(req_gamma, dgamma, c, grad.dgamma);
     if (dbeta) AssignReq(req_beta, dbeta, c, grad.dbeta);

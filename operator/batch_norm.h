@@ -29,13 +29,18 @@ COHORT_HOST_DEVICE float BatchNormMoving(float moving, float batch, float moment
   return moving * momentum + batch * (1 - momentum);
 }
 
-// y = x · scale + shift for one channel of mean mu and variance var.
+// What the third output ("var") holds, as in MXNet 1.x (whose docs call it the inverse std):
+// 1 / sqrt(var + eps) of the statistics the forward normalised by. Backward reads it back.
+COHORT_HOST_DEVICE float BatchNormInvStd(const BatchNormParam& p, float var) {
+  return 1.0f / sqrtf(var + p.eps);
+}
+
+// y = x · scale + shift for one channel of mean mu and inverse std inv_std.
 struct BatchNormAffine {
   float scale, shift;
 };
 COHORT_HOST_DEVICE BatchNormAffine BatchNormAffineOf(const BatchNormParam& p, float gamma,
-                                                     float beta, float mu, float var) {
-  const float inv_std = 1.0f / sqrtf(var + p.eps);
+                                                     float beta, float mu, float inv_std) {
   const float scale = (p.fix_gamma ? 1.0f : gamma) * inv_std;
   return {scale, beta - mu * scale};
 }
@@ -52,9 +57,8 @@ struct BatchNormGrad {
   float a, b, k, dgamma, dbeta;
 };
 COHORT_HOST_DEVICE BatchNormGrad BatchNormGradOf(const BatchNormParam& p, bool batch_stats,
-                                                 float gamma, float var, double sum_dy,
+                                                 float gamma, float inv_std, double sum_dy,
                                                  double sum_dy_xmu, double m) {
-  const float inv_std = 1.0f / sqrtf(var + p.eps);
   const double sum_dy_xhat = sum_dy_xmu * inv_std;
   BatchNormGrad r;
   r.dgamma = p.fix_gamma ? 0.0f : static_cast<float>(sum_dy_xhat);

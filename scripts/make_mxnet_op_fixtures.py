@@ -151,6 +151,11 @@ CASES = [
     ("conv_depthwise_dilate", "Convolution",
      {"kernel": "(3, 2)", "num_filter": "2", "num_group": "2", "dilate": "(2, 1)"},
      [(1, 2, 7, 5)], True),
+    # The third output is MXNet's inverse std, 1 / sqrt(var + eps), of the batch or moving stats.
+    ("bn_mean_var", "BatchNorm", {"fix_gamma": "False", "output_mean_var": "True"},
+     [(4, 3, 2, 2)], True),
+    ("bn_global_mean_var", "BatchNorm",
+     {"use_global_stats": "True", "output_mean_var": "True", "eps": "0.01"}, [(4, 3, 2, 2)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",
