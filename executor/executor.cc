@@ -407,6 +407,7 @@ void Executor::WaitAll() const {
 
 void Executor::Forward(bool is_train) {
   ++forward_count_;
+  ran_forward_ = true;
   if (gpu_) gpu_->MakeCurrent();
   for (const auto& step : steps_) {
     const op::OpContext ctx{
@@ -438,6 +439,8 @@ void Executor::Forward(bool is_train) {
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
   COHORT_CHECK(needs_backward_) << "Backward: every grad_req is null";
+  // Without a forward the outputs and the saved intermediates are whatever the memory held.
+  COHORT_CHECK(ran_forward_) << "Backward before any Forward: run Forward first";
   COHORT_CHECK(head_grads.empty() || head_grads.size() == outputs_.size())
       << "Backward: " << head_grads.size() << " head gradients for " << outputs_.size()
       << " outputs";

@@ -156,6 +156,7 @@ class Executor {
   std::vector<int> unwritten_grads_;  // arguments with a gradient that no op writes
   ThreadArena* arena_ = nullptr;
   uint64_t random_seed_ = 0, forward_count_ = 0;
+  bool ran_forward_ = false;  // Backward needs a Forward's outputs
   int64_t first_sample_ = 0, batch_rows_ = 0;
   bool needs_backward_ = false;
   bool profiling_ = false;

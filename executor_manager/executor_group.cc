@@ -64,11 +64,15 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
   // Inputs are bound by name. For inference a label the network does not take is left out (a
   // network without a loss layer predicts from any iterator, as MXNet's Module.predict does).
   std::vector<DataDesc> inputs = data_shapes;
-  for (const DataDesc& d : data_shapes) data_names_.push_back(d.name);
+  for (const DataDesc& d : data_shapes) {
+    data_names_.push_back(d.name);
+    data_bound_.push_back(d.shape);
+  }
   for (size_t i = 0; i < label_shapes.size(); ++i) {
     const DataDesc& d = label_shapes[i];
     if (!for_training && !takes(d.name)) continue;
     label_names_.push_back(d.name);
+    label_bound_.push_back(d.shape);
     label_slots_.push_back(i);
     inputs.push_back(d);
   }
@@ -102,6 +106,19 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     arenas_.push_back(std::make_unique<ThreadArena>(threads[d]));
     executors_.back()->set_arena(arenas_.back().get());
   }
+  // A bucket shares the default bucket's parameters by name and shape: one of another shape would
+  // get zeros of its own that SetParams never reaches and training never shares.
+  if (shared_group) {
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      const NDArray& mine = executors_[0]->arg_dict().at(param_names_[i]);
+      const NDArray& shared = shared_group->param_arrays_[i][0];
+      COHORT_CHECK(mine.raw_data() == shared.raw_data())
+          << "parameter '" << param_names_[i] << "' has shape " << mine.shape()
+          << " here but " << shared.shape()
+          << " in the group it shares parameters with: every bucket must give each parameter "
+             "the same shape";
+    }
+  }
   param_arrays_.resize(param_names_.size());
   grad_arrays_.resize(param_names_.size());
   aux_arrays_.resize(aux_names_.size());
@@ -132,11 +149,29 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
   }
 }
 
+void DataParallelExecutorGroup::CheckBatch(const DataBatch& batch, const char* caller) const {
+  COHORT_CHECK_EQ(batch.data.size(), data_names_.size())
+      << caller << ": the batch's data arrays against the inputs bound";
+  COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
+      << caller << ": the batch has " << batch.label.size() << " label array(s), "
+      << label_slots_.size() << " bound";
+  auto check = [&](const NDArray& given, const std::string& name, const Shape& bound) {
+    COHORT_CHECK(given.shape() == bound)
+        << caller << ": input '" << name << "' has shape " << given.shape()
+        << ", the executors are bound for " << bound
+        << (batch.bucket_key ? " (bucket " + std::to_string(*batch.bucket_key) + ")" : "");
+  };
+  for (size_t i = 0; i < data_names_.size(); ++i) {
+    check(batch.data[i], data_names_[i], data_bound_[i]);
+  }
+  for (size_t i = 0; i < label_names_.size(); ++i) {
+    check(batch.label[label_slots_[i]], label_names_[i], label_bound_[i]);
+  }
+}
+
 void DataParallelExecutorGroup::StageDataBatch(const DataBatch& batch) {
   if (!staging_) return;
-  COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "StageDataBatch: data arrays";
-  COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
-      << "StageDataBatch: label arrays";
+  CheckBatch(batch, "StageDataBatch");
   stage_arrays_.clear();  // reused: no allocation per step
   stage_arrays_.insert(stage_arrays_.end(), batch.data.begin(), batch.data.end());
   for (size_t slot : label_slots_) stage_arrays_.push_back(batch.label[slot]);
@@ -149,9 +184,7 @@ void DataParallelExecutorGroup::DiscardStagedBatch() {
 }
 
 void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
-  COHORT_CHECK_EQ(batch.data.size(), data_names_.size()) << "LoadDataBatch: data arrays";
-  COHORT_CHECK(label_slots_.empty() || batch.label.size() > label_slots_.back())
-      << "LoadDataBatch: label arrays";
+  CheckBatch(batch, "LoadDataBatch");
   if (staging_) {
     if (!staging_->staged()) StageDataBatch(batch);
     // A partial check (an iterator reusing its arrays passes it with any batch): the caller
@@ -242,8 +275,9 @@ void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vect
 }
 
 void DataParallelExecutorGroup::SetParams(const std::map<std::string, NDArray>& arg_params,
-                                          const std::map<std::string, NDArray>& aux_params) {
-  for (const auto& exec : executors_) exec->CopyParamsFrom(arg_params, aux_params, true);
+                                          const std::map<std::string, NDArray>& aux_params,
+                                          bool allow_extra) {
+  for (const auto& exec : executors_) exec->CopyParamsFrom(arg_params, aux_params, allow_extra);
 }
 
 void DataParallelExecutorGroup::GetParams(std::map<std::string, NDArray>* arg_params,
@@ -365,8 +399,9 @@ const std::vector<std::vector<NDArray>>& DataParallelExecutorManager::aux_arrays
   return default_->aux_arrays();
 }
 void DataParallelExecutorManager::SetParams(const std::map<std::string, NDArray>& arg_params,
-                                            const std::map<std::string, NDArray>& aux_params) {
-  default_->SetParams(arg_params, aux_params);
+                                            const std::map<std::string, NDArray>& aux_params,
+                                            bool allow_extra) {
+  default_->SetParams(arg_params, aux_params, allow_extra);
 }
 void DataParallelExecutorManager::CopyTo(std::map<std::string, NDArray>* arg_params,
                                          std::map<std::string, NDArray>* aux_params) const {

@@ -63,8 +63,9 @@ class DataParallelExecutorGroup {
   const std::vector<std::string>& aux_names() const { return aux_names_; }
 
   // Copies the given values to every device (names missing from the maps are left as they are).
+  // A name the network lacks is an error unless allow_extra, as in MXNet's Module.set_params.
   void SetParams(const std::map<std::string, NDArray>& arg_params,
-                 const std::map<std::string, NDArray>& aux_params);
+                 const std::map<std::string, NDArray>& aux_params, bool allow_extra = false);
   // Device 0's parameters, and the auxiliary states averaged over devices, into host arrays.
   void GetParams(std::map<std::string, NDArray>* arg_params,
                  std::map<std::string, NDArray>* aux_params) const;
@@ -83,6 +84,9 @@ class DataParallelExecutorGroup {
   int num_devices() const { return static_cast<int>(executors_.size()); }
   Executor& executor(int device) { return *executors_[device]; }
   int64_t batch_size() const { return batch_size_; }
+  // Throws naming the input when `batch` does not have the arrays and shapes bound (a larger
+  // batch was cut silently; another bucket's batch failed inside a copy).
+  void CheckBatch(const DataBatch& batch, const char* caller) const;
   // Rows [begin, end) of the batch on each device.
   const std::vector<std::pair<int64_t, int64_t>>& slices() const { return slices_; }
 
@@ -92,6 +96,7 @@ class DataParallelExecutorGroup {
   int64_t batch_size_ = 0;
   std::vector<std::string> data_names_, label_names_, param_names_, aux_names_;
   std::vector<size_t> label_slots_;  // batch.label index of each label_names_ entry
+  std::vector<Shape> data_bound_, label_bound_;  // the whole batch's shapes each is bound for
   std::vector<std::unique_ptr<Executor>> executors_;
   std::vector<std::vector<NDArray>> param_arrays_, grad_arrays_, aux_arrays_;
   std::unique_ptr<DeviceWorkers> workers_;
@@ -140,7 +145,7 @@ class DataParallelExecutorManager {
   const std::vector<std::vector<NDArray>>& grad_arrays() const;
   const std::vector<std::vector<NDArray>>& aux_arrays() const;
   void SetParams(const std::map<std::string, NDArray>& arg_params,
-                 const std::map<std::string, NDArray>& aux_params);
+                 const std::map<std::string, NDArray>& aux_params, bool allow_extra = false);
   void CopyTo(std::map<std::string, NDArray>* arg_params,
               std::map<std::string, NDArray>* aux_params) const;
   void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);

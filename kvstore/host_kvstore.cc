@@ -42,11 +42,17 @@ void HostKVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>&
 void HostKVStore::Push(const std::vector<int>& keys,
                        const std::vector<std::vector<NDArray>>& values, int) {
   COHORT_CHECK_EQ(keys.size(), values.size()) << "kvstore Push: keys and values";
+  CheckKeysDistinct(keys, "Push", &key_scratch_);
   reduce_list_.clear();
   for (size_t k = 0; k < keys.size(); ++k) {
     auto stored = store_.find(keys[k]);
     COHORT_CHECK(stored != store_.end()) << "kvstore Push: key " << keys[k] << " was not Init'ed";
     COHORT_CHECK(!values[k].empty()) << "kvstore Push: no values for key " << keys[k];
+    for (const NDArray& v : values[k]) {
+      COHORT_CHECK(v.shape() == stored->second.shape() && v.dtype() == DType::kFloat32)
+          << "kvstore Push: a " << v.dtype() << " value of shape " << v.shape() << " for key "
+          << keys[k] << " of shape " << stored->second.shape() << " (float32)";
+    }
     NDArray& merged = merged_[keys[k]];  // made on first use: an in-place PushPull needs none
     if (merged.is_none()) merged = NDArray::Zeros(stored->second.shape());
     SumInto(OnHost(keys[k], values[k]), merged);
@@ -137,6 +143,7 @@ void HostKVStore::PushPull(const std::vector<int>& keys,
 void HostKVStore::AllReduceInPlace(const std::vector<int>& keys,
                                    const std::vector<std::vector<NDArray>>& values) {
   COHORT_CHECK_EQ(keys.size(), values.size()) << "kvstore PushPull: keys and values";
+  CheckKeysDistinct(keys, "PushPull", &key_scratch_);
   reduce_list_.clear();
   for (size_t k = 0; k < keys.size(); ++k) {
     auto it = store_.find(keys[k]);

@@ -83,6 +83,7 @@ class HostKVStore : public KVStore {
   std::set<int> shared_keys_;                    // whose stored value is the caller's array
   std::vector<int> nonfinite_keys_;              // this step's
   std::vector<NDArray> reduce_list_;             // reused between calls
+  std::vector<int> key_scratch_;                 // CheckKeysDistinct's, reused
   std::map<int, std::vector<NDArray>> staging_;  // pinned host copies of GPU values, per key
   std::vector<NDArray> host_values_;             // the values of one key on the host, reused
 };

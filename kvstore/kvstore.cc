@@ -64,6 +64,15 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   return nullptr;
 }
 
+void CheckKeysDistinct(const std::vector<int>& keys, const char* call, std::vector<int>* scratch) {
+  scratch->assign(keys.begin(), keys.end());
+  std::sort(scratch->begin(), scratch->end());
+  const auto twice = std::adjacent_find(scratch->begin(), scratch->end());
+  COHORT_CHECK(twice == scratch->end())
+      << "kvstore " << call << ": key " << *twice
+      << " appears twice in one call: pass each key once, with all its values";
+}
+
 void SumInto(const std::vector<NDArray>& arrays, const NDArray& out) {
   const int64_t n = out.size();
   float* dst = out.data<float>();

@@ -119,6 +119,10 @@ class KVStore {
   virtual bool OverlapsByDefault() const = 0;
 };
 
+// Throws naming the key when one appears twice in one Push or PushPull: the kinds would reduce
+// its buffer twice or keep one value (MXNet sums such values; pass each key once with all of
+// them). `scratch` is reused between calls, so a step allocates nothing.
+void CheckKeysDistinct(const std::vector<int>& keys, const char* call, std::vector<int>* scratch);
 // Sums arrays of one shape into `out` (out may be one of them) with the process's cores.
 void SumInto(const std::vector<NDArray>& arrays, const NDArray& out);
 // Whether every element of a float32 array is finite (GPU arrays are copied to the host).

@@ -125,6 +125,7 @@ class NcclKVStore final : public KVStore {
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);  // one bucket at a time on the streams
+    CheckKeysDistinct(keys, "PushPull", &key_scratch_);
     NcclGroup group(comms_);
     EnqueueBucket(*streams_, group, fences_, values, outs);
     // Note [Collective deadline]: a peer that died or stalled would hold this wait forever;
@@ -205,6 +206,7 @@ class NcclKVStore final : public KVStore {
   std::unique_ptr<HostKVStore> host_;  // ranks, metric sums and the initial weights
   const std::vector<int> no_keys_;
   std::mutex mutex_;
+  std::vector<int> key_scratch_;  // CheckKeysDistinct's, under mutex_
   std::atomic<bool> reduced_ = false;
   std::vector<int> devices_;
   std::vector<ncclComm_t> comms_;

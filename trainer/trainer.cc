@@ -654,7 +654,7 @@ DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
     inference_group_ = std::make_unique<DataParallelExecutorGroup>(
         symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_,
         false, false, manager_ ? &manager_->default_group() : nullptr);
-    if (!manager_) inference_group_->SetParams(given_args_, given_aux_);
+    if (!manager_) inference_group_->SetParams(given_args_, given_aux_, /*allow_extra=*/true);
   }
   return *inference_group_;
 }
@@ -731,8 +731,8 @@ void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
 
 void Trainer::SetParams(const std::map<std::string, NDArray>& arg_params,
                         const std::map<std::string, NDArray>& aux_params) {
-  if (manager_) manager_->SetParams(arg_params, aux_params);
-  if (inference_group_) inference_group_->SetParams(arg_params, aux_params);
+  if (manager_) manager_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
+  if (inference_group_) inference_group_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
   if (!manager_) {
     given_args_ = arg_params;
     given_aux_ = aux_params;

@@ -110,6 +110,8 @@ class Trainer {
   // under MPI every worker must call it).
   void GetParams(std::map<std::string, NDArray>* arg_params,
                  std::map<std::string, NDArray>* aux_params) const;
+  // Names the network lacks are ignored (a file may hold more than a network for prediction
+  // needs, as with MXNet's set_params(allow_extra=True)); the caller checks what is missing.
   void SetParams(const std::map<std::string, NDArray>& arg_params,
                  const std::map<std::string, NDArray>& aux_params);
 

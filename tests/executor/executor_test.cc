@@ -167,6 +167,22 @@ TEST(Executor, SimpleBindNamesAnArgumentItCannotAllocate) {
   }
 }
 
+// Backward needs a Forward's outputs: before any, the gradients were whatever memory held.
+TEST(Executor, BackwardBeforeAnyForwardIsAnError) {
+  Symbol fc = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
+  Symbol net = sym::SoftmaxOutput(fc, "softmax");
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"data", Shape({2, 4})}});
+  try {
+    exec->Backward();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Backward before any Forward"), std::string::npos)
+        << e.what();
+  }
+  exec->Forward(false);  // a forward of either kind (MXNet allows backward after either)
+  exec->Backward();
+}
+
 // Arrays must live on the executor's context: host arrays bound on gpu:0 name the argument.
 TEST(Executor, BindRefusesArraysOnAnotherContext) {
   Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");

@@ -3,6 +3,7 @@
 // buckets, which share the default bucket's parameters.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 
 #include "executor_manager/executor_group.h"
@@ -187,6 +188,64 @@ TEST(DataParallelExecutorManager, BucketsShareTheDefaultBucketsParameters) {
   ASSERT_TRUE(iter.Next());
   manager.LoadDataBatch(iter.Value());
   EXPECT_EQ(manager.current().executor(0).arg_dict().at("data").shape(), Shape({2, 6, 4}));
+}
+
+// Misuse that used to pass silently is an error naming what is wrong: a batch of more rows than
+// bound (its extra rows were dropped), a bucket whose parameter shapes differ from the default
+// bucket's (it trained zeros of its own), and SetParams with a name the network lacks (a typo
+// was a no-op).
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(DataParallelExecutorManager, MisuseIsAnErrorNamingTheInputOrParameter) {
+  std::mt19937 rng(4);
+  NDArrayIter iter({{"data", Random({8, 4}, rng)}},
+                   {{"softmax_label", NDArray::Zeros({8})}}, {.batch_size = 4});
+  DataParallelExecutorManager manager(Mlp(), {Context::CPU(0), Context::CPU(1)}, iter, kParams);
+  DataBatch big;
+  big.data = {Random({6, 4}, rng)};
+  big.label = {NDArray::Zeros({6})};
+  EXPECT_NE(ErrorOf([&] { manager.LoadDataBatch(big); })
+                .find("LoadDataBatch: input 'data' has shape (6,4), the executors are bound for "
+                      "(4,4)"),
+            std::string::npos);
+  big.data = {Random({4, 4}, rng)};
+  EXPECT_NE(ErrorOf([&] { manager.LoadDataBatch(big); })
+                .find("input 'softmax_label' has shape (6,), the executors are bound for (4,)"),
+            std::string::npos);
+
+  std::map<std::string, NDArray> params = InitialParams(rng);
+  params["fc1_wieght"] = params.at("fc1_weight");
+  EXPECT_NE(ErrorOf([&] { manager.SetParams(params, {}); }).find("'fc1_wieght' is not an argument"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf([&] { manager.SetParams(params, {}, /*allow_extra=*/true); }), "no error");
+
+  auto by_key = [](int64_t key) {  // fc1's width depends on the key
+    Symbol x = sym::FullyConnected(sym::Variable("data"), {.num_hidden = key}, "fc1");
+    x = sym::FullyConnected(x, {.num_hidden = 3}, "fc2");
+    return sym::SoftmaxOutput(x, "softmax");
+  };
+  DataParallelExecutorManager bucketing(by_key(5), {Context::CPU(0)}, iter, kParams, {}, by_key,
+                                        5);
+  DataBatch other;
+  other.data = {Random({4, 4}, rng)};
+  other.label = {NDArray::Zeros({4})};
+  other.bucket_key = 7;
+  other.provide_data = {{"data", {4, 4}, DType::kFloat32, ""}};
+  other.provide_label = {{"softmax_label", {4}, DType::kFloat32, ""}};
+  // Same data shapes as the default bucket: served by it. Another shape binds bucket 7.
+  other.provide_data[0].shape = {4, 2};
+  other.data = {Random({4, 2}, rng)};
+  EXPECT_NE(ErrorOf([&] { bucketing.LoadDataBatch(other); })
+                .find("parameter 'fc1_weight' has shape (7,2) here but (5,4) in the group it "
+                      "shares parameters with"),
+            std::string::npos);
 }
 
 }  // namespace
