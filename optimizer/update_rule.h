@@ -33,7 +33,10 @@ inline int UpdateStates(UpdateRule::Kind kind, float momentum) {
 
 // Updates weight i (and its states s0, s1 where the kind has them), MXNet 1.x's rules:
 // sgd:     w -= lr (g + wd w), or mom = momentum mom - lr (g + wd w); w += mom
-// nag:     mom = momentum mom + g'; w -= lr (g' + momentum mom), g' = g + wd w
+// nag:     m = momentum mom; w' = w - m + (momentum + 1) (m - lr (g + wd w));
+//          mom = m - lr (g + wd w'), as MXNet 1.9.1's nag_mom_update in place: its momentum
+//          reads the weight after writing it, so the decay term takes the new weight (kept,
+//          with MXNet's order of operations, so that runs and .states files match MXNet's)
 // adam:    m = b1 m + (1 - b1) g'; v = b2 v + (1 - b2) g'^2; w -= lr_t m / (sqrt(v) + eps)
 // adamw:   as adam with g' = g, and w -= lr wd w first (decoupled decay)
 // rmsprop: n = (1 - gamma1) g'^2 + gamma1 n; w -= lr g' / sqrt(n + eps)
@@ -52,11 +55,12 @@ COHORT_HOST_DEVICE void ApplyUpdate(const UpdateRule& r, float* w, const float* 
         w[i] -= r.lr * grad;
       }
       break;
-    case UpdateRule::kNAG:
-      grad += r.wd * w[i];
-      s0[i] = r.momentum * s0[i] + grad;
-      w[i] -= r.lr * (grad + r.momentum * s0[i]);
+    case UpdateRule::kNAG: {
+      const float m = r.momentum * s0[i];
+      w[i] = w[i] - m + (r.momentum + 1) * (m - r.lr * (grad + r.wd * w[i]));
+      s0[i] = m - r.lr * (grad + r.wd * w[i]);
       break;
+    }
     case UpdateRule::kAdam:
     case UpdateRule::kAdamW: {
       const bool decoupled = r.kind == UpdateRule::kAdamW;

@@ -63,10 +63,21 @@ TEST(Optimizer, LrMultAndWdMultPerKey) {
 TEST(Optimizer, Nag) {
   auto nag = Optimizer::Create("nag", {.lr = 0.1, .momentum = 0.9});
   NDArray w = V({1.0f});
-  nag->Update(0, w, V({2.0f}));  // mom = 2; w -= 0.1 (2 + 0.9*2)
+  nag->Update(0, w, V({2.0f}));  // m = 0; w += 1.9 (0 - 0.2); mom = -0.2
   ExpectNear(w, {1 - 0.38});
-  nag->Update(0, w, V({2.0f}));  // mom = 0.9*2 + 2 = 3.8; w -= 0.1 (2 + 0.9*3.8)
-  ExpectNear(w, {0.62 - 0.1 * (2 + 3.42)});
+  nag->Update(0, w, V({2.0f}));  // m = -0.18; w += 0.18 + 1.9 (-0.18 - 0.2)
+  ExpectNear(w, {0.62 + 0.18 - 1.9 * 0.38});
+  // With weight decay, MXNet 1.9.1's NAG(learning_rate=0.1, momentum=0.9, wd=0.1) on a weight
+  // of 1 and gradients 2, -1, 0.5, 3 (its momentum takes the decay of the new weight).
+  auto mx = Optimizer::Create("nag", {.lr = 0.1, .wd = 0.1, .momentum = 0.9});
+  mx->set_param_names({{0, "fc_weight"}});
+  NDArray x = V({1.0f});
+  std::vector<float> after;
+  for (float g : {2.0f, -1.0f, 0.5f, 3.0f}) {
+    mx->Update(0, x, V({g}));
+    after.push_back(x.ToVector<float>()[0]);
+  }
+  testing::ExpectClose(after, {0.601, 0.6127129, 0.43192706, -0.25700802}, 0, 1e-6, "mxnet");
 }
 
 TEST(Optimizer, AdamAndAdamW) {
