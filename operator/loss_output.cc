@@ -40,7 +40,10 @@ SoftmaxOutputParam SoftmaxOutputParam::Parse(const Attrs& attrs) {
   p.use_ignore = r.Bool("use_ignore", p.use_ignore);
   p.preserve_shape = r.Bool("preserve_shape", p.preserve_shape);
   p.normalization = ParseLossNormalization(r);
-  r.Bool("out_grad", false);
+  // out_grad=True multiplies MXNet's gradient by the head gradient of the output; not
+  // implemented, so refused rather than read and ignored.
+  COHORT_CHECK(!r.Bool("out_grad", false))
+      << "SoftmaxOutput: out_grad=True (scaling by the output's head gradient) is not supported";
   p.smooth_alpha = static_cast<float>(r.Float("smooth_alpha", p.smooth_alpha));
   r.Finish();
   return p;

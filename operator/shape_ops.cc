@@ -180,15 +180,17 @@ class Concat : public Operator {
       if (!ShapeKnown(s)) return false;
     }
     Shape o = in[0];
-    COHORT_CHECK(p_.dim >= 0 && p_.dim < o.ndim()) << "Concat: dim " << p_.dim << " for " << o;
-    o[p_.dim] = 0;
+    COHORT_CHECK(p_.dim >= -o.ndim() && p_.dim < o.ndim())
+        << "Concat: dim " << p_.dim << " is outside the axes of " << o;
+    const int dim = Dim(o);
+    o[dim] = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       Shape expect = in[i];
-      expect[p_.dim] = in[0][p_.dim];
+      expect[dim] = in[0][dim];
       COHORT_CHECK(expect == in[0])
           << "Concat: input " << i << " has shape " << in[i] << ", which differs from input 0 "
-          << in[0] << " outside dim " << p_.dim;
-      o[p_.dim] += in[i][p_.dim];
+          << in[0] << " outside dim " << dim;
+      o[dim] += in[i][dim];
     }
     AssignShape(out[0], o, "Concat", "output");
     return true;
@@ -196,26 +198,29 @@ class Concat : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConcatForwardGpu(ctx, in, out[0], p_.dim));
+    COHORT_GPU_DISPATCH(ctx, ConcatForwardGpu(ctx, in, out[0], Dim(out[0].shape())));
     Copy(in, out[0], true, {});
   }
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>&, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, p_.dim));
+    COHORT_GPU_DISPATCH(ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, Dim(out_grad[0].shape())));
     Copy(in_grad, out_grad[0], false, req);
   }
 
  private:
+  // dim, counted from the end when negative (MXNet's dim=-1).
+  int Dim(const Shape& s) const { return p_.dim < 0 ? p_.dim + s.ndim() : p_.dim; }
   // Moves blocks between the parts and the joined array (to_joined: parts -> joined).
   void Copy(const std::vector<NDArray>& parts, const NDArray& joined, bool to_joined,
             const std::vector<GradReq>& req) const {
-    const ConcatRows j = ConcatRowsOf(joined.shape(), p_.dim);
+    const int dim = Dim(joined.shape());
+    const ConcatRows j = ConcatRowsOf(joined.shape(), dim);
     float* all = F(joined);
     int64_t offset = 0;
     for (size_t p = 0; p < parts.size(); ++p) {
-      const int64_t width = parts[p].shape()[p_.dim] * j.inner;
+      const int64_t width = parts[p].shape()[dim] * j.inner;
       if (to_joined) {
         const float* part = F(parts[p]);
         for (int64_t o = 0; o < j.outer; ++o) {

@@ -19,7 +19,9 @@ SoftmaxParam SoftmaxParam::Parse(const std::string& op, const Attrs& attrs) {
     r.OptionalInt("temperature");
   }
   r.Enum("dtype", {"None", "float32"}, "None");
-  r.Bool("use_length", false);
+  // use_length=True adds an input of valid lengths per row: not implemented, so refused.
+  COHORT_CHECK(!r.Bool("use_length", false))
+      << "softmax: use_length=True (a length input masking each row) is not supported";
   r.Finish();
   return p;
 }

@@ -156,6 +156,7 @@ CASES = [
      [(4, 3, 2, 2)], True),
     ("bn_global_mean_var", "BatchNorm",
      {"use_global_stats": "True", "output_mean_var": "True", "eps": "0.01"}, [(4, 3, 2, 2)], True),
+    ("concat_last_dim", "Concat", {"num_args": "2", "dim": "-1"}, [(2, 3, 2), (2, 3, 4)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",

@@ -31,6 +31,15 @@ TEST(OpRegistry, ErrorsNameTheOpAndAttribute) {
       std::string::npos);
 }
 
+// Attributes MXNet honours and Cohort does not implement are refused, never read and ignored.
+TEST(OpRegistry, UnimplementedModesAreRefused) {
+  EXPECT_NE(ErrorOf("SoftmaxOutput", {{"out_grad", "True"}}).find("out_grad=True"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf("SoftmaxOutput", {{"out_grad", "False"}}), "no error");
+  EXPECT_NE(ErrorOf("softmax", {{"use_length", "True"}}).find("use_length=True"),
+            std::string::npos);
+}
+
 TEST(OpRegistry, DoubleUnderscoreAttributesAreNotParameters) {
   EXPECT_EQ(ErrorOf("FullyConnected", {{"num_hidden", "2"}, {"__lr_mult__", "0.1"}}), "no error");
 }
