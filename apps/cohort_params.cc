@@ -63,7 +63,18 @@ int Show(const std::string& path) {
 }
 
 // Largest |a - b|; NaN against a number counts as infinitely different, NaN against NaN as equal.
+// Integers are compared as int64 (as doubles, 2^62 + 1 and 2^62 were equal).
 double MaxAbsDiff(const NDArray& a, const NDArray& b) {
+  const bool integers = a.dtype() == DType::kInt64 || a.dtype() == DType::kInt32 ||
+                        a.dtype() == DType::kInt8 || a.dtype() == DType::kUint8;
+  if (integers) {
+    const std::vector<int64_t> x = a.ToVector<int64_t>(), y = b.ToVector<int64_t>();
+    long double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      worst = std::max(worst, std::fabs(static_cast<long double>(x[i]) - y[i]));
+    }
+    return static_cast<double>(worst);
+  }
   std::vector<double> x = a.ToVector<double>(), y = b.ToVector<double>();
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -87,7 +98,7 @@ int Diff(const std::string& path_a, const std::string& path_b, double tol) {
       continue;
     }
     const NDArray& y = it->second;
-    if (x.is_none() || y.is_none() || x.shape() != y.shape()) {
+    if (x.is_none() || y.is_none() || x.shape() != y.shape() || x.dtype() != y.dtype()) {
       const bool same = x.is_none() && y.is_none();
       if (!same) {
         std::printf("%s\tmismatch: %s vs %s\n", name.c_str(), Describe(x).c_str(),

@@ -20,6 +20,18 @@ cp "$data/list_v2.params" "$tmp/changed.params"  # first array [1,2,3] -> [1,2,3
 printf '\x00\x00\x60\x40' | dd of="$tmp/changed.params" bs=1 seek=64 conv=notrunc status=none
 expect 1 $'^#0\tmax_abs_diff=0.5\tEXCEEDS$' "$bin" diff "$data/list_v2.params" "$tmp/changed.params"
 expect 0 $'^#0\tmax_abs_diff=0.5$' "$bin" diff "$data/list_v2.params" "$tmp/changed.params" --tol 0.5
+# Integers compare exactly: arg:int64's first element 2^62 + 1 against 2^62 (equal as doubles).
+cp "$data/all_dtypes_v2.params" "$tmp/big_a.params"
+cp "$data/all_dtypes_v2.params" "$tmp/big_b.params"
+printf '\x01\x00\x00\x00\x00\x00\x00\x40' | dd of="$tmp/big_a.params" bs=1 seek=424 conv=notrunc status=none
+printf '\x00\x00\x00\x00\x00\x00\x00\x40' | dd of="$tmp/big_b.params" bs=1 seek=424 conv=notrunc status=none
+expect 1 $'^arg:int64\tmax_abs_diff=1\tEXCEEDS$' "$bin" diff "$tmp/big_a.params" "$tmp/big_b.params"
+# Arrays of one name and shape but of other dtypes differ, whatever their values: the names
+# arg:float32 and arg:float64 swapped in a copy (same values, float64 against float32).
+cp "$data/all_dtypes_v2.params" "$tmp/swapped.params"
+printf '64' | dd of="$tmp/swapped.params" bs=1 seek=595 conv=notrunc status=none
+printf '32' | dd of="$tmp/swapped.params" bs=1 seek=614 conv=notrunc status=none
+expect 1 $'^arg:float32\tmismatch: float32 \\(2,3\\) vs float64 \\(2,3\\)$' "$bin" diff "$data/all_dtypes_v2.params" "$tmp/swapped.params"
 echo "not params" > "$tmp/text.params"
 expect 2 "not an MXNet NDArray file" "$bin" show "$tmp/text.params"
 exit $fail
