@@ -20,6 +20,27 @@ int Summary(const std::string& source, const std::vector<std::string>& shape_spe
   const ModelShapes m = InferModelShapes(net, ParseShapeOptions(shape_specs));
   const auto aux = net.ListAuxiliaryStates();
   const std::set<std::string> aux_set(aux.begin(), aux.end());
+  // Counts from unknown shapes would be 0: a wrong total, so none is printed (exit 2).
+  std::string unknown_params, inputs;
+  for (const std::string& name : net.ListInputs()) {  // in the network's order
+    const Shape& shape = m.variable.at(name);
+    if (m.IsInput(name)) continue;
+    const bool parameter = name.ends_with("_weight") || name.ends_with("_bias") ||
+                           name.ends_with("_gamma") || name.ends_with("_beta") ||
+                           aux_set.count(name) > 0;
+    if (!parameter) {
+      inputs += (inputs.empty() ? "" : ", ") + name;
+    } else if (!op::ShapeKnown(shape) && unknown_params.empty()) {
+      unknown_params = name;
+    }
+  }
+  if (!unknown_params.empty()) {
+    throw ConfigError("the shape of '" + unknown_params +
+                          "' is unknown, so the parameters cannot be counted: give the input "
+                          "shapes with --shape NAME=DIMS" +
+                          (inputs.empty() ? "" : " (inputs without one: " + inputs + ")"),
+                      __FILE__, __LINE__);
+  }
   std::printf("%-28s %-24s %-22s %12s\n", "node", "op", "output shape", "parameters");
   int64_t total = 0, total_aux = 0;
   for (const auto& node : net.TopoOrder()) {

@@ -9,6 +9,8 @@
 #include <exception>
 #include <optional>
 
+#include "base/error.h"
+
 namespace cohort {
 
 // Parses argv into `app`. Returns the exit code when the tool is to stop here (--help: 0, after
@@ -24,12 +26,17 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv)
 }
 
 // Parses argv into `app` (ParseCommandLine), then returns run()'s exit code; an exception from
-// run() prints "TOOL: what" to stderr after what stdout holds, and exits 2.
+// run() prints "TOOL: message" to stderr after what stdout holds (a cohort::Error without its
+// source line, as cohort-train prints), and exits 2.
 template <typename Run>
 int ParseAndRun(CLI::App& app, int argc, char** argv, const char* tool, Run&& run) {
   if (const std::optional<int> stop = ParseCommandLine(app, argc, argv)) return *stop;
   try {
     return run();
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: %s\n", tool, e.message().c_str());
+    return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: %s\n", tool, e.what());

@@ -11,4 +11,7 @@ expect 2 "kernel \(5,5\) does not fit input \(1,1,4,4\)" "$bin" summary "$data/l
 expect 2 "cannot open symbol file 'missing.json'" "$bin" summary missing.json --shape data=1
 expect 2 "expected NAME=DIMS" "$bin" summary mlp --shape 1,2
 expect 2 "'bogus' is not an input" "$bin" summary mlp --shape bogus=1,2
+# Without the input shapes the parameters cannot be counted: exit 2, not a total of 0.
+expect 2 "the shape of 'conv1_weight' is unknown.*inputs without one: data" "$bin" summary lenet
+expect 2 "the shape of 'conv1_weight' is unknown" "$bin" summary lenet --shape data=0,1,28,28
 exit $fail
