@@ -614,6 +614,13 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     progress.Clear();
     manager_->DiscardStagedBatches();  // a stop leaves the next batch staged
     if (stopped_by_signal_ != 0) break;  // no epoch end: the checkpoint is mid-epoch
+    if (batches == 0) {  // every worker alike: the parts have the same number of batches
+      throw ConfigError("epoch " + std::to_string(epoch) + ": the training data gave no batch of " +
+                            std::to_string(train.batch_size()) +
+                            " (fewer samples than one batch, and the last_batch_handle drops "
+                            "them?): nothing would train",
+                        __FILE__, __LINE__);
+    }
     batches_per_epoch = batches;
     EpochResult r;
     r.epoch = epoch;

@@ -90,6 +90,13 @@ for bad in model.d_model=4611686018427387904 model.n_layer=100000000 model.vocab
   check "gpt $bad is exit 2 naming its key" \
     '[[ $code -eq 2 && "$out" == "cohort-train: config: key '"'"'${bad%%=*}'"'"'"* ]]'
 done
+# Fewer samples than one batch, dropped by last_batch_handle: nothing would train (it ran epochs
+# of no step, reporting accuracy nan and exit 0).
+out=$("$train" --config "$config" --set data.num_samples=100 \
+  --set data.last_batch_handle=discard 2>&1); code=$?
+check "no batch in an epoch is exit 2" \
+  '[[ $code -eq 2 && "$out" == *"the training data gave no batch of 128"* ]]' ||
+  echo "$out" | tail -2
 out=$(COHORT_NUM_THREADS=2147483647 "$train" --config "$config" 2>&1); code=$?
 check "COHORT_NUM_THREADS=2147483647 is exit 2 naming it" \
   '[[ $code -eq 2 && "$out" == *"COHORT_NUM_THREADS='"'"'2147483647'"'"': expected an integer in [1, 1024]"* ]]'
