@@ -20,7 +20,8 @@ namespace cohort {
 
 // Note [Data parallelism]
 // Device d binds its own executor for rows [begin_d, end_d) of every batch; the slice sizes are
-// proportional to the work load list (equal by default, the remainder to the first devices).
+// proportional to the work load list, rounded, what rounding leaves to the last device (as MXNet's
+// _split_input_slice: 7 rows over three devices are 2, 2 and 3).
 // Each device has its own parameter and gradient arrays: after Backward the kvstore sums the
 // gradients across devices (and workers) and the updated weights are copied back to every
 // device, so all devices hold identical parameters at every step. Devices run Forward and
