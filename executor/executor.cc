@@ -154,6 +154,11 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
                                                GradReq grad_req,
                                                const std::map<std::string, GradReq>& grad_reqs,
                                                const Executor* shared_exec) {
+  for (const auto& [name, shape] : shapes) {  // 0 means unknown (MXNet): the input would be too
+    COHORT_CHECK(op::ShapeKnown(shape))
+        << "SimpleBind: the shape given for '" << name << "', " << shape
+        << ", has an unknown (0) dimension: give every dimension";
+  }
   Symbol::Shapes inferred = symbol.InferShape(shapes);
   const std::vector<std::string> arg_names = symbol.ListArguments();
   const std::vector<std::string> aux_names = symbol.ListAuxiliaryStates();

@@ -148,6 +148,14 @@ TEST(Executor, BindErrorsNameTheArgumentAndShape) {
               std::string::npos)
         << e.what();
   }
+  try {  // a batch of 0 is MXNet's unknown: said, rather than "cannot infer" a shape given
+    Executor::SimpleBind(net, Context::CPU(), {{"data", Shape({0, 4})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the shape given for 'data', (0,4), has an unknown (0)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // An argument too large to allocate is named with its shape: a huge num_hidden said only
