@@ -309,7 +309,13 @@ void Executor::MakeSteps(const GraphPlan& g, const std::vector<NDArray>& data,
       const int e = g.EntryId(node.inputs[i]);
       if (static_cast<int>(i) < node.num_arguments()) {
         step->in.push_back(data[e]);
-        step->in_names.push_back(node.inputs[i].node->name);
+        // The name the monitor gives the array where it is made: a variable's, or its
+        // producer's "<node>_<output>" (an op's output was "fc1" as an input, "fc1_output" as
+        // an output).
+        const SymbolNode& from = *node.inputs[i].node;
+        step->in_names.push_back(
+            from.is_variable() ? from.name
+                               : from.name + "_" + from.impl->ListOutputs()[node.inputs[i].index]);
       } else {
         step->aux.push_back(data[e]);
       }

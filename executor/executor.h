@@ -86,7 +86,8 @@ class Executor {
   using GradientReady = std::function<void(int arg_index)>;
   void SetGradientReadyCallback(GradientReady callback) { gradient_ready_ = std::move(callback); }
 
-  // Called after each op with "<node>_<output>" and the array (monitor_all: inputs too).
+  // Called after each op with "<node>_<output>" and the array (monitor_all: its inputs first,
+  // each named where it is made: a variable's name, or "<node>_<output>").
   void SetMonitorCallback(Monitor callback, bool monitor_all = false);
 
   // Per-op wall time (Note [Op profile]): while profiling is on, each op's time is added to its

@@ -257,6 +257,13 @@ void DataParallelExecutorGroup::Backward() {
 void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels,
                                              int64_t pad) {
   const int64_t valid = batch_size_ - pad;
+  COHORT_CHECK(pad >= 0 && pad <= batch_size_)
+      << "UpdateMetric: pad " << pad << " for a batch of " << batch_size_;
+  for (const NDArray& l : labels) {
+    COHORT_CHECK(l.shape().ndim() > 0 && l.shape()[0] == batch_size_)
+        << "UpdateMetric: labels of shape " << l.shape() << " for a batch of " << batch_size_
+        << " rows";
+  }
   thread_local std::vector<NDArray> label_slices, output_slices;  // reused: no allocation per step
   for (size_t d = 0; d < executors_.size(); ++d) {
     const auto [begin, end] = slices_[d];

@@ -297,6 +297,10 @@ TEST(Executor, MonitorSeesEveryOutput) {
   exec->Forward(false);
   EXPECT_EQ(seen[0], "data");
   EXPECT_EQ(seen[1], "conv1_weight");
+  // An op's output has one name, as its producer's output and as its consumer's input.
+  const auto tanh1 = std::find(seen.begin(), seen.end(), "tanh1_output");
+  ASSERT_NE(tanh1, seen.end());
+  EXPECT_EQ(*(tanh1 + 1), "tanh1_output");  // pool1's input
 }
 
 TEST(Executor, DebugStrListsOpsAndMemory) {

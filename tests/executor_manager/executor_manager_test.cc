@@ -220,6 +220,10 @@ TEST(DataParallelExecutorManager, MisuseIsAnErrorNamingTheInputOrParameter) {
                 .find("input 'softmax_label' has shape (6,), the executors are bound for (4,)"),
             std::string::npos);
 
+  auto metric = CreateMetric(std::string("acc"));
+  EXPECT_NE(ErrorOf([&] { manager.UpdateMetric(*metric, {NDArray::Zeros({2})}); })
+                .find("UpdateMetric: labels of shape (2,) for a batch of 4 rows"),
+            std::string::npos);
   std::map<std::string, NDArray> params = InitialParams(rng);
   params["fc1_wieght"] = params.at("fc1_weight");
   EXPECT_NE(ErrorOf([&] { manager.SetParams(params, {}); }).find("'fc1_wieght' is not an argument"),
