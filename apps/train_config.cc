@@ -224,7 +224,8 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
       c.symbol = models::Gpt(GptOptionsOf(root));
     } else if (model_name == "mobilenet") {
       c.symbol = models::MobileNet({.multiplier = Get<double>(root, "model.multiplier", 1.0),
-                                    .resolution = InRange(root, "model.resolution", 224, 1, 1 << 16),
+                                    .resolution =
+                                        InRange(root, "model.resolution", 224, 1, 1 << 16),
                                     .num_classes = classes});
     } else {
       c.symbol = models::ByName(model_name, classes);

@@ -205,7 +205,8 @@ class Concat : public Operator {
                 const std::vector<NDArray>&, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, Dim(out_grad[0].shape())));
+    COHORT_GPU_DISPATCH(
+        ctx, ConcatBackwardGpu(ctx, out_grad[0], req, in_grad, Dim(out_grad[0].shape())));
     Copy(in_grad, out_grad[0], false, req);
   }
 

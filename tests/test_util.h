@@ -1,5 +1,5 @@
-// What tests of every part share: comparing arrays with a tolerance, reading a file whole, and
-// a scratch directory per test.
+// What tests of every part share: comparing arrays with a tolerance, the message of an error,
+// reading a file whole, and a scratch directory per test.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -15,6 +16,16 @@
 #include "ndarray/ndarray.h"
 
 namespace cohort::testing {
+
+// What fn throws as a cohort::Error (its what()), or "no error".
+inline std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 // Fails where |got - want| > atol + rtol·|want| (rtol = atol = 0: equal), reporting the first
 // five such elements, each named what[i].

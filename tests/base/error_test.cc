@@ -2,34 +2,30 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_util.h"
+
 namespace cohort {
 namespace {
 
-std::string MessageOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::ErrorOf;
+
 
 TEST(Error, CheckNamesConditionMessageAndLocation) {
-  std::string what = MessageOf([] {
+  std::string what = ErrorOf([] {
     COHORT_CHECK(1 + 1 == 3) << "arithmetic is "
                              << "broken";
   });
   EXPECT_EQ(what.find("arithmetic is broken [tests/base/error_test.cc:"), 0u) << what;
-  what = MessageOf([] { COHORT_CHECK(1 + 1 == 3); });
+  what = ErrorOf([] { COHORT_CHECK(1 + 1 == 3); });
   EXPECT_EQ(what.find("Check failed: 1 + 1 == 3 [tests/base/error_test.cc:"), 0u) << what;
 }
 
 TEST(Error, CheckOpNamesBothValues) {
   int a = 3, b = 4;
-  std::string what = MessageOf([&] { COHORT_CHECK_EQ(a, b) << "sizes differ"; });
+  std::string what = ErrorOf([&] { COHORT_CHECK_EQ(a, b) << "sizes differ"; });
   EXPECT_EQ(what.find("sizes differ (a == b: 3 vs. 4) ["), 0u) << what;
-  EXPECT_EQ(MessageOf([&] { COHORT_CHECK_LT(a, b); }), "no error");
-  what = MessageOf([&] { COHORT_CHECK_GE(a, b); });
+  EXPECT_EQ(ErrorOf([&] { COHORT_CHECK_LT(a, b); }), "no error");
+  what = ErrorOf([&] { COHORT_CHECK_GE(a, b); });
   EXPECT_EQ(what.find("Check failed: a >= b (3 vs. 4) ["), 0u) << what;
 }
 

@@ -17,6 +17,7 @@
 namespace cohort {
 namespace {
 
+using testing::ErrorOf;
 using testing::ExpectClose;
 
 NDArray Random(const Shape& shape, std::mt19937& rng, float lo = -1, float hi = 1) {
@@ -194,14 +195,6 @@ TEST(DataParallelExecutorManager, BucketsShareTheDefaultBucketsParameters) {
 // bound (its extra rows were dropped), a bucket whose parameter shapes differ from the default
 // bucket's (it trained zeros of its own), and SetParams with a name the network lacks (a typo
 // was a no-op).
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(DataParallelExecutorManager, MisuseIsAnErrorNamingTheInputOrParameter) {
   std::mt19937 rng(4);

@@ -3,13 +3,13 @@
 // are its values sums in place without touching the store (Note [In-place PushPull]).
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "kvstore/kvstore.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
 
+using testing::ErrorOf;
 using Values = std::vector<std::vector<NDArray>>;
 
 NDArray Vec(std::vector<float> v) {
@@ -37,27 +37,19 @@ TEST(LocalKVStore, PushSumsDevicesAndPullCopiesTheSumOut) {
 TEST(LocalKVStore, PushNamesARepeatedKeyOrAValueThatDoesNotFit) {
   auto kv = KVStore::Create("local");
   kv->Init({3, 7}, {Vec({0, 0}), Vec({0, 0, 0})});
-  auto error_of = [&](const std::function<void()>& f) -> std::string {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.message();
-    }
-    return "no error";
-  };
   const std::string twice = "key 3 appears twice in one call";
-  EXPECT_NE(error_of([&] { kv->Push({3, 7, 3}, {{Vec({1, 2})}, {Vec({1, 1, 1})}, {Vec({1, 2})}}); })
+  EXPECT_NE(ErrorOf([&] { kv->Push({3, 7, 3}, {{Vec({1, 2})}, {Vec({1, 1, 1})}, {Vec({1, 2})}}); })
                 .find("kvstore Push: " + twice),
             std::string::npos);
   NDArray a = Vec({1, 2}), b = Vec({3, 4});
-  EXPECT_NE(error_of([&] { kv->PushPull({3, 3}, {{a}, {b}}, {{a}, {b}}); })
+  EXPECT_NE(ErrorOf([&] { kv->PushPull({3, 3}, {{a}, {b}}, {{a}, {b}}); })
                 .find("kvstore PushPull: " + twice),
             std::string::npos);
-  EXPECT_NE(error_of([&] { kv->Push({7}, {{Vec({1, 2})}}); })
+  EXPECT_NE(ErrorOf([&] { kv->Push({7}, {{Vec({1, 2})}}); })
                 .find("a float32 value of shape (2,) for key 7 of shape (3,)"),
             std::string::npos);
   const NDArray doubles = NDArray::Zeros({2}, DType::kFloat64);
-  EXPECT_NE(error_of([&] { kv->Push({3}, {{doubles}}); }).find("a float64 value"),
+  EXPECT_NE(ErrorOf([&] { kv->Push({3}, {{doubles}}); }).find("a float64 value"),
             std::string::npos);
 }
 

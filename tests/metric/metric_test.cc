@@ -5,9 +5,12 @@
 
 #include "metric/eval_metric.h"
 #include "metric/kinds.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
+
+using testing::ErrorOf;
 
 NDArray A(const Shape& shape, std::vector<float> v) { return NDArray::FromVector<float>(shape, v); }
 
@@ -234,14 +237,6 @@ TEST(Merge, CompositeStatesConcatenate) {
   EXPECT_NEAR(a->Get()[1].second, whole->Get()[1].second, 1e-12);
 }
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Errors, ShapesAndNamesAreReported) {
   std::string what = ErrorOf([] { CreateMetric("ce")->Update({A({2}, {0, 1})}, {kPred}); });
