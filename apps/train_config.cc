@@ -387,23 +387,21 @@ void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, 
     return static_cast<int64_t>(std::llround(epochs * static_cast<double>(batches_per_epoch)));
   };
   // Spans of epochs: step_epochs 0 or below decayed the rate at every update.
-  auto epochs = [&](const std::string& key, double fallback, bool zero_allowed) {
-    const double e = Get<double>(root, key, fallback);
+  auto checked = [&](const std::string& key, double e, bool zero_allowed) {
     if (!std::isfinite(e) || e < 0 || (e == 0 && !zero_allowed)) {
       Fail("key '" + key + "': " + std::to_string(e) + " epochs: expected a number " +
            (zero_allowed ? ">= 0" : "> 0"));
     }
     return e;
   };
+  auto epochs = [&](const std::string& key, double fallback, bool zero_allowed) {
+    return checked(key, Get<double>(root, key, fallback), zero_allowed);
+  };
   LRScheduler::Options& s = fit->schedule;
   s.step = std::max<int64_t>(1, updates(epochs("lr_schedule.step_epochs", 1, false)));
   s.factor = Get<double>(root, "lr_schedule.factor", 1.0);
   for (double e : Get<std::vector<double>>(root, "lr_schedule.steps_epochs", {})) {
-    if (!std::isfinite(e) || e <= 0) {
-      Fail("key 'lr_schedule.steps_epochs': " + std::to_string(e) +
-           " epochs: expected numbers > 0");
-    }
-    s.steps.push_back(updates(e));
+    s.steps.push_back(updates(checked("lr_schedule.steps_epochs", e, false)));
   }
   s.warmup_steps = updates(epochs("lr_schedule.warmup_epochs", 0, true));
   s.warmup_begin_lr = Get<double>(root, "lr_schedule.warmup_begin_lr", 0.0);

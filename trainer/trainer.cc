@@ -70,23 +70,31 @@ std::vector<std::string> InputNames(const DataIter& data) {
   throw e;
 }
 
+// Variable `name`'s attribute `key` (from Symbol::VariableAttrs), or null when it has none.
+const std::string* VariableAttr(const std::map<std::string, op::Attrs>& attrs,
+                                const std::string& name, const char* key) {
+  const auto node = attrs.find(name);
+  if (node == attrs.end()) return nullptr;
+  const auto attr = node->second.find(key);
+  return attr == node->second.end() ? nullptr : &attr->second;
+}
+
 // A variable's attribute read as a multiplier (MXNet writes "0.0"); errors name the variable.
 std::optional<double> Multiplier(const std::map<std::string, op::Attrs>& attrs,
                                  const std::string& name, const char* key) {
-  const auto node = attrs.find(name);
-  if (node == attrs.end()) return std::nullopt;
-  const auto attr = node->second.find(key);
-  if (attr == node->second.end()) return std::nullopt;
+  const std::string* attr = VariableAttr(attrs, name, key);
+  if (!attr) return std::nullopt;
+  const std::string& text = *attr;
   double value = -1;
   size_t used = 0;
   try {
-    value = std::stod(attr->second, &used);
+    value = std::stod(text, &used);
   } catch (const std::exception&) {
   }
-  if (used != attr->second.size() || !std::isfinite(value) || value < 0) {
-    throw ConfigError("variable '" + name + "': " + key + " '" + attr->second +
-                          "' is not a number >= 0",
-                      __FILE__, __LINE__);
+  if (used != text.size() || !std::isfinite(value) || value < 0) {
+    throw ConfigError(
+        "variable '" + name + "': " + key + " '" + text + "' is not a number >= 0", __FILE__,
+        __LINE__);
   }
   return value;
 }
@@ -178,21 +186,17 @@ void Trainer::InitParams(const FitConfig& config) {
     std::mt19937_64 rng(config.seed);
     // A variable's "__init__" attribute overrides the initializer, as in MXNet's Module.
     const std::map<std::string, op::Attrs> attrs = symbol_.VariableAttrs();
-    auto init_attr = [&](const std::string& name) -> std::string {
-      const auto node = attrs.find(name);
-      if (node == attrs.end()) return "";
-      const auto attr = node->second.find("__init__");
-      return attr == node->second.end() ? "" : attr->second;
-    };
     for (size_t i = 0; i < param_names_.size(); ++i) {
       NDArray value = NDArray::Empty(manager_->param_arrays()[i][0].shape());
-      init(param_names_[i], value, rng, init_attr(param_names_[i]));
+      const std::string* init_attr = VariableAttr(attrs, param_names_[i], "__init__");
+      init(param_names_[i], value, rng, init_attr ? *init_attr : "");
       args[param_names_[i]] = value;
     }
     for (size_t i = 0; i < manager_->aux_names().size(); ++i) {
       const std::string& name = manager_->aux_names()[i];
       NDArray value = NDArray::Empty(manager_->aux_arrays()[i][0].shape());
-      init(name, value, rng, init_attr(name));
+      const std::string* init_attr = VariableAttr(attrs, name, "__init__");
+      init(name, value, rng, init_attr ? *init_attr : "");
       aux[name] = value;
     }
     TakeGivenParams(config, &args, &aux);
