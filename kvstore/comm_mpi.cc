@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,15 +81,22 @@ class MpiComm final : public Comm {
       watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, 0.0);  // one worker waits for none
     }
     CollectiveWatchdog::Scope timed(*watchdog_, "kvstore setup", 0);
-    CheckSettingsAgree();
+    CheckJobSettingsAgree();
     if (Env().kvstore_hierarchical) SplitByHost();
     const int64_t chunk_bytes = RingChunkBytes();  // a collective of every rank
     // The ring joins every rank, or the hosts' leaders when reducing inside hosts first.
     const MPI_Comm ring_comm = host_ != MPI_COMM_NULL ? leaders_ : comm_;
-    if (ring_comm != MPI_COMM_NULL) ring_ = MakeRing(ring_comm, chunk_bytes);
-    // Over TCP the ring beat MPI_Allreduce from 64 KB (Note [TCP ring]); over MPI from 8 MB.
-    const int ring_min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : ring_over_tcp_ ? 64 : 8192;
-    ring_min_bytes_ = int64_t{ring_min_kb} << 10;
+    if (ring_comm != MPI_COMM_NULL) {
+      ring_ = MakeRing(ring_comm, chunk_bytes);
+      // Over TCP the ring beat MPI_Allreduce from 64 KB (Note [TCP ring]); over MPI from 8 MB.
+      const int ring_min_kb =
+          Env().ring_min_kb >= 0 ? Env().ring_min_kb : ring_over_tcp_ ? 64 : 8192;
+      ring_min_bytes_ = int64_t{ring_min_kb} << 10;
+      // The ranks of the ring agree on the threshold in effect, not on how it was set: unset
+      // on one rank and 64 on another agree over TCP.
+      const Setting in_effect[] = {{"COHORT_RING_MIN_KB", ring_min_kb}};
+      CheckSettingsAgree(ring_comm, in_effect);
+    }
   }
   ~MpiComm() override {
     int finalized = 0;
@@ -174,31 +182,42 @@ class MpiComm final : public Comm {
     return one_host ? int64_t{256} << 10 : int64_t{16} << 20;
   }
 
+  struct Setting {
+    const char* name;
+    int64_t value;
+  };
+
   // Every rank must sum each bucket the same way (MPI_Allreduce or the ring, flat or by host):
-  // settings that decide it and differ between ranks would hang the job at its first reduction.
-  // The settings that shape the job's collectives (which buffers meet in which call, in which
-  // order, over which transport): ranks that differ would sum unrelated gradients or hang.
-  void CheckSettingsAgree() {
+  // settings that shape the job's collectives (which buffers meet in which call, in which
+  // order, over which transport) and differ between ranks would sum unrelated gradients or
+  // hang the job at its first reduction.
+  void CheckJobSettingsAgree() {
     const std::string& t = Env().ring_transport;
-    const std::pair<const char*, int> settings[] = {
+    const Setting settings[] = {
         {"COHORT_RING_TRANSPORT", t == "auto" ? 0 : t == "tcp" ? 1 : 2},
-        {"COHORT_RING_MIN_KB", Env().ring_min_kb},
+        {"COHORT_RING_MIN_KB", Env().ring_min_kb == 0},  // 0: no ring, no sockets (MakeRing)
         {"COHORT_RING_CHUNK_KB", Env().ring_chunk_kb},
         {"COHORT_KVSTORE_HIERARCHICAL", Env().kvstore_hierarchical ? 1 : 0},
         {"COHORT_KVSTORE_BUCKET_MB", Env().kvstore_bucket_mb},
         {"COHORT_KVSTORE_OVERLAP", Env().kvstore_overlap}};
-    constexpr int kCount = static_cast<int>(std::size(settings));
-    // One MPI_MAX of each value and its negation gives the highest and the lowest of each.
-    int64_t extremes[2 * kCount];
-    for (int i = 0; i < kCount; ++i) {
-      extremes[i] = settings[i].second;
-      extremes[kCount + i] = -int64_t{settings[i].second};
+    CheckSettingsAgree(comm_, settings);
+  }
+
+  // A collective of `comm`: one MPI_MAX of each value and its negation gives the highest and
+  // the lowest of each.
+  void CheckSettingsAgree(MPI_Comm comm, std::span<const Setting> settings) {
+    const size_t count = settings.size();
+    std::vector<int64_t> extremes(2 * count);
+    for (size_t i = 0; i < count; ++i) {
+      extremes[i] = settings[i].value;
+      extremes[count + i] = -settings[i].value;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2 * kCount, MPI_INT64_T, MPI_MAX, comm_));
-    for (int i = 0; i < kCount; ++i) {
-      if (extremes[i] != -extremes[kCount + i]) {
-        const char* value = std::getenv(settings[i].first);
-        throw ConfigError(std::string(settings[i].first) +
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), static_cast<int>(2 * count),
+                            MPI_INT64_T, MPI_MAX, comm));
+    for (size_t i = 0; i < count; ++i) {
+      if (extremes[i] != -extremes[count + i]) {
+        const char* value = std::getenv(settings[i].name);
+        throw ConfigError(std::string(settings[i].name) +
                               " differs between the ranks of the job (rank " +
                               std::to_string(rank_) + ": '" + (value ? value : "") +
                               "'): set it alike on every rank (mpirun -x)",

@@ -33,7 +33,8 @@ if "$mpiexec" --version >/dev/null 2>&1; then
   # (Different buckets or overlap order summed unrelated gradients without a word.)
   one=("$bin" --kvstore mpi --devices cpu:0 --min-bytes 1K --max-bytes 4K --iters 1)
   for setting in COHORT_RING_TRANSPORT=tcp,mpi COHORT_KVSTORE_BUCKET_MB=1,4 \
-                 COHORT_KVSTORE_OVERLAP=1,0 COHORT_RING_CHUNK_KB=64,128; do
+                 COHORT_KVSTORE_OVERLAP=1,0 COHORT_RING_CHUNK_KB=64,128 \
+                 COHORT_RING_MIN_KB=0,8192 COHORT_RING_MIN_KB=64,8192; do
     name=${setting%%=*} values=${setting#*=}
     err=$(timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
       -np 1 -x "$name=${values%,*}" "${one[@]}" : -np 1 -x "$name=${values#*,}" "${one[@]}" 2>&1)
@@ -44,6 +45,15 @@ if "$mpiexec" --version >/dev/null 2>&1; then
       echo "FAIL: ranks with different $name -> exit $code: $err"; fail=1
     fi
   done
+  # What counts is the threshold in effect: unset is 8192 KB over MPI on one host.
+  err=$(timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
+    -np 1 -x COHORT_RING_MIN_KB=8192 "${one[@]}" : -np 1 "${one[@]}" 2>&1)
+  code=$?
+  if [[ $code -eq 0 ]]; then
+    echo "ok: COHORT_RING_MIN_KB 8192 on one rank and unset on the other agree"
+  else
+    echo "FAIL: COHORT_RING_MIN_KB 8192 and unset -> exit $code: $err"; fail=1
+  fi
 else  # scripts/gpu-check.sh builds without an mpirun (MPIEXEC_EXECUTABLE=/bin/false)
   echo "skip: mpi part, no usable mpiexec ($mpiexec)"
 fi
