@@ -92,8 +92,14 @@ void Batcher::StartEpoch() {
 
 void Batcher::Reset() { StartEpoch(); }
 
+void Batcher::SkipEpoch() {
+  while (Advance(/*gather=*/false)) {
+  }
+  StartEpoch();
+}
+
 // Note [Sharding]: the global batch is cut from the stream; this part serves its rows of it.
-bool Batcher::Next() {
+bool Batcher::Advance(bool gather) {
   const int64_t bs = options_.batch_size, global = bs * options_.num_parts;
   const int64_t left = static_cast<int64_t>(stream_.size() - cursor_);
   if (left <= 0) return false;
@@ -113,6 +119,7 @@ bool Batcher::Next() {
   }
   batch_.pad = std::clamp<int64_t>(first + bs - real, 0, bs);
   cursor_ += real;
+  if (!gather) return true;
   for (size_t i = 0; i < data_.size(); ++i) Gather(data_[i], batch_.data[i], rows);
   for (size_t i = 0; i < label_.size(); ++i) Gather(label_[i], batch_.label[i], rows);
   return true;

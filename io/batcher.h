@@ -50,7 +50,9 @@ class Batcher {
   Batcher(std::vector<BatchField> data, std::vector<BatchField> label, const BatchOptions& options);
 
   void Reset();
-  bool Next();
+  bool Next() { return Advance(/*gather=*/true); }
+  // To the next epoch as if this one had been read to its end (what it rolls over included).
+  void SkipEpoch();
   const DataBatch& batch() const { return batch_; }
   const std::vector<DataDesc>& provide_data() const { return batch_.provide_data; }
   const std::vector<DataDesc>& provide_label() const { return batch_.provide_label; }
@@ -62,6 +64,8 @@ class Batcher {
 
  private:
   void StartEpoch();
+  // The next batch's rows (and, with `gather`, its arrays); false at the end of the epoch.
+  bool Advance(bool gather);
   void Gather(const BatchField& field, const NDArray& out, const int64_t* rows) const;
 
   std::vector<BatchField> data_, label_;
@@ -79,6 +83,7 @@ class Batcher {
 class BatcherIter : public DataIter {
  public:
   void Reset() override { batcher_->Reset(); }
+  void SkipEpoch() override { batcher_->SkipEpoch(); }
   bool Next() override { return batcher_->Next(); }
   const DataBatch& Value() const override { return batcher_->batch(); }
   const std::vector<DataDesc>& provide_data() const override { return batcher_->provide_data(); }

@@ -19,6 +19,11 @@ class DataIter {
   virtual ~DataIter() = default;
 
   virtual void Reset() = 0;
+  // Moves on to the next epoch as if this one had been read to its end and Reset: how a
+  // resumed run replays the epochs before it. Reset is that for iterators whose epoch does not
+  // depend on how far the last one was read; those that carry samples over (roll_over) or
+  // read on across epochs override it.
+  virtual void SkipEpoch() { Reset(); }
   // Advances to the next batch; false at the end of the epoch.
   virtual bool Next() = 0;
   virtual const DataBatch& Value() const = 0;

@@ -106,7 +106,12 @@ void PrefetchingIter::StopEpochLocked(std::unique_lock<std::mutex>& lock) {
   abort_epoch_ = false;
 }
 
-void PrefetchingIter::Reset() {
+void PrefetchingIter::Reset() { StartNextEpoch(&DataIter::Reset); }
+
+// The producer may have read part of the epoch ahead: the inner iterator skips the rest.
+void PrefetchingIter::SkipEpoch() { StartNextEpoch(&DataIter::SkipEpoch); }
+
+void PrefetchingIter::StartNextEpoch(void (DataIter::*advance)()) {
   std::unique_lock<std::mutex> lock(mutex_);
   StopEpochLocked(lock);
   // The producer is idle: every slot goes back to the free list.
@@ -116,7 +121,7 @@ void PrefetchingIter::Reset() {
   current_ = -1;
   epoch_done_ = false;
   error_ = nullptr;
-  inner_->Reset();
+  ((*inner_).*advance)();
   run_epoch_ = true;
   changed_.notify_all();
 }

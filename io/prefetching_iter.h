@@ -26,6 +26,7 @@ class PrefetchingIter : public DataIter {
   ~PrefetchingIter() override;
 
   void Reset() override;
+  void SkipEpoch() override;
   bool Next() override;
   const DataBatch& Value() const override;
   const std::vector<DataDesc>& provide_data() const override { return inner_->provide_data(); }
@@ -38,6 +39,8 @@ class PrefetchingIter : public DataIter {
  private:
   void Produce();
   void StopEpochLocked(std::unique_lock<std::mutex>& lock);
+  // Stops the producer, moves the inner iterator on (Reset or SkipEpoch) and starts the next epoch.
+  void StartNextEpoch(void (DataIter::*advance)());
 
   std::unique_ptr<DataIter> inner_;
   std::vector<DataBatch> slots_;

@@ -14,6 +14,12 @@ void ResizeIter::Reset() {
   if (reset_internal_) inner_->Reset();
 }
 
+void ResizeIter::SkipEpoch() {
+  while (Next()) {
+  }
+  Reset();
+}
+
 bool ResizeIter::Next() {
   if (served_ == size_) return false;
   if (!inner_->Next()) {

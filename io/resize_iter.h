@@ -15,6 +15,8 @@ class ResizeIter : public DataIter {
   ResizeIter(std::unique_ptr<DataIter> inner, int64_t size, bool reset_internal = true);
 
   void Reset() override;
+  // Reads the epoch to its end: without reset_internal the next one continues from there.
+  void SkipEpoch() override;
   bool Next() override;
   const DataBatch& Value() const override { return inner_->Value(); }
   const std::vector<DataDesc>& provide_data() const override { return inner_->provide_data(); }

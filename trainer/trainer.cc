@@ -483,9 +483,9 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     manager_->UpdateMetric(*probe, zero_labels, 0);
   }
   const bool lead = kvstore_->rank() == 0;
-  // Each Reset reshuffles: replay the epochs before a resumed one so that the data order
-  // matches an uninterrupted run.
-  for (int e = 0; e < config.begin_epoch; ++e) train.Reset();
+  // Each epoch reshuffles, and may roll samples over into the next: replay the epochs before a
+  // resumed one so that the data order matches an uninterrupted run.
+  for (int e = 0; e < config.begin_epoch; ++e) train.SkipEpoch();
   std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
   std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics, config.ignore_label);
   std::vector<EpochResult> results;

@@ -54,6 +54,25 @@ TEST(Batcher, RollOverCarriesTheRemainderIntoTheNextEpoch) {
   EXPECT_EQ(Epoch(b), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}));
 }
 
+// SkipEpoch (a resumed run's replay) leaves the batcher where reading the epoch and Reset do,
+// from the start of an epoch or partway through it, shuffled or not, whatever rolls over.
+TEST(Batcher, SkipEpochEqualsReadingTheEpochThenReset) {
+  for (bool shuffle : {false, true}) {
+    for (int read_first : {0, 1}) {
+      const BatchOptions o{.batch_size = 4, .shuffle = shuffle, .seed = 5,
+                           .last_batch = LastBatchHandle::kRollOver};
+      Batcher read = Make(10, o), skipped = Make(10, o);
+      for (int e = 0; e < 3; ++e) {
+        Epoch(read);
+        read.Reset();
+        for (int i = 0; i < read_first; ++i) ASSERT_TRUE(skipped.Next());
+        skipped.SkipEpoch();
+      }
+      EXPECT_EQ(Epoch(skipped), Epoch(read)) << "shuffle " << shuffle << ", read " << read_first;
+    }
+  }
+}
+
 TEST(Batcher, BatchLargerThanTheDataSetPadsCyclically) {
   Batcher b = Make(3, {.batch_size = 7});
   std::vector<int64_t> pads;

@@ -52,5 +52,17 @@ TEST(ResizeIter, FixedBatchesPerEpoch) {
   EXPECT_EQ(n, 5);
 }
 
+// Without reset_internal the next epoch continues the inner iterator: SkipEpoch reads on.
+TEST(ResizeIter, SkipEpochContinuesTheInnerIterator) {
+  NDArray x = NDArray::FromVector<float>({3}, std::vector<float>{0, 1, 2});
+  auto inner =
+      std::make_unique<NDArrayIter>(NDArrayIter::NamedArrays{{"x", x}}, NDArrayIter::NamedArrays{},
+                                    BatchOptions{.batch_size = 1});
+  ResizeIter it(std::move(inner), 2, /*reset_internal=*/false);
+  it.SkipEpoch();  // serves 0 and 1
+  ASSERT_TRUE(it.Next());
+  EXPECT_EQ(it.Value().data[0].ToVector<float>()[0], 2.0f);
+}
+
 }  // namespace
 }  // namespace cohort

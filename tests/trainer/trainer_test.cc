@@ -15,6 +15,7 @@
 #include "base/logging.h"
 #include "base/stop_signal.h"
 #include "io/ndarray_iter.h"
+#include "io/prefetching_iter.h"
 #include "kvstore/host_kvstore.h"
 #include "ndarray/params_io.h"
 #include "symbol/ops.h"
@@ -48,11 +49,12 @@ std::pair<NDArray, NDArray> Blobs(uint64_t seed = 3) {
   return {NDArray::FromVector<float>({96, 8}, x), NDArray::FromVector<float>({96}, y)};
 }
 
-std::unique_ptr<NDArrayIter> Iter(int64_t batch, bool shuffle = true) {
+std::unique_ptr<NDArrayIter> Iter(int64_t batch, bool shuffle = true,
+                                  LastBatchHandle last_batch = LastBatchHandle::kPad) {
   auto [x, y] = Blobs();
   return std::make_unique<NDArrayIter>(
       NDArrayIter::NamedArrays{{"data", x}}, NDArrayIter::NamedArrays{{"softmax_label", y}},
-      BatchOptions{.batch_size = batch, .shuffle = shuffle, .seed = 9});
+      BatchOptions{.batch_size = batch, .shuffle = shuffle, .seed = 9, .last_batch = last_batch});
 }
 
 FitConfig Config(int epochs) {
@@ -335,6 +337,34 @@ TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
     auto d = Iter(16);
     part2.Fit(*d, nullptr, rest);
     testing::ExpectClose(Params(whole), Params(part2), 0, 1e-6, "parameters");
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+}
+
+// roll_over carries an epoch's last samples into the next: a resumed run replays the epochs
+// before it with what they rolled over (they used to be replayed by Reset alone, which
+// forgot it), directly and through a prefetching thread.
+TEST_F(TrainerFiles, ResumeWithRollOverEqualsUninterrupted) {
+  for (bool prefetch : {false, true}) {
+    auto iter = [&] {  // 96 samples in batches of 20: 16 roll over each epoch
+      std::unique_ptr<DataIter> it = Iter(20, /*shuffle=*/true, LastBatchHandle::kRollOver);
+      return prefetch ? std::make_unique<PrefetchingIter>(std::move(it)) : std::move(it);
+    };
+    const FitConfig c = Config(3);
+    Trainer whole(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    whole.Fit(*iter(), nullptr, c);
+    FitConfig first = c;
+    first.epochs = 2;
+    first.checkpoint_prefix = Prefix();
+    Trainer part1(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    part1.Fit(*iter(), nullptr, first);
+    FitConfig rest = c;
+    rest.resume_latest = true;
+    rest.checkpoint_prefix = Prefix();
+    Trainer part2(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    part2.Fit(*iter(), nullptr, rest);
+    testing::ExpectClose(Params(whole), Params(part2), 0, 0, prefetch ? "prefetched" : "direct");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
