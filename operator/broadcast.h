@@ -33,8 +33,9 @@ COHORT_HOST_DEVICE float BroadcastValue(BroadcastKind kind, float a, float b) {
     case BroadcastKind::kSub: return a - b;
     case BroadcastKind::kMul: return a * b;
     case BroadcastKind::kDiv: return a / b;
-    case BroadcastKind::kMaximum: return a > b ? a : b;
-    case BroadcastKind::kMinimum: return a < b ? a : b;
+    // A NaN on either side is the result, as in MXNet (a NaN must not vanish inside a network).
+    case BroadcastKind::kMaximum: return a > b || a != a ? a : b;
+    case BroadcastKind::kMinimum: return a < b || a != a ? a : b;
     case BroadcastKind::kPower: return powf(a, b);
     case BroadcastKind::kEqual: return a == b ? 1.0f : 0.0f;
     case BroadcastKind::kNotEqual: return a != b ? 1.0f : 0.0f;

@@ -40,7 +40,8 @@ COHORT_HOST_DEVICE float ReduceValue(ReduceKind kind, const BroadcastLayout& l, 
   switch (kind) {
     case ReduceKind::kSum: return BroadcastGather(l, 0, j, term);
     case ReduceKind::kMean: return BroadcastGather(l, 0, j, term) / static_cast<float>(count);
-    case ReduceKind::kMax: return BroadcastReduce(l, 0, j, term, MaxOp{}, -INFINITY);
+    // A NaN anywhere among the elements is the maximum, as in MXNet.
+    case ReduceKind::kMax: return BroadcastReduce(l, 0, j, term, MaxKeepingNaNOp{}, -INFINITY);
   }
   return 0;
 }

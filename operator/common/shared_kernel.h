@@ -58,6 +58,12 @@ struct MaxOp {  // std::max's order: a NaN in `a` stays, one in `b` is dropped
     return a < b ? b : a;
   }
 };
+struct MaxKeepingNaNOp {  // a NaN on either side is the result, and stays once there
+  template <typename T>
+  COHORT_HOST_DEVICE T operator()(T a, T b) const {
+    return a < b || b != b ? b : a;
+  }
+};
 
 // Σ f(i) in 16 interleaved partial sums combined pairwise at the end: a fixed order, so every
 // run and every CPU (whatever its vector width) gives the same result, and 16 independent adds

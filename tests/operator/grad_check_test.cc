@@ -2,6 +2,7 @@
 // add / null for each.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "op_harness.h"
@@ -299,6 +300,28 @@ TEST(GradCheckSpecial, MakeLossSendsTheScaleAndBlockGradSendsNothing) {
   NDArray b = NDArray::Full({2}, 3.0);
   block.Backward(true, {NDArray::Full({2}, 1.0)}, {GradReq::kWrite}, {b});
   EXPECT_EQ(b.ToVector<float>(), std::vector<float>(2, 0.0f));
+}
+
+// A NaN does not vanish in max and in broadcast maximum/minimum, on either side (it did where
+// it was the left operand or a later element); values from MXNet 1.9.1.
+TEST(NaNPropagation, MaxAndBroadcastMaximumMinimumKeepNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  OpInstance max = testing::MakeOp("max", {{"axis", "1"}}, {{4, 3}});
+  const std::vector<float> x = {nan, 1, 3, 1, 3, nan, 1, nan, 3, 2, 2, 2};
+  std::copy(x.begin(), x.end(), max.in[0].data<float>());
+  max.Forward(false);
+  const std::vector<float> rows = max.out[0].ToVector<float>();
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(std::isnan(rows[r])) << "row " << r << ": " << rows[r];
+  EXPECT_EQ(rows[3], 2.0f);
+  for (const char* op : {"broadcast_maximum", "broadcast_minimum"}) {
+    for (int nan_side : {0, 1}) {
+      OpInstance inst = testing::MakeOp(op, {}, {{1}, {1}});
+      inst.in[nan_side].data<float>()[0] = nan;
+      inst.in[1 - nan_side].data<float>()[0] = 1;
+      inst.Forward(false);
+      EXPECT_TRUE(std::isnan(inst.out[0].data<float>()[0])) << op << ", NaN on side " << nan_side;
+    }
+  }
 }
 
 TEST(Dropout, DropsAboutPAndScalesTheRestInTrainingOnly) {
