@@ -252,6 +252,16 @@ void RegisterActivations(OpRegistry& r) {
     }
     return std::make_unique<Pointwise>(ActivationParam::ParseLeakyReLU(a));
   });
+  // MXNet's standalone functions (F.relu(x) in a gluon block), Activation with that act_type.
+  for (const char* name : {"relu", "sigmoid", "tanh", "softsign"}) {
+    std::string n = name;
+    r.Register(n, [n](const Attrs& a) {
+      Attrs with_type = a;
+      COHORT_CHECK(with_type.emplace("act_type", n).second)
+          << n << ": unknown attribute 'act_type' (the function is its type)";
+      return std::make_unique<Pointwise>(ActivationParam::ParseActivation(with_type));
+    });
+  }
 }
 
 }  // namespace cohort::op

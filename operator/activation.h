@@ -59,6 +59,8 @@ COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, flo
     }
     case ActType::kLeaky: return x > 0 ? 1.0f : slope;
     case ActType::kElu: return x > 0 ? 1.0f : slope * expf(x);
+    // The true derivative λ·α·eˣ for x < 0. MXNet 1.9.1 computes λ·(α + y) there, which is not
+    // (x = -0.15: 1.4965 against 1.5091); Cohort does not copy the error.
     case ActType::kSelu: return kSeluLambda * (x > 0 ? 1.0f : kSeluAlpha * expf(x));
     case ActType::kGelu: {  // Φ(x) + x·φ(x): erf's e^(-x²/2) is φ's, computed once
       const float a = fabsf(x * kSqrtHalf);

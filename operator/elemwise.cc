@@ -140,6 +140,8 @@ class Scalar : public Operator {
       case ScalarKind::kMul: return ScalarLoop<ScalarKind::kMul>(n, x, s, y);
       case ScalarKind::kDiv: return ScalarLoop<ScalarKind::kDiv>(n, x, s, y);
       case ScalarKind::kRDiv: return ScalarLoop<ScalarKind::kRDiv>(n, x, s, y);
+      case ScalarKind::kMaximum: return ScalarLoop<ScalarKind::kMaximum>(n, x, s, y);
+      case ScalarKind::kMinimum: return ScalarLoop<ScalarKind::kMinimum>(n, x, s, y);
     }
   }
 
@@ -164,6 +166,8 @@ class Scalar : public Operator {
       case ScalarKind::kMul: return ScalarGradLoop<ScalarKind::kMul>(r, n, dy, x, s, dx);
       case ScalarKind::kDiv: return ScalarGradLoop<ScalarKind::kDiv>(r, n, dy, x, s, dx);
       case ScalarKind::kRDiv: return ScalarGradLoop<ScalarKind::kRDiv>(r, n, dy, x, s, dx);
+      case ScalarKind::kMaximum: return ScalarGradLoop<ScalarKind::kMaximum>(r, n, dy, x, s, dx);
+      case ScalarKind::kMinimum: return ScalarGradLoop<ScalarKind::kMinimum>(r, n, dy, x, s, dx);
     }
   }
 
@@ -203,7 +207,8 @@ void RegisterElemwise(OpRegistry& r) {
   const std::pair<const char*, ScalarKind> scalar[] = {
       {"_plus_scalar", ScalarKind::kPlus},     {"_minus_scalar", ScalarKind::kMinus},
       {"_rminus_scalar", ScalarKind::kRMinus}, {"_mul_scalar", ScalarKind::kMul},
-      {"_div_scalar", ScalarKind::kDiv},       {"_rdiv_scalar", ScalarKind::kRDiv}};
+      {"_div_scalar", ScalarKind::kDiv},       {"_rdiv_scalar", ScalarKind::kRDiv},
+      {"_maximum_scalar", ScalarKind::kMaximum}, {"_minimum_scalar", ScalarKind::kMinimum}};
   for (auto [name, kind] : scalar) {
     std::string n = name;
     r.Register(n, [k = kind, n](const Attrs& a) { return std::make_unique<Scalar>(k, n, a); });
@@ -213,6 +218,8 @@ void RegisterElemwise(OpRegistry& r) {
                              {"_RMinusScalar", "_rminus_scalar"},
                              {"_MulScalar", "_mul_scalar"},
                              {"_DivScalar", "_div_scalar"},
+                             {"_MaximumScalar", "_maximum_scalar"},
+                             {"_MinimumScalar", "_minimum_scalar"},
                              {"_RDivScalar", "_rdiv_scalar"}}) {
     r.Alias(alias, name);
   }

@@ -1,4 +1,5 @@
-// Elementwise arithmetic (elemwise_add/_sub/_mul/_div and the scalar forms _plus_scalar, ...):
+// Elementwise arithmetic (elemwise_add/_sub/_mul/_div and the scalar forms _plus_scalar, ...,
+// _maximum_scalar and _minimum_scalar):
 // the kinds and each one's value and gradients, shared by the CPU loops (elemwise.cc) and the
 // CUDA kernels (elemwise.cu).
 #pragma once
@@ -10,7 +11,7 @@
 namespace cohort::op {
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv };
-enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv };
+enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv, kMaximum, kMinimum };
 
 COHORT_HOST_DEVICE float BinaryValue(BinaryKind kind, float a, float b) {
   switch (kind) {
@@ -46,12 +47,16 @@ COHORT_HOST_DEVICE float ScalarValue(ScalarKind kind, float x, float s) {
     case ScalarKind::kMul: return x * s;
     case ScalarKind::kDiv: return x / s;
     case ScalarKind::kRDiv: return s / x;
+    // A NaN input is the result (broadcast_maximum's rule).
+    case ScalarKind::kMaximum: return x > s || x != x ? x : s;
+    case ScalarKind::kMinimum: return x < s || x != x ? x : s;
   }
   return 0;
 }
 
-// The gradient at element i for head gradient g; x is read only by kRDiv and may be null for
-// the others.
+// The gradient at element i for head gradient g; x is read only by kRDiv, kMaximum and kMinimum
+// (ScalarGradReadsInput) and may be null for the others. maximum passes the gradient where
+// x >= s, minimum where x <= s, as MXNet's _backward_maximum_scalar / _minimum_scalar do.
 COHORT_HOST_DEVICE float ScalarGrad(ScalarKind kind, float g, const float* x, float s, int64_t i) {
   switch (kind) {
     case ScalarKind::kPlus:
@@ -60,9 +65,13 @@ COHORT_HOST_DEVICE float ScalarGrad(ScalarKind kind, float g, const float* x, fl
     case ScalarKind::kMul: return g * s;
     case ScalarKind::kDiv: return g / s;
     case ScalarKind::kRDiv: return g * (-s / (x[i] * x[i]));
+    case ScalarKind::kMaximum: return x[i] >= s ? g : 0.0f;
+    case ScalarKind::kMinimum: return x[i] <= s ? g : 0.0f;
   }
   return 0;
 }
-inline bool ScalarGradReadsInput(ScalarKind kind) { return kind == ScalarKind::kRDiv; }
+inline bool ScalarGradReadsInput(ScalarKind kind) {
+  return kind == ScalarKind::kRDiv || kind == ScalarKind::kMaximum || kind == ScalarKind::kMinimum;
+}
 
 }  // namespace cohort::op

@@ -94,6 +94,9 @@ class SoftmaxOutput : public Operator {
     if (ShapeKnown(in[1]) && in[1].Size() == label.Size() && !(in[1] == label)) {
       // (N, 1) labels are accepted for (N,) as MXNet does.
     } else {
+      COHORT_CHECK(!(in[1] == d) || d == label)
+          << "SoftmaxOutput: label has the data's shape " << d << ": probability (soft) labels "
+          << "are not supported; expected class numbers of shape " << label;
       AssignShape(in[1], label, "SoftmaxOutput", "label");
     }
     AssignShape(out[0], d, "SoftmaxOutput", "output");

@@ -100,7 +100,9 @@ enum class RegressionKind { kLinear, kLogistic, kMAE };
 COHORT_HOST_DEVICE float RegressionValue(RegressionKind kind, float x) {
   return kind == RegressionKind::kLogistic ? 1.0f / (1.0f + expf(-x)) : x;
 }
-// (y - label), or its sign for MAE, times scale (grad_scale over the values per sample).
+// (y - label), or its sign for MAE, times scale (grad_scale over the values per sample). MAE's
+// gradient where y equals the label is 0, the subgradient PyTorch's L1 loss takes; MXNet 1.9.1
+// gives -scale there.
 COHORT_HOST_DEVICE float RegressionGrad(RegressionKind kind, float y, float label, float scale) {
   const float d = y - label;
   const float g = kind == RegressionKind::kMAE ? (d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f) : d;

@@ -1,4 +1,4 @@
-// Unary math on the CPU: sqrt, exp, log, square and clip, one loop per function calling
+// Unary math on the CPU: sqrt, exp, log, square, clip and _copy, one loop per function calling
 // unary_math.h's functions.
 #include "operator/unary_math.h"
 #include "operator/common/kernel_util.h"
@@ -19,6 +19,7 @@ UnaryParam UnaryParam::Parse(const std::string& op, const Attrs& attrs) {
            : op == "exp"    ? UnaryKind::kExp
            : op == "log"    ? UnaryKind::kLog
            : op == "square" ? UnaryKind::kSquare
+           : op == "_copy"  ? UnaryKind::kCopy
                             : UnaryKind::kClip;
   if (p.kind == UnaryKind::kClip) {
     p.a_min = static_cast<float>(r.Float("a_min"));
@@ -63,6 +64,7 @@ COHORT_CPU_CLONES void UnaryForward(UnaryKind kind, int64_t n, const float* x, f
     case UnaryKind::kLog: return ForwardLoop<UnaryKind::kLog>(n, x, y, lo, hi);
     case UnaryKind::kSquare: return ForwardLoop<UnaryKind::kSquare>(n, x, y, lo, hi);
     case UnaryKind::kClip: return ForwardLoop<UnaryKind::kClip>(n, x, y, lo, hi);
+    case UnaryKind::kCopy: return ForwardLoop<UnaryKind::kCopy>(n, x, y, lo, hi);
   }
 }
 
@@ -75,6 +77,7 @@ COHORT_CPU_CLONES void UnaryBackward(UnaryKind kind, GradReq r, int64_t n, const
     case UnaryKind::kLog: return BackwardLoop<UnaryKind::kLog>(r, n, dy, x, y, dx, lo, hi);
     case UnaryKind::kSquare: return BackwardLoop<UnaryKind::kSquare>(r, n, dy, x, y, dx, lo, hi);
     case UnaryKind::kClip: return BackwardLoop<UnaryKind::kClip>(r, n, dy, x, y, dx, lo, hi);
+    case UnaryKind::kCopy: return BackwardLoop<UnaryKind::kCopy>(r, n, dy, x, y, dx, lo, hi);
   }
 }
 
@@ -135,10 +138,11 @@ class Unary : public Operator {
 }  // namespace
 
 void RegisterUnaryMath(OpRegistry& r) {
-  for (const char* name : {"sqrt", "exp", "log", "square", "clip"}) {
+  for (const char* name : {"sqrt", "exp", "log", "square", "clip", "_copy"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Unary>(UnaryParam::Parse(n, a)); });
   }
+  r.Alias("identity", "_copy");  // gluon exports an identity (a Dropout of rate 0) as _copy
 }
 
 }  // namespace cohort::op

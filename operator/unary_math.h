@@ -1,4 +1,4 @@
-// Unary math (sqrt, exp, log, square, clip): the kinds, the parameters, and each function with
+// Unary math (sqrt, exp, log, square, clip, and _copy, MXNet's identity): the kinds, the parameters, and each function with
 // its gradient, shared by the CPU loops (unary_math.cc) and the CUDA kernels (unary_math.cu).
 #pragma once
 
@@ -9,13 +9,13 @@
 
 namespace cohort::op {
 
-enum class UnaryKind { kSqrt, kExp, kLog, kSquare, kClip };
+enum class UnaryKind { kSqrt, kExp, kLog, kSquare, kClip, kCopy };
 
 struct UnaryParam {
   UnaryKind kind = UnaryKind::kSqrt;
   float a_min = 0, a_max = 0;  // clip only
 
-  // `op` is the registered name ("sqrt", ..., "clip").
+  // `op` is the registered name ("sqrt", ..., "clip", "_copy").
   static UnaryParam Parse(const std::string& op, const Attrs& attrs);
   // sqrt and exp differentiate from their output, the others from their input.
   bool GradReadsInput() const { return kind != UnaryKind::kSqrt && kind != UnaryKind::kExp; }
@@ -28,6 +28,7 @@ COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float 
     case UnaryKind::kLog: return logf(x);
     case UnaryKind::kSquare: return x * x;
     case UnaryKind::kClip: return x < a_min ? a_min : x > a_max ? a_max : x;
+    case UnaryKind::kCopy: return x;
   }
   return 0;
 }
@@ -42,6 +43,7 @@ COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, fl
     case UnaryKind::kLog: return g / x;
     case UnaryKind::kSquare: return g * (2.0f * x);
     case UnaryKind::kClip: return x < a_min || x > a_max ? 0.0f : g;
+    case UnaryKind::kCopy: return g;
   }
   return 0;
 }

@@ -157,12 +157,21 @@ CASES = [
     ("bn_global_mean_var", "BatchNorm",
      {"use_global_stats": "True", "output_mean_var": "True", "eps": "0.01"}, [(4, 3, 2, 2)], True),
     ("concat_last_dim", "Concat", {"num_args": "2", "dim": "-1"}, [(2, 3, 2), (2, 3, 4)], True),
+    # What gluon blocks export: F.relu(x), F.maximum(x, 0.1), an identity (Dropout(0)), ...
+    ("maximum_scalar", "_maximum_scalar", {"scalar": "0.1"}, [(3, 4)], True),
+    ("minimum_scalar", "_minimum_scalar", {"scalar": "-0.2"}, [(3, 4)], True),
+    ("copy", "_copy", {}, [(2, 3)], True),
+    ("relu_function", "relu", {}, [(3, 4)], True),
+    ("sigmoid_function", "sigmoid", {}, [(3, 4)], True),
+    ("tanh_function", "tanh", {}, [(3, 4)], True),
+    ("softsign_function", "softsign", {}, [(3, 4)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",
                 "_rdiv_scalar"}
 # Ops whose gradients switch between inputs: distinct values, no ties between inputs.
 DISTINCT_OPS = {"Pooling", "max", "clip", "broadcast_maximum", "broadcast_minimum",
+                "_maximum_scalar", "_minimum_scalar", "relu",
                 "broadcast_greater", "broadcast_greater_equal", "broadcast_lesser",
                 "broadcast_lesser_equal"}
 

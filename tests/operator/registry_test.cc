@@ -47,6 +47,13 @@ TEST(OpRegistry, DoubleUnderscoreAttributesAreNotParameters) {
 TEST(OpRegistry, AliasesAndMXNetSpellings) {
   auto plus = op::OpRegistry::Get().Create("_Plus", {});
   EXPECT_EQ(plus->type(), "elemwise_add");
+  EXPECT_EQ(op::OpRegistry::Get().Create("identity", {})->type(), "_copy");
+  EXPECT_EQ(op::OpRegistry::Get().Create("_MaximumScalar", {{"scalar", "0"}})->type(),
+            "_maximum_scalar");
+  // MXNet's standalone relu is Activation(act_type=relu), and keeps its own name in JSON.
+  EXPECT_EQ(op::OpRegistry::Get().Create("relu", {})->type(), "relu");
+  EXPECT_NE(ErrorOf("relu", {{"act_type", "tanh"}}).find("relu: unknown attribute 'act_type'"),
+            std::string::npos);
   auto fc =
       op::OpRegistry::Get().Create("FullyConnected", {{"num_hidden", "3"}, {"no_bias", "True"}});
   EXPECT_EQ(fc->ListArguments(), (std::vector<std::string>{"data", "weight"}));
@@ -54,6 +61,20 @@ TEST(OpRegistry, AliasesAndMXNetSpellings) {
   EXPECT_EQ(bn->ListAuxiliaryStates(), (std::vector<std::string>{"moving_mean", "moving_var"}));
   EXPECT_EQ(bn->NumOutputs(), 3);
   EXPECT_EQ(bn->NumVisibleOutputs(), 1);
+}
+
+// MXNet takes labels of the data's shape as probabilities; Cohort says it does not.
+TEST(OpRegistry, SoftmaxOutputSaysSoftLabelsAreNotSupported) {
+  auto op = op::OpRegistry::Get().Create("SoftmaxOutput", {});
+  std::vector<Shape> in = {Shape({4, 3}), Shape({4, 3})}, out(1), aux;
+  try {
+    op->InferShape(in, out, aux);
+    ADD_FAILURE() << "soft labels accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("probability (soft) labels are not supported"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(OpRegistry, ShapeConflictsNameTheInput) {
