@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -78,6 +79,21 @@ void RequireWritableFolder(const std::string& path, const std::string& what) {
   }
 }
 
+// The rank and size a launcher gave this process in its environment (Open MPI's mpirun, or a
+// PMI launcher such as MPICH's), known before MPI starts; {-1, 1} outside such a job.
+struct Launched {
+  int rank = -1, size = 1;
+};
+Launched LaunchedAs() {
+  for (auto [rank_var, size_var] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                    std::pair{"PMI_RANK", "PMI_SIZE"}}) {
+    const char* rank = std::getenv(rank_var);
+    const char* size = std::getenv(size_var);
+    if (rank && size) return {std::atoi(rank), std::max(1, std::atoi(size))};
+  }
+  return {};
+}
+
 int Train(const std::string& config_path, const std::vector<std::string>& sets,
           const std::string& metrics_out, bool profile, const std::string& timeline_out) {
   const YAML::Node root = LoadConfig(config_path, sets);
@@ -86,6 +102,11 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
   std::shared_ptr<KVStore> kv = KVStore::Create(config.kvstore);
   const int rank = kv->rank(), workers = kv->num_workers();
   SetLogLevel(rank == 0 ? config.log_level : "warn");
+  if (const Launched launched = LaunchedAs(); workers == 1 && launched.size > 1) {
+    Log().warn("cohort-train: launched as rank {} of {}, but kvstore '{}' does not join the "
+               "other processes: each trains alone (set kvstore: mpi to train together)",
+               launched.rank, launched.size, config.kvstore);
+  }
   if (config.batch_size % workers != 0) {
     throw ConfigError("config: batch_size " + std::to_string(config.batch_size) +
                           " does not divide over " + std::to_string(workers) + " workers",
@@ -170,7 +191,10 @@ int main(int argc, char** argv) {
   // Bad input (config or data) is 2, anything else 1; in an MPI job the failing rank names
   // itself and ends the whole job (Note [No hang]).
   auto fail = [](int code, const std::string& message) {
-    const int rank = cohort::DistributedRank();
+    // Before MPI is up (a config error), the launcher's environment says which rank this is.
+    const int rank = cohort::DistributedRank() >= 0 ? cohort::DistributedRank()
+                     : cohort::LaunchedAs().size > 1 ? cohort::LaunchedAs().rank
+                                                      : -1;
     const std::string where = rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
     std::fprintf(stderr, "cohort-train: %s%s\n", where.c_str(), message.c_str());
     cohort::AbortDistributedJob(code);

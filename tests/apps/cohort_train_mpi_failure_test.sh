@@ -17,6 +17,17 @@ check "the job ends with rank 1's exit code 2 (code $code after $seconds s)" '[[
 check "within 20 s" 'awk -v s="$seconds" "BEGIN { exit !(s < 20) }"'
 check "the failing rank names itself and the file" \
   '[[ "$out" == *"cohort-train: rank 1: "*"torn.gz"* ]]' || echo "$out" | head -20
+# A bad config on rank 1 alone, met before MPI starts: the rank still names itself.
+out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" : \
+  -np 1 "$train" "${common[@]}" --set data.train_image="$tmp/missing.gz" 2>&1); code=$?
+check "a config error on rank 1 alone is exit 2 naming the rank (code $code)" \
+  '[[ $code -eq 2 && "$out" == *"cohort-train: rank 1: "*"missing.gz"* ]]' || echo "$out" | head -5
+# Two processes whose kvstore does not join them train alone, each with a warning.
+out=$(timeout 60 "${mpi[@]}" -np 2 "$train" --config "$config" --set kvstore=local \
+  --set epochs=1 --set data.batches_per_epoch=2 --set log_level=warn 2>&1); code=$?
+check "mpirun with kvstore local warns on each rank (code $code)" \
+  '[[ $code -eq 0 && $(grep -c "but kvstore .local. does not join the other processes" <<<"$out") -eq 2 ]]' ||
+  echo "$out" | head -5
 # Ranks that differ in what they train (Note [Agreement]): before, epochs 2 against 1 hung.
 for pair in "epochs=2 epochs=1:epochs" "model.num_classes=10 model.num_classes=5:symbol" \
             "data.batches_per_epoch=5 data.batches_per_epoch=6:training samples per worker" \
