@@ -634,7 +634,11 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     ReduceMetric(*metric, *kvstore_);
     r.train = metric->Get();
     manager_->default_group().executor(0).SetProfiling(false);  // validation may run on the training group
-    if (val) r.val = Score(*val, *val_metric);
+    // A signal during validation stops it (the epoch's training is complete); one that came
+    // after the epoch's last step stops the run before another epoch begins.
+    int stop = 0;
+    if (val) r.val = Evaluate(*val, *val_metric, config.stop_on_signal, &stop);
+    if (config.stop_on_signal && stop == 0) stop = AgreeOnStop();
     manager_->default_group().executor(0).SetProfiling(config.profile);
     if (lead) {
       for (const auto& [name, value] : r.train)
@@ -644,9 +648,14 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       for (const auto& [name, value] : r.val)
         Log().info("Epoch[{}] Validation-{}={:.6f}", epoch, name, value);
     }
-    if ((epoch + 1) % config.checkpoint_period == 0) SaveAt(config, {epoch + 1, 0});
+    if ((epoch + 1) % config.checkpoint_period == 0 || stop != 0) SaveAt(config, {epoch + 1, 0});
     if (on_epoch) on_epoch(r);
     results.push_back(r);
+    if (stop != 0) {
+      if (lead) Log().warn("Stopping on signal {} after epoch {}", stop, epoch);
+      stopped_by_signal_ = stop;
+      break;
+    }
     train.Reset();
   }
   manager_->default_group().executor(0).SetProfiling(false);
@@ -672,10 +681,16 @@ DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
 }
 
 std::vector<EvalMetric::NameValue> Trainer::Score(DataIter& data, EvalMetric& metric) {
+  return Evaluate(data, metric, /*stop_on_signal=*/false, nullptr);
+}
+
+std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric& metric,
+                                                     bool stop_on_signal, int* stop) {
   DataParallelExecutorGroup& group = InferenceGroup(data);
   data.Reset();
   metric.Reset();
   while (data.Next()) {
+    if (stop_on_signal && (*stop = AgreeOnStop()) != 0) return {};  // every worker alike
     const DataBatch& batch = data.Value();
     try {
       if (manager_ && batch.bucket_key) {  // a bucket of its own shapes: the manager binds it

@@ -142,6 +142,9 @@ class Trainer {
   std::vector<int> NonFiniteParams() const;  // of this step's summed gradients, by index
   void ResolveResume(FitConfig* config) const;
   int AgreeOnStop() const;  // the signal any worker got, 0 for none (Note [Stop on a signal])
+  // Score, or with stop_on_signal nothing once the workers agree on a signal (set in *stop).
+  std::vector<EvalMetric::NameValue> Evaluate(DataIter& data, EvalMetric& metric,
+                                              bool stop_on_signal, int* stop);
   void SaveAt(const FitConfig& config, CheckpointPosition at);
   DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
 

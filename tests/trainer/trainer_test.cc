@@ -465,6 +465,35 @@ TEST_F(TrainerFiles, StopOnSignalThenResumeLatestEqualsUninterrupted) {
   }
 }
 
+// A signal during validation stops it at its next batch: the epoch's checkpoint is written
+// (here off the checkpoint period), and no step of the next epoch runs. Before, validation ran
+// to its end, one more step trained and a signal in the last epoch's validation exited 0.
+TEST_F(TrainerFiles, SignalDuringValidationStopsAtTheEpochsEnd) {
+  InstallStopSignalHandlers();
+  for (int epochs : {3, 1}) {
+    FitConfig c = Config(epochs);
+    c.checkpoint_prefix = Prefix();
+    c.checkpoint_period = 2;
+    Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto train = Iter(16);
+    auto val = Iter(16, /*shuffle=*/false);
+    SignalDuringNext signalling(*val, 2, SIGTERM);
+    const std::vector<EpochResult> results = t.Fit(*train, &signalling, c);
+    ClearStopSignal();
+    EXPECT_EQ(t.stopped_by_signal(), SIGTERM) << epochs << " epoch(s)";
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_TRUE(results[0].val.empty());  // not a partial figure
+    ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0001.params"));
+    EXPECT_FALSE(std::filesystem::exists(Prefix() + "-0001-00000001.params"));
+    FitConfig one = Config(1);
+    Trainer once(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    once.Fit(*Iter(16), nullptr, one);
+    testing::ExpectClose(Params(once), Params(t), 0, 0, "parameters after one epoch");
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+}
+
 // checkpoint.every_steps: a mid-epoch checkpoint every N batches, resumable exactly; none left
 // once the epoch's own checkpoint is written.
 TEST_F(TrainerFiles, EveryStepsCheckpointsResumeExactly) {
