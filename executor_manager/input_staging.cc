@@ -36,8 +36,11 @@ InputStaging::InputStaging(StreamOps& ops, std::vector<int> devices,
 
 InputStaging::~InputStaging() {
   try {
+    // The device slots go back to the pool: no copy into them (copied) or out of them into the
+    // executors' inputs (consumed) may still run.
     for (Slot& slot : slots_) {
       for (const StreamOps::Event& copied : slot.copied) ops_.HostWait(copied);
+      for (const StreamOps::Event& consumed : slot.consumed) ops_.HostWait(consumed);
     }
   } catch (const std::exception&) {  // a failed device: nothing left to wait for
   }

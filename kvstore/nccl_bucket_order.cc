@@ -22,12 +22,22 @@ void EnqueueBucket(StreamOps& ops, GroupedAllReduce& nccl, const BucketFences& f
     ops.Wait(fences.comm[d], fences.ready[d]);
   }
   // One group for the bucket: key-major, so the n-th call on every communicator is one key.
+  // A call that fails still ends the group: an open one would defer every later NCCL call of
+  // this thread (the abort path's included) without a word.
   nccl.GroupStart();
-  for (size_t k = 0; k < values.size(); ++k) {
-    for (size_t d = 0; d < fences.comm.size(); ++d) {
-      const NDArray& in = values[k][d];
-      nccl.AllReduce(in, outs[k].size() > d ? outs[k][d] : in, d, fences.comm[d]);
+  try {
+    for (size_t k = 0; k < values.size(); ++k) {
+      for (size_t d = 0; d < fences.comm.size(); ++d) {
+        const NDArray& in = values[k][d];
+        nccl.AllReduce(in, outs[k].size() > d ? outs[k][d] : in, d, fences.comm[d]);
+      }
     }
+  } catch (...) {
+    try {
+      nccl.GroupEnd();
+    } catch (...) {  // the first failure is the one to report
+    }
+    throw;
   }
   nccl.GroupEnd();
   for (size_t d = 0; d < fences.comm.size(); ++d) ops.Record(fences.done[d], fences.comm[d]);

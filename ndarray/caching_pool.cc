@@ -19,7 +19,14 @@ size_t RoundAllocSize(size_t bytes) {
 CachingPool::CachingPool(RawAlloc raw_alloc, RawFree raw_free)
     : raw_alloc_(std::move(raw_alloc)), raw_free_(std::move(raw_free)) {}
 
-CachingPool::~CachingPool() { ReleaseCachedLocked(); }
+// At exit the device runtime may be gone before this static pool, and its free fails: the
+// memory goes with the process, and a destructor must not throw.
+CachingPool::~CachingPool() {
+  try {
+    ReleaseCachedLocked();
+  } catch (const std::exception&) {
+  }
+}
 
 void* CachingPool::Alloc(size_t bytes) {
   const size_t size = RoundAllocSize(bytes);

@@ -14,7 +14,7 @@ constexpr int kCountThreads = 1024;
 // *scale = grad_scale / max(#{i < n : counted(i)}, 1). One block: the counts are of labels or
 // loss values, small enough that a second pass would cost more than it saves.
 template <typename Pred>
-__global__ void ScaleByCountKernel(int64_t n, Pred counted, float grad_scale, float* scale) {
+__global__ void __launch_bounds__(kCountThreads) ScaleByCountKernel(int64_t n, Pred counted, float grad_scale, float* scale) {
   unsigned long long count = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) count += counted(i) ? 1 : 0;
   count = BlockAllReduce(count, SumOp{});

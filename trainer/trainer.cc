@@ -413,6 +413,11 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at) {
   if (config.checkpoint_prefix.empty()) return;
   std::map<std::string, NDArray> args, aux;
   GetParams(&args, &aux);  // every worker: the auxiliary states are averaged over them
+  // Every device goes on from the averaged statistics it wrote, as a run resumed from this
+  // checkpoint does: so resuming is bit for bit, BatchNorm's moving statistics included.
+  if (!aux.empty() && (contexts_.size() > 1 || kvstore_->num_workers() > 1)) {
+    manager_->SetParams({}, aux);
+  }
   if (kvstore_->rank() != 0) return;
   const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
   SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer);

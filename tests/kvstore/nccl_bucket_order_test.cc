@@ -86,5 +86,23 @@ TEST(NcclBucketOrder, OneGroupSameKeyOrderOnEveryGpu) {
   EXPECT_EQ(bucket, expected);
 }
 
+// An all-reduce that fails inside the group still ends it, and the error reaches the caller.
+TEST(NcclBucketOrder, AFailedCallEndsTheGroup) {
+  class Failing final : public GroupedAllReduce {
+   public:
+    void GroupStart() override { open = true; }
+    void AllReduce(const NDArray&, const NDArray&, size_t, StreamOps::Stream) override {
+      throw Error("ncclAllReduce failed", __FILE__, __LINE__);
+    }
+    void GroupEnd() override { open = false; }
+    bool open = false;
+  } nccl;
+  StreamRecorder r;
+  const BucketFences fences = BucketFences::Create(r, {0});
+  const std::vector<std::vector<NDArray>> values = {{NDArray::Full({3}, 1.0)}};
+  EXPECT_THROW(EnqueueBucket(r, nccl, fences, values, values), Error);
+  EXPECT_FALSE(nccl.open);
+}
+
 }  // namespace
 }  // namespace cohort

@@ -111,7 +111,7 @@ TEST_P(GpuOps, MatchCpu) {
     const std::vector<NDArray> gpu_grads = ToGpu(grads);
     // Null for every input but the first, so that "null leaves it alone" is checked too.
     std::vector<GradReq> reqs(cpu.in.size(), req);
-    if (req == GradReq::kNull) reqs[0] = GradReq::kWrite;
+    if (req == GradReq::kNull && !reqs.empty()) reqs[0] = GradReq::kWrite;  // _arange has none
     const op::OpContext cpu_ctx{.is_train = true, .seed = 7};
     const op::OpContext gpu_ctx{
         .is_train = true, .ctx = Context::GPU(0), .seed = 7, .gpu = gpu_.get()};

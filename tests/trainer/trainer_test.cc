@@ -370,6 +370,36 @@ TEST_F(TrainerFiles, ResumeWithRollOverEqualsUninterrupted) {
   }
 }
 
+// BatchNorm's moving statistics differ by device until a checkpoint averages them; the devices
+// then go on from the average, as a resumed run does, so resuming is bit for bit for them too
+// (they were 5e-7 apart).
+TEST_F(TrainerFiles, ResumeWithBatchNormOnTwoDevicesIsBitForBit) {
+  auto net = [] {
+    Symbol x = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 16}, "fc1");
+    x = sym::Activation(sym::BatchNorm(x, {.fix_gamma = false}, "bn1"), "relu", "relu1");
+    return sym::SoftmaxOutput(sym::FullyConnected(x, {.num_hidden = 4}, "fc2"), "softmax");
+  };
+  auto fit = [&](const FitConfig& config) {
+    Trainer t(net(), {Context::CPU(0), Context::CPU(1)});
+    t.Fit(*Iter(16), nullptr, config);
+    std::map<std::string, NDArray> args, aux;
+    t.GetParams(&args, &aux);
+    args.insert(aux.begin(), aux.end());
+    return args;
+  };
+  FitConfig c = Config(3);
+  c.checkpoint_prefix = Prefix();
+  const auto whole = fit(c);
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  FitConfig first = c;
+  first.epochs = 1;
+  fit(first);
+  FitConfig rest = c;
+  rest.resume_latest = true;
+  testing::ExpectClose(whole, fit(rest), 0, 0, "parameters and moving statistics");
+}
+
 // Dropout masks depend on (seed, epoch, batch, global batch position) alone (Note [Random
 // streams]), so the resumed run draws the masks the uninterrupted one drew.
 TEST_F(TrainerFiles, ResumeReplaysDropoutMasks) {
