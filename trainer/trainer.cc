@@ -341,8 +341,9 @@ void Trainer::Backward() {
 void Trainer::Update(CheckpointPosition step) {
   bucketer_->Finish();
   if (const std::vector<int> bad = NonFiniteParams(); !bad.empty()) {
+    // Counted as the progress lines and checkpoint names count: the n-th batch is batch n.
     const std::string where = "epoch " + std::to_string(step.epoch) + ", batch " +
-                              std::to_string(step.batch);
+                              std::to_string(step.batch + 1);
     const std::string what = "the summed gradient of '" + param_names_[bad[0]] +
                              "' holds NaN or infinity" +
                              (bad.size() > 1 ? " (and of " + std::to_string(bad.size() - 1) +
@@ -467,6 +468,13 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   FitConfig config = given;
   training_started_ = false;
   ResolveResume(&config);
+  if (config.resume_latest && config.begin_epoch >= config.epochs) {
+    // A finished run started again (a requeued job) has nothing to do: that is not an error.
+    Log().info("The latest checkpoint beside \"{}\" is epoch {} of {}: the run is complete, "
+               "nothing left to train",
+               config.checkpoint_prefix, config.begin_epoch, config.epochs);
+    return {};
+  }
   if (config.begin_epoch >= config.epochs) {
     throw ConfigError("resume_epoch: training would begin at epoch " +
                           std::to_string(config.begin_epoch) + " of " +
@@ -637,7 +645,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.samples_per_sec = static_cast<double>((batches - first_batch) * global_batch) / r.seconds;
     ReduceMetric(*metric, *kvstore_);
-    r.train = metric->Get();
+    // A run resumed at an epoch's last batch trains none of it: no figure rather than NaN.
+    if (batches > first_batch) r.train = metric->Get();
     manager_->default_group().executor(0).SetProfiling(false);  // validation may run on the training group
     // A signal during validation stops it (the epoch's training is complete); one that came
     // after the epoch's last step stops the run before another epoch begins.

@@ -47,8 +47,8 @@ out=$("$train" --config "$config" --timeline "$tmp/no/such/t.json" 2>&1); code=$
 check "a --timeline folder that does not exist is exit 2 before training" \
   '[[ $code -eq 2 && "$out" == *"--timeline"* && "$out" != *"Epoch[0]"* ]]'
 out=$("$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" --set resume_epoch=auto 2>&1); code=$?
-check "resume_epoch: auto after the last epoch is exit 2 saying so" \
-  '[[ $code -eq 2 && "$out" == *"nothing to train"* ]]'
+check "resume_epoch: auto after the last epoch is exit 0 saying the run is complete" \
+  '[[ $code -eq 0 && "$out" == *"the run is complete, nothing left to train"* && "$out" != *"Epoch[2]"* ]]'
 out=$("$train" --config "$config" --set log_level=bogus 2>&1); code=$?
 check "an unknown log_level is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"log_level: unknown log level"* ]]'
 out=$(COHORT_LOG_LEVEL=bogus "$train" --config "$config" 2>&1); code=$?

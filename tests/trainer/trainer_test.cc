@@ -524,6 +524,29 @@ TEST_F(TrainerFiles, SignalDuringValidationStopsAtTheEpochsEnd) {
   }
 }
 
+// A stop after an epoch's last step leaves a checkpoint at its last batch: the resumed run
+// trains none of that epoch and reports no training figure for it (it reported NaN).
+TEST_F(TrainerFiles, ResumeAtAnEpochsLastBatchReportsNoTrainingFigure) {
+  InstallStopSignalHandlers();
+  FitConfig c = Config(2);
+  c.checkpoint_prefix = Prefix();
+  {
+    Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    auto data = Iter(16);
+    SignalDuringNext last(*data, 7, SIGTERM);  // 6 batches: the 7th Next ends the epoch
+    t.Fit(last, nullptr, c);
+    ClearStopSignal();
+    ASSERT_EQ(t.stopped_by_signal(), SIGTERM);
+  }
+  ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0000-00000006.params"));
+  c.resume_latest = true;
+  Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+  const std::vector<EpochResult> results = t.Fit(*Iter(16), nullptr, c);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].train.empty());
+  EXPECT_FALSE(results[1].train.empty());
+}
+
 // checkpoint.every_steps: a mid-epoch checkpoint every N batches, resumable exactly; none left
 // once the epoch's own checkpoint is written.
 TEST_F(TrainerFiles, EveryStepsCheckpointsResumeExactly) {
@@ -562,8 +585,8 @@ TEST_F(TrainerFiles, ResumeLatestWithoutCheckpointStartsFresh) {
   testing::ExpectClose(Params(a), Params(b), 0, 0, "parameters");
 }
 
-// Note [Non-finite gradients]: a NaN in sample 90 makes batch 5's summed gradients NaN (no
-// shuffle, batches of 16). Stopping names the step and the first parameter; skipping leaves the
+// Note [Non-finite gradients]: a NaN in sample 90 makes the 6th batch's summed gradients NaN
+// (no shuffle, batches of 16; named batch 6, as the progress lines count). Stopping names the step and the first parameter; skipping leaves the
 // weights as training on the first 80 samples alone leaves them.
 TEST(Trainer, NonFiniteGradientStopsOrSkipsTheStep) {
   auto [x, y] = Blobs();
@@ -587,7 +610,7 @@ TEST(Trainer, NonFiniteGradientStopsOrSkipsTheStep) {
       ADD_FAILURE() << "a NaN gradient did not stop training";
     } catch (const AgreedError& e) {
       // Only fc1_weight: relu maps the NaN activations to 0, as MXNet's does.
-      EXPECT_THAT(e.message(), ::testing::HasSubstr("epoch 0, batch 5: the summed gradient of "
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("epoch 0, batch 6: the summed gradient of "
                                                     "'fc1_weight' holds NaN or infinity; training "
                                                     "stopped"));
     }
