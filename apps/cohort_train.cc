@@ -191,10 +191,11 @@ int main(int argc, char** argv) {
   // Bad input (config or data) is 2, anything else 1; in an MPI job the failing rank names
   // itself and ends the whole job (Note [No hang]).
   auto fail = [](int code, const std::string& message) {
+    int rank = cohort::DistributedRank();
     // Before MPI is up (a config error), the launcher's environment says which rank this is.
-    const int rank = cohort::DistributedRank() >= 0 ? cohort::DistributedRank()
-                     : cohort::LaunchedAs().size > 1 ? cohort::LaunchedAs().rank
-                                                      : -1;
+    if (const cohort::Launched launched = cohort::LaunchedAs(); rank < 0 && launched.size > 1) {
+      rank = launched.rank;
+    }
     const std::string where = rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
     std::fprintf(stderr, "cohort-train: %s%s\n", where.c_str(), message.c_str());
     cohort::AbortDistributedJob(code);

@@ -71,14 +71,8 @@ TEST(Executor, GradReqAddAccumulatesAndNullLeavesBuffers) {
 TEST(Executor, NonLossOutputsNeedHeadGradients) {
   auto exec = Executor::SimpleBind(sym::Variable("x") * 3.0, Context::CPU(), {{"x", {2}}});
   exec->Forward(true);
-  try {
-    exec->Backward();
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("is not a loss: pass its head gradient"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string what = testing::ErrorOf([&] { exec->Backward(); });
+  EXPECT_NE(what.find("is not a loss: pass its head gradient"), std::string::npos) << what;
 }
 
 // L = -Σ log p[label] of an MLP; every parameter's gradient against central differences.
@@ -122,40 +116,26 @@ TEST(Executor, WholeGraphGradientsMatchFiniteDifferences) {
 
 TEST(Executor, BindErrorsNameTheArgumentAndShape) {
   Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
-  try {
+  std::string what = testing::ErrorOf([&] {
     Executor::Bind(net, Context::CPU(),
                    {NDArray::Zeros({2, 4}), NDArray::Zeros({3, 5}), NDArray::Zeros({3})},
                    {NDArray(), NDArray(), NDArray()}, std::vector<GradReq>(3, GradReq::kNull), {});
-    FAIL();
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("fc_weight"), std::string::npos) << what;
-    EXPECT_NE(what.find("(3,4)"), std::string::npos) << what;
-  }
-  try {
+  });
+  EXPECT_NE(what.find("fc_weight"), std::string::npos) << what;
+  EXPECT_NE(what.find("(3,4)"), std::string::npos) << what;
+  what = testing::ErrorOf([&] {
     Executor::Bind(net, Context::CPU(), {NDArray::Zeros({2, 4})}, {NDArray()}, {GradReq::kNull},
                    {});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(data, fc_weight, fc_bias)"), std::string::npos)
-        << e.what();
-  }
-  try {
-    Executor::SimpleBind(net, Context::CPU(), {});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot infer the shapes of: data fc_weight fc_bias"),
-              std::string::npos)
-        << e.what();
-  }
-  try {  // a batch of 0 is MXNet's unknown: said, rather than "cannot infer" a shape given
-    Executor::SimpleBind(net, Context::CPU(), {{"data", Shape({0, 4})}});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("the shape given for 'data', (0,4), has an unknown (0)"),
-              std::string::npos)
-        << e.what();
-  }
+  });
+  EXPECT_NE(what.find("(data, fc_weight, fc_bias)"), std::string::npos) << what;
+  what = testing::ErrorOf([&] { Executor::SimpleBind(net, Context::CPU(), {}); });
+  EXPECT_NE(what.find("cannot infer the shapes of: data fc_weight fc_bias"), std::string::npos)
+      << what;
+  // A batch of 0 is MXNet's unknown: said, rather than "cannot infer" a shape given.
+  what = testing::ErrorOf(
+      [&] { Executor::SimpleBind(net, Context::CPU(), {{"data", Shape({0, 4})}}); });
+  EXPECT_NE(what.find("the shape given for 'data', (0,4), has an unknown (0)"), std::string::npos)
+      << what;
 }
 
 // An argument too large to allocate is named with its shape: a huge num_hidden said only
@@ -180,13 +160,8 @@ TEST(Executor, BackwardBeforeAnyForwardIsAnError) {
   Symbol fc = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
   Symbol net = sym::SoftmaxOutput(fc, "softmax");
   auto exec = Executor::SimpleBind(net, Context::CPU(), {{"data", Shape({2, 4})}});
-  try {
-    exec->Backward();
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Backward before any Forward"), std::string::npos)
-        << e.what();
-  }
+  const std::string what = testing::ErrorOf([&] { exec->Backward(); });
+  EXPECT_NE(what.find("Backward before any Forward"), std::string::npos) << what;
   exec->Forward(false);  // a forward of either kind (MXNet allows backward after either)
   exec->Backward();
 }
@@ -194,16 +169,13 @@ TEST(Executor, BackwardBeforeAnyForwardIsAnError) {
 // Arrays must live on the executor's context: host arrays bound on gpu:0 name the argument.
 TEST(Executor, BindRefusesArraysOnAnotherContext) {
   Symbol net = sym::FullyConnected(sym::Variable("data"), {.num_hidden = 3}, "fc");
-  try {
+  const std::string what = testing::ErrorOf([&] {
     Executor::Bind(net, Context::GPU(0),
                    {NDArray::Zeros({2, 4}), NDArray::Zeros({3, 4}), NDArray::Zeros({3})},
                    {NDArray(), NDArray(), NDArray()}, std::vector<GradReq>(3, GradReq::kNull), {});
-    FAIL();
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("argument 'data'"), std::string::npos) << what;
-    EXPECT_NE(what.find("gpu:0"), std::string::npos) << what;
-  }
+  });
+  EXPECT_NE(what.find("argument 'data'"), std::string::npos) << what;
+  EXPECT_NE(what.find("gpu:0"), std::string::npos) << what;
 }
 
 // LeNet bound on gpu:0 computes what it computes on the CPU: outputs and every gradient.
@@ -243,15 +215,11 @@ TEST(Executor, CopyParamsFromChecksNamesAndShapes) {
   ExpectNear(exec->arg_dict().at("fc3_bias"), std::vector<float>(10, 0.5f));
   EXPECT_THROW(exec->CopyParamsFrom({{"fc9_bias", NDArray::Zeros({10})}}, {}), Error);
   EXPECT_NO_THROW(exec->CopyParamsFrom({{"fc9_bias", NDArray::Zeros({10})}}, {}, true));
-  try {
-    exec->CopyParamsFrom({{"fc3_bias", NDArray::Zeros({11})}}, {});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "'fc3_bias' has shape (10,) but the parameter given has shape (11,)"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string what =
+      testing::ErrorOf([&] { exec->CopyParamsFrom({{"fc3_bias", NDArray::Zeros({11})}}, {}); });
+  EXPECT_NE(what.find("'fc3_bias' has shape (10,) but the parameter given has shape (11,)"),
+            std::string::npos)
+      << what;
 }
 
 TEST(Executor, ReshapeSharesParametersAndMemory) {
