@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Note [Stop on a signal] and Note [Checkpoint positions], through the CLI: SIGTERM mid-epoch
-# stops after the step with a mid-epoch checkpoint and exit 143; `resume_epoch: auto` then ends
-# with the parameters of an uninterrupted run, bit for bit. Under mpirun a signal to one rank
-# alone stops both at the same step. The signalled runs are asked for 100000 epochs, so only the
-# signal ends them however loaded the machine; the comparison runs end one epoch after the stop.
+# stops after the step with a mid-epoch checkpoint (a signal during validation: at the epoch's
+# end, with its checkpoint; epochs here are short, so either happens) and exit 143;
+# `resume_epoch: auto` then ends with the parameters of an uninterrupted run, bit for bit. Under
+# mpirun a signal to one rank alone stops both at the same step. The signalled runs are asked for
+# 100000 epochs, so only the signal ends them however loaded the machine; the comparison runs end
+# one epoch after the stop.
 #   cohort_train_signal_test.sh TRAIN PARAMS MPIEXEC CONFIG
 set -u
 train=$1 params=$2 mpiexec=$3 config=$4
@@ -22,11 +24,17 @@ find_rank() {
   done
 }
 
-# The epoch of PREFIX's mid-epoch checkpoint (PREFIX-EEEE-BBBBBBBB.params), or nothing.
-stopped_epoch() {
-  local f
-  f=$(ls "$1"-[0-9][0-9][0-9][0-9]-[0-9]*.params 2>/dev/null | head -1)
-  [[ -n $f ]] && basename "$f" | sed 's/.*-\([0-9]\{4\}\)-[0-9]*\.params/\1/' | sed 's/^0*//;s/^$/0/'
+# The epochs a comparison run trains to cover PREFIX's stop, or nothing: a stop mid-epoch E
+# (PREFIX-EEEE-BBBBBBBB.params) needs E + 1, a stop at the end of epoch N (a signal during
+# validation: PREFIX-NNNN.params, N epochs complete) needs N + 1.
+stop_end() {
+  local f e
+  f=$(ls "$1"-[0-9][0-9][0-9][0-9]-[0-9]*.params "$1"-[0-9][0-9][0-9][0-9].params 2>/dev/null |
+      head -1)
+  [[ -z $f ]] && return
+  e=$(basename "$f" | sed 's/.*-\([0-9]\{4\}\)\(-[0-9]*\)\{0,1\}\.params/\1/' |
+      sed 's/^0*//;s/^$/0/')
+  echo $(( e + 1 ))
 }
 
 # One process, stopped by SIGTERM mid-run (1 s in: its handlers are installed by then).
@@ -39,14 +47,15 @@ sleep 1
 kill -TERM "$pid"
 wait $job; code=$?
 check "SIGTERM exits 143 (code $code)" '[[ $code -eq 143 ]]'
-epoch=$(stopped_epoch "$tmp/part")
-check "with a mid-epoch checkpoint (epoch ${epoch:-none})" '[[ -n $epoch ]]' || ls "$tmp"
-check "saying where it stopped" 'grep -q "Stopping on signal 15 after epoch [0-9]*, batch [0-9]*" "$tmp/part.log"'
-end=$(( ${epoch:-0} + 1 ))
+end=$(stop_end "$tmp/part")
+check "with a checkpoint where it stopped (comparison epochs ${end:-none})" '[[ -n $end ]]' ||
+  ls "$tmp"
+check "saying where it stopped" 'grep -q "Stopping on signal 15 after epoch [0-9]*" "$tmp/part.log"'
+end=${end:-1}
 "$train" --config "$config" "${common[@]}" --set epochs=$end --set checkpoint.prefix="$tmp/part" \
   --set checkpoint.period=$end --set resume_epoch=auto --set log_level=info > "$tmp/resume.log" 2>&1
 check "resume_epoch: auto exits 0 naming the checkpoint" \
-  '[[ $? -eq 0 ]] && grep -q "Resuming from \"$tmp/part-[0-9]*-[0-9]*.params\"" "$tmp/resume.log"'
+  '[[ $? -eq 0 ]] && grep -q "Resuming from \"$tmp/part-[0-9-]*.params\"" "$tmp/resume.log"'
 "$train" --config "$config" "${common[@]}" --set epochs=$end --set checkpoint.prefix="$tmp/whole" \
   --set checkpoint.period=$end > "$tmp/whole.log" 2>&1
 final=$(printf '%04d' $end)
@@ -69,9 +78,10 @@ kill -TERM "$pid"
 wait $job; code=$?
 check "SIGTERM to rank 1 alone ends the job with 143 (code $code)" '[[ $code -eq 143 ]]' ||
   tail -5 "$tmp/mpart.log"
-epoch=$(stopped_epoch "$tmp/mpart")
-check "rank 0 wrote the mid-epoch checkpoint (epoch ${epoch:-none})" '[[ -n $epoch ]]'
-end=$(( ${epoch:-0} + 1 ))
+end=$(stop_end "$tmp/mpart")
+check "rank 0 wrote the checkpoint where it stopped (comparison epochs ${end:-none})" \
+  '[[ -n $end ]]'
+end=${end:-1}
 final=$(printf '%04d' $end)
 timeout 120 "${mpi[@]}" -np 2 "$train" --config "$config" "${mpicommon[@]}" --set epochs=$end \
   --set checkpoint.prefix="$tmp/mpart" --set checkpoint.period=$end --set resume_epoch=auto \
