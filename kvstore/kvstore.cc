@@ -8,6 +8,8 @@
 #include <cstdint>
 
 #include "base/thread_arena.h"
+#include "ndarray/device_api.h"
+#include "ndarray/finite.h"
 
 namespace cohort {
 namespace {
@@ -99,26 +101,75 @@ void SumInto(const std::vector<NDArray>& arrays, const NDArray& out) {
 }
 
 bool AllFinite(const NDArray& array) {
-  if (!array.ctx().is_host()) return AllFinite(array.CopyTo(Context::CPU()));
   COHORT_CHECK(array.dtype() == DType::kFloat32) << "AllFinite: float32 arrays only";
+  if (!array.ctx().is_host()) {
+    const float* data = static_cast<const float*>(array.raw_data());
+    const size_t size = static_cast<size_t>(array.size());
+    uint8_t nonfinite = 0;
+    device::MarkNonFinite(array.ctx().id, &data, &size, 1, &nonfinite);
+    return nonfinite == 0;
+  }
   const uint32_t* bits = static_cast<const uint32_t*>(array.raw_data());
   std::atomic<bool> finite{true};
   HostArena().ParallelFor(0, array.size(), kHostGrain, [&](int64_t begin, int64_t end) {
-    // NaN and the infinities are the floats whose exponent bits are all set; an integer max
-    // over the exponents vectorizes (a float sum would not, without reassociation).
-    // Sixteen lanes in a fixed-length inner loop, which -O2 turns into vector code.
-    constexpr uint32_t kExponent = 0x7f800000u;
+    // The largest exponent (ndarray/finite.h) in sixteen lanes, a fixed-length inner loop that
+    // -O2 turns into vector code.
     uint32_t lanes[16] = {};
     int64_t i = begin;
     for (; i + 16 <= end; i += 16) {
-      for (int l = 0; l < 16; ++l) lanes[l] = std::max(lanes[l], bits[i + l] & kExponent);
+      for (int l = 0; l < 16; ++l) lanes[l] = std::max(lanes[l], FloatExponent(bits[i + l]));
     }
-    for (; i < end; ++i) lanes[0] = std::max(lanes[0], bits[i] & kExponent);
+    for (; i < end; ++i) lanes[0] = std::max(lanes[0], FloatExponent(bits[i]));
     uint32_t largest = 0;
     for (uint32_t lane : lanes) largest = std::max(largest, lane);
-    if (largest == kExponent) finite.store(false, std::memory_order_relaxed);
+    if (IsNonFiniteExponent(largest)) finite.store(false, std::memory_order_relaxed);
   });
   return finite.load();
+}
+
+void FindNonFinite(const std::vector<NDArray>& arrays, std::vector<int>* nonfinite,
+                   NonFiniteScratch* scratch) {
+  nonfinite->clear();
+  scratch->gpu_index.clear();
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    COHORT_CHECK(arrays[i].dtype() == DType::kFloat32)
+        << "FindNonFinite: array " << i << " is not float32";
+    if (arrays[i].ctx().is_host()) {
+      if (!AllFinite(arrays[i])) nonfinite->push_back(static_cast<int>(i));
+    } else {
+      scratch->gpu_index.push_back(static_cast<int>(i));
+    }
+  }
+  // The GPU arrays, one pass for each device's (the flags of all of them in one return).
+  size_t done = 0;
+  while (done < scratch->gpu_index.size()) {
+    const int device = arrays[scratch->gpu_index[done]].ctx().id;
+    scratch->data.clear();
+    scratch->sizes.clear();
+    scratch->on_device.clear();
+    for (size_t j = done; j < scratch->gpu_index.size(); ++j) {
+      const NDArray& array = arrays[scratch->gpu_index[j]];
+      if (array.ctx().id != device) continue;
+      scratch->data.push_back(static_cast<const float*>(array.raw_data()));
+      scratch->sizes.push_back(static_cast<size_t>(array.size()));
+      scratch->on_device.push_back(scratch->gpu_index[j]);
+    }
+    scratch->flags.resize(scratch->data.size());
+    device::MarkNonFinite(device, scratch->data.data(), scratch->sizes.data(),
+                          static_cast<int>(scratch->data.size()), scratch->flags.data());
+    for (size_t k = 0; k < scratch->flags.size(); ++k) {
+      if (scratch->flags[k] != 0) nonfinite->push_back(scratch->on_device[k]);
+    }
+    // Those of later devices move up; this device's are done.
+    size_t kept = done;
+    for (size_t j = done; j < scratch->gpu_index.size(); ++j) {
+      if (arrays[scratch->gpu_index[j]].ctx().id != device) {
+        scratch->gpu_index[kept++] = scratch->gpu_index[j];
+      }
+    }
+    scratch->gpu_index.resize(kept);
+  }
+  std::sort(nonfinite->begin(), nonfinite->end());
 }
 
 }  // namespace cohort

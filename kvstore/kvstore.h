@@ -3,6 +3,8 @@
 // "mpi" / "dist_sync" (also across processes under mpirun), "device" and "nccl" (GPUs, NCCL).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -125,8 +127,20 @@ class KVStore {
 void CheckKeysDistinct(const std::vector<int>& keys, const char* call, std::vector<int>* scratch);
 // Sums arrays of one shape into `out` (out may be one of them) with the process's cores.
 void SumInto(const std::vector<NDArray>& arrays, const NDArray& out);
-// Whether every element of a float32 array is finite (GPU arrays are copied to the host).
+// Whether every element of a float32 array is finite (a GPU array is checked on its device).
 bool AllFinite(const NDArray& array);
+// The indices of the float32 `arrays` that hold a NaN or an infinity, in order, into
+// `nonfinite`. The GPU arrays of each device are checked there in one pass that returns only
+// their flags (a step's gradients are not copied to the host); `scratch` keeps its buffers
+// from call to call, so a step allocates nothing.
+struct NonFiniteScratch {
+  std::vector<int> gpu_index, on_device;
+  std::vector<const float*> data;
+  std::vector<size_t> sizes;
+  std::vector<uint8_t> flags;
+};
+void FindNonFinite(const std::vector<NDArray>& arrays, std::vector<int>* nonfinite,
+                   NonFiniteScratch* scratch);
 
 // "device" (the GPUs of this process) or "nccl" (also across processes under mpirun): NCCL
 // all-reduces the gradients in place on the GPUs (kvstore_nccl.cc; builds with NCCL only).

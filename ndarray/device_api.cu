@@ -1,10 +1,13 @@
 // device_api on the CUDA runtime.
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "base/error_cuda.h"
 #include "ndarray/cuda_device_guard.h"
 #include "ndarray/device_api.h"
+#include "ndarray/finite.h"
 
 namespace cohort::device {
 namespace {
@@ -30,6 +33,40 @@ void LaunchFill(void* dst, const void* pattern, size_t count) {
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
 }
+
+// Note [Non-finite flags on the GPU]
+// One launch checks up to kFlagTable arrays, their pointers and sizes passed by value in the
+// kernel's parameters (2 KB, under the classic 4 KB limit), so nothing is copied to the device
+// first. Block row y reads array y with a grid-stride loop and writes its flag straight into
+// mapped, page-locked host memory when the largest exponent there is all ones (several blocks
+// may write the same 1). The flags live in one buffer per device that only grows, so a step
+// allocates nothing.
+constexpr int kFlagTable = 128;
+constexpr int kFlagThreads = 256;
+constexpr int kFlagBlocksPerArray = 128;  // enough to keep every SM reading a large gradient
+
+struct FlagTable {
+  const uint32_t* bits[kFlagTable];
+  size_t size[kFlagTable];
+};
+
+__global__ void __launch_bounds__(kFlagThreads)
+    MarkNonFiniteKernel(FlagTable table, uint8_t* flags) {
+  const uint32_t* bits = table.bits[blockIdx.y];
+  const size_t n = table.size[blockIdx.y];
+  uint32_t largest = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    largest = max(largest, FloatExponent(bits[i]));
+  }
+  if (IsNonFiniteExponent(largest)) flags[blockIdx.y] = 1;
+}
+
+struct MappedFlags {
+  uint8_t* host = nullptr;
+  uint8_t* device = nullptr;
+  size_t capacity = 0;
+};
 
 }  // namespace
 
@@ -89,6 +126,49 @@ void Fill(void* dst, int device, const void* pattern, size_t elem_size, size_t c
     case 8: LaunchFill<uint64_t>(dst, pattern, count); return;
   }
   COHORT_THROW() << "device::Fill: element size " << elem_size << " is not 1, 2, 4 or 8";
+}
+
+void MarkNonFinite(int device, const float* const* arrays, const size_t* sizes, int count,
+                   uint8_t* flags) {
+  if (count == 0) return;
+  static std::mutex mutex;
+  static std::vector<MappedFlags> buffers;  // per device; kept until exit, as the driver's
+  std::lock_guard<std::mutex> lock(mutex);
+  DeviceGuard guard(device);
+  if (buffers.size() <= static_cast<size_t>(device)) buffers.resize(device + 1);
+  MappedFlags& buffer = buffers[device];
+  if (buffer.capacity < static_cast<size_t>(count)) {
+    if (buffer.host != nullptr) CUDA_CHECK(cudaFreeHost(buffer.host));
+    buffer = {};
+    void* host = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&host, count, cudaHostAllocMapped | cudaHostAllocPortable));
+    void* on_device = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(&on_device, host, 0));
+    buffer = {static_cast<uint8_t*>(host), static_cast<uint8_t*>(on_device),
+              static_cast<size_t>(count)};
+  }
+  std::memset(buffer.host, 0, count);
+  for (int first = 0; first < count; first += kFlagTable) {
+    const int in_table = count - first < kFlagTable ? count - first : kFlagTable;
+    FlagTable table{};
+    size_t largest = 0;
+    for (int i = 0; i < in_table; ++i) {
+      table.bits[i] = reinterpret_cast<const uint32_t*>(arrays[first + i]);
+      table.size[i] = sizes[first + i];
+      largest = sizes[first + i] > largest ? sizes[first + i] : largest;
+    }
+    const size_t blocks = (largest + kFlagThreads - 1) / kFlagThreads;
+    const dim3 grid(static_cast<unsigned>(blocks < kFlagBlocksPerArray ? (blocks ? blocks : 1)
+                                                                        : kFlagBlocksPerArray),
+                    static_cast<unsigned>(in_table));
+    // The legacy default stream: it starts after the work queued on the blocking streams
+    // (executors, kvstores) that wrote the arrays, as a cudaMemcpy of them would.
+    MarkNonFiniteKernel<<<grid, kFlagThreads, 0, cudaStreamLegacy>>>(table,
+                                                                      buffer.device + first);
+    CUDA_CHECK(cudaGetLastError());
+  }
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  std::memcpy(flags, buffer.host, count);
 }
 
 }  // namespace cohort::device

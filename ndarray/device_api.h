@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "base/context.h"
 
@@ -26,5 +27,11 @@ void FreePinned(void* ptr);
 void Copy(void* dst, Context dst_ctx, const void* src, Context src_ctx, size_t bytes);
 // Writes `count` copies of the `elem_size`-byte pattern (1, 2, 4 or 8 bytes) to dst on GPU.
 void Fill(void* dst, int device, const void* pattern, size_t elem_size, size_t count);
+// Sets flags[i] to 1 when arrays[i] (sizes[i] float32 values on GPU `device`) holds a NaN or an
+// infinity, else to 0, once the work queued before on the device's blocking streams is done.
+// One pass over every array on the device; only the flags come back to the host, where copying
+// the arrays would move all their bytes (ndarray/finite.h).
+void MarkNonFinite(int device, const float* const* arrays, const size_t* sizes, int count,
+                   uint8_t* flags);
 
 }  // namespace cohort::device

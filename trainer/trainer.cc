@@ -368,14 +368,24 @@ void Trainer::Update(CheckpointPosition step) {
   }
 }
 
-std::vector<int> Trainer::NonFiniteParams() const {
-  std::vector<int> bad = update_on_kvstore_ ? kvstore_->nonfinite_keys() : std::vector<int>{};
-  if (!update_on_kvstore_) {  // the sums are in every device's gradients: device 0's tell
-    for (size_t i = 0; i < param_names_.size(); ++i) {
-      if (!frozen_[i] && !AllFinite(manager_->grad_arrays()[i][0])) bad.push_back(static_cast<int>(i));
-    }
+std::vector<int> Trainer::NonFiniteParams() {
+  if (update_on_kvstore_) {
+    std::vector<int> bad = kvstore_->nonfinite_keys();
+    std::sort(bad.begin(), bad.end());
+    return bad;
   }
-  std::sort(bad.begin(), bad.end());
+  // The sums are in every device's gradients: device 0's tell, checked where they are (on a
+  // GPU only flags come back).
+  finite_check_arrays_.clear();
+  finite_check_params_.clear();
+  for (size_t i = 0; i < param_names_.size(); ++i) {
+    if (frozen_[i]) continue;
+    finite_check_arrays_.push_back(manager_->grad_arrays()[i][0]);
+    finite_check_params_.push_back(static_cast<int>(i));
+  }
+  FindNonFinite(finite_check_arrays_, &finite_check_bad_, &finite_check_scratch_);
+  std::vector<int> bad;
+  for (int j : finite_check_bad_) bad.push_back(finite_check_params_[j]);
   return bad;
 }
 

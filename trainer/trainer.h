@@ -139,7 +139,7 @@ class Trainer {
   void InitOptimizer(const FitConfig& config, int64_t global_batch);
   void Backward();  // and start reducing gradients (Note [Overlapped push])
   void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
-  std::vector<int> NonFiniteParams() const;  // of this step's summed gradients, by index
+  std::vector<int> NonFiniteParams();  // of this step's summed gradients, by index
   void ResolveResume(FitConfig* config) const;
   int AgreeOnStop() const;  // the signal any worker got, 0 for none (Note [Stop on a signal])
   // Score, or with stop_on_signal nothing once the workers agree on a signal (set in *stop).
@@ -173,6 +173,11 @@ class Trainer {
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
   std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]
+  // NonFiniteParams' buffers, kept from step to step: device 0's summed gradients, and the
+  // parameter each is.
+  std::vector<NDArray> finite_check_arrays_;
+  std::vector<int> finite_check_params_, finite_check_bad_;
+  NonFiniteScratch finite_check_scratch_;
 };
 
 }  // namespace cohort

@@ -2,6 +2,7 @@
 // kvstore updating or every device updating itself. Skipped where no GPU is visible.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "base/logging.h"
@@ -91,6 +92,33 @@ TEST(GpuTrainer, TwoGpusEqualTwoCpuDevices) {
     testing::ExpectClose(Train({Context::GPU(0), Context::GPU(1)}, true, "device"), cpu, 1e-3, 1e-3,
                          "2 GPUs, device");
   }
+}
+
+// Note [Non-finite gradients] on a GPU: the check runs on the device (FindNonFinite) and stops
+// at the same step naming the same parameter as on the CPU, with the kvstore updating and with
+// the device updating itself. The CPU half runs everywhere.
+TEST(GpuTrainer, NonFiniteGradientStopsAsOnTheCpu) {
+  auto stop_message = [](Context ctx, bool update_on_kvstore) {
+    std::vector<float> x(64 * 8 * 8, 0.5f), y(64, 1.0f);
+    x[40 * 64 + 9] = std::numeric_limits<float>::quiet_NaN();  // sample 40: the third batch
+    NDArrayIter data(
+        NDArrayIter::NamedArrays{{"data", NDArray::FromVector<float>({64, 1, 8, 8}, x)}},
+        NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({64}, y)}},
+        BatchOptions{.batch_size = 16, .shuffle = false});
+    Trainer t(SmallConvNet(), {ctx});
+    FitConfig c;
+    c.update_on_kvstore = update_on_kvstore;
+    c.log_every = 0;
+    return testing::ErrorOf([&] { t.Fit(data, nullptr, c); });
+  };
+  for (bool on_kvstore : {true, false}) {
+    const std::string cpu = stop_message(Context::CPU(0), on_kvstore);
+    EXPECT_NE(cpu.find("epoch 0, batch 3: the summed gradient of 'conv1_weight' holds NaN"),
+              std::string::npos)
+        << cpu;
+    if (device::Count() > 0) EXPECT_EQ(stop_message(Context::GPU(0), on_kvstore), cpu);
+  }
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible (the CPU half passed)";
 }
 
 }  // namespace
