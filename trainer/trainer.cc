@@ -161,10 +161,26 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
     grads_by_key_.push_back(manager_->grad_arrays()[i]);
     params_by_key_.push_back(manager_->param_arrays()[i]);
   }
+  if (!ReducesGradients()) return;  // Note [One device updates itself]
   bucketer_ = std::make_unique<GradientBucketer>(*kvstore_);
   if (bucketer_->overlaps()) {  // Note [Overlapped push]
     manager_->SetGradientReadyCallback([this](int p) { bucketer_->KeyReady(p); });
   }
+}
+
+// Note [One device updates itself]
+// One device in one worker has no gradient to sum with another: as MXNet's Module (its
+// _create_kvstore gives no kvstore for one device and a non-dist kind), the step then reduces
+// nothing and the device updates its own weights, whatever update_on_kvstore says. On a GPU
+// the update on the kvstore would copy every gradient to the host, update there and copy the
+// weights back each step; on a CPU it costs the store's copies. The numbers are the same: one
+// optimizer, one gradient, the same order of operations.
+bool Trainer::ReducesGradients() const {
+  return contexts_.size() > 1 || kvstore_->num_workers() > 1;
+}
+
+bool Trainer::UpdatesOnKVStore(const FitConfig& config) const {
+  return config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore() && ReducesGradients();
 }
 
 void Trainer::InitParams(const FitConfig& config) {
@@ -214,7 +230,7 @@ void Trainer::InitParams(const FitConfig& config) {
     devices.push_back(manager_->param_arrays()[i]);
   }
   // With the update on the kvstore, device 0's weights are the store: updated in place, no copy.
-  kvstore_->ShareStorageOnInit(config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore());
+  kvstore_->ShareStorageOnInit(UpdatesOnKVStore(config));
   kvstore_->Init(keys, device0);
   kvstore_->Pull(keys, devices);
   // Frozen parameters and auxiliary states have no key: rank 0's go to every worker all the
@@ -310,8 +326,10 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   const CheckpointPosition begin{config.begin_epoch, config.begin_batch};
   const std::string states =
       begin > CheckpointPosition{} ? CheckpointStatesPath(config.checkpoint_prefix, begin) : "";
-  update_on_kvstore_ = config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore();
-  if (config.update_on_kvstore && !update_on_kvstore_) {
+  update_on_kvstore_ = UpdatesOnKVStore(config);
+  if (config.update_on_kvstore && !ReducesGradients()) {
+    Log().debug("One device: it updates its own weights (Note [One device updates itself])");
+  } else if (config.update_on_kvstore && !update_on_kvstore_) {
     Log().info("kvstore {} keeps no weights (Note [NCCL kvstore]): every device updates its own",
                kvstore_->type());
   }
@@ -332,14 +350,16 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
 // Note [Overlapped push]: the kvstore reduces buckets as Backward reports gradients ready.
 void Trainer::Backward() {
   // Without update_on_kvstore every device gets the sum in its gradients.
-  bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
-                   /*priorities=*/keys_);
+  if (bucketer_) {
+    bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
+                     /*priorities=*/keys_);
+  }
   manager_->Backward();
 }
 
 // Note [Non-finite gradients]: every worker holds the same sums, so all decide alike.
 void Trainer::Update(CheckpointPosition step) {
-  bucketer_->Finish();
+  if (bucketer_) bucketer_->Finish();
   if (const std::vector<int> bad = NonFiniteParams(); !bad.empty()) {
     // Counted as the progress lines and checkpoint names count: the n-th batch is batch n.
     const std::string where = "epoch " + std::to_string(step.epoch) + ", batch " +

@@ -137,6 +137,8 @@ class Trainer {
   void TakeGivenParams(const FitConfig& config, std::map<std::string, NDArray>* args,
                        std::map<std::string, NDArray>* aux) const;
   void InitOptimizer(const FitConfig& config, int64_t global_batch);
+  bool ReducesGradients() const;  // several devices or workers (Note [One device updates itself])
+  bool UpdatesOnKVStore(const FitConfig& config) const;
   void Backward();  // and start reducing gradients (Note [Overlapped push])
   void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
   std::vector<int> NonFiniteParams();  // of this step's summed gradients, by index
@@ -172,7 +174,7 @@ class Trainer {
   // backward makes first, are reduced first (frozen parameters have no key).
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
-  std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]
+  std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]; none for one device
   // NonFiniteParams' buffers, kept from step to step: device 0's summed gradients, and the
   // parameter each is.
   std::vector<NDArray> finite_check_arrays_;

@@ -301,6 +301,25 @@ TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
   }
 }
 
+// Note [One device updates itself]: with one device in one worker the kvstore gets no optimizer
+// and no step traffic, update_on_kvstore notwithstanding, and the weights are those of the
+// device updating itself by request (as MXNet's Module, which makes no kvstore then).
+TEST(Trainer, OneDeviceUpdatesItselfWithoutTheKVStore) {
+  for (const char* opt : {"sgd", "adam"}) {
+    auto kv = std::shared_ptr<KVStore>(KVStore::Create("local"));
+    Trainer on(SmallMlp(), {Context::CPU(0)}, {}, kv);
+    Trainer off(SmallMlp(), {Context::CPU(0)});
+    FitConfig c = Config(2);
+    c.optimizer = opt;
+    auto a = Iter(16), b = Iter(16);
+    on.Fit(*a, nullptr, c);
+    EXPECT_EQ(kv->optimizer(), nullptr) << opt;
+    c.update_on_kvstore = false;
+    off.Fit(*b, nullptr, c);
+    testing::ExpectClose(Params(on), Params(off), 0, 0, opt);
+  }
+}
+
 class TrainerFiles : public ::testing::Test {
  protected:
   std::string Prefix() const { return scratch_.Path("mlp"); }
