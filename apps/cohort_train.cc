@@ -20,6 +20,7 @@
 
 #include "apps/tool_main.h"
 #include "apps/train_config.h"
+#include "base/env.h"
 #include "kvstore/kvstore.h"
 #include "base/logging.h"
 #include "base/stop_signal.h"
@@ -98,7 +99,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
           const std::string& metrics_out, bool profile, const std::string& timeline_out) {
   const YAML::Node root = LoadConfig(config_path, sets);
   RunConfig config = ParseRunConfig(root);
-  if (config.threads > 0) setenv("COHORT_NUM_THREADS", std::to_string(config.threads).c_str(), 1);
+  if (config.threads > 0) SetNumThreads(config.threads);
   std::shared_ptr<KVStore> kv = KVStore::Create(config.kvstore);
   const int rank = kv->rank(), workers = kv->num_workers();
   SetLogLevel(rank == 0 ? config.log_level : "warn");
@@ -121,9 +122,10 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
   }
   DataIters data = MakeDataIters(root, batch, rank, workers, config.fit.seed);
   ResolveScheduleInEpochs(root, (data.train_samples + batch - 1) / batch, &config.fit);
-  Log().info("cohort-train: {} worker(s), devices {} each, global batch {}, kvstore {}", workers,
-             root["devices"] ? root["devices"].as<std::string>() : "cpu:0", config.batch_size,
-             config.kvstore);
+  Log().info("cohort-train: {} worker(s), devices {} each, global batch {}, kvstore {}, {} "
+             "kernel thread(s) a worker",
+             workers, root["devices"] ? root["devices"].as<std::string>() : "cpu:0",
+             config.batch_size, config.kvstore, Env().num_threads);
   std::ofstream metrics_file;
   if (!metrics_out.empty() && rank == 0) {
     metrics_file.open(metrics_out, std::ios::app);

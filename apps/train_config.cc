@@ -266,7 +266,7 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   }
   c.batch_size = InRange(root, "batch_size", 128, 1, int64_t{1} << 31);
   c.threads = static_cast<int>(InRange(root, "threads", 0, 0, kMaxThreads));
-  c.log_level = Get<std::string>(root, "log_level", "info");
+  c.log_level = Get<std::string>(root, "log_level", Env().log_level);  // COHORT_LOG_LEVEL
   SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
 
   FitConfig& f = c.fit;

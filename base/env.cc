@@ -95,9 +95,22 @@ EnvConfig ReadEnv() {
 
 }  // namespace
 
-const EnvConfig& Env() {
-  static const EnvConfig env = ReadEnv();
+namespace {
+EnvConfig& MutableEnv() {
+  static EnvConfig env = ReadEnv();
   return env;
+}
+}  // namespace
+
+const EnvConfig& Env() { return MutableEnv(); }
+
+void SetNumThreads(int threads) {
+  if (threads < 1 || threads > kMaxThreads) {
+    throw ConfigError("threads: " + std::to_string(threads) + " is not between 1 and " +
+                          std::to_string(kMaxThreads),
+                      __FILE__, __LINE__);
+  }
+  MutableEnv().num_threads = threads;
 }
 
 }  // namespace cohort

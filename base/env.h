@@ -58,5 +58,8 @@ int ShareOfCores(int hardware, int allowed, int local_ranks);
 
 // Read once, on first use; a malformed value throws naming the variable.
 const EnvConfig& Env();
+// Replaces COHORT_NUM_THREADS's value (a config's `threads`). Thread pools read it when they are
+// made, so call it before the first parallel work: setenv after Env() was read changes nothing.
+void SetNumThreads(int threads);
 
 }  // namespace cohort

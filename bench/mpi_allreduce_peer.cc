@@ -1,8 +1,8 @@
 // The peer of cohort-allreduce-bench --kvstore mpi: raw MPI_Allreduce (in place, float sum) over
 // the same sizes, printing the same columns, so that scripts/bench-allreduce.sh can put the
 // kvstore beside the library it calls in one run.
-//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [ring [CHUNK_BYTES]|tcp]]]]
-// (bytes; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring all-reduce]) runs instead
+//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [mpi|ring [CHUNK_BYTES]|tcp]]]]
+// (bytes, as whole numbers; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring all-reduce]) runs instead
 // of MPI_Allreduce: the reduction alone, without the kvstore around it; with "tcp", the ring over
 // TCP sockets (Note [TCP ring]; COHORT_SOCKET_IFNAME picks the interface).
 #include <mpi.h>
@@ -19,17 +19,41 @@
 #include "kvstore/ring_allreduce.h"
 #include "kvstore/tcp_ring_link.h"
 
+namespace {
+
+// argv[i] as a positive whole number, or `fallback` when absent; anything else ends the job
+// (atoll read "64K" as 64, and the script then joined no sizes and printed nothing).
+long long Positive(int argc, char** argv, int i, long long fallback) {
+  if (argc <= i) return fallback;
+  char* end = nullptr;
+  const long long value = std::strtoll(argv[i], &end, 10);
+  if (end == argv[i] || *end != '\0' || value <= 0) {
+    std::fprintf(stderr, "mpi_allreduce_peer: argument %d '%s': expected a positive whole number "
+                 "(bytes: scripts/bench-allreduce.sh converts 64K, 64M)\n", i, argv[i]);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return value;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const long long min_bytes = argc > 1 ? std::atoll(argv[1]) : 4096;
-  const long long max_bytes = argc > 2 ? std::atoll(argv[2]) : 256ll << 20;
-  const int iters = argc > 3 ? std::atoi(argv[3]) : 20;
+  const long long min_bytes = Positive(argc, argv, 1, 4096);
+  const long long max_bytes = Positive(argc, argv, 2, 256ll << 20);
+  const int iters = static_cast<int>(Positive(argc, argv, 3, 20));
+  const std::string mode = argc > 4 ? argv[4] : "mpi";
+  if (mode != "mpi" && mode != "ring" && mode != "tcp") {
+    std::fprintf(stderr, "mpi_allreduce_peer: mode '%s': expected mpi, ring or tcp\n",
+                 mode.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   std::vector<float> buffer(static_cast<size_t>(max_bytes / 4));
-  const bool use_tcp = argc > 4 && std::strcmp(argv[4], "tcp") == 0;
-  const bool use_ring = use_tcp || (argc > 4 && std::strcmp(argv[4], "ring") == 0);
+  const bool use_tcp = mode == "tcp";
+  const bool use_ring = use_tcp || mode == "ring";
   std::unique_ptr<cohort::RingLink> link;
   if (use_tcp) {
     std::string why;
@@ -40,7 +64,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   } else {
-    link = cohort::MakeMpiRingLink(MPI_COMM_WORLD, argc > 5 ? std::atoll(argv[5]) : 256 << 10);
+    link = cohort::MakeMpiRingLink(MPI_COMM_WORLD, Positive(argc, argv, 5, 256 << 10));
   }
   cohort::RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
   auto reduce = [&](int count) {

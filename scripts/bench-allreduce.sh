@@ -11,7 +11,9 @@
 # (scripts/netns-hosts.sh, root), TCP between them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-np=${1:-2} min=${2:-65536} max=${3:-67108864} iters=${4:-20} reps=${5:-3}
+np=${1:-2} iters=${4:-20} reps=${5:-3}
+# Sizes as bytes for both programs (the peer reads whole numbers only): 64K, 64M, 1G or bytes.
+min=$(numfmt --from=iec "${2:-64K}") max=$(numfmt --from=iec "${3:-64M}")
 tmp=$(mktemp -d)
 if [[ ${NETNS_HOSTS:-0} == 1 ]]; then
   scripts/netns-hosts.sh up "$np" >&2
@@ -34,7 +36,13 @@ done
 for ((r = 0; r < reps; ++r)); do
   awk -v r="$r" 'FNR == NR { if ($1 !~ /^#/) raw[$1] = $6; next }
     $1 !~ /^#/ && ($1 in raw) { print $1, r, $6, raw[$1], $6 / raw[$1] }' "$tmp/raw$r" "$tmp/kv$r"
-done | sort -k1,1n -k5,5g | awk -v np="$np" -v reps="$reps" '
+done | sort -k1,1n -k5,5g > "$tmp/joined"
+if [[ ! -s $tmp/joined ]]; then
+  echo "bench-allreduce.sh: the peer and the kvstore measured no size in common between" \
+       "$min and $max bytes" >&2
+  exit 1
+fi
+awk -v np="$np" -v reps="$reps" '
   function median(a, n,   i, j, t) {  # sorts a[1..n] (n is small)
     for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -47,4 +55,4 @@ done | sort -k1,1n -k5,5g | awk -v np="$np" -v reps="$reps" '
   }
   $1 != bytes { flush(); bytes = $1; lowest = $5 }
   { ++n; kv[n] = $3; raw[n] = $4; ratio[n] = $5; if ($5 < lowest) lowest = $5 }
-  END { flush() }'
+  END { flush() }' "$tmp/joined"

@@ -54,6 +54,15 @@ check "an unknown log_level is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"
 out=$(COHORT_LOG_LEVEL=bogus "$train" --config "$config" 2>&1); code=$?
 check "an unknown COHORT_LOG_LEVEL is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"COHORT_LOG_LEVEL: unknown"* ]]'
 # --profile: the step's phases, then one row per op with times that add up to at most the step.
+out=$(COHORT_LOG_LEVEL=warn "$train" --config "$config" --set epochs=1 2>&1); code=$?
+check "COHORT_LOG_LEVEL=warn silences the info lines" '[[ $code -eq 0 && "$out" != *"[info]"* ]]'
+out=$(COHORT_LOG_LEVEL=warn "$train" --config "$config" --set epochs=1 --set log_level=info 2>&1)
+check "the config's log_level wins over COHORT_LOG_LEVEL" '[[ "$out" == *"[info]"* ]]'
+for threads in 1 3; do
+  out=$(COHORT_NUM_THREADS=2 "$train" --config "$config" --set epochs=1 --set threads=$threads 2>&1)
+  check "threads: $threads is the kernel threads' count, over COHORT_NUM_THREADS" \
+    '[[ "$out" == *", $threads kernel thread(s) a worker"* ]]'
+done
 "$train" --config "$config" --set epochs=1 --set log_level=warn --profile > "$tmp/profile.txt" 2>&1
 check "profile header and phases" \
   'grep -q "^# profile: [0-9]* steps, [0-9.]* ms per step$" "$tmp/profile.txt" && [[ $(grep -cE "^(data|forward|backward|update|metric)[[:blank:]]" "$tmp/profile.txt") -eq 5 ]]'

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -34,6 +35,28 @@ TEST(ThreadArena, UsesAtMostItsThreads) {
   });
   EXPECT_LE(peak.load(), 2);
   EXPECT_GE(peak.load(), 1);
+}
+
+// A count above the machine's cores (COHORT_NUM_THREADS=8 on 2 cores) is honoured: oneTBB would
+// cap it at the cores, with a warning on stderr. Four items that each wait (up to 5 s) until all
+// four run at once need four threads.
+TEST(ThreadArena, MoreThreadsThanCoresWhenAskedFor) {
+  const int threads = static_cast<int>(std::thread::hardware_concurrency()) + 2;
+  ThreadArena arena(threads);
+  std::atomic<int> running{0};
+  std::atomic<bool> all_at_once{true};
+  arena.ParallelFor(0, threads, 1, [&](int64_t, int64_t) {
+    ++running;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (running.load() < threads) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        all_at_once = false;
+        break;
+      }
+      std::this_thread::yield();
+    }
+  });
+  EXPECT_TRUE(all_at_once) << threads << " threads did not run at once";
 }
 
 TEST(ThreadArena, ExecuteReturnsTheValue) {
