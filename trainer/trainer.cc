@@ -564,9 +564,11 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     const auto start = Clock::now();
     auto window = start;
     timeline::LabelThread("main");
-    // Note [Input staging]: the next batch is fetched and staged once a step's work is enqueued
-    // (before its metric waits for the devices), as MXNet's fit loop prepares it; so the step
-    // keeps its own copy of the labels, which the iterator may reuse.
+    // Note [Input staging]: the next batch is fetched and staged once backward is enqueued, as
+    // MXNet's fit loop prepares it: on GPUs the host's copy overlaps backward, before the
+    // update's non-finite check waits for the gradients (and with overlap on CPU devices, the
+    // buckets still being reduced). So the step keeps its own copy of the labels, which the
+    // iterator may reuse.
     bool have_batch = false;
     {
       timeline::Span span("data");
@@ -599,11 +601,6 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
         }
       }
       const auto t3 = Clock::now();
-      {
-        timeline::Span span("update");
-        Update({epoch, batches});
-      }
-      const auto t4 = Clock::now();
       const int64_t pad = batch.pad;
       {
         timeline::Span span("data");
@@ -611,6 +608,11 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
         step_index.assign(batch.index.begin(), batch.index.end());
         have_batch = train.Next();
         if (have_batch) manager_->StageDataBatch(train.Value());
+      }
+      const auto t4 = Clock::now();
+      {
+        timeline::Span span("update");
+        Update({epoch, batches});
       }
       const auto t5 = Clock::now();
       {
@@ -625,8 +627,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
                                        {&profile_.forward, t1, t2},
                                        {&profile_.backward, t2, t3},
-                                       {&profile_.update, t3, t4},
-                                       {&profile_.data, t4, t5},
+                                       {&profile_.data, t3, t4},
+                                       {&profile_.update, t4, t5},
                                        {&profile_.metric, t5, t6}}) {
         *phase += std::chrono::duration<double>(end - begin).count();
       }
