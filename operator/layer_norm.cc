@@ -34,11 +34,14 @@ COHORT_CPU_CLONES void RunLayerNormGradRows(const LayerNormGradRows& body, int64
   RunRows(body, first, last, size, inner);
 }
 COHORT_CPU_CLONES void RunLayerNormParamGrads(const LayerNormParamGrads& p, int64_t c0, int64_t c1,
-                                              float* sum_gx, float* sum_g) {
+                                              float* scratch) {
+  const int64_t n = c1 - c0;
   if (p.inner == 1) {
-    LayerNormParamGradRows(p, UnitStride{}, c0, c1, sum_gx, sum_g);
+    LayerNormParamGradRows(p, UnitStride{}, c0, c1, scratch, scratch + n, scratch + 2 * n,
+                           scratch + 3 * n);
   } else {
-    LayerNormParamGradRows(p, p.inner, c0, c1, sum_gx, sum_g);
+    LayerNormParamGradRows(p, p.inner, c0, c1, scratch, scratch + n, scratch + 2 * n,
+                           scratch + 3 * n);
   }
 }
 
@@ -113,8 +116,8 @@ class LayerNorm : public Operator {
       ParallelChunks(
           s.size, ChunksFor(ctx, s.outer * s.inner * s.size / kMinChunk),
           [&](int64_t, int64_t first, int64_t last) {
-            float* scratch = Scratch(2 * static_cast<size_t>(last - first));  // per thread
-            RunLayerNormParamGrads(params, first, last, scratch, scratch + (last - first));
+            float* scratch = Scratch(4 * static_cast<size_t>(last - first));  // per thread
+            RunLayerNormParamGrads(params, first, last, scratch);
           },
           ctx.arena);
     }

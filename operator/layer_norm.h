@@ -92,49 +92,92 @@ struct LayerNormGradRows {
   }
 };
 
-// gamma's and beta's gradients at position c along the axis: Σ over rows of g·x̂ and of g, the
-// rows in order (the GPU's form, one thread per position; the CPU runs LayerNormParamGradRows).
+// Note [Column sums in chunks]
+// gamma's and beta's gradients are sums over every row at one position along the axis, and the
+// rows may be many (batch x sequence) where the positions are few (d_model): one GPU thread per
+// position would add thousands of rows alone, one after another. Both sides therefore add the
+// rows in chunks of LayerNormRowChunk(rows) consecutive rows, each chunk in row order from 0,
+// then the chunks' sums in chunk order from 0. The GPU gives each (chunk, position) a thread
+// (ChunkSums, into the workspace) and each position a second pass (FromChunks); the CPU adds
+// the same chunks in the same order over runs of positions (LayerNormParamGradRows).
+COHORT_HOST_DEVICE int64_t LayerNormRowChunk(int64_t rows) {
+  constexpr int64_t kMinRows = 64, kMaxChunks = 256;  // bounds the GPU's workspace
+  const int64_t spread = (rows + kMaxChunks - 1) / kMaxChunks;
+  return spread > kMinRows ? spread : kMinRows;
+}
+
+// gamma's and beta's gradients at position c along the axis: Σ over rows of g·x̂ and of g.
 struct LayerNormParamGrads {
   const float *x, *dy, *mean, *std;
   float *dgamma, *dbeta;  // either may be null (not wanted)
   GradReq req_gamma, req_beta;
   int64_t outer, size, inner;
 
-  COHORT_HOST_DEVICE void operator()(int64_t c) const {
+  COHORT_HOST_DEVICE int64_t rows() const { return outer * inner; }
+  COHORT_HOST_DEVICE int64_t chunks() const {
+    const int64_t chunk = LayerNormRowChunk(rows());
+    return (rows() + chunk - 1) / chunk;
+  }
+  // Σ over chunk k's rows, in order, of g·x̂ and of g at position c.
+  COHORT_HOST_DEVICE void ChunkSums(int64_t c, int64_t k, float* gx, float* g) const {
+    const int64_t chunk = LayerNormRowChunk(rows());
+    const int64_t r1 = (k + 1) * chunk < rows() ? (k + 1) * chunk : rows();
     float sum_gx = 0, sum_g = 0;
-    for (int64_t r = 0; r < outer * inner; ++r) {
-      const int64_t k = RowBase(r, size, inner) + c * inner;
-      sum_gx += dy[k] * ((x[k] - mean[r]) / std[r]);
-      sum_g += dy[k];
+    for (int64_t r = k * chunk; r < r1; ++r) {
+      const int64_t i = RowBase(r, size, inner) + c * inner;
+      sum_gx += dy[i] * ((x[i] - mean[r]) / std[r]);
+      sum_g += dy[i];
     }
+    *gx = sum_gx;
+    *g = sum_g;
+  }
+  COHORT_HOST_DEVICE void Assign(int64_t c, float sum_gx, float sum_g) const {
     if (dgamma) AssignReq(req_gamma, dgamma, c, sum_gx);
     if (dbeta) AssignReq(req_beta, dbeta, c, sum_g);
   }
+  // Position c's gradients from the chunks' sums (chunk k's at partial_*[k * size + c]).
+  COHORT_HOST_DEVICE void FromChunks(int64_t c, const float* partial_gx,
+                                     const float* partial_g) const {
+    float sum_gx = 0, sum_g = 0;
+    for (int64_t k = 0; k < chunks(); ++k) {
+      sum_gx += partial_gx[k * size + c];
+      sum_g += partial_g[k * size + c];
+    }
+    Assign(c, sum_gx, sum_g);
+  }
 };
 
-// The same sums for positions [c0, c1), rows outer (reads follow memory when the axis is last):
-// each position adds its rows in the order LayerNormParamGrads does, so the same bits. sum_gx and
-// sum_g hold c1 - c0 floats of scratch.
+// The same sums for positions [c0, c1), chunk by chunk with the rows of each in order (reads
+// follow memory when the axis is last): the order of Note [Column sums in chunks]. sum_* and
+// chunk_* hold c1 - c0 floats of scratch each.
 // `Stride` is p.inner's type: UnitStride when the axis is last, so the inner loop vectorizes.
 template <typename Stride>
 COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGrads& p, Stride inner,
                                                int64_t c0, int64_t c1, float* __restrict__ sum_gx,
-                                               float* __restrict__ sum_g) {
-  for (int64_t c = c0; c < c1; ++c) sum_gx[c - c0] = sum_g[c - c0] = 0;
-  for (int64_t r = 0; r < p.outer * p.inner; ++r) {
-    const int64_t base = RowBase(r, p.size, p.inner);
-    const float m = p.mean[r], s = p.std[r];
-    const float* dy = p.dy + base;
-    const float* x = p.x + base;
-    for (int64_t c = c0; c < c1; ++c) {
-      sum_gx[c - c0] += dy[c * inner] * ((x[c * inner] - m) / s);
-      sum_g[c - c0] += dy[c * inner];
+                                               float* __restrict__ sum_g,
+                                               float* __restrict__ chunk_gx,
+                                               float* __restrict__ chunk_g) {
+  const int64_t n = c1 - c0, rows = p.rows(), chunk = LayerNormRowChunk(rows);
+  for (int64_t c = 0; c < n; ++c) sum_gx[c] = sum_g[c] = 0;
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    for (int64_t c = 0; c < n; ++c) chunk_gx[c] = chunk_g[c] = 0;
+    const int64_t r1 = r0 + chunk < rows ? r0 + chunk : rows;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = RowBase(r, p.size, p.inner);
+      const float m = p.mean[r], s = p.std[r];
+      const float* dy = p.dy + base + c0 * inner;
+      const float* x = p.x + base + c0 * inner;
+      for (int64_t c = 0; c < n; ++c) {
+        chunk_gx[c] += dy[c * inner] * ((x[c * inner] - m) / s);
+        chunk_g[c] += dy[c * inner];
+      }
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      sum_gx[c] += chunk_gx[c];
+      sum_g[c] += chunk_g[c];
     }
   }
-  for (int64_t c = c0; c < c1; ++c) {
-    if (p.dgamma) AssignReq(p.req_gamma, p.dgamma, c, sum_gx[c - c0]);
-    if (p.dbeta) AssignReq(p.req_beta, p.dbeta, c, sum_g[c - c0]);
-  }
+  for (int64_t c = 0; c < n; ++c) p.Assign(c0 + c, sum_gx[c], sum_g[c]);
 }
 
 }  // namespace cohort::op
