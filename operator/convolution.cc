@@ -332,7 +332,7 @@ class Convolution : public Operator {
             for (int64_t c = begin; c < end; ++c) {
               for (int64_t t = 0; t < taps; ++t) {
                 AssignReq(req[1], dw, c * taps + t,
-                          DepthwiseWeightGrad(g, dy, x, c, t / g.kw, t % g.kw, d[0], channels));
+                          DepthwiseWeightGrad(g, dy, x, c, t / g.kw, t % g.kw, 0, d[0], channels));
               }
             }
           },

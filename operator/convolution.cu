@@ -156,7 +156,7 @@ void DepthwiseForwardGpu(const OpContext& ctx, const ConvolutionParam& p, const 
 void DepthwiseBackwardGpu(const OpContext& ctx, const ConvolutionParam& p, const NDArray& dy,
                           const NDArray& x, const NDArray& w, const std::vector<GradReq>& req,
                           const std::vector<NDArray>& grad) {
-  const GpuResources::Impl& gpu = Gpu(ctx);
+  GpuResources::Impl& gpu = Gpu(ctx);
   const DepthwiseGeometry g = DepthwiseOf(p, x.shape(), dy.shape());
   const int64_t batch = x.shape()[0], channels = x.shape()[1], taps = g.kh * g.kw;
   const int64_t in_plane = g.height * g.width, out_plane = g.out_h * g.out_w;
@@ -173,13 +173,18 @@ void DepthwiseBackwardGpu(const OpContext& ctx, const ConvolutionParam& p, const
           DepthwiseInputGrad(g, pdy + plane * out_plane, pw + c * taps, s / g.width, s % g.width));
     });
   }
-  if (req[1] != GradReq::kNull) {
+  if (req[1] != GradReq::kNull) {  // a thread per (sample, channel, tap), then per (channel, tap)
     const GradReq r = req[1];
     float* dw = G(grad[1]);
-    ForEach(gpu, channels * taps, [=] __device__(int64_t t) {
-      AssignReq(
-          r, dw, t,
-          DepthwiseWeightGrad(g, pdy, px, t / taps, t % taps / g.kw, t % g.kw, batch, channels));
+    const int64_t cells = channels * taps;
+    float* per_sample = static_cast<float*>(gpu.Workspace(batch * cells * sizeof(float)));
+    ForEach(gpu, batch * cells, [=] __device__(int64_t k) {
+      const int64_t n = k / cells, t = k % cells;
+      per_sample[k] =
+          DepthwiseWeightGrad(g, pdy, px, t / taps, t % taps / g.kw, t % g.kw, n, n + 1, channels);
+    });
+    ForEach(gpu, cells, [=] __device__(int64_t t) {
+      AssignReq(r, dw, t, DepthwiseWeightGradOfSamples(per_sample, batch, cells, t));
     });
   }
   if (req.size() > 2 && req[2] != GradReq::kNull) {  // Σ over samples and the plane, in order

@@ -37,7 +37,10 @@ struct ConvolutionParam {
 // (DepthwiseTapSpan, so the inner loop is branch-free and vectorizes) and the GPU one output per
 // thread (DepthwiseOutput): each output adds the same products in the same order. The input
 // gradient likewise adds its taps in tap order, and the weight gradient (DepthwiseWeightGrad) is
-// one function on both sides.
+// one function on both sides: the CPU sums all samples in one call per tap; the GPU, whose
+// channels x taps threads would each add the whole batch alone, gives each (sample, channel,
+// tap) a thread and adds the samples' sums in order after (DepthwiseWeightGradOfSamples), which
+// differs from the CPU's by rounding only.
 struct DepthwiseGeometry {
   int64_t height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, dh, dw;
 };
@@ -86,17 +89,17 @@ COHORT_HOST_DEVICE float DepthwiseInputGrad(const DepthwiseGeometry& g, const fl
   return sum;
 }
 
-// The gradient of channel c's tap (i, j): Σ over samples, output rows and columns (in that order)
-// of dy·x. x and dy are the whole (batch, channels, ...) arrays.
+// The gradient of channel c's tap (i, j) from samples [n0, n1): Σ over those samples, output
+// rows and columns (in that order) of dy·x. x and dy are the whole (batch, channels, ...) arrays.
 COHORT_HOST_DEVICE float DepthwiseWeightGrad(const DepthwiseGeometry& g, const float* dy,
                                              const float* x, int64_t c, int64_t i, int64_t j,
-                                             int64_t batch, int64_t channels) {
+                                             int64_t n0, int64_t n1, int64_t channels) {
   int64_t y0, y1, x0, x1;
   DepthwiseTapSpan(g.height, g.out_h, g.sh, g.ph, g.dh, i, &y0, &y1);
   DepthwiseTapSpan(g.width, g.out_w, g.sw, g.pw, g.dw, j, &x0, &x1);
   // Each in-image run of output columns, as add(length, product of its t-th column).
   auto for_each_run = [&](auto&& add) {
-    for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t n = n0; n < n1; ++n) {
       const float* xp = x + (n * channels + c) * g.height * g.width;
       const float* dp = dy + (n * channels + c) * g.out_h * g.out_w;
       for (int64_t oy = y0; oy < y1; ++oy) {
@@ -117,6 +120,15 @@ COHORT_HOST_DEVICE float DepthwiseWeightGrad(const DepthwiseGeometry& g, const f
   for_each_run([&](int64_t length, auto product) {
     for (int64_t t = 0; t < length; ++t) sum += product(t);
   });
+  return sum;
+}
+
+// The GPU's second pass: weight cell `cell` (channel · taps + tap) from the samples' sums, sample
+// n's at per_sample[n · cells + cell], added in sample order.
+COHORT_HOST_DEVICE float DepthwiseWeightGradOfSamples(const float* per_sample, int64_t batch,
+                                                      int64_t cells, int64_t cell) {
+  float sum = 0;
+  for (int64_t n = 0; n < batch; ++n) sum += per_sample[n * cells + cell];
   return sum;
 }
 

@@ -3,6 +3,7 @@
 // split here give the CPU kernel's results, so a CPU test executes the logic the GPU runs.
 #include <gtest/gtest.h>
 
+#include "operator/convolution.h"
 #include "operator/layer_norm.h"
 #include "tests/operator/op_harness.h"
 
@@ -48,6 +49,45 @@ TEST(GpuDecomposition, LayerNormParamGradsInChunks) {
       ExpectClose(dbeta, grads[2], 1e-5, 1e-5, "beta");
       EXPECT_GT(p.chunks(), shape.Size() > 1000 ? 1 : 0);
     }
+  }
+}
+
+// Depthwise convolution's weight gradient: the op on the CPU (all samples in one sum per tap)
+// against convolution.cu's two passes (a thread per sample, channel and tap, then the samples'
+// sums in order), strided and padded, grad_req write and add.
+TEST(GpuDecomposition, DepthwiseWeightGradBySample) {
+  const Shape shape{5, 8, 9, 10};
+  for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
+    SCOPED_TRACE(static_cast<int>(req));
+    OpInstance inst = MakeOp("Convolution",
+                             {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"num_group", "8"},
+                              {"pad", "(1,1)"}, {"stride", "(2,2)"}, {"no_bias", "true"}},
+                             {shape});
+    std::mt19937 rng(5);
+    for (const NDArray& a : inst.in) FillUniform(a, rng);
+    inst.Forward(true);
+    NDArray head = NDArray::Zeros(inst.out[0].shape());
+    FillUniform(head, rng);
+    std::vector<NDArray> grads;
+    for (const NDArray& a : inst.in) grads.push_back(NDArray::Full(a.shape(), 0.5));
+    inst.Backward(true, {head}, {GradReq::kNull, req}, grads);
+
+    const Shape& out = inst.out[0].shape();
+    const op::DepthwiseGeometry g{shape[2], shape[3], out[2], out[3], 3, 3, 2, 2, 1, 1, 1, 1};
+    const int64_t batch = shape[0], channels = shape[1], taps = 9, cells = channels * taps;
+    std::vector<float> per_sample(batch * cells);
+    for (int64_t k = 0; k < batch * cells; ++k) {
+      const int64_t n = k / cells, t = k % cells;
+      per_sample[k] = op::DepthwiseWeightGrad(g, head.data<float>(), inst.in[0].data<float>(),
+                                              t / taps, t % taps / g.kw, t % g.kw, n, n + 1,
+                                              channels);
+    }
+    NDArray dw = NDArray::Full({channels, 1, 3, 3}, 0.5);
+    for (int64_t t = 0; t < cells; ++t) {
+      op::AssignReq(req, dw.data<float>(), t,
+                    op::DepthwiseWeightGradOfSamples(per_sample.data(), batch, cells, t));
+    }
+    ExpectClose(dw, grads[1], 1e-5, 1e-5, "weight");
   }
 }
 
