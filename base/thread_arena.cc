@@ -34,8 +34,9 @@ void AllowThreads(int threads) {
 }  // namespace
 
 ThreadArena::ThreadArena(int num_threads)
-    : num_threads_(num_threads > 0 ? num_threads : Env().num_threads),
-      arena_((AllowThreads(std::max(num_threads_, Env().num_threads)), num_threads_)) {}
+    : num_threads_(num_threads > 0 ? num_threads : Env().num_threads), arena_(num_threads_) {
+  AllowThreads(std::max(num_threads_, Env().num_threads));  // the arena starts threads on first use
+}
 
 ThreadArena& HostArena() {
   static ThreadArena arena;

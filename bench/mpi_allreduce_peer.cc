@@ -2,9 +2,10 @@
 // the same sizes, printing the same columns, so that scripts/bench-allreduce.sh can put the
 // kvstore beside the library it calls in one run.
 //   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [mpi|ring [CHUNK_BYTES]|tcp]]]]
-// (bytes, as whole numbers; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring all-reduce]) runs instead
-// of MPI_Allreduce: the reduction alone, without the kvstore around it; with "tcp", the ring over
-// TCP sockets (Note [TCP ring]; COHORT_SOCKET_IFNAME picks the interface).
+// (bytes, as whole numbers; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring
+// all-reduce]) runs instead of MPI_Allreduce: the reduction alone, without the kvstore around
+// it; with "tcp", the ring over TCP sockets (Note [TCP ring]; COHORT_SOCKET_IFNAME picks the
+// interface).
 #include <mpi.h>
 
 #include <algorithm>

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "base/thread_arena.h"
 #include "ndarray/device_api.h"
@@ -140,34 +141,25 @@ void FindNonFinite(const std::vector<NDArray>& arrays, std::vector<int>* nonfini
       scratch->gpu_index.push_back(static_cast<int>(i));
     }
   }
-  // The GPU arrays, one pass for each device's (the flags of all of them in one return).
-  size_t done = 0;
-  while (done < scratch->gpu_index.size()) {
-    const int device = arrays[scratch->gpu_index[done]].ctx().id;
+  // The GPU arrays by device (in place: nothing allocated), one pass for each device's.
+  std::vector<int>& gpu = scratch->gpu_index;
+  auto device_of = [&](int i) { return arrays[i].ctx().id; };
+  std::sort(gpu.begin(), gpu.end(), [&](int a, int b) {
+    return std::pair(device_of(a), a) < std::pair(device_of(b), b);
+  });
+  for (size_t begin = 0, end = 0; begin < gpu.size(); begin = end) {
     scratch->data.clear();
     scratch->sizes.clear();
-    scratch->on_device.clear();
-    for (size_t j = done; j < scratch->gpu_index.size(); ++j) {
-      const NDArray& array = arrays[scratch->gpu_index[j]];
-      if (array.ctx().id != device) continue;
-      scratch->data.push_back(static_cast<const float*>(array.raw_data()));
-      scratch->sizes.push_back(static_cast<size_t>(array.size()));
-      scratch->on_device.push_back(scratch->gpu_index[j]);
+    for (end = begin; end < gpu.size() && device_of(gpu[end]) == device_of(gpu[begin]); ++end) {
+      scratch->data.push_back(static_cast<const float*>(arrays[gpu[end]].raw_data()));
+      scratch->sizes.push_back(static_cast<size_t>(arrays[gpu[end]].size()));
     }
-    scratch->flags.resize(scratch->data.size());
-    device::MarkNonFinite(device, scratch->data.data(), scratch->sizes.data(),
-                          static_cast<int>(scratch->data.size()), scratch->flags.data());
-    for (size_t k = 0; k < scratch->flags.size(); ++k) {
-      if (scratch->flags[k] != 0) nonfinite->push_back(scratch->on_device[k]);
+    scratch->flags.resize(end - begin);
+    device::MarkNonFinite(device_of(gpu[begin]), scratch->data.data(), scratch->sizes.data(),
+                          static_cast<int>(end - begin), scratch->flags.data());
+    for (size_t k = begin; k < end; ++k) {
+      if (scratch->flags[k - begin] != 0) nonfinite->push_back(gpu[k]);
     }
-    // Those of later devices move up; this device's are done.
-    size_t kept = done;
-    for (size_t j = done; j < scratch->gpu_index.size(); ++j) {
-      if (arrays[scratch->gpu_index[j]].ctx().id != device) {
-        scratch->gpu_index[kept++] = scratch->gpu_index[j];
-      }
-    }
-    scratch->gpu_index.resize(kept);
   }
   std::sort(nonfinite->begin(), nonfinite->end());
 }

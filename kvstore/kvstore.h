@@ -134,7 +134,7 @@ bool AllFinite(const NDArray& array);
 // their flags (a step's gradients are not copied to the host); `scratch` keeps its buffers
 // from call to call, so a step allocates nothing.
 struct NonFiniteScratch {
-  std::vector<int> gpu_index, on_device;
+  std::vector<int> gpu_index;
   std::vector<const float*> data;
   std::vector<size_t> sizes;
   std::vector<uint8_t> flags;

@@ -184,7 +184,7 @@ void DepthwiseBackwardGpu(const OpContext& ctx, const ConvolutionParam& p, const
           DepthwiseWeightGrad(g, pdy, px, t / taps, t % taps / g.kw, t % g.kw, n, n + 1, channels);
     });
     ForEach(gpu, cells, [=] __device__(int64_t t) {
-      AssignReq(r, dw, t, DepthwiseWeightGradOfSamples(per_sample, batch, cells, t));
+      AssignReq(r, dw, t, SumInOrder(per_sample + t, batch, cells));
     });
   }
   if (req.size() > 2 && req[2] != GradReq::kNull) {  // Σ over samples and the plane, in order

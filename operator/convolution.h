@@ -39,8 +39,8 @@ struct ConvolutionParam {
 // gradient likewise adds its taps in tap order, and the weight gradient (DepthwiseWeightGrad) is
 // one function on both sides: the CPU sums all samples in one call per tap; the GPU, whose
 // channels x taps threads would each add the whole batch alone, gives each (sample, channel,
-// tap) a thread and adds the samples' sums in order after (DepthwiseWeightGradOfSamples), which
-// differs from the CPU's by rounding only.
+// tap) a thread and adds the samples' sums in order after (SumInOrder), which differs from the
+// CPU's by rounding only.
 struct DepthwiseGeometry {
   int64_t height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, dh, dw;
 };
@@ -120,15 +120,6 @@ COHORT_HOST_DEVICE float DepthwiseWeightGrad(const DepthwiseGeometry& g, const f
   for_each_run([&](int64_t length, auto product) {
     for (int64_t t = 0; t < length; ++t) sum += product(t);
   });
-  return sum;
-}
-
-// The GPU's second pass: weight cell `cell` (channel · taps + tap) from the samples' sums, sample
-// n's at per_sample[n · cells + cell], added in sample order.
-COHORT_HOST_DEVICE float DepthwiseWeightGradOfSamples(const float* per_sample, int64_t batch,
-                                                      int64_t cells, int64_t cell) {
-  float sum = 0;
-  for (int64_t n = 0; n < batch; ++n) sum += per_sample[n * cells + cell];
   return sum;
 }
 

@@ -138,12 +138,8 @@ struct LayerNormParamGrads {
   // Position c's gradients from the chunks' sums (chunk k's at partial_*[k * size + c]).
   COHORT_HOST_DEVICE void FromChunks(int64_t c, const float* partial_gx,
                                      const float* partial_g) const {
-    float sum_gx = 0, sum_g = 0;
-    for (int64_t k = 0; k < chunks(); ++k) {
-      sum_gx += partial_gx[k * size + c];
-      sum_g += partial_g[k * size + c];
-    }
-    Assign(c, sum_gx, sum_g);
+    Assign(c, SumInOrder(partial_gx + c, chunks(), size),
+           SumInOrder(partial_g + c, chunks(), size));
   }
 };
 

@@ -160,6 +160,7 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
     keys_.push_back(i);
     grads_by_key_.push_back(manager_->grad_arrays()[i]);
     params_by_key_.push_back(manager_->param_arrays()[i]);
+    device0_grads_.push_back(manager_->grad_arrays()[i][0]);
   }
   if (!ReducesGradients()) return;  // Note [One device updates itself]
   bucketer_ = std::make_unique<GradientBucketer>(*kvstore_);
@@ -396,16 +397,9 @@ std::vector<int> Trainer::NonFiniteParams() {
   }
   // The sums are in every device's gradients: device 0's tell, checked where they are (on a
   // GPU only flags come back).
-  finite_check_arrays_.clear();
-  finite_check_params_.clear();
-  for (size_t i = 0; i < param_names_.size(); ++i) {
-    if (frozen_[i]) continue;
-    finite_check_arrays_.push_back(manager_->grad_arrays()[i][0]);
-    finite_check_params_.push_back(static_cast<int>(i));
-  }
-  FindNonFinite(finite_check_arrays_, &finite_check_bad_, &finite_check_scratch_);
+  FindNonFinite(device0_grads_, &finite_check_bad_, &finite_check_scratch_);
   std::vector<int> bad;
-  for (int j : finite_check_bad_) bad.push_back(finite_check_params_[j]);
+  for (int k : finite_check_bad_) bad.push_back(keys_[k]);
   return bad;
 }
 

@@ -174,11 +174,10 @@ class Trainer {
   // backward makes first, are reduced first (frozen parameters have no key).
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
+  std::vector<NDArray> device0_grads_;  // by key: where the sums are checked for NaN
   std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]; none for one device
-  // NonFiniteParams' buffers, kept from step to step: device 0's summed gradients, and the
-  // parameter each is.
-  std::vector<NDArray> finite_check_arrays_;
-  std::vector<int> finite_check_params_, finite_check_bad_;
+  // NonFiniteParams' buffers, kept from step to step.
+  std::vector<int> finite_check_bad_;  // positions in keys_
   NonFiniteScratch finite_check_scratch_;
 };
 

@@ -19,6 +19,15 @@ namespace cohort::op {
 // the data in the same order they agree to the bit. tests/operator/shared_header_test.cc checks
 // that every op's .cu includes its header and calls its functions.
 
+// Σ v[k · stride] over k in [0, count), in order from 0: the second pass of a GPU sum split into
+// parts whose sums lie `stride` apart (Note [Column sums in chunks], the depthwise weight
+// gradient).
+COHORT_HOST_DEVICE float SumInOrder(const float* v, int64_t count, int64_t stride) {
+  float sum = 0;
+  for (int64_t k = 0; k < count; ++k) sum += v[k * stride];
+  return sum;
+}
+
 // dst[i] = v (kWrite) or dst[i] += v (kAdd); callers skip kNull.
 COHORT_HOST_DEVICE void AssignReq(GradReq req, float* dst, int64_t i, float v) {
   if (req == GradReq::kAdd)
