@@ -54,21 +54,39 @@ void EvalMetric::Merge(const EvalMetric& other) {
 }
 
 const float* EvalMetric::HostFloats(const NDArray& array, int which) const {
-  if (array.dtype() == DType::kFloat32 && array.ctx().is_host()) {
-    return static_cast<const float*>(array.raw_data());
+  return static_cast<const float*>(HostFloat32(array, &staged_[which]).raw_data());
+}
+
+NDArray HostFloat32(const NDArray& array, NDArray* buffer) {
+  if (array.dtype() == DType::kFloat32 && array.ctx().is_host()) return array;
+  const Context host = array.ctx().is_gpu() ? Context::CPUPinned() : Context::CPU();
+  if (buffer->is_none() || buffer->size() < array.size() || buffer->ctx() != host) {
+    *buffer = NDArray::Empty(Shape({std::max<int64_t>(array.size(), 1)}), DType::kFloat32, host);
   }
-  std::vector<float>& scratch = scratch_[which];
-  scratch.resize(static_cast<size_t>(array.size()));
-  const NDArray& host = array.OnHost(&staged_[which]);
-  CastElements(host.raw_data(), host.dtype(), scratch.data(), DType::kFloat32, host.size());
-  return scratch.data();
+  NDArray view = buffer->Reshape(array.shape());
+  array.CopyTo(view);
+  return view;
 }
 
 // ---- Composite ---------------------------------------------------------------------------
 
 void CompositeEvalMetric::Update(const std::vector<NDArray>& labels,
                                  const std::vector<NDArray>& preds) {
-  for (auto& metric : metrics_) metric->Update(labels, preds);
+  if (metrics_.size() < 2) {  // one metric stages for itself
+    for (auto& metric : metrics_) metric->Update(labels, preds);
+    return;
+  }
+  auto stage = [](const std::vector<NDArray>& arrays, std::vector<NDArray>* host,
+                  std::vector<NDArray>* buffers) {
+    host->resize(arrays.size());
+    if (buffers->size() < arrays.size()) buffers->resize(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      (*host)[i] = arrays[i].is_none() ? NDArray() : HostFloat32(arrays[i], &(*buffers)[i]);
+    }
+  };
+  stage(labels, &host_labels_, &label_buffers_);
+  stage(preds, &host_preds_, &pred_buffers_);
+  for (auto& metric : metrics_) metric->Update(host_labels_, host_preds_);
 }
 
 std::vector<EvalMetric::NameValue> CompositeEvalMetric::Get() const {

@@ -56,18 +56,23 @@ class EvalMetric {
   virtual bool needs_labels() const { return true; }
 
   // The array's values as floats on the host: its own memory when it is a float32 host array,
-  // else a converted copy in a buffer reused across calls.
+  // else a converted copy in a buffer reused across calls (HostFloat32).
   const float* HostFloats(const NDArray& array, int which) const;
 
   std::string name_;
   std::vector<double> state_;
 
  private:
-  mutable std::vector<float> scratch_[2];
-  mutable NDArray staged_[2];  // host copies of GPU arrays
+  mutable NDArray staged_[2];  // HostFloat32's buffers
 };
 
-// Several metrics updated together; Get() lists all their values.
+// `array` as float32 in host memory: itself when it is, else a copy into *buffer (pinned when
+// the array is on a GPU), which is made at the size of the largest array staged and reused as a
+// view: the unequal slices of a batch over devices, or a padded last batch, allocate nothing.
+NDArray HostFloat32(const NDArray& array, NDArray* buffer);
+
+// Several metrics updated together; Get() lists all their values. GPU arrays (and arrays of other
+// dtypes) are copied to the host once for all of them, not once per metric.
 class CompositeEvalMetric : public EvalMetric {
  public:
   CompositeEvalMetric() : EvalMetric("composite", 2) {}
@@ -86,6 +91,8 @@ class CompositeEvalMetric : public EvalMetric {
 
  private:
   std::vector<std::unique_ptr<EvalMetric>> metrics_;
+  // The arrays that Update hands the metrics, and HostFloat32's buffers for them.
+  std::vector<NDArray> host_labels_, host_preds_, label_buffers_, pred_buffers_;
 };
 
 // A metric from a function of (label, pred) returning (sum, count) to add to sum_metric and

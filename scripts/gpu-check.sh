@@ -64,7 +64,7 @@ ctest --test-dir build-gpu --output-on-failure -j 8 -E mpi ${1:+-R "$1"} || stat
 echo "gpu-check: GPU tests (a skipped test says why)"
 for t in ndarray/ndarray_test:'*Gpu*' operator/operator_test:'GpuOps*:GpuDropout*' \
          executor/executor_test:'ExecutorGpu*' kvstore/kvstore_test:'Nccl*:FiniteCheck*' \
-         trainer/trainer_test:'GpuTrainer*'; do
+         trainer/trainer_test:'GpuTrainer*' metric/metric_test:'CompositeGpu*'; do
   build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" --gtest_brief=1 || status=$?
 done
 

@@ -5,6 +5,7 @@
 
 #include "metric/eval_metric.h"
 #include "metric/kinds.h"
+#include "ndarray/device_api.h"
 #include "tests/test_util.h"
 
 namespace cohort {
@@ -272,6 +273,63 @@ TEST(Inputs, OtherDTypesAreConverted) {
   m.Update({NDArray::FromVector<int32_t>({3}, std::vector<int32_t>{1, 2, 2})},
            {kPred.AsType(DType::kFloat64)});
   EXPECT_DOUBLE_EQ(Value(m), 2.0 / 3);
+}
+
+// What is not float32 on the host (GPU outputs, other dtypes) is staged once into a buffer that
+// the next, smaller or larger, arrays reuse: a batch's unequal slices allocate nothing.
+TEST(Inputs, StagingReusesOneBufferAcrossShapes) {
+  NDArray buffer;
+  const NDArray big = kPred.AsType(DType::kFloat64);
+  const NDArray small = big.Slice(0, 2);
+  const NDArray first = HostFloat32(big, &buffer);
+  EXPECT_EQ(first.dtype(), DType::kFloat32);
+  EXPECT_EQ(first.ToVector<float>(), kPred.ToVector<float>());
+  const NDArray second = HostFloat32(small, &buffer);
+  EXPECT_EQ(second.shape(), Shape({2, 3}));
+  EXPECT_EQ(second.ToVector<float>(), kPred.Slice(0, 2).ToVector<float>());
+  EXPECT_EQ(HostFloat32(big, &buffer).raw_data(), first.raw_data());
+  EXPECT_EQ(second.raw_data(), first.raw_data());
+  EXPECT_EQ(HostFloat32(kPred, &buffer).raw_data(), kPred.raw_data());  // float32: no copy
+}
+
+// A composite hands every metric the same staged float32 arrays instead of each metric copying
+// the outputs again; the values are those of each metric alone.
+TEST(Composite, StagesTheArraysOnceForEveryMetric) {
+  auto composite = std::make_unique<CompositeEvalMetric>();
+  std::vector<const void*> seen;
+  for (int i = 0; i < 2; ++i) {
+    composite->Add(std::make_unique<CustomMetric>(
+        "probe" + std::to_string(i), [&seen](const NDArray& label, const NDArray& pred) {
+          EXPECT_EQ(pred.dtype(), DType::kFloat32);
+          EXPECT_EQ(label.dtype(), DType::kFloat32);
+          seen.push_back(pred.raw_data());
+          return std::pair<double, double>(pred.ToVector<float>()[0] + label.ToVector<float>()[0],
+                                           1.0);
+        }));
+  }
+  composite->Add(CreateMetric("acc"));
+  const NDArray labels = NDArray::FromVector<int32_t>({3}, std::vector<int32_t>{1, 2, 2});
+  const NDArray preds = kPred.AsType(DType::kFloat64);
+  composite->Update({labels}, {preds});
+  composite->Update({labels.Slice(0, 2)}, {preds.Slice(0, 2)});
+  ASSERT_EQ(seen.size(), 4u);
+  for (const void* p : seen) EXPECT_EQ(p, seen[0]);
+  const auto values = composite->Get();
+  EXPECT_NEAR(values[0].second, 0.1 + 1, 1e-7);   // first pred + first label, twice
+  EXPECT_DOUBLE_EQ(values[2].second, 3.0 / 5);    // as Accuracy over the five rows
+}
+
+// The same with the outputs on a GPU: copied once into pinned memory, the same values.
+TEST(CompositeGpu, OutputsOnAGpuGiveTheHostsValues) {
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  auto on_host = CreateMetric(std::vector<std::string>{"acc", "ce", "mse"});
+  auto on_gpu = on_host->Clone();
+  on_host->Update({kLabel}, {kPred});
+  on_gpu->Update({kLabel.CopyTo(Context::GPU(0))}, {kPred.CopyTo(Context::GPU(0))});
+  on_gpu->Update({kLabel.Slice(0, 2).CopyTo(Context::GPU(0))},
+                 {kPred.Slice(0, 2).CopyTo(Context::GPU(0))});
+  on_host->Update({kLabel.Slice(0, 2)}, {kPred.Slice(0, 2)});
+  EXPECT_EQ(on_gpu->Get(), on_host->Get());
 }
 
 }  // namespace

@@ -116,7 +116,9 @@ TEST(GpuTrainer, NonFiniteGradientStopsAsOnTheCpu) {
     EXPECT_NE(cpu.find("epoch 0, batch 3: the summed gradient of 'conv1_weight' holds NaN"),
               std::string::npos)
         << cpu;
-    if (device::Count() > 0) EXPECT_EQ(stop_message(Context::GPU(0), on_kvstore), cpu);
+    if (device::Count() > 0) {
+      EXPECT_EQ(stop_message(Context::GPU(0), on_kvstore), cpu);
+    }
   }
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible (the CPU half passed)";
 }
