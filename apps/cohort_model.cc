@@ -43,21 +43,30 @@ int Summary(const std::string& source, const std::vector<std::string>& shape_spe
   }
   std::printf("%-28s %-24s %-22s %12s\n", "node", "op", "output shape", "parameters");
   int64_t total = 0, total_aux = 0;
+  // A variable read by several nodes (tied weights: a language model's head reading the token
+  // embedding) counts once, at its first reader; later readers name it as shared.
+  std::set<std::string> counted;
   for (const auto& node : net.TopoOrder()) {
     if (node->is_variable()) continue;
     int64_t params = 0;
+    std::string shared;
     for (const NodeEntry& e : node->inputs) {
       if (!e.node->is_variable() || m.IsInput(e.node->name)) continue;
+      if (!counted.insert(e.node->name).second) {
+        shared += (shared.empty() ? "  (shares " : ", ") + e.node->name;
+        continue;
+      }
       const Shape& s = m.variable.at(e.node->name);
       const int64_t n = op::ShapeKnown(s) ? s.Size() : 0;
       (aux_set.count(e.node->name) ? total_aux : params) += n;
     }
+    if (!shared.empty()) shared += ")";
     total += params;
     const auto it = m.output.find(node->name);
     const std::string shape =
         it != m.output.end() && op::ShapeKnown(it->second) ? it->second.ToString() : "?";
-    std::printf("%-28s %-24s %-22s %12lld\n", node->name.c_str(), node->op.c_str(), shape.c_str(),
-                static_cast<long long>(params));
+    std::printf("%-28s %-24s %-22s %12lld%s\n", node->name.c_str(), node->op.c_str(),
+                shape.c_str(), static_cast<long long>(params), shared.c_str());
   }
   std::printf("Total parameters: %lld\n", static_cast<long long>(total));
   if (total_aux) std::printf("Auxiliary states: %lld\n", static_cast<long long>(total_aux));

@@ -252,6 +252,14 @@ void Trainer::InitParams(const FitConfig& config) {
   }
 }
 
+namespace {
+const std::string& NameOf(const std::string& name) { return name; }
+template <typename Value>
+const std::string& NameOf(const std::pair<const std::string, Value>& entry) {
+  return entry.first;
+}
+}  // namespace
+
 // Fine-tuning: the given parameters replace the initializer's where the network has them,
 // except in the layers to re-initialize.
 void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDArray>* args,
@@ -266,12 +274,17 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
   std::set<std::string> initialized;
   for (const auto& [name, value] : *args) initialized.insert(name);
   for (const auto& [name, value] : *aux) initialized.insert(name);
-  for (const std::string& layer : config.reinit) {  // as fixed_params: a typo is not ignored
-    if (std::none_of(initialized.begin(), initialized.end(), [&](const std::string& name) {
-          return name.starts_with(layer + "_");
-        })) {
-      throw ConfigError("reinit: the network has no layer '" + layer +
-                            "' (no parameter named " + layer + "_...)",
+  // As fixed_params, a typo is not ignored: a layer to reinit is one of the network's (a new
+  // head) or one of the file's that the network lacks (left out).
+  auto has_layer = [](const auto& names, const std::string& layer) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const auto& entry) { return NameOf(entry).starts_with(layer + "_"); });
+  };
+  for (const std::string& layer : config.reinit) {
+    if (!has_layer(initialized, layer) && !has_layer(config.arg_params, layer) &&
+        !has_layer(config.aux_params, layer)) {
+      throw ConfigError("reinit: neither the network nor the initial parameters have a layer '" +
+                            layer + "' (no parameter named " + layer + "_...)",
                         __FILE__, __LINE__);
     }
   }

@@ -7,6 +7,9 @@ expect 0 '^Total parameters: 431080$' "$bin" summary "$data/lenet-symbol.json" -
 expect 0 '^conv2 +Convolution +\(1,50,8,8\) +25050$' "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,28,28
 expect 0 '^Auxiliary states: 96$' "$bin" summary "$data/resblock-symbol.json" --shape data=2,3,32,32
 expect 0 '^Total parameters: 109386$' "$bin" summary mlp --shape data=1,1,28,28
+# The GPT's head reads the token embedding (tie_weights): counted once, 875264 - 256 x 128.
+expect 0 '^Total parameters: 842496$' "$bin" summary gpt --shape data=1,128
+expect 0 '^lm_head .* 0  \(shares tok_embed_weight\)$' "$bin" summary gpt --shape data=1,128
 expect 2 "kernel \(5,5\) does not fit input \(1,1,4,4\)" "$bin" summary "$data/lenet-symbol.json" --shape data=1,1,4,4
 expect 2 "cannot open symbol file 'missing.json'" "$bin" summary missing.json --shape data=1
 expect 2 "expected NAME=DIMS" "$bin" summary mlp --shape 1,2

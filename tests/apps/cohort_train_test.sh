@@ -32,7 +32,8 @@ check "a missing model.params file is exit 2" '[[ $code -eq 2 && "$out" == *"non
 # Input that does not fit the network fails before training, exit 2 naming what is wrong.
 out=$("$train" --config "$config" --set epochs=1 --set model.params="$tmp/mlp-0002.params" \
   --set 'model.reinit=[fc9]' 2>&1); code=$?
-check "a reinit layer the network lacks is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"no layer '"'"'fc9'"'"'"* ]]'
+check "a reinit layer neither the network nor the file has is exit 2 naming it" \
+  '[[ $code -eq 2 && "$out" == *"have a layer '"'"'fc9'"'"'"* ]]'
 out=$("$train" --config "$config" --set 'model.fixed_params=[.*]' 2>&1); code=$?
 check "freezing every parameter is exit 2" '[[ $code -eq 2 && "$out" == *"nothing would train"* ]]'
 out=$("$train" --config "$config" --set 'metrics=[f1]' --set log_every=1 2>&1); code=$?

@@ -170,6 +170,15 @@ TEST(Trainer, InitialParametersMustFitTheNetwork) {
               }),
               ::testing::HasSubstr("'conv.*' matches no parameter"));
   EXPECT_EQ(fit_error([](FitConfig& c) { c.reinit = {"fc2"}; }), "no error");
+  // A layer of the file that the network lacks is left out when listed (MXNet's allow_extra).
+  EXPECT_EQ(fit_error([](FitConfig& c) {
+              c.reinit = {"fc2", "fc9"};
+              c.arg_params["fc9_weight"] = NDArray::Zeros({2});
+            }),
+            "no error");
+  EXPECT_THAT(fit_error([](FitConfig& c) { c.reinit = {"fc2", "fc8"}; }),
+              ::testing::HasSubstr(
+                  "neither the network nor the initial parameters have a layer 'fc8'"));
 }
 
 TEST(Trainer, LearnsTheBlobs) {
