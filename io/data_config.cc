@@ -258,13 +258,11 @@ DataIters MakeDataItersOrThrow(const Options& data, const DataContext& context) 
     o.seed = seed;
     o.num_parts = num_workers;
     o.part_index = rank;
-    // round_batch (MXNet's name) true pads the last batch, false drops it.
-    if (data.Has("round_batch")) {
-      o.last_batch = data.Get<bool>("round_batch", true) ? LastBatchHandle::kPad
-                                                                : LastBatchHandle::kDiscard;
-    } else {
-      o.last_batch = last;
-    }
+    // MXNet's round_batch is read for its configs and changes nothing: either way every record
+    // is served, the last batch filled from the epoch's start and `pad` counting the filler
+    // (MXNet 1.9.1 serves uninitialized rows with pad 0 for false). last_batch_handle applies to
+    // training as for the other kinds; validation keeps every record.
+    data.Get<bool>("round_batch", true);
     const int64_t depth = data.Get<int64_t>("prefetch_buffer", 4);
     // Option values the iterator refuses are settings to change: exit 2, as config errors.
     auto make = [&](const ImageRecordIterOptions& options,
@@ -287,6 +285,7 @@ DataIters MakeDataItersOrThrow(const Options& data, const DataContext& context) 
     train.rand_crop = data.Get<bool>("rand_crop", false);
     train.rand_mirror = data.Get<bool>("rand_mirror", false);
     train.shuffle = shuffle;
+    train.last_batch = last;
     out.train = make(train, &out.train_samples);
     if (!data.Get<std::string>("val_rec", "").empty()) {
       ImageRecordIterOptions val = o;

@@ -59,6 +59,40 @@ TEST(DataConfig, MakesSyntheticIteratorsFromOptions) {
   EXPECT_EQ(iters.train->Value().data[0].shape(), Shape({4, 2, 3}));
 }
 
+// Six records in batches of 4: every record is served whatever round_batch says (MXNet's
+// spelling; it once dropped the last batch here), the last batch padded with 2.
+TEST(DataConfig, ImageRecordsServeEveryRecordWithRoundBatchFalse) {
+  const std::string rec = std::string(COHORT_TEST_DATA_DIR) + "/image_records/jpeg";
+  for (bool round_batch : {false, true}) {
+    Options data("data");
+    data.Set("kind", std::string("imagerecord"));
+    data.Set("data_shape", std::vector<int64_t>{3, 12, 12});
+    data.Set("train_rec", rec + ".rec");
+    data.Set("val_rec", rec + ".rec");
+    data.Set("round_batch", round_batch);
+    data.Set("shuffle", false);
+    const DataIters iters = MakeDataIters(data, {.batch_per_worker = 4});
+    for (DataIter* it : {iters.train.get(), iters.val.get()}) {
+      ASSERT_NE(it, nullptr);
+      std::vector<int64_t> pads;
+      while (it->Next()) pads.push_back(it->Value().pad);
+      EXPECT_EQ(pads, (std::vector<int64_t>{0, 2})) << "round_batch " << round_batch;
+    }
+  }
+  // last_batch_handle: discard drops them in training, as for the other kinds, not in validation.
+  Options data("data");
+  data.Set("kind", std::string("imagerecord"));
+  data.Set("data_shape", std::vector<int64_t>{3, 12, 12});
+  data.Set("train_rec", rec + ".rec");
+  data.Set("val_rec", rec + ".rec");
+  data.Set("last_batch_handle", std::string("discard"));
+  const DataIters iters = MakeDataIters(data, {.batch_per_worker = 4});
+  EXPECT_EQ(iters.train_samples, 4);
+  int val_batches = 0;
+  while (iters.val->Next()) ++val_batches;
+  EXPECT_EQ(val_batches, 2);
+}
+
 TEST(Options, ReadsTypesAndNamesAWrongOne) {
   Options o("data");
   o.Set("n", int64_t{3});
