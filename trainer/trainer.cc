@@ -701,7 +701,11 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       for (const auto& [name, value] : r.val)
         Log().info("Epoch[{}] Validation-{}={:.6f}", epoch, name, value);
     }
-    if ((epoch + 1) % config.checkpoint_period == 0 || stop != 0) SaveAt(config, {epoch + 1, 0});
+    // Every period's epoch, and the last: a run whose period does not divide its epochs keeps
+    // its result (and `resume_epoch: auto` finds the run complete).
+    if ((epoch + 1) % config.checkpoint_period == 0 || epoch + 1 == config.epochs || stop != 0) {
+      SaveAt(config, {epoch + 1, 0});
+    }
     if (on_epoch) on_epoch(r);
     results.push_back(r);
     if (stop != 0) {

@@ -483,6 +483,34 @@ class SignalDuringNext : public DataIter {
   int n_, signo_, calls_ = 0;
 };
 
+// Fails as a torn data file would at the n-th call of Next.
+class ThrowDuringNext : public SignalDuringNext {
+ public:
+  ThrowDuringNext(DataIter& inner, int n) : SignalDuringNext(inner, 0, 0), n_(n) {}
+  bool Next() override {
+    if (++calls_ == n_) throw DataError("ThrowDuringNext: batch " + std::to_string(n_), __FILE__, __LINE__);
+    return SignalDuringNext::Next();
+  }
+
+ private:
+  int n_, calls_ = 0;
+};
+
+// The last epoch is checkpointed whatever the period, so a run whose period does not divide its
+// epochs keeps its result, and resume_epoch: auto finds the run complete.
+TEST_F(TrainerFiles, TheLastEpochIsCheckpointedOffThePeriod) {
+  FitConfig c = Config(3);
+  c.checkpoint_prefix = Prefix();
+  c.checkpoint_period = 2;
+  Trainer t(SmallMlp(), {Context::CPU(0)});
+  t.Fit(*Iter(16), nullptr, c);
+  EXPECT_TRUE(std::filesystem::exists(Prefix() + "-0002.params"));
+  ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0003.params"));
+  c.resume_latest = true;
+  Trainer again(SmallMlp(), {Context::CPU(0)});
+  EXPECT_TRUE(again.Fit(*Iter(16), nullptr, c).empty());  // nothing left to train
+}
+
 // Note [Stop on a signal] and Note [Checkpoint positions]: a SIGTERM mid-epoch stops after the
 // step, writes a mid-epoch checkpoint, and a run resumed from the latest checkpoint ends with
 // the parameters of an uninterrupted run, dropout masks and momentum included.
@@ -590,10 +618,14 @@ TEST_F(TrainerFiles, EveryStepsCheckpointsResumeExactly) {
   fit(first);
   EXPECT_TRUE(std::filesystem::exists(Prefix() + "-0001.params"));
   EXPECT_FALSE(std::filesystem::exists(Prefix() + "-0000-00000004.params"));
-  // Resume from a mid-epoch checkpoint written by a run that went on past it.
-  FitConfig stepped = first;
-  stepped.checkpoint_period = 5;  // no epoch checkpoint: the step checkpoint stays
-  fit(stepped);
+  // Resume from a mid-epoch checkpoint written by a run that went on past it and then failed
+  // (its 6th batch does not load) before the epoch's checkpoint.
+  {
+    Trainer t(SmallMlp(0.3), {Context::CPU(0)});
+    auto data = Iter(16);
+    ThrowDuringNext failing(*data, 6);
+    EXPECT_THROW(t.Fit(failing, nullptr, first), DataError);
+  }
   ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0000-00000004.params"));
   std::filesystem::remove(Prefix() + "-0001.params");
   FitConfig rest = c;
