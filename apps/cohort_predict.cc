@@ -5,8 +5,9 @@
 // and batch size come from the configuration. Each row: the predicted class (argmax over the
 // class axis; one per position, in order, for an output of more than two axes), then the output
 // values. Any network runs, with or without a label input (an identity network writes
-// what the iterator serves); every parameter it has must be in --params. Exit code 2 with one
-// line on bad input.
+// what the iterator serves); every parameter it has must be in --params. Bucketed text
+// (data.buckets) gives each row the positions of its bucket. Exit code 2 with one line on bad
+// input.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -67,37 +68,43 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   }
   Trainer trainer(symbol, config.devices, config.work_load);
   trainer.SetParams(args, aux);
-  const NDArray preds = trainer.Predict(iter);
   std::ofstream file(out);
   if (!file) throw ConfigError("cannot write --out '" + out + "'", __FILE__, __LINE__);
-  const int64_t rows = preds.shape()[0], cols = preds.size() / rows;
-  const int axis = ClassAxis(symbol, preds.shape());
-  const int64_t classes = axis > 0 ? preds.shape()[axis] : cols;
-  const int64_t positions = classes > 0 ? cols / classes : 0;
-  // Class c of position i: (N, C, positions) under multi_output, else (N, positions, C).
-  const int64_t class_stride = axis == 1 && preds.shape().ndim() > 2 ? positions : 1;
-  const int64_t position_stride = class_stride == 1 ? classes : 1;
-  const std::vector<float> values = preds.ToVector<float>();
+  int64_t written = 0;
   char text[32];
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = values.data() + r * cols;
-    for (int64_t i = 0; i < positions; ++i) {
-      int64_t best = 0;
-      for (int64_t c = 1; c < classes; ++c) {
-        if (row[i * position_stride + c * class_stride] >
-            row[i * position_stride + best * class_stride]) {
-          best = c;
+  // Batch by batch: bucketed text gives rows of as many positions as their bucket.
+  trainer.Predict(iter, [&](const NDArray& preds) {
+    const int64_t rows = preds.shape()[0], cols = rows > 0 ? preds.size() / rows : 0;
+    const int axis = ClassAxis(symbol, preds.shape());
+    const int64_t classes = axis > 0 ? preds.shape()[axis] : cols;
+    const int64_t positions = classes > 0 ? cols / classes : 0;
+    // Class c of position i: (N, C, positions) under multi_output, else (N, positions, C).
+    const int64_t class_stride = axis == 1 && preds.shape().ndim() > 2 ? positions : 1;
+    const int64_t position_stride = class_stride == 1 ? classes : 1;
+    const float* values = preds.data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = values + r * cols;
+      for (int64_t i = 0; i < positions; ++i) {
+        int64_t best = 0;
+        for (int64_t c = 1; c < classes; ++c) {
+          if (row[i * position_stride + c * class_stride] >
+              row[i * position_stride + best * class_stride]) {
+            best = c;
+          }
         }
+        file << (i ? "," : "") << best;
       }
-      file << (i ? "," : "") << best;
+      for (int64_t c = 0; c < cols; ++c) {
+        std::snprintf(text, sizeof(text), ",%.7g", row[c]);
+        file << text;
+      }
+      file << "\n";
     }
-    for (int64_t c = 0; c < cols; ++c) {
-      std::snprintf(text, sizeof(text), ",%.7g", row[c]);
-      file << text;
-    }
-    file << "\n";
-  }
-  Log().info("cohort-predict: wrote {} rows to {}", rows, out);
+    written += rows;
+  });
+  file.flush();
+  if (!file) throw ConfigError("cannot write --out '" + out + "'", __FILE__, __LINE__);
+  Log().info("cohort-predict: wrote {} rows to {}", written, out);
   return 0;
 }
 

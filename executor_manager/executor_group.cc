@@ -254,6 +254,14 @@ void DataParallelExecutorGroup::Backward() {
   workers_->Run(run);
 }
 
+bool DataParallelExecutorGroup::BoundFor(const std::vector<DataDesc>& data) const {
+  if (data.size() != data_names_.size()) return false;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i].name != data_names_[i] || !(data[i].shape == data_bound_[i])) return false;
+  }
+  return true;
+}
+
 void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels,
                                              int64_t pad) {
   const int64_t valid = batch_size_ - pad;

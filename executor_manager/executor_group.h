@@ -56,6 +56,8 @@ class DataParallelExecutorGroup {
   // `pad` rows of the batch (padding added by the iterator).
   void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels, int64_t pad = 0);
 
+  // Whether `data` (names and whole-batch shapes) is what its data inputs were bound for.
+  bool BoundFor(const std::vector<DataDesc>& data) const;
   // [parameter][device], in param_names order.
   const std::vector<std::vector<NDArray>>& param_arrays() const { return param_arrays_; }
   const std::vector<std::vector<NDArray>>& grad_arrays() const { return grad_arrays_; }

@@ -750,15 +750,7 @@ std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric&
     if (stop_on_signal && (*stop = AgreeOnStop()) != 0) return {};  // every worker alike
     const DataBatch& batch = data.Value();
     try {
-      if (manager_ && batch.bucket_key) {  // a bucket of its own shapes: the manager binds it
-        manager_->LoadDataBatch(batch);
-        manager_->Forward(false);
-        manager_->UpdateMetric(metric, batch.label, batch.pad);
-        continue;
-      }
-      group.LoadDataBatch(batch);
-      group.Forward(false);
-      group.UpdateMetric(metric, batch.label, batch.pad);
+      InferBatch(group, batch).UpdateMetric(metric, batch.label, batch.pad);
     } catch (const LabelError& e) {  // Note [Naming a bad label]
       RethrowNamingTheSample(e, batch.label, batch.index, data);
     }
@@ -767,26 +759,62 @@ std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric&
   return metric.Get();
 }
 
-NDArray Trainer::Predict(DataIter& data) {
+DataParallelExecutorGroup& Trainer::InferBatch(DataParallelExecutorGroup& group,
+                                                const DataBatch& batch) {
+  const bool own_shapes = batch.bucket_key && !batch.provide_data.empty() &&
+                          !group.BoundFor(batch.provide_data);
+  if (own_shapes && manager_) {  // the manager binds its buckets and shares their parameters
+    manager_->LoadDataBatch(batch);
+    manager_->Forward(false);
+    return manager_->current();
+  }
+  DataParallelExecutorGroup* run = &group;
+  if (own_shapes) {
+    std::unique_ptr<DataParallelExecutorGroup>& bucket = inference_buckets_[*batch.bucket_key];
+    if (!bucket) {
+      bucket = std::make_unique<DataParallelExecutorGroup>(
+          sym_gen_ ? sym_gen_(*batch.bucket_key) : symbol_, contexts_, work_load_,
+          batch.provide_data, batch.provide_label, param_names_, false, false, &group);
+    }
+    run = bucket.get();
+  }
+  run->LoadDataBatch(batch);
+  run->Forward(false);
+  return *run;
+}
+
+void Trainer::Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows) {
   DataParallelExecutorGroup& group = InferenceGroup(data);
   data.Reset();
-  std::vector<float> rows;
-  Shape row_shape;
-  NDArray batch_out;
+  bool any = false;
+  std::map<const DataParallelExecutorGroup*, NDArray> outputs;  // one per group (bucket), reused
   while (data.Next()) {
     const DataBatch& batch = data.Value();
-    group.LoadDataBatch(batch);
-    group.Forward(false);
-    const Shape out_shape = group.executor(0).outputs()[0].shape().WithDim0(group.batch_size());
-    if (batch_out.is_none()) batch_out = NDArray::Empty(out_shape);
-    group.CopyOutput(0, batch_out);
-    row_shape = out_shape;
-    const int64_t valid = group.batch_size() - batch.pad;
-    const float* p = batch_out.data<float>();
-    rows.insert(rows.end(), p, p + valid * (batch_out.size() / group.batch_size()));
+    DataParallelExecutorGroup& ran = InferBatch(group, batch);
+    NDArray& out = outputs[&ran];
+    if (out.is_none()) {
+      out = NDArray::Empty(ran.executor(0).outputs()[0].shape().WithDim0(ran.batch_size()));
+    }
+    ran.CopyOutput(0, out);
+    on_rows(out.Slice(0, ran.batch_size() - batch.pad));
+    any = true;
   }
-  COHORT_CHECK(!rows.empty()) << "Predict: the data iterator yielded no batch";
-  const int64_t per_row = batch_out.size() / group.batch_size();
+  COHORT_CHECK(any) << "Predict: the data iterator yielded no batch";
+}
+
+NDArray Trainer::Predict(DataIter& data) {
+  std::vector<float> rows;
+  Shape row_shape;
+  Predict(data, [&](const NDArray& batch_rows) {
+    const Shape shape = batch_rows.shape().WithDim0(1);
+    COHORT_CHECK(rows.empty() || shape == row_shape)
+        << "Predict: batches give outputs of shapes " << row_shape.WithDim0(-1) << " and "
+        << shape.WithDim0(-1) << " (buckets): take them a batch at a time";
+    row_shape = shape;
+    const float* p = batch_rows.data<float>();
+    rows.insert(rows.end(), p, p + batch_rows.size());
+  });
+  const int64_t per_row = row_shape.Size();
   return NDArray::FromVector<float>(row_shape.WithDim0(static_cast<int64_t>(rows.size()) / per_row),
                                     rows);
 }

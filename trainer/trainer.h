@@ -103,8 +103,13 @@ class Trainer {
                                const std::function<void(const EpochResult&)>& on_epoch = nullptr);
   // Metric over a data set with the current parameters (padding left out).
   std::vector<EvalMetric::NameValue> Score(DataIter& data, EvalMetric& metric);
-  // Output 0 for every sample of the data set (padding left out), rows in order.
+  // Output 0 for every sample of the data set (padding left out), rows in order; every batch's
+  // rows must have one shape (use the form below for bucketed data).
   NDArray Predict(DataIter& data);
+  // The same a batch at a time: `on_rows` gets output 0 of each batch's valid samples, in order
+  // (a view valid until the next call). Batches of a bucket of their own shapes run the symbol
+  // bound at them (SetSymGen's, or the trainer's), sharing the parameters.
+  void Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows);
 
   // Current parameters (device 0; auxiliary states averaged over the devices of every worker:
   // under MPI every worker must call it).
@@ -149,6 +154,9 @@ class Trainer {
                                               bool stop_on_signal, int* stop);
   void SaveAt(const FitConfig& config, CheckpointPosition at);
   DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
+  // Runs one batch forward for inference on `group`, or on its bucket's group (the manager's
+  // after Fit, else one of inference_buckets_); returns the group that ran it.
+  DataParallelExecutorGroup& InferBatch(DataParallelExecutorGroup& group, const DataBatch& batch);
 
   Symbol symbol_;
   std::vector<Context> contexts_;
@@ -159,6 +167,9 @@ class Trainer {
   std::unique_ptr<DataParallelExecutorManager> manager_;  // the training engine
   DataParallelExecutorManager::SymGen sym_gen_;
   std::unique_ptr<DataParallelExecutorGroup> inference_group_;  // Score/Predict at other shapes
+  // Without a manager (no Fit): inference groups of the buckets, sharing inference_group_'s
+  // parameters.
+  std::map<int64_t, std::unique_ptr<DataParallelExecutorGroup>> inference_buckets_;
   std::vector<DataDesc> bound_data_;  // the training group's data shapes
   // Parameters given before any group exists (prediction only), applied when one is bound.
   std::map<std::string, NDArray> given_args_, given_aux_;

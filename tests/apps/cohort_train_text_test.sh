@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # configs/text_gpt.yaml's job, shrunk (a 1-layer GPT on 150 KB of the dictionary the config
 # reads, a fixed slice: the README, used before, changes with every edit and so did the curve):
-# it trains, validation perplexity falls every epoch, and bad text settings are one-line errors
-# with exit code 2.
+# it trains, validation perplexity falls every epoch, cohort-predict runs the bucketed model, and
+# bad text settings are one-line errors with exit code 2.
 set -u
-train=$1 config=$2 dictionary=$3
+train=$1 config=$2 dictionary=$3 predict=$4
 source "$(dirname "$0")/lib.sh"
 zcat "$dictionary" | head -c 1000000 | tail -c 150000 > "$tmp/text.txt"
 gzip -k "$tmp/text.txt"
@@ -29,11 +29,20 @@ check "d_model not a multiple of n_head is exit 2" \
 # Bucketing: each line of the text a sample in the smallest of three buckets; the manager binds
 # each bucket on first use, sharing the default bucket's parameters.
 "$train" --config "$config" "${small[@]}" --set 'data.buckets=[8, 16, 32]' --set data.val_batches=0 \
-  --metrics-out "$tmp/b.jsonl" > "$tmp/bucket.log" 2>&1
+  --set checkpoint.prefix="$tmp/b" --metrics-out "$tmp/b.jsonl" > "$tmp/bucket.log" 2>&1
 check "bucketed training exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/bucket.log"
 bppl=($(grep -o '"val":{"perplexity":[0-9.e+-]*' "$tmp/b.jsonl" | sed 's/.*://'))
 check "bucketed validation perplexity falls (${bppl[*]})" \
   '[[ ${#bppl[@]} -eq 3 ]] && awk -v a="${bppl[0]}" -v c="${bppl[2]}" "BEGIN { exit !(a > c && c < 40) }"'
+# Predicting over the same buckets: each row holds its bucket's positions (a class each, then
+# 256 values each), so rows of 8, 16 and 32 positions have 2056, 4112 and 8224 fields.
+"$predict" --config "$config" "${small[@]}" --set 'data.buckets=[8, 16, 32]' \
+  --set data.val_batches=0 --symbol "$tmp/b-symbol.json" --params "$tmp/b-0003.params" \
+  --out "$tmp/b.csv" > "$tmp/predict.log" 2>&1
+check "predict over buckets exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/predict.log"
+widths=$(awk -F, '{ print NF }' "$tmp/b.csv" | sort -un | tr '\n' ' ')
+check "predicted rows have their bucket's width ($widths)" \
+  '[[ -n $widths && $(awk -F, "NF != 2056 && NF != 4112 && NF != 8224" "$tmp/b.csv" | wc -l) -eq 0 && $(wc -w <<< "$widths") -ge 2 ]]'
 out=$("$train" --config "$config" "${small[@]}" --set 'data.buckets=[8, 64]' 2>&1); code=$?
 check "a bucket longer than model.seq_len is exit 2" \
   '[[ $code -eq 2 && "$out" == *"exceeds model.seq_len 32"* ]]'
