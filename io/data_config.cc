@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -366,6 +367,18 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
            std::to_string(range[0]) + ", " + std::to_string(range[1]) + "]");
     }
   }
+  for (const char* key : {"shape", "data_shape"}) {  // [] would be one scalar feature a sample
+    if (data.Has(key) && data.Get<std::vector<int64_t>>(key, {}).empty()) {
+      Fail("key '" + data.Where(key) + "' must list at least one size");
+    }
+  }
+  if (data.Has("scale")) {  // 0 would feed zeros, silently
+    const double scale = data.Get<double>("scale", 1.0);
+    if (scale == 0 || !std::isfinite(scale)) {
+      Fail("key '" + data.Where("scale") + "': " + std::to_string(scale) +
+           " must be a finite nonzero multiplier");
+    }
+  }
   for (const char* key : {"shape", "data_shape", "label_shape", "buckets"}) {
     int64_t elements = 1;
     for (int64_t d : data.Get<std::vector<int64_t>>(key, {})) {
@@ -408,6 +421,13 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
       if (buckets[b] <= 0 || (b > 0 && buckets[b] <= buckets[b - 1])) {
         Fail("key 'data.buckets' must list positive lengths in ascending order");
       }
+    }
+    // Keys another text key overrides: said, as keys of other kinds are.
+    if (!data.Get<std::vector<std::string>>("val_files", {}).empty() && data.Has("val_fraction")) {
+      Log().warn("config: data.val_fraction is ignored: data.val_files is the validation text");
+    }
+    if (!buckets.empty() && data.Has("stride")) {
+      Log().warn("config: data.stride is ignored: with data.buckets every line is a sample");
     }
     if (!buckets.empty() && buckets.back() > context.seq_len) {
       Fail("key 'data.buckets': the largest bucket " + std::to_string(buckets.back()) +

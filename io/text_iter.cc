@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/logging.h"
 #include "io/idx_reader.h"
 
 namespace cohort {
@@ -50,12 +51,7 @@ TextIter::TextIter(const TextIterOptions& options) : options_(options), rng_(opt
   const int64_t global = o.batch_size * o.num_parts;
   batches_ = num_windows_ / global;
   if (o.max_batches > 0) batches_ = std::min(batches_, o.max_batches);
-  const bool part = o.begin_fraction > 0 || o.end_fraction < 1;
-  COHORT_CHECK(batches_ > 0) << "text data: " << num_tokens() << " tokens of " << o.files.front()
-                             << (o.files.size() > 1 ? " and others" : "")
-                             << (part ? (o.begin_fraction > 0 ? " (the validation part)"
-                                                              : " (the training part)")
-                                      : "")
+  COHORT_CHECK(batches_ > 0) << "text data: " << num_tokens() << " tokens of " << Source()
                              << " give "
                              << num_windows_ << " windows of " << o.seq_len
                              << ", fewer than one global batch of " << global;
@@ -68,6 +64,14 @@ TextIter::TextIter(const TextIterOptions& options) : options_(options), rng_(opt
   batch_.provide_label.push_back({"softmax_label", shape, DType::kFloat32, "NT"});
   batch_.index.resize(o.batch_size);
   Reset();
+}
+
+std::string TextIter::Source() const {
+  const TextIterOptions& o = options_;
+  std::string source = o.files.front() + (o.files.size() > 1 ? " and others" : "");
+  if (o.begin_fraction > 0) return source + " (the validation part)";
+  if (o.end_fraction < 1) return source + " (the training part)";
+  return source;
 }
 
 void TextIter::InitBuckets() {
@@ -95,9 +99,16 @@ void TextIter::InitBuckets() {
   const int64_t global = o.batch_size * o.num_parts;
   int64_t batches = 0;
   for (const auto& lines : bucket_lines_) batches += static_cast<int64_t>(lines.size()) / global;
-  COHORT_CHECK(batches > 0) << "text data: " << num_lines() << " line(s) of " << o.files.front()
-                            << " fit buckets up to " << longest
-                            << ", fewer than one global batch of " << global << " in any bucket";
+  // A line is a sample once its newline (its last label) is read: a text's last line without
+  // one is not.
+  COHORT_CHECK(batches > 0) << "text data: " << num_lines() << " line(s) of " << Source()
+                            << " fit buckets up to " << longest << " (" << long_lines_
+                            << " longer; a line counts with its newline), fewer than one global "
+                            << "batch of " << global << " in any bucket";
+  if (long_lines_ > 0) {  // as MXNet's BucketSentenceIter: said, not dropped unseen
+    Log().warn("text data: {} line(s) of {} are longer than the largest bucket, {}: left out",
+               long_lines_, Source(), longest);
+  }
   for (int64_t length : o.buckets) {
     const Shape shape{o.batch_size, length};
     DataBatch batch;

@@ -25,7 +25,7 @@ struct TextIterOptions {
   int64_t max_batches = 0;  // per epoch; 0: every full global batch
   // Bucketing (Note [Text buckets]): when given (ascending lengths), each line is a sample, padded
   // to the smallest bucket that holds it; seq_len and stride are then unused.
-  std::vector<int64_t> buckets;
+  std::vector<int64_t> buckets = {};
   // The model's vocabulary (model.vocab), when known: a byte at or above it is refused, naming
   // the file (an embedding would meet it only in some step). 0: not checked.
   int64_t vocab = 0;
@@ -72,6 +72,8 @@ class TextIter : public DataIter {
 
  private:
   void InitBuckets();
+  // The files, and which part of them this iterator reads, for messages.
+  std::string Source() const;
   bool NextBucketed();
 
   TextIterOptions options_;

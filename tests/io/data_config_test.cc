@@ -31,6 +31,15 @@ TEST(DataConfig, ChecksNameTheKey) {
   EXPECT_NE(MessageOf(data).find("data.train_rec"), std::string::npos);
   data.Set("kind", std::string("synthetic"));
   EXPECT_EQ(MessageOf(data), "");
+  data.Set("shape", std::vector<int64_t>{});  // one scalar feature a sample, trained silently
+  EXPECT_NE(MessageOf(data).find("key 'data.shape' must list at least one size"),
+            std::string::npos);
+  Options scaled("data");
+  scaled.Set("kind", std::string("synthetic"));
+  scaled.Set("scale", 0.0);  // zeros fed to the network, silently
+  EXPECT_NE(MessageOf(scaled).find("key 'data.scale': 0.000000 must be a finite nonzero"),
+            std::string::npos)
+      << MessageOf(scaled);
 }
 
 TEST(DataConfig, AValidationFileWithoutItsPartnerIsRefused) {

@@ -6,6 +6,7 @@
 
 #include "io/text_iter.h"
 #include "test_files.h"
+#include "tests/test_util.h"
 
 namespace cohort {
 namespace {
@@ -221,6 +222,24 @@ TEST(TextIter, BucketedGlobalBatchesDoNotDependOnTheNumberOfWorkers) {
   TextIterOptions bad = o;
   bad.buckets = {8, 4};
   EXPECT_THROW(TextIter{bad}, Error);
+}
+
+// Too few lines for a batch: the message names the part of the text read (the validation tail
+// here), the lines too long, and that a line counts with its newline (a last line without one,
+// as "hello world", is not a sample).
+TEST(TextIter, TooFewBucketedLinesNameThePartAndTheLongLines) {
+  ScratchDir dir;
+  Write(dir.Path("lines.txt"),
+        std::string(30, 'y') + "\n" + std::string(20, 'x') + "\nhello world");
+  TextIterOptions o{.files = {dir.Path("lines.txt")}, .batch_size = 8, .shuffle = false};
+  o.buckets = {4, 8, 12};
+  o.begin_fraction = 1e-9;  // from byte 0, but read as the validation part
+  const std::string m = testing::ErrorOf([&] { TextIter it(o); });
+  EXPECT_NE(m.find("lines.txt (the validation part)"), std::string::npos) << m;
+  EXPECT_NE(m.find("0 line(s) of "), std::string::npos) << m;
+  EXPECT_NE(m.find("fit buckets up to 12 (2 longer; a line counts with its newline)"),
+            std::string::npos)
+      << m;
 }
 
 }  // namespace
