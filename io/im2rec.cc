@@ -207,11 +207,10 @@ PackResult PackImages(const std::vector<ImageListEntry>& entries, const std::str
     arena.ParallelFor(0, static_cast<int64_t>(n), 1, [&](int64_t first, int64_t last) {
       for (int64_t i = first; i < last; ++i) {
         const ImageListEntry& e = entries[begin + i];
-        std::string bytes = ReadWhole((fs::path(root) / e.path).string());  // throws
         errors[i].clear();
-        try {
-          records[i] = PackOne(e, std::move(bytes), o);
-        } catch (const Error& error) {  // does not decode: skipped, as im2rec.py does
+        try {  // unreadable or undecodable: skipped and named, as im2rec.py does
+          records[i] = PackOne(e, ReadWhole((fs::path(root) / e.path).string()), o);
+        } catch (const Error& error) {
           errors[i] = e.path + ": " + error.message();
         }
       }
@@ -224,6 +223,13 @@ PackResult PackImages(const std::vector<ImageListEntry>& entries, const std::str
       index.push_back({entries[begin + i].index, rec.Write(records[i])});
       ++result.packed;
     }
+  }
+  // Nothing packed from a list is a wrong ROOT or list, not a data set.
+  if (result.packed == 0 && !result.skipped.empty()) {
+    throw DataError("im2rec: none of the " + std::to_string(result.skipped.size()) +
+                        " images listed could be packed (under '" + root + "'?); the first: " +
+                        result.skipped.front(),
+                    __FILE__, __LINE__);
   }
   rec.Close();
   const std::string idx = FormatRecordIndex(index);

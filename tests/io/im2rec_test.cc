@@ -146,6 +146,22 @@ TEST(Im2Rec, UndecodableImagesAreSkippedAndNamed) {
   EXPECT_EQ(ReadRecordIndex(dir.Path("set.idx")).size(), 1u);
 }
 
+// A file the list names that cannot be read is skipped and named too (it stopped the whole pack);
+// a list none of whose files can be packed is an error, not an empty data set.
+TEST(Im2Rec, UnreadableListedFilesAreSkippedUnlessAllAre) {
+  testing::ScratchDir dir;
+  const std::string root = dir.Path("images");
+  WriteBytes(root + "/good.png", EncodePng(Pattern(4, 4, 0)));
+  const std::vector<ImageListEntry> entries = {{0, {1.0f}, "gone.png"}, {1, {1.0f}, "good.png"}};
+  const PackResult r = PackImages(entries, root, dir.Path("set"), PackOptions{});
+  EXPECT_EQ(r.packed, 1);
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0], "gone.png: im2rec: cannot read image '" + root + "/gone.png'");
+  const std::string m = testing::ErrorOf(
+      [&] { PackImages({entries[0]}, root, dir.Path("none"), PackOptions{}); });
+  EXPECT_NE(m.find("none of the 1 images listed could be packed"), std::string::npos) << m;
+}
+
 TEST(Im2Rec, MalformedListLineIsNamed) {
   testing::ScratchDir dir;
   std::ofstream(dir.Path("bad.lst")) << "0\t1.000000\ta.jpg\nx\t1\tb.jpg\n";
