@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <string>
@@ -135,8 +136,18 @@ int main(int argc, char** argv) {
   CLI::App* diff = app.add_subcommand("diff", "largest absolute difference per common array");
   diff->add_option("A", diff_a, "first .params file")->required();
   diff->add_option("B", diff_b, "second .params file")->required();
-  diff->add_option("--tol", tol, "largest allowed absolute difference")
-      ->check(CLI::NonNegativeNumber);
+  // Not CLI::NonNegativeNumber: it lets NaN through and prints DBL_MAX in full when it refuses.
+  const CLI::Validator finite_tolerance(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+          return "expected a finite number >= 0, got '" + text + "'";
+        }
+        return "";
+      },
+      "TOL>=0");
+  diff->add_option("--tol", tol, "largest allowed absolute difference")->check(finite_tolerance);
   return cohort::ParseAndRun(app, argc, argv, "cohort-params", [&] {
     return show->parsed() ? cohort::Show(show_file) : cohort::Diff(diff_a, diff_b, tol);
   });

@@ -122,14 +122,6 @@ int main(int argc, char** argv) {
                  "parameters");
   app.add_option("--set", sets, "override a configuration key: key.sub=value");
   app.add_option("--out", out, "CSV file to write")->required();
-  if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
-  try {
-    return cohort::Predict(config, sets, symbol, params, out);
-  } catch (const cohort::ConfigError& e) {
-    std::fprintf(stderr, "cohort-predict: %s\n", e.message().c_str());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cohort-predict: %s\n", e.what());
-    return 2;
-  }
+  return cohort::ParseAndRun(app, argc, argv, "cohort-predict",
+                             [&] { return cohort::Predict(config, sets, symbol, params, out); });
 }

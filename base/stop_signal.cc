@@ -15,8 +15,10 @@ static_assert(std::atomic<int>::is_always_lock_free, "the handler needs a lock-f
 extern "C" void OnStopSignal(int signo) {
   int expected = 0;
   if (!first_signal.compare_exchange_strong(expected, signo)) _exit(128 + signo);  // the second
+  // It may come before training runs (mpirun ends a job whose other rank failed its setup), so
+  // it says a signal came before what it does.
   static const char kMessage[] =
-      "cohort: stopping after this step (a second signal ends the process now)\n";
+      "cohort: signal received, stopping at the next step's end (a second one ends it now)\n";
   [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
 }
 

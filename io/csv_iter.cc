@@ -62,9 +62,9 @@ NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape) {
       if (comma == eol) break;
       q = comma + 1;
     }
-    COHORT_CHECK_EQ(field, width) << "'" << path << "': line " << line << " has " << field
-                                  << " values, expected " << width << " (shape " << sample_shape
-                                  << ")";
+    COHORT_CHECK(field == width) << "'" << path << "': line " << line << " has " << field
+                                 << " values, expected " << width << " (shape " << sample_shape
+                                 << ")";
     ++rows;
     p = next_line;
   }
@@ -87,8 +87,8 @@ CSVIter::CSVIter(const CSVIterOptions& options) {
     label_file_ = options.label_csv;
     label_unit_ = "row";
     label_first_ = 1;  // as an editor numbers lines
-    COHORT_CHECK_EQ(label.shape()[0], n) << "'" << options.label_csv << "' has " << label.shape()[0]
-                                         << " rows but '" << options.data_csv << "' has " << n;
+    COHORT_CHECK(label.shape()[0] == n) << "'" << options.label_csv << "' has " << label.shape()[0]
+                                        << " rows but '" << options.data_csv << "' has " << n;
   }
   // A label of shape (1,) per sample is served as (batch,), as MXNet does.
   if (options.label_shape == Shape({1})) label = label.Reshape({n});

@@ -234,8 +234,8 @@ NDArray ReadArray(Reader& in) {
 
 ParamsFile ReadFile(Reader& in) {
   const auto magic = in.Get<uint64_t>("list header");
-  COHORT_CHECK_EQ(magic, kListMagic) << in.Where() << "not an MXNet NDArray file (list magic 0x"
-                                     << std::hex << magic << ", expected 0x112)";
+  COHORT_CHECK(magic == kListMagic) << in.Where() << "not an MXNet NDArray file (list magic 0x"
+                                    << std::hex << magic << ", expected 0x112)";
   in.Get<uint64_t>("reserved field");
   const auto count = in.Get<uint64_t>("array count");
   COHORT_CHECK(count <= in.remaining() / 4)  // every array takes at least 4 bytes

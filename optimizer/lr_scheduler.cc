@@ -45,7 +45,8 @@ class MultiFactor : public LRScheduler {
   explicit MultiFactor(Options o) : LRScheduler(std::move(o)) {
     COHORT_CHECK(std::is_sorted(options_.steps.begin(), options_.steps.end()) &&
                  !options_.steps.empty())
-        << "multifactor lr_schedule: steps must be a non-empty increasing list";
+        << "multifactor lr_schedule: its steps (lr_schedule.steps_epochs in a config) must be a "
+        << "non-empty increasing list";
   }
   double Decayed(int64_t n) const override {
     const auto passed = std::upper_bound(options_.steps.begin(), options_.steps.end(), n - 1) -

@@ -36,8 +36,10 @@ bool Decays(const std::string& name) {
 }  // namespace
 
 std::unique_ptr<Optimizer> Optimizer::Create(const std::string& name, const OptimizerOptions& o) {
-  COHORT_CHECK(o.lr >= 0 && o.wd >= 0 && o.momentum >= 0 && o.momentum < 1)
-      << "optimizer " << name << ": lr, wd must be >= 0 and momentum in [0, 1)";
+  COHORT_CHECK(o.lr >= 0) << "optimizer " << name << ": lr " << o.lr << " must be >= 0";
+  COHORT_CHECK(o.wd >= 0) << "optimizer " << name << ": wd " << o.wd << " must be >= 0";
+  COHORT_CHECK(o.momentum >= 0 && o.momentum < 1)
+      << "optimizer " << name << ": momentum " << o.momentum << " must be in [0, 1)";
   return std::unique_ptr<Optimizer>(new Optimizer(name, KindOf(name), o));
 }
 

@@ -20,6 +20,11 @@ cp "$data/list_v2.params" "$tmp/changed.params"  # first array [1,2,3] -> [1,2,3
 printf '\x00\x00\x60\x40' | dd of="$tmp/changed.params" bs=1 seek=64 conv=notrunc status=none
 expect 1 $'^#0\tmax_abs_diff=0.5\tEXCEEDS$' "$bin" diff "$data/list_v2.params" "$tmp/changed.params"
 expect 0 $'^#0\tmax_abs_diff=0.5$' "$bin" diff "$data/list_v2.params" "$tmp/changed.params" --tol 0.5
+# A tolerance that is not a finite number >= 0 is refused in one line (NaN passed before).
+for bad in nan inf -1 abc; do
+  expect 2 "^--tol: expected a finite number >= 0, got '$bad'" "$bin" diff "$data/list_v2.params" \
+    "$data/list_v2.params" --tol "$bad"
+done
 # Integers compare exactly: arg:int64's first element 2^62 + 1 against 2^62 (equal as doubles).
 cp "$data/all_dtypes_v2.params" "$tmp/big_a.params"
 cp "$data/all_dtypes_v2.params" "$tmp/big_b.params"
@@ -33,5 +38,5 @@ printf '64' | dd of="$tmp/swapped.params" bs=1 seek=595 conv=notrunc status=none
 printf '32' | dd of="$tmp/swapped.params" bs=1 seek=614 conv=notrunc status=none
 expect 1 $'^arg:float32\tmismatch: float32 \\(2,3\\) vs float64 \\(2,3\\)$' "$bin" diff "$data/all_dtypes_v2.params" "$tmp/swapped.params"
 echo "not params" > "$tmp/text.params"
-expect 2 "not an MXNet NDArray file" "$bin" show "$tmp/text.params"
+expect 2 "not an MXNet NDArray file \(list magic 0x[0-9a-f]+, expected 0x112\)$" "$bin" show "$tmp/text.params"
 exit $fail

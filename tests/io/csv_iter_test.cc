@@ -65,6 +65,7 @@ TEST(CSVIter, ErrorsNameFileLineAndField) {
       << ErrorOf(path, {3});
   WriteFile(path, "1,2,3,4\n", false);
   EXPECT_NE(ErrorOf(path, {3}).find("line 1 has 4 values, expected 3"), std::string::npos);
+  EXPECT_EQ(ErrorOf(path, {3}).find("field == width"), std::string::npos);  // no check text
   WriteFile(path, "1,,3\n", false);
   EXPECT_NE(ErrorOf(path, {3}).find("field 2: '' is not a number"), std::string::npos);
   EXPECT_NE(ErrorOf(dir.Path("none.csv"), {3}).find("cannot open"), std::string::npos);
