@@ -729,6 +729,7 @@ DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
         if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) param_names_.push_back(a);
       }
     }
+    inference_buckets_.clear();  // they share the group replaced here
     inference_group_ = std::make_unique<DataParallelExecutorGroup>(
         symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_,
         false, false, manager_ ? &manager_->default_group() : nullptr);
@@ -805,11 +806,13 @@ void Trainer::Predict(DataIter& data, const std::function<void(const NDArray& ro
 NDArray Trainer::Predict(DataIter& data) {
   std::vector<float> rows;
   Shape row_shape;
+  bool first = true;
   Predict(data, [&](const NDArray& batch_rows) {
     const Shape shape = batch_rows.shape().WithDim0(1);
-    COHORT_CHECK(rows.empty() || shape == row_shape)
-        << "Predict: batches give outputs of shapes " << row_shape.WithDim0(-1) << " and "
-        << shape.WithDim0(-1) << " (buckets): take them a batch at a time";
+    COHORT_CHECK(first || shape == row_shape)
+        << "Predict: batches give rows of shapes " << row_shape << " and " << shape
+        << " (buckets): take them a batch at a time";
+    first = false;
     row_shape = shape;
     const float* p = batch_rows.data<float>();
     rows.insert(rows.end(), p, p + batch_rows.size());
