@@ -11,11 +11,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
+#include <memory>
 #include <set>
 
 #include "apps/tool_main.h"
 #include "apps/train_config.h"
+#include "base/atomic_file.h"
 #include "base/logging.h"
 #include "ndarray/params_io.h"
 #include "operator/loss_output.h"
@@ -68,9 +69,15 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   }
   Trainer trainer(symbol, config.devices, config.work_load);
   trainer.SetParams(args, aux);
-  std::ofstream file(out);
-  if (!file) throw ConfigError("cannot write --out '" + out + "'", __FILE__, __LINE__);
+  // Written whole or not at all: a failure halfway leaves what --out held.
+  std::unique_ptr<AtomicFileWriter> file;
+  try {
+    file = std::make_unique<AtomicFileWriter>(out);
+  } catch (const Error& e) {
+    throw ConfigError("--out: " + e.message(), __FILE__, __LINE__);
+  }
   int64_t written = 0;
+  std::string line;
   char text[32];
   // Batch by batch: bucketed text gives rows of as many positions as their bucket.
   trainer.Predict(iter, [&](const NDArray& preds) {
@@ -84,6 +91,7 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
     const float* values = preds.data<float>();
     for (int64_t r = 0; r < rows; ++r) {
       const float* row = values + r * cols;
+      line.clear();
       for (int64_t i = 0; i < positions; ++i) {
         int64_t best = 0;
         for (int64_t c = 1; c < classes; ++c) {
@@ -92,18 +100,19 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
             best = c;
           }
         }
-        file << (i ? "," : "") << best;
+        if (i > 0) line += ',';
+        line += std::to_string(best);
       }
       for (int64_t c = 0; c < cols; ++c) {
         std::snprintf(text, sizeof(text), ",%.7g", row[c]);
-        file << text;
+        line += text;
       }
-      file << "\n";
+      line += '\n';
+      file->Write(line.data(), line.size());
     }
     written += rows;
   });
-  file.flush();
-  if (!file) throw ConfigError("cannot write --out '" + out + "'", __FILE__, __LINE__);
+  file->Commit();
   Log().info("cohort-predict: wrote {} rows to {}", written, out);
   return 0;
 }

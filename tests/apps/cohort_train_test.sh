@@ -85,6 +85,16 @@ out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$train" --config "$config" --set devices=gpu
 check "gpu:local is the local rank's GPU" '[[ $code -eq 2 && "$out" == *"gpu:5 does not exist"* ]]'
 out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/none.params" --out "$tmp/q.csv" 2>&1); code=$?
 check "predict with a missing params file is exit 2" '[[ $code -eq 2 && "$out" == *"none.params"* ]]'
+# --out is written whole or not at all: an unwritable one is exit 2 naming it, and a predict
+# that fails leaves the file it would have replaced as it was.
+out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
+  --out "$tmp/nowhere/p.csv" 2>&1); code=$?
+check "an unwritable --out is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"--out: cannot write"* ]]'
+echo kept > "$tmp/kept.csv"
+"$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
+  --set data.val_samples=10 --set batch_size=4 --set 'data.shape=[1, 28, 29]' \
+  --out "$tmp/kept.csv" > /dev/null 2>&1
+check "a failed predict leaves --out as it was" '[[ $? -eq 2 && $(cat "$tmp/kept.csv") == kept ]]'
 # Integer settings out of range are exit 2 naming the key, never a signal or a wrapped value.
 for bad in checkpoint.period=0 data.num_samples=0 threads=2147483647 epochs=4294967297 \
            resume_epoch=-1 resume_epoch=2147483648 'data.shape=[0, 28]' data.batches_per_epoch=-3 \
