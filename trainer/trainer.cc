@@ -252,14 +252,6 @@ void Trainer::InitParams(const FitConfig& config) {
   }
 }
 
-namespace {
-const std::string& NameOf(const std::string& name) { return name; }
-template <typename Value>
-const std::string& NameOf(const std::pair<const std::string, Value>& entry) {
-  return entry.first;
-}
-}  // namespace
-
 // Fine-tuning: the given parameters replace the initializer's where the network has them,
 // except in the layers to re-initialize.
 void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDArray>* args,
@@ -276,13 +268,14 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
   for (const auto& [name, value] : *aux) initialized.insert(name);
   // As fixed_params, a typo is not ignored: a layer to reinit is one of the network's (a new
   // head) or one of the file's that the network lacks (left out).
-  auto has_layer = [](const auto& names, const std::string& layer) {
-    return std::any_of(names.begin(), names.end(),
-                       [&](const auto& entry) { return NameOf(entry).starts_with(layer + "_"); });
-  };
+  std::set<std::string> known = initialized;
+  for (const auto* given : {&config.arg_params, &config.aux_params}) {
+    for (const auto& [name, value] : *given) known.insert(name);
+  }
   for (const std::string& layer : config.reinit) {
-    if (!has_layer(initialized, layer) && !has_layer(config.arg_params, layer) &&
-        !has_layer(config.aux_params, layer)) {
+    if (std::none_of(known.begin(), known.end(), [&](const std::string& name) {
+          return name.starts_with(layer + "_");
+        })) {
       throw ConfigError("reinit: neither the network nor the initial parameters have a layer '" +
                             layer + "' (no parameter named " + layer + "_...)",
                         __FILE__, __LINE__);
