@@ -85,7 +85,7 @@ EnvConfig ReadEnv() {
   env.kvstore_hierarchical = ReadInt("COHORT_KVSTORE_HIERARCHICAL", 0, 0, 1) == 1;
   env.ring_min_kb = ReadInt("COHORT_RING_MIN_KB", -1, 0, 1 << 24);
   env.ring_chunk_kb = ReadInt("COHORT_RING_CHUNK_KB", 0, 0, 1 << 20);
-  env.ring_transport = ReadChoice("COHORT_RING_TRANSPORT", "auto", {"auto", "tcp", "mpi"});
+  env.ring_transport = ReadChoice("COHORT_RING_TRANSPORT", "auto", {"auto", "shm", "tcp", "mpi"});
   if (const char* name = std::getenv("COHORT_SOCKET_IFNAME")) env.socket_ifname = name;
   if (const char* o = std::getenv("COHORT_KVSTORE_OVERLAP"); o && *o) {
     env.kvstore_overlap = ReadInt("COHORT_KVSTORE_OVERLAP", 0, 0) != 0 ? 1 : 0;

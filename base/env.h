@@ -35,16 +35,18 @@ struct EnvConfig {
   int comm_timeout = 600;
   // COHORT_RING_MIN_KB: reductions of the mpi kvstore of at least this size run as a pipelined
   // ring (Note [Ring all-reduce]) instead of MPI_Allreduce; 0 never. Unset (-1): by the ring's
-  // link, 8192 over MPI messages (below 8 MB Open MPI was as fast here) and 64 over TCP (Note
-  // [TCP ring]). COHORT_RING_CHUNK_KB: the size of its MPI messages (default 0: by the
-  // transport, 256 KB inside one host and 16 MB across hosts, measured in comm_mpi.cc).
+  // link, 8192 over MPI messages (below 8 MB Open MPI was as fast here) and 64 through shared
+  // memory or over TCP (Note [Shared-memory ring], Note [TCP ring]). COHORT_RING_CHUNK_KB: the
+  // size of its MPI messages or shared slots (default 0: by the transport, 256 KB inside one
+  // host and 16 MB across hosts, measured in comm_mpi.cc).
   int ring_min_kb = -1;
   // COHORT_KVSTORE_HIERARCHICAL: 1 reduces inside each host first, then across hosts between one
   // rank per host, then broadcasts inside the host (Note [Hierarchical all-reduce]); 0 flat.
   bool kvstore_hierarchical = false;
   int ring_chunk_kb = 0;
-  // COHORT_RING_TRANSPORT: how the ring's neighbours talk (Note [TCP ring]): "auto" (TCP sockets
-  // when every rank of the ring has a host of its own, else MPI messages), "tcp" or "mpi".
+  // COHORT_RING_TRANSPORT: how the ring's neighbours talk (Note [TCP ring], Note [Shared-memory
+  // ring]): "auto" (TCP sockets when every rank of the ring has a host of its own, a shared
+  // segment when all share one host, else MPI messages), "shm", "tcp" or "mpi".
   // COHORT_SOCKET_IFNAME: the interface whose IPv4 addresses the TCP ring uses (default: every
   // interface that is up and not loopback).
   std::string ring_transport = "auto";

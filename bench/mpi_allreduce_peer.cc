@@ -1,11 +1,12 @@
 // The peer of cohort-allreduce-bench --kvstore mpi: raw MPI_Allreduce (in place, float sum) over
 // the same sizes, printing the same columns, so that scripts/bench-allreduce.sh can put the
 // kvstore beside the library it calls in one run.
-//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [mpi|ring [CHUNK_BYTES]|tcp]]]]
-// (bytes, as whole numbers; factor 2). With "ring", Cohort's RingAllreduce (Note [Ring
-// all-reduce]) runs instead of MPI_Allreduce: the reduction alone, without the kvstore around
-// it; with "tcp", the ring over TCP sockets (Note [TCP ring]; COHORT_SOCKET_IFNAME picks the
-// interface).
+//   mpirun -np N mpi_allreduce_peer [MIN_BYTES [MAX_BYTES [ITERS [MODE [CHUNK_BYTES]]]]]
+// (bytes, as whole numbers; factor 2). MODE "mpi" (the default) times MPI_Allreduce; the others
+// time Cohort's RingAllreduce (Note [Ring all-reduce]) instead, the reduction alone, without the
+// kvstore around it: "ring" over MPI messages of CHUNK_BYTES, "shm" through a shared segment of
+// CHUNK_BYTES slots (Note [Shared-memory ring]; every rank on this host), "tcp" over TCP sockets
+// (Note [TCP ring]; COHORT_SOCKET_IFNAME picks the interface).
 #include <mpi.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "kvstore/ring_allreduce.h"
+#include "kvstore/shm_ring_link.h"
 #include "kvstore/tcp_ring_link.h"
 
 namespace {
@@ -47,25 +49,28 @@ int main(int argc, char** argv) {
   const long long max_bytes = Positive(argc, argv, 2, 256ll << 20);
   const int iters = static_cast<int>(Positive(argc, argv, 3, 20));
   const std::string mode = argc > 4 ? argv[4] : "mpi";
-  if (mode != "mpi" && mode != "ring" && mode != "tcp") {
-    std::fprintf(stderr, "mpi_allreduce_peer: mode '%s': expected mpi, ring or tcp\n",
+  if (mode != "mpi" && mode != "ring" && mode != "shm" && mode != "tcp") {
+    std::fprintf(stderr, "mpi_allreduce_peer: mode '%s': expected mpi, ring, shm or tcp\n",
                  mode.c_str());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   std::vector<float> buffer(static_cast<size_t>(max_bytes / 4));
-  const bool use_tcp = mode == "tcp";
-  const bool use_ring = use_tcp || mode == "ring";
+  const bool use_ring = mode != "mpi";
+  const long long chunk_bytes = Positive(argc, argv, 5, 256 << 10);
   std::unique_ptr<cohort::RingLink> link;
-  if (use_tcp) {
-    std::string why;
+  std::string why;
+  if (mode == "tcp") {
     const char* ifname = std::getenv("COHORT_SOCKET_IFNAME");
     link = cohort::ConnectTcpRing(MPI_COMM_WORLD, ifname ? ifname : "", &why);
-    if (!link) {
-      std::fprintf(stderr, "mpi_allreduce_peer: the TCP ring did not connect: %s\n", why.c_str());
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+  } else if (mode == "shm") {
+    link = cohort::ConnectShmRing(MPI_COMM_WORLD, chunk_bytes, &why);
   } else {
-    link = cohort::MakeMpiRingLink(MPI_COMM_WORLD, Positive(argc, argv, 5, 256 << 10));
+    link = cohort::MakeMpiRingLink(MPI_COMM_WORLD, chunk_bytes);
+  }
+  if (!link) {
+    std::fprintf(stderr, "mpi_allreduce_peer: the %s ring did not connect: %s\n", mode.c_str(),
+                 why.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
   }
   cohort::RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
   auto reduce = [&](int count) {

@@ -17,6 +17,7 @@
 #include "kvstore/kvstore.h"
 #include "kvstore/overlapped_push_pull.h"
 #include "kvstore/ring_allreduce.h"
+#include "kvstore/shm_ring_link.h"
 #include "kvstore/tcp_ring_link.h"
 
 namespace cohort {
@@ -88,9 +89,11 @@ class MpiComm final : public Comm {
     const MPI_Comm ring_comm = host_ != MPI_COMM_NULL ? leaders_ : comm_;
     if (ring_comm != MPI_COMM_NULL) {
       ring_ = MakeRing(ring_comm, chunk_bytes);
-      // Over TCP the ring beat MPI_Allreduce from 64 KB (Note [TCP ring]); over MPI from 8 MB.
-      const int ring_min_kb =
-          Env().ring_min_kb >= 0 ? Env().ring_min_kb : ring_over_tcp_ ? 64 : 8192;
+      // Over TCP and shared memory the ring beat MPI_Allreduce from 64 KB (Note [TCP ring], Note
+      // [Shared-memory ring]); over MPI messages from 8 MB.
+      const int ring_min_kb = Env().ring_min_kb >= 0             ? Env().ring_min_kb
+                              : ring_link_ == RingLinkKind::kMpi ? 8192
+                                                                 : 64;
       ring_min_bytes_ = int64_t{ring_min_kb} << 10;
       // The ranks of the ring agree on the threshold in effect, not on how it was set: unset
       // on one rank and 64 on another agree over TCP.
@@ -194,7 +197,10 @@ class MpiComm final : public Comm {
   void CheckJobSettingsAgree() {
     const std::string& t = Env().ring_transport;
     const Setting settings[] = {
-        {"COHORT_RING_TRANSPORT", t == "auto" ? 0 : t == "tcp" ? 1 : 2},
+        {"COHORT_RING_TRANSPORT", t == "auto"  ? 0
+                                  : t == "tcp" ? 1
+                                  : t == "shm" ? 2
+                                               : 3},
         {"COHORT_RING_MIN_KB", Env().ring_min_kb == 0},  // 0: no ring, no sockets (MakeRing)
         {"COHORT_RING_CHUNK_KB", Env().ring_chunk_kb},
         {"COHORT_KVSTORE_HIERARCHICAL", Env().kvstore_hierarchical ? 1 : 0},
@@ -212,8 +218,8 @@ class MpiComm final : public Comm {
       extremes[i] = settings[i].value;
       extremes[count + i] = -settings[i].value;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), static_cast<int>(2 * count),
-                            MPI_INT64_T, MPI_MAX, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), static_cast<int>(2 * count), MPI_INT64_T,
+                            MPI_MAX, comm));
     for (size_t i = 0; i < count; ++i) {
       if (extremes[i] != -extremes[count + i]) {
         const char* value = std::getenv(settings[i].name);
@@ -226,34 +232,49 @@ class MpiComm final : public Comm {
     }
   }
 
-  // Note [TCP ring]: the ring talks TCP itself where each of its ranks has a host of its own
-  // (COHORT_RING_TRANSPORT=auto), or where asked to (tcp); over MPI messages otherwise, and when
-  // the sockets cannot connect in auto mode. A collective of `ring_comm`.
+  // How the ring's neighbours talk: TCP sockets (Note [TCP ring]) where each of its ranks has a
+  // host of its own (COHORT_RING_TRANSPORT=auto) or where asked to (tcp); a shared segment (Note
+  // [Shared-memory ring]) where all share one host (auto) or where asked to (shm); MPI messages
+  // otherwise, when asked to (mpi), and when the sockets or the segment fail in auto mode. A
+  // collective of `ring_comm`.
   std::unique_ptr<RingAllreduce> MakeRing(MPI_Comm ring_comm, int64_t chunk_bytes) {
     int ring_size = 1, ring_rank = 0;
     MPI_CHECK(MPI_Comm_size(ring_comm, &ring_size));
     MPI_CHECK(MPI_Comm_rank(ring_comm, &ring_rank));
     const std::string& transport = Env().ring_transport;
-    // COHORT_RING_MIN_KB=0: the ring never runs, so no sockets either.
+    // COHORT_RING_MIN_KB=0: the ring never runs, so no sockets or segment either.
     const bool may_ring = ring_size > 1 && Env().ring_min_kb != 0;
-    const bool tcp = may_ring && (transport == "tcp" ||
-                                  (transport == "auto" && RanksOnAHost(ring_comm, MPI_MAX) == 1));
-    if (!tcp) return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
+    if (!may_ring || transport == "mpi")
+      return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
     std::string why;
-    if (auto link = ConnectTcpRing(ring_comm, Env().socket_ifname, &why)) {
-      ring_over_tcp_ = true;
+    std::unique_ptr<RingLink> link;
+    if (transport == "tcp" || (transport == "auto" && RanksOnAHost(ring_comm, MPI_MAX) == 1)) {
+      link = ConnectTcpRing(ring_comm, Env().socket_ifname, &why);
+      ring_link_ = RingLinkKind::kTcp;
+    } else if (RanksOnAHost(ring_comm, MPI_MIN) == ring_size) {
+      link = ConnectShmRing(ring_comm, chunk_bytes, &why);
+      ring_link_ = RingLinkKind::kShm;
+    } else if (transport == "shm") {
+      throw ConfigError("COHORT_RING_TRANSPORT=shm: the ranks of the ring are not all on one host",
+                        __FILE__, __LINE__);
+    } else {
+      return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
+    }
+    const char* name = ring_link_ == RingLinkKind::kTcp ? "TCP" : "shared memory";
+    if (link) {
       if (ring_rank == 0)
-        Log().info("kvstore: ring all-reduce over TCP between {} ranks", ring_size);
+        Log().info("kvstore: ring all-reduce over {} between {} ranks", name, ring_size);
       return std::make_unique<RingAllreduce>(ring_comm, std::move(link));
     }
-    if (transport == "tcp") {
-      throw ConfigError("COHORT_RING_TRANSPORT=tcp: rank " + std::to_string(rank_) +
-                            " cannot connect the TCP ring: " + why,
+    ring_link_ = RingLinkKind::kMpi;
+    if (transport != "auto") {
+      throw ConfigError("COHORT_RING_TRANSPORT=" + transport + ": rank " + std::to_string(rank_) +
+                            " cannot connect the ring over " + name + ": " + why,
                         __FILE__, __LINE__);
     }
     if (ring_rank == 0 || why != kAnotherRankFailed) {  // each cause once
-      Log().warn("rank {}: the ring all-reduce runs over MPI: its TCP sockets did not connect ({})",
-                 rank_, why);
+      Log().warn("rank {}: the ring all-reduce runs over MPI: its {} link did not connect ({})",
+                 rank_, name, why);
     }
     return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
   }
@@ -317,7 +338,8 @@ class MpiComm final : public Comm {
   int host_rank_ = 0;
   std::unique_ptr<RingAllreduce> ring_;
   int64_t ring_min_bytes_ = 0;
-  bool ring_over_tcp_ = false;  // the same on every rank of the ring
+  enum class RingLinkKind { kMpi, kShm, kTcp };
+  RingLinkKind ring_link_ = RingLinkKind::kMpi;  // the same on every rank of the ring
   int rank_ = 0, size_ = 1;
   int thread_support_ = MPI_THREAD_SINGLE;
   std::vector<float> bucket_;

@@ -20,6 +20,9 @@ class RingLink {
                         bool accumulate) = 0;
 };
 
+// What a link's connect says on the ranks that connected when another one did not.
+inline constexpr const char* kAnotherRankFailed = "another rank could not connect";
+
 // MPI messages of `chunk_bytes` between the ranks of `comm`.
 std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes);
 
@@ -35,8 +38,9 @@ std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes);
 // summation runs on the calling thread.
 // Measured with build/bench/mpi_allreduce_peer (2 ranks, vader, three runs): at 32-64 MB the
 // ring reaches 2.6-4.1 GB/s algorithm bandwidth against MPI_Allreduce's 1.4-1.9; from 256 KB to
-// 4 MB they are alike, so over MPI messages the mpi kvstore rings from 8 MB (over TCP from
-// 64 KB: Note [TCP ring]; COHORT_RING_MIN_KB).
+// 4 MB they are alike, so over MPI messages the mpi kvstore rings from 8 MB; through shared
+// memory on one host (Note [Shared-memory ring]) and over TCP (Note [TCP ring]) from 64 KB
+// (COHORT_RING_MIN_KB).
 class RingAllreduce {
  public:
   // Over MPI messages of `chunk_bytes`.

@@ -33,9 +33,6 @@ namespace cohort {
 // check a hello carrying the job's token (drawn by rank 0) and their ranks, so a connection that
 // reached another process (the same private address on two hosts) is dropped, not used.
 
-// What ConnectTcpRing says on the ranks that connected when another one did not.
-inline constexpr const char* kAnotherRankFailed = "another rank could not connect";
-
 // Connects every rank of `comm` to the next in rank order: a collective of `comm`, which must
 // have at least two ranks. Returns null on every rank when any rank could not connect; `*why`
 // then says why on the ranks that failed, and that another rank failed on the others.

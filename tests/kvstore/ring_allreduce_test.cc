@@ -1,10 +1,14 @@
 // Runs under mpirun with 2 and with 3 ranks: the pipelined ring (Note [Ring all-reduce]) sums like
-// MPI_Allreduce over MPI messages and over TCP sockets (Note [TCP ring], here on the loopback
-// interface), for counts that do not divide into segments or chunks, and every rank ends with
-// the same bits; a TCP ring that cannot connect, or whose neighbour goes away, says so.
+// MPI_Allreduce over MPI messages, through shared memory (Note [Shared-memory ring]) and over TCP
+// sockets (Note [TCP ring], here on the loopback interface), for counts that do not divide into
+// segments or chunks, and every rank ends with the same bits; a TCP ring that cannot connect, or
+// whose neighbour goes away, says so.
 #include "kvstore/ring_allreduce.h"
 
 #include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -14,6 +18,7 @@
 
 #include "base/error.h"
 #include "kvstore/collective_watchdog.h"
+#include "kvstore/shm_ring_link.h"
 #include "kvstore/tcp_ring_link.h"
 
 namespace cohort {
@@ -70,6 +75,74 @@ TEST(RingAllreduce, OverTcpSumsLikeMpiOnEveryRankAlike) {
   ExpectSumsLikeMpi(ring);
 }
 
+// The shared segment's names in /dev/shm that start with `prefix`.
+int ShmEntries(const std::string& prefix) {
+  int found = 0;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (const dirent* entry = readdir(dir))
+      found += std::string(entry->d_name).rfind(prefix, 0) == 0;
+    closedir(dir);
+  }
+  return found;
+}
+
+TEST(RingAllreduce, OverSharedMemorySumsLikeMpiOnEveryRankAlike) {
+  std::string why;
+  // 64 bytes a slot: 16 floats, so segments pass in many chunks and the slots are reused.
+  std::unique_ptr<RingLink> link = ConnectShmRing(MPI_COMM_WORLD, 64, &why);
+  ASSERT_TRUE(link) << why;  // null on every rank alike
+  RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+  ExpectSumsLikeMpi(ring);
+  // The segment was unlinked once mapped: nothing of rank 0's is left in /dev/shm.
+  int first_pid = static_cast<int>(getpid());
+  MPI_Bcast(&first_pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(ShmEntries("cohort-ring-" + std::to_string(first_pid) + "-"), 0);
+  MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 makes the next test's segment
+}
+
+// The ring's order of additions, whatever carries the chunks: the same bits as over MPI messages
+// with three ranks too (where they may differ from MPI_Allreduce's).
+TEST(RingAllreduce, OverSharedMemoryGivesTheBitsOfTheMpiRing) {
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectShmRing(MPI_COMM_WORLD, 4096, &why);
+  ASSERT_TRUE(link) << why;
+  RingAllreduce over_shm(MPI_COMM_WORLD, std::move(link));
+  RingAllreduce over_mpi(MPI_COMM_WORLD, /*chunk_bytes=*/4096);
+  std::mt19937 rng(static_cast<unsigned>(7 + Rank()));
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (int64_t count : {3, 1025, 250007}) {
+    std::vector<float> a(static_cast<size_t>(count));
+    for (float& v : a) v = value(rng);
+    std::vector<float> b = a;
+    over_shm.Sum(a.data(), count);
+    over_mpi.Sum(b.data(), count);
+    EXPECT_EQ(a, b) << "count " << count;
+  }
+}
+
+// A rank that comes late is the one the others note they wait on.
+TEST(RingAllreduce, SharedMemoryRingNotesTheRankItWaitsOn) {
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectShmRing(MPI_COMM_WORLD, 4096, &why);
+  ASSERT_TRUE(link) << why;
+  RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+  const int rank = Rank(), size = Size();
+  NoteWaitingOn(-1);
+  if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<float> data(100000, 1.0f);
+  ring.Sum(data.data(), static_cast<int64_t>(data.size()));
+  EXPECT_EQ(data[0], static_cast<float>(size));
+  EXPECT_EQ(data[99999], static_cast<float>(size));
+  if (rank == (1 + 1) % size) {  // rank 1's next: it waited for rank 1's chunks
+    const int prev = (rank + size - 1) % size, next = (rank + 1) % size;
+    EXPECT_TRUE(WaitingOn() == prev || WaitingOn() == next) << WaitingOn();
+    if (size == 2) {
+      EXPECT_EQ(WaitingOn(), 1);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(RingAllreduce, TcpRingWithoutAddressesIsRefusedOnEveryRank) {
   std::string why;
   EXPECT_FALSE(ConnectTcpRing(MPI_COMM_WORLD, "no-such-if0", &why));
@@ -116,7 +189,9 @@ TEST(RingAllreduce, TcpRingNotesTheRankItWaitsOn) {
   if (rank == (1 + 1) % size) {  // rank 1's next: it waited for rank 1's bytes
     const int prev = (rank + size - 1) % size, next = (rank + 1) % size;
     EXPECT_TRUE(WaitingOn() == prev || WaitingOn() == next) << WaitingOn();
-    if (size == 2) EXPECT_EQ(WaitingOn(), 1);
+    if (size == 2) {
+      EXPECT_EQ(WaitingOn(), 1);
+    }
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -1,0 +1,212 @@
+// The ring all-reduce's link through a shared segment (Note [Shared-memory ring]).
+#include "kvstore/shm_ring_link.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "base/error_mpi.h"
+#include "kvstore/collective_watchdog.h"
+
+namespace cohort {
+namespace {
+
+constexpr int64_t kSlots = 4;           // chunks a rank may have in flight
+constexpr int64_t kCounterBytes = 256;  // each counter alone on its cache lines (and their pair)
+
+// One rank's part of the segment: its two counters, then its slots.
+struct Region {
+  uint64_t* produced;  // chunks this rank has put in its slots, ever
+  uint64_t* consumed;  // chunks this rank has taken from the previous rank's slots, ever
+  float* slots;
+};
+
+uint64_t Load(uint64_t* counter) {
+  return std::atomic_ref<uint64_t>(*counter).load(std::memory_order_acquire);
+}
+void Store(uint64_t* counter, uint64_t value) {
+  std::atomic_ref<uint64_t>(*counter).store(value, std::memory_order_release);
+}
+static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
+              "the counters are shared between processes");
+
+// Spins a little, then yields the core: the peer may be waiting for it.
+class Backoff {
+ public:
+  // Returns true the first time it yields (the wait is then worth noting).
+  bool Wait() {
+    if (++spins_ < 256) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      return false;
+    }
+    sched_yield();
+    return spins_ == 256;
+  }
+  void Reset() { spins_ = 0; }
+
+ private:
+  int spins_ = 0;
+};
+
+class ShmRingLink final : public RingLink {
+ public:
+  ShmRingLink(void* segment, int64_t segment_bytes, int rank, int size, int64_t chunk_floats,
+              int next_job_rank, int prev_job_rank)
+      : segment_(segment),
+        segment_bytes_(segment_bytes),
+        chunk_(chunk_floats),
+        mine_(RegionOf(rank)),
+        next_(RegionOf((rank + 1) % size)),
+        prev_(RegionOf((rank + size - 1) % size)),
+        next_rank_(next_job_rank),
+        prev_rank_(prev_job_rank) {
+    // Counters carry on from where this rank left them (zero in a new segment).
+    produced_ = Load(mine_.produced);
+    consumed_ = Load(mine_.consumed);
+  }
+  ~ShmRingLink() override { munmap(segment_, static_cast<size_t>(segment_bytes_)); }
+
+  static int64_t RegionBytes(int64_t chunk_floats) {
+    return 2 * kCounterBytes + kSlots * chunk_floats * static_cast<int64_t>(sizeof(float));
+  }
+
+  void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
+                bool accumulate) override {
+    const int64_t send_chunks = (send_count + chunk_ - 1) / chunk_;
+    const int64_t recv_chunks = (recv_count + chunk_ - 1) / chunk_;
+    int64_t sent = 0, got = 0;
+    Backoff backoff;
+    while (sent < send_chunks || got < recv_chunks) {
+      bool moved = false;
+      // Put chunk `sent` in a slot once the next rank has freed it.
+      if (sent < send_chunks && produced_ - Load(next_.consumed) < kSlots) {
+        const int64_t n = std::min(chunk_, send_count - sent * chunk_);
+        std::copy_n(send + sent * chunk_, n, Slot(mine_, produced_));
+        Store(mine_.produced, ++produced_);
+        ++sent;
+        moved = true;
+      }
+      // Take chunk `got` once the previous rank has put it in its slot.
+      if (got < recv_chunks && Load(prev_.produced) > consumed_) {
+        const int64_t n = std::min(chunk_, recv_count - got * chunk_);
+        const float* in = Slot(prev_, consumed_);
+        float* out = recv + got * chunk_;
+        if (accumulate) {
+          for (int64_t i = 0; i < n; ++i) out[i] += in[i];
+        } else {
+          std::copy_n(in, n, out);
+        }
+        Store(mine_.consumed, ++consumed_);
+        ++got;
+        moved = true;
+      }
+      if (moved) {
+        backoff.Reset();
+      } else if (backoff.Wait()) {  // for the deadline's message
+        NoteWaitingOn(got < recv_chunks ? prev_rank_ : next_rank_);
+      }
+    }
+  }
+
+ private:
+  Region RegionOf(int rank) const {
+    char* base = static_cast<char*>(segment_) + rank * RegionBytes(chunk_);
+    return {reinterpret_cast<uint64_t*>(base), reinterpret_cast<uint64_t*>(base + kCounterBytes),
+            reinterpret_cast<float*>(base + 2 * kCounterBytes)};
+  }
+  float* Slot(const Region& region, uint64_t chunk) const {
+    return region.slots + static_cast<int64_t>(chunk % kSlots) * chunk_;
+  }
+
+  void* segment_;
+  int64_t segment_bytes_;
+  int64_t chunk_;  // floats a slot
+  Region mine_, next_, prev_;
+  int next_rank_, prev_rank_;  // in MPI_COMM_WORLD, for messages
+  uint64_t produced_ = 0, consumed_ = 0;
+};
+
+// The rank of `comm`'s rank `rank` in MPI_COMM_WORLD.
+int WorldRank(MPI_Comm comm, int rank) {
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  MPI_CHECK(MPI_Comm_group(comm, &group));
+  MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  int world_rank = MPI_UNDEFINED;
+  MPI_CHECK(MPI_Group_translate_ranks(group, 1, &rank, world, &world_rank));
+  MPI_CHECK(MPI_Group_free(&group));
+  MPI_CHECK(MPI_Group_free(&world));
+  return world_rank;
+}
+
+// True on every rank when it is true on each.
+bool AllOk(MPI_Comm comm, bool ok) {
+  int all = ok ? 1 : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm));
+  return all == 1;
+}
+
+}  // namespace
+
+std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std::string* why) {
+  int rank = 0, size = 1;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int64_t chunk_floats = std::max<int64_t>(16, chunk_bytes / int64_t{sizeof(float)});
+  const int64_t bytes = size * ShmRingLink::RegionBytes(chunk_floats);
+  // The first rank names and sizes the segment; the name is unique to its process and call.
+  static int calls = 0;
+  char name[64] = {};
+  bool ok = true;
+  int fd = -1;
+  auto fail = [&](const std::string& what) {
+    *why = "shared memory segment " + std::string(name) + ": " + what;
+    ok = false;
+  };
+  if (rank == 0) {
+    std::snprintf(name, sizeof(name), "/cohort-ring-%d-%d", static_cast<int>(getpid()), ++calls);
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+      fail(std::string("cannot create: ") + std::strerror(errno));
+    } else if (const int err = posix_fallocate(fd, 0, bytes); err != 0) {  // not a SIGBUS later
+      fail("cannot reserve " + std::to_string(bytes) + " bytes: " + std::strerror(err));
+    }
+  }
+  MPI_CHECK(MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, comm));
+  if (!AllOk(comm, ok)) {
+    if (fd >= 0) close(fd);
+    if (rank == 0) shm_unlink(name);
+    if (ok) *why = kAnotherRankFailed;
+    return nullptr;
+  }
+  if (rank != 0) {
+    fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  }
+  void* segment = MAP_FAILED;
+  if (fd >= 0) {
+    segment = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (segment == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(errno));
+    close(fd);
+  }
+  const bool all_mapped = AllOk(comm, ok);  // a barrier: every rank has opened it
+  if (rank == 0) shm_unlink(name);
+  if (!all_mapped) {
+    if (segment != MAP_FAILED) munmap(segment, static_cast<size_t>(bytes));
+    if (ok) *why = kAnotherRankFailed;
+    return nullptr;
+  }
+  return std::make_unique<ShmRingLink>(segment, bytes, rank, size, chunk_floats,
+                                       WorldRank(comm, (rank + 1) % size),
+                                       WorldRank(comm, (rank + size - 1) % size));
+}
+
+}  // namespace cohort
