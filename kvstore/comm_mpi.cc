@@ -218,8 +218,8 @@ class MpiComm final : public Comm {
       extremes[i] = settings[i].value;
       extremes[count + i] = -settings[i].value;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), static_cast<int>(2 * count), MPI_INT64_T,
-                            MPI_MAX, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), static_cast<int>(2 * count),
+                            MPI_INT64_T, MPI_MAX, comm));
     for (size_t i = 0; i < count; ++i) {
       if (extremes[i] != -extremes[count + i]) {
         const char* value = std::getenv(settings[i].name);

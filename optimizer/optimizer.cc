@@ -137,7 +137,8 @@ UpdateRule Optimizer::RuleFor(float lr, float wd, int64_t t) const {
   return r;
 }
 
-void Optimizer::SaveStates(const std::string& path) const {
+void Optimizer::SaveStates(const std::string& path,
+                           const std::map<std::string, int64_t>& extra) const {
   ParamsFile file;
   for (const auto& [key, arrays] : states_) {
     for (size_t i = 0; i < arrays.size(); ++i) {
@@ -151,6 +152,11 @@ void Optimizer::SaveStates(const std::string& path) const {
   }
   file.names.push_back("optimizer:" + name_);
   file.arrays.push_back(NDArray::FromVector<int64_t>({1}, std::vector<int64_t>{num_update_}));
+  for (const auto& [name, value] : extra) {
+    COHORT_CHECK(name.rfind("position:", 0) == 0) << "'" << name << "' is not a position: name";
+    file.names.push_back(name);
+    file.arrays.push_back(NDArray::FromVector<int64_t>({1}, std::vector<int64_t>{value}));
+  }
   SaveParamsFile(path, file);
 }
 
@@ -170,9 +176,9 @@ void Optimizer::LoadStates(const std::string& path) {
       arrays[index] = array;
     } else if (name.rfind("count:", 0) == 0) {
       counts_[std::stoi(name.substr(6))] = array.ToVector<int64_t>()[0];
-    } else {
+    } else if (name.rfind("optimizer:", 0) == 0) {
       num_update_ = array.ToVector<int64_t>()[0];
-    }
+    }  // "position:..." is the checkpoint's, not the optimizer's
   }
 }
 

@@ -53,8 +53,10 @@ class Optimizer {
   double CurrentLR() const;
   int64_t num_update() const { return num_update_; }
 
-  // State of every key (and update counts) in the .params format, written atomically.
-  void SaveStates(const std::string& path) const;
+  // State of every key (and update counts) in the .params format, written atomically, with
+  // `extra` whole numbers beside them (named "position:...", which LoadStates leaves alone: what
+  // a checkpoint records of its position, Note [Checkpoint positions]).
+  void SaveStates(const std::string& path, const std::map<std::string, int64_t>& extra = {}) const;
   void LoadStates(const std::string& path);
 
  private:

@@ -101,14 +101,31 @@ int RemoveOlderStepCheckpoints(const std::string& prefix, CheckpointPosition at)
 
 void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
-                    const std::map<std::string, NDArray>& aux_params, const Optimizer* optimizer) {
+                    const std::map<std::string, NDArray>& aux_params, const Optimizer* optimizer,
+                    int64_t global_batch) {
   symbol.Save(prefix + "-symbol.json");
   std::map<std::string, NDArray> all;
   for (const auto& [name, array] : arg_params) all["arg:" + name] = array;
   for (const auto& [name, array] : aux_params) all["aux:" + name] = array;
-  if (optimizer) optimizer->SaveStates(CheckpointStatesPath(prefix, at));
+  if (optimizer) {
+    std::map<std::string, int64_t> position;
+    if (global_batch > 0) position["position:global_batch"] = global_batch;
+    optimizer->SaveStates(CheckpointStatesPath(prefix, at), position);
+  }
   SaveParams(CheckpointParamsPath(prefix, at), all);
   RemoveOlderStepCheckpoints(prefix, at);
+}
+
+std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at) {
+  const std::string path = CheckpointStatesPath(prefix, at);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const std::map<std::string, NDArray> states = LoadParams(path);
+  const auto it = states.find("position:global_batch");
+  if (it == states.end()) return std::nullopt;
+  if (it->second.size() != 1 || it->second.dtype() != DType::kInt64) {
+    throw DataError("'" + path + "': position:global_batch is not one int64", __FILE__, __LINE__);
+  }
+  return it->second.ToVector<int64_t>()[0];
 }
 
 int RemoveStaleCheckpointTemporaries(const std::string& prefix) {

@@ -21,6 +21,10 @@ namespace cohort {
 // batches skipped) and keys every random stream by (seed, epoch, batch), so a resumed run
 // continues exactly as an uninterrupted one. Only the latest mid-epoch checkpoint is kept: a
 // newer checkpoint of either kind removes the older mid-epoch ones once it is complete.
+// A position counts batches of one size: the .states file records the global batch (samples a
+// step over every worker) as "position:global_batch", and a mid-epoch resume with another one
+// is refused, as is one whose epoch has fewer batches than the position (the data changed).
+// An epoch checkpoint may resume with another batch size, as in MXNet.
 struct CheckpointPosition {
   int epoch = 0;
   int64_t batch = 0;
@@ -41,10 +45,15 @@ int RemoveOlderStepCheckpoints(const std::string& prefix, CheckpointPosition at)
 // whole or not at all, and PREFIX-NNNN.params last, so its presence marks a complete checkpoint
 // (a run killed between the two writes leaves states without params, never params without
 // states).
+// `global_batch` (0: not recorded) goes into the states beside the optimizer's.
 void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params,
-                    const Optimizer* optimizer = nullptr);
+                    const Optimizer* optimizer = nullptr, int64_t global_batch = 0);
+
+// The global batch PREFIX's checkpoint at `at` counted its batches in, when its .states file
+// records one (files of Cohort before it did record none).
+std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at);
 
 // Removes the temporary files (NAME.tmp.PID) that a writer of PREFIX's checkpoint files left when
 // it was killed; files of a process that still runs are left alone. Returns how many went.

@@ -440,7 +440,7 @@ int Trainer::AgreeOnStop() const {
   return got[0] > 0 ? SIGINT : got[1] > 0 ? SIGTERM : 0;
 }
 
-void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at) {
+void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at, int64_t global_batch) {
   if (config.checkpoint_prefix.empty()) return;
   std::map<std::string, NDArray> args, aux;
   GetParams(&args, &aux);  // every worker: the auxiliary states are averaged over them
@@ -451,8 +451,26 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at) {
   }
   if (kvstore_->rank() != 0) return;
   const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
-  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer);
+  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer, global_batch);
   Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
+}
+
+void Trainer::CheckResumedBatching(const FitConfig& config, int64_t global_batch) const {
+  if (config.begin_batch == 0) return;  // an epoch checkpoint: any batch size goes on from it
+  const CheckpointPosition at{config.begin_epoch, config.begin_batch};
+  const std::optional<int64_t> saved = CheckpointGlobalBatch(config.checkpoint_prefix, at);
+  if (!saved || *saved == global_batch) return;
+  throw ConfigError("'" + CheckpointStatesPath(config.checkpoint_prefix, at) +
+                        "' is a mid-epoch checkpoint after " + std::to_string(config.begin_batch) +
+                        " batches of " + std::to_string(*saved) +
+                        " samples (over every worker); this run's batches hold " +
+                        std::to_string(global_batch) + " (batch_size " +
+                        std::to_string(global_batch / kvstore_->num_workers()) + " x " +
+                        std::to_string(kvstore_->num_workers()) +
+                        " worker(s)): set them back, or resume from an epoch checkpoint "
+                        "(resume_epoch: " +
+                        std::to_string(config.begin_epoch) + ")",
+                    __FILE__, __LINE__);
 }
 
 // What every worker of a job must hold alike (Note [Agreement]).
@@ -517,6 +535,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   CheckWorkersAgree(*kvstore_, AgreementItems(train, config));  // Note [Agreement]
   InitParams(config);
   const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
+  CheckResumedBatching(config, global_batch);
   InitOptimizer(config, global_batch);
   {  // A metric that cannot read this network's outputs (f1 of a sequence model's) fails in the
      // setup, not after the first step: one update of a throwaway metric on zero labels.
@@ -559,6 +578,17 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     // training metric covers the batches after them.
     if (epoch == config.begin_epoch) {
       while (batches < config.begin_batch && train.Next()) ++batches;
+      if (batches < config.begin_batch) {
+        throw ConfigError(
+            "'" + CheckpointParamsPath(config.checkpoint_prefix, {epoch, config.begin_batch}) +
+                "' is a checkpoint after " + std::to_string(config.begin_batch) +
+                " batches of epoch " + std::to_string(epoch) + ", which now has only " +
+                std::to_string(batches) +
+                ": the data or its batching changed since (resume "
+                "from an epoch checkpoint: resume_epoch: " +
+                std::to_string(epoch) + ")",
+            __FILE__, __LINE__);
+      }
     }
     const int64_t first_batch = batches;
     const auto start = Clock::now();
@@ -638,13 +668,13 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
         if (const int signo = AgreeOnStop(); signo != 0) {  // Note [Stop on a signal]
           progress.Clear();
           if (lead) Log().warn("Stopping on signal {} after epoch {}, batch {}", signo, epoch, batches);
-          SaveAt(config, {epoch, batches});
+          SaveAt(config, {epoch, batches}, global_batch);
           stopped_by_signal_ = signo;
           break;
         }
       }
       if (config.checkpoint_every_steps > 0 && batches % config.checkpoint_every_steps == 0) {
-        SaveAt(config, {epoch, batches});
+        SaveAt(config, {epoch, batches}, global_batch);
       }
       if (progress.Due()) {
         const double seconds = std::chrono::duration<double>(t6 - start).count();
@@ -697,7 +727,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     // Every period's epoch, and the last: a run whose period does not divide its epochs keeps
     // its result (and `resume_epoch: auto` finds the run complete).
     if ((epoch + 1) % config.checkpoint_period == 0 || epoch + 1 == config.epochs || stop != 0) {
-      SaveAt(config, {epoch + 1, 0});
+      SaveAt(config, {epoch + 1, 0}, global_batch);
     }
     if (on_epoch) on_epoch(r);
     results.push_back(r);

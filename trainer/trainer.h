@@ -152,7 +152,9 @@ class Trainer {
   // Score, or with stop_on_signal nothing once the workers agree on a signal (set in *stop).
   std::vector<EvalMetric::NameValue> Evaluate(DataIter& data, EvalMetric& metric,
                                               bool stop_on_signal, int* stop);
-  void SaveAt(const FitConfig& config, CheckpointPosition at);
+  void SaveAt(const FitConfig& config, CheckpointPosition at, int64_t global_batch);
+  // A mid-epoch resume must count batches as the checkpoint did (Note [Checkpoint positions]).
+  void CheckResumedBatching(const FitConfig& config, int64_t global_batch) const;
   DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
   // Runs one batch forward for inference on `group`, or on its bucket's group (the manager's
   // after Fit, else one of inference_buckets_); returns the group that ran it.

@@ -634,6 +634,57 @@ TEST_F(TrainerFiles, EveryStepsCheckpointsResumeExactly) {
   testing::ExpectClose(whole, fit(rest), 0, 0, "parameters");
 }
 
+// Note [Checkpoint positions]: a mid-epoch position counts batches of one size. Resuming it
+// with another batch size, or with an epoch that has fewer batches, is refused with the file;
+// an epoch checkpoint goes on with any batch size.
+TEST_F(TrainerFiles, MidEpochResumeRefusesOtherBatching) {
+  FitConfig c = Config(2);
+  c.checkpoint_prefix = Prefix();
+  c.checkpoint_every_steps = 4;
+  {
+    Trainer t(SmallMlp(), {Context::CPU(0)});
+    auto data = Iter(16);
+    ThrowDuringNext failing(*data, 6);  // after the checkpoint at batch 4, before the epoch's
+    EXPECT_THROW(t.Fit(failing, nullptr, c), DataError);
+  }
+  ASSERT_TRUE(std::filesystem::exists(Prefix() + "-0000-00000004.params"));
+  c.resume_latest = true;
+  c.checkpoint_every_steps = 0;
+  const std::string states = Prefix() + "-0000-00000004.states";
+  const auto config_error = [](const std::function<void()>& fn) -> std::string {
+    try {
+      fn();
+    } catch (const ConfigError& e) {  // bad input: exit 2
+      return e.what();
+    }
+    return "no ConfigError";
+  };
+  {
+    Trainer t(SmallMlp(), {Context::CPU(0)});
+    EXPECT_THAT(config_error([&] { t.Fit(*Iter(8), nullptr, c); }),
+                ::testing::HasSubstr("'" + states +
+                                     "' is a mid-epoch checkpoint after 4 batches "
+                                     "of 16 samples (over every worker); this run's batches hold "
+                                     "8 (batch_size 8 x 1 worker(s))"));
+  }
+  {
+    auto [x, y] = Blobs();  // 48 samples: 3 batches of 16
+    NDArrayIter fewer(NDArrayIter::NamedArrays{{"data", x.Slice(0, 48)}},
+                      NDArrayIter::NamedArrays{{"softmax_label", y.Slice(0, 48)}},
+                      BatchOptions{.batch_size = 16, .shuffle = true, .seed = 9});
+    Trainer t(SmallMlp(), {Context::CPU(0)});
+    EXPECT_THAT(config_error([&] { t.Fit(fewer, nullptr, c); }),
+                ::testing::HasSubstr("is a checkpoint after 4 batches of epoch 0, which now has "
+                                     "only 3: the data or its batching changed since"));
+  }
+  Trainer same(SmallMlp(), {Context::CPU(0)});  // the same batching resumes
+  EXPECT_EQ(same.Fit(*Iter(16), nullptr, c).size(), 2u);
+  c.resume_latest = false;  // an epoch checkpoint goes on with another batch size
+  c.begin_epoch = 1;
+  Trainer other(SmallMlp(), {Context::CPU(0)});
+  EXPECT_EQ(other.Fit(*Iter(8), nullptr, c).size(), 1u);
+}
+
 TEST_F(TrainerFiles, ResumeLatestWithoutCheckpointStartsFresh) {
   FitConfig c = Config(1);
   Trainer a(SmallMlp(), {Context::CPU(0)}), b(SmallMlp(), {Context::CPU(0)});
