@@ -1,10 +1,19 @@
-// sum, mean and max over axes on the GPU (Note [GPU kernels]): one thread per output element
-// reducing its inputs in order (forward), one per input element (backward), with reduce.h's
+// sum, mean and max over axes on the GPU (Note [GPU kernels]): rows over blocks or threads when
+// the reduced axes are one run (Note [Reduce as rows]), else one thread per output element
+// reducing its inputs in order (forward) and one per input element (backward), with reduce.h's
 // functions as on the CPU.
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/reduce.h"
 
 namespace cohort::op {
+
+void ReduceRowsGpu(const OpContext& ctx, const ReduceRows& rows, int64_t outer) {
+  ForEachRow(Gpu(ctx), outer, rows.size, rows.inner, rows);
+}
+
+void ReduceGradRowsGpu(const OpContext& ctx, const ReduceGradRows& rows, int64_t outer) {
+  ForEachRow(Gpu(ctx), outer, rows.size, rows.inner, rows);
+}
 
 void ReduceForwardGpu(const OpContext& ctx, ReduceKind k, const BroadcastLayout& l, int64_t count,
                       const NDArray& in, const NDArray& out) {
