@@ -68,11 +68,7 @@ class ShmRingLink final : public RingLink {
         next_(RegionOf((rank + 1) % size)),
         prev_(RegionOf((rank + size - 1) % size)),
         next_rank_(next_job_rank),
-        prev_rank_(prev_job_rank) {
-    // Counters carry on from where this rank left them (zero in a new segment).
-    produced_ = Load(mine_.produced);
-    consumed_ = Load(mine_.consumed);
-  }
+        prev_rank_(prev_job_rank) {}  // a new segment is all zero: every counter starts at 0
   ~ShmRingLink() override { munmap(segment_, static_cast<size_t>(segment_bytes_)); }
 
   static int64_t RegionBytes(int64_t chunk_floats) {
