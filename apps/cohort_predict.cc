@@ -68,7 +68,7 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
                       __FILE__, __LINE__);
   }
   Trainer trainer(symbol, config.devices, config.work_load);
-  trainer.SetParams(args, aux);
+  trainer.SetParams(args, aux, params_path);
   // Written whole or not at all: a failure halfway leaves what --out held.
   std::unique_ptr<AtomicFileWriter> file;
   try {

@@ -493,9 +493,12 @@ void Executor::CopyParamsFrom(const std::map<std::string, NDArray>& arg_params,
                                   << " of the symbol (pass allow_extra to ignore it)";
         continue;
       }
-      COHORT_CHECK(it->second.shape() == array.shape())
-          << "CopyParamsFrom: " << kind << " '" << name << "' has shape " << it->second.shape()
-          << " but the parameter given has shape " << array.shape();
+      if (it->second.shape() != array.shape()) {  // parameters of another network: bad input
+        std::ostringstream message;
+        message << "the network's " << kind << " '" << name << "' has shape " << it->second.shape()
+                << " but the parameter given has shape " << array.shape();
+        throw ConfigError(message.str(), __FILE__, __LINE__);
+      }
       array.CopyTo(it->second);
     }
   }

@@ -39,6 +39,17 @@ void ReduceMetric(EvalMetric& metric, KVStore& kv) {
   metric.SetState(state);
 }
 
+// Runs `copy`, which copies parameters into executors; a shape that differs from the network's
+// (parameters of another network) is said naming `source`, the file they came from.
+void NamingSource(const std::string& source, const std::function<void()>& copy) {
+  try {
+    copy();
+  } catch (const ConfigError& e) {
+    if (source.empty()) throw;
+    throw ConfigError("'" + source + "': " + e.message(), e.file(), e.line());
+  }
+}
+
 std::vector<std::string> InputNames(const DataIter& data) {
   std::vector<std::string> names;
   for (const auto* descs : {&data.provide_data(), &data.provide_label()}) {
@@ -187,7 +198,8 @@ bool Trainer::UpdatesOnKVStore(const FitConfig& config) const {
 void Trainer::InitParams(const FitConfig& config) {
   std::map<std::string, NDArray> args, aux;
   const CheckpointPosition begin{config.begin_epoch, config.begin_batch};
-  if (begin > CheckpointPosition{}) {
+  const bool resuming = begin > CheckpointPosition{};
+  if (resuming) {
     COHORT_CHECK(!config.checkpoint_prefix.empty())
         << "resuming from epoch " << config.begin_epoch << " needs a checkpoint prefix";
     const std::string path = CheckpointParamsPath(config.checkpoint_prefix, begin);
@@ -218,7 +230,8 @@ void Trainer::InitParams(const FitConfig& config) {
     }
     TakeGivenParams(config, &args, &aux);
   }
-  manager_->SetParams(args, aux);
+  NamingSource(resuming ? CheckpointParamsPath(config.checkpoint_prefix, begin) : "",
+               [&] { manager_->SetParams(args, aux); });
   // The kvstore keeps the weights; under MPI every worker starts from rank 0's. Frozen
   // parameters never reach it: every worker loads or initializes them alike (same file, seed).
   std::vector<int> keys;
@@ -756,7 +769,11 @@ DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
     inference_group_ = std::make_unique<DataParallelExecutorGroup>(
         symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_,
         false, false, manager_ ? &manager_->default_group() : nullptr);
-    if (!manager_) inference_group_->SetParams(given_args_, given_aux_, /*allow_extra=*/true);
+    if (!manager_) {
+      NamingSource(given_source_, [&] {
+        inference_group_->SetParams(given_args_, given_aux_, /*allow_extra=*/true);
+      });
+    }
   }
   return *inference_group_;
 }
@@ -868,12 +885,16 @@ void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
 }
 
 void Trainer::SetParams(const std::map<std::string, NDArray>& arg_params,
-                        const std::map<std::string, NDArray>& aux_params) {
-  if (manager_) manager_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
-  if (inference_group_) inference_group_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
+                        const std::map<std::string, NDArray>& aux_params,
+                        const std::string& source) {
+  NamingSource(source, [&] {
+    if (manager_) manager_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
+    if (inference_group_) inference_group_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
+  });
   if (!manager_) {
     given_args_ = arg_params;
     given_aux_ = aux_params;
+    given_source_ = source;
   }
 }
 

@@ -117,8 +117,9 @@ class Trainer {
                  std::map<std::string, NDArray>* aux_params) const;
   // Names the network lacks are ignored (a file may hold more than a network for prediction
   // needs, as with MXNet's set_params(allow_extra=True)); the caller checks what is missing.
+  // `source` (the file they came from) is named when a shape differs from the network's.
   void SetParams(const std::map<std::string, NDArray>& arg_params,
-                 const std::map<std::string, NDArray>& aux_params);
+                 const std::map<std::string, NDArray>& aux_params, const std::string& source = "");
 
   const StepProfile& profile() const { return profile_; }
   // The signal Fit stopped for (Note [Stop on a signal]), or 0 when it ran to its last epoch.
@@ -175,6 +176,7 @@ class Trainer {
   std::vector<DataDesc> bound_data_;  // the training group's data shapes
   // Parameters given before any group exists (prediction only), applied when one is bound.
   std::map<std::string, NDArray> given_args_, given_aux_;
+  std::string given_source_;
   std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore
   bool update_on_kvstore_ = true;
   OnNonFinite on_nonfinite_ = OnNonFinite::kStop;

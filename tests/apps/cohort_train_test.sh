@@ -50,6 +50,13 @@ check "a --timeline folder that does not exist is exit 2 before training" \
 out=$("$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" --set resume_epoch=auto 2>&1); code=$?
 check "resume_epoch: auto after the last epoch is exit 0 saying the run is complete" \
   '[[ $code -eq 0 && "$out" == *"the run is complete, nothing left to train"* && "$out" != *"Epoch[2]"* ]]'
+# A checkpoint of another network: the file and the parameter named, exit 2 (it was exit 1
+# naming neither the file nor anything but CopyParamsFrom).
+out=$("$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" --set resume_epoch=1 \
+  --set model.num_classes=5 --set data.num_classes=5 2>&1); code=$?
+check "resuming another network's checkpoint is exit 2 naming the file and the parameter" \
+  '[[ $code -eq 2 && "$out" == *"'"'"'$tmp/mlp-0001.params'"'"': the network'"'"'s argument '"'"'fc3_bias'"'"' has shape (5,) but the parameter given has shape (10,)"* ]]' ||
+  echo "$out" | tail -2
 out=$("$train" --config "$config" --set log_level=bogus 2>&1); code=$?
 check "an unknown log_level is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"log_level: unknown log level"* ]]'
 out=$(COHORT_LOG_LEVEL=bogus "$train" --config "$config" 2>&1); code=$?
@@ -91,10 +98,13 @@ out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$t
   --out "$tmp/nowhere/p.csv" 2>&1); code=$?
 check "an unwritable --out is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"--out: cannot write"* ]]'
 echo kept > "$tmp/kept.csv"
-"$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
+out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
   --set data.val_samples=10 --set batch_size=4 --set 'data.shape=[1, 28, 29]' \
-  --out "$tmp/kept.csv" > /dev/null 2>&1
-check "a failed predict leaves --out as it was" '[[ $? -eq 2 && $(cat "$tmp/kept.csv") == kept ]]'
+  --out "$tmp/kept.csv" 2>&1); code=$?
+check "a failed predict leaves --out as it was" '[[ $code -eq 2 && $(cat "$tmp/kept.csv") == kept ]]'
+check "parameters of another input shape are named with their file" \
+  '[[ "$out" == *"'"'"'$tmp/mlp-0002.params'"'"': the network'"'"'s argument '"'"'fc1_weight'"'"' has shape"* ]]' ||
+  echo "$out" | tail -2
 # Integer settings out of range are exit 2 naming the key, never a signal or a wrapped value.
 for bad in checkpoint.period=0 data.num_samples=0 threads=2147483647 epochs=4294967297 \
            resume_epoch=-1 resume_epoch=2147483648 'data.shape=[0, 28]' data.batches_per_epoch=-3 \
