@@ -66,26 +66,23 @@ Shape ReduceParam::OutShape(const Shape& in) const {
 
 ReduceRowsShape ReduceParam::RowsShape(const Shape& in) const {
   const uint32_t reduced = ReducedAxes(*this, in);
+  if (in.Size() == 0) return {};  // nothing to read: the general path writes what is due
+  // The axes of extent > 1 must run reduced (lead), kept (outer), reduced (size), kept (inner),
+  // each run possibly empty.
   ReduceRowsShape r;
-  if (in.Size() == 0) return r;  // nothing to read: the general path writes what is due
-  int first = -1, last = -1;  // the first and the last reduced axis of extent > 1
+  int64_t* runs[] = {&r.lead, &r.outer, &r.size, &r.inner};
+  int run = 0;
   for (int d = 0; d < in.ndim(); ++d) {
-    if (in[d] > 1 && (reduced >> d & 1)) {
-      if (first < 0) first = d;
-      last = d;
-    }
+    if (in[d] == 1) continue;
+    const int want = reduced >> d & 1 ? (run <= 0 ? 0 : 2) : (run <= 1 ? 1 : 3);
+    if (want < run) return {};  // a reduced axis after the inner run
+    run = want;
+    *runs[run] *= in[d];
   }
-  for (int d = 0; d < in.ndim(); ++d) {
-    const bool kept = !(reduced >> d & 1) || in[d] == 1;
-    if (!kept) {
-      r.size *= in[d];
-    } else if (first >= 0 && d > first && d < last) {
-      if (in[d] > 1) return {};  // a kept axis inside the run: not rows
-    } else if (first < 0 || d < first) {
-      r.outer *= in[d];
-    } else {
-      r.inner *= in[d];
-    }
+  if (r.size == 1) {  // one reduced run at the start: (outer 1, size, inner) rows
+    r.size = r.lead;
+    r.inner = r.outer;
+    r.outer = r.lead = 1;
   }
   r.rows = true;
   return r;
@@ -115,45 +112,48 @@ constexpr int64_t kColumns = 64;
 
 COHORT_CPU_CLONES void ReduceColumnBlocks(const ReduceRows& r, int64_t first, int64_t last) {
   const int64_t blocks_per_outer = (r.inner + kColumns - 1) / kColumns;
-  float acc[PartialSums16::kLanes][kColumns];
+  float acc[PartialSums16::kLanes][kColumns], total[kColumns];
   for (int64_t b = first; b < last; ++b) {
     const int64_t o = b / blocks_per_outer, i0 = b % blocks_per_outer * kColumns;
     const int64_t width = std::min(kColumns, r.inner - i0);
-    const float* x = r.x + o * r.size * r.inner + i0;
-    if (r.kind == ReduceKind::kMax) {
-      float* top = acc[0];
-      std::fill_n(top, width, -INFINITY);
+    std::fill_n(total, width, r.kind == ReduceKind::kMax ? -INFINITY : 0.0f);
+    for (int64_t l = 0; l < r.lead; ++l) {
+      const float* x = r.x + l * r.lead_stride + o * r.size * r.inner + i0;
+      if (r.kind == ReduceKind::kMax) {
+        for (int64_t c = 0; c < r.size; ++c) {
+          const float* v = x + c * r.inner;
+          for (int64_t k = 0; k < width; ++k) total[k] = MaxKeepingNaNOp{}(total[k], v[k]);
+        }
+        continue;
+      }
+      for (auto& lane : acc) std::fill_n(lane, width, 0.0f);
       for (int64_t c = 0; c < r.size; ++c) {
         const float* v = x + c * r.inner;
-        for (int64_t k = 0; k < width; ++k) top[k] = MaxKeepingNaNOp{}(top[k], v[k]);
+        float* lane = acc[c % PartialSums16::kLanes];
+        for (int64_t k = 0; k < width; ++k) lane[k] += v[k];
       }
-      std::copy_n(top, width, r.y + o * r.inner + i0);
-      continue;
-    }
-    for (auto& lane : acc) std::fill_n(lane, width, 0.0f);
-    for (int64_t c = 0; c < r.size; ++c) {
-      const float* v = x + c * r.inner;
-      float* lane = acc[c % PartialSums16::kLanes];
-      for (int64_t k = 0; k < width; ++k) lane[k] += v[k];
-    }
-    for (int w = PartialSums16::kLanes / 2; w >= 1; w /= 2) {  // PartialSums16::Total's order
-      for (int j = 0; j < w; ++j) {
-        for (int64_t k = 0; k < width; ++k) acc[j][k] += acc[j + w][k];
+      for (int w = PartialSums16::kLanes / 2; w >= 1; w /= 2) {  // PartialSums16::Total's order
+        for (int j = 0; j < w; ++j) {
+          for (int64_t k = 0; k < width; ++k) acc[j][k] += acc[j + w][k];
+        }
       }
+      for (int64_t k = 0; k < width; ++k) total[k] = l == 0 ? acc[0][k] : total[k] + acc[0][k];
     }
-    const float scale = r.kind == ReduceKind::kMean ? static_cast<float>(r.size) : 1.0f;
+    const float count = static_cast<float>(r.lead * r.size);
+    float* y = r.y + o * r.inner + i0;
     for (int64_t k = 0; k < width; ++k) {
-      r.y[o * r.inner + i0 + k] = r.kind == ReduceKind::kMean ? acc[0][k] / scale : acc[0][k];
+      y[k] = r.kind == ReduceKind::kMean ? total[k] / count : total[k];
     }
   }
 }
 
-// The gradient of rows `inner` > 1 apart, a position of every row at once: (outer · size) runs
-// of `inner` contiguous elements, the gradient of run (o, c) read from row o·inner on.
+// The gradient of rows `inner` > 1 apart, a position of every row at once: (lead · outer · size)
+// runs of `inner` contiguous elements, the gradient of run (l, o, c) read from row o·inner on.
 COHORT_CPU_CLONES void ReduceGradColumnRuns(const ReduceGradRows& r, int64_t first, int64_t last) {
-  const float scale = r.kind == ReduceKind::kMean ? static_cast<float>(r.size) : 1.0f;
+  const int64_t outer = r.lead_stride / (r.size * r.inner);
+  const float count = static_cast<float>(r.lead * r.size);
   for (int64_t run = first; run < last; ++run) {
-    const int64_t o = run / r.size, begin = run * r.inner;
+    const int64_t o = run / r.size % outer, begin = run * r.inner;
     const float* dy = r.dy + o * r.inner;
     float* dx = r.dx + begin;
     if (r.kind == ReduceKind::kMax) {
@@ -163,9 +163,11 @@ COHORT_CPU_CLONES void ReduceGradColumnRuns(const ReduceGradRows& r, int64_t fir
         AssignReq(r.req, dx, k, x[k] == y[k] ? dy[k] : 0.0f);
       }
     } else if (r.req == GradReq::kAdd) {
-      for (int64_t k = 0; k < r.inner; ++k) dx[k] += r.kind == ReduceKind::kMean ? dy[k] / scale : dy[k];
+      for (int64_t k = 0; k < r.inner; ++k) {
+        dx[k] += r.kind == ReduceKind::kMean ? dy[k] / count : dy[k];
+      }
     } else {
-      for (int64_t k = 0; k < r.inner; ++k) dx[k] = r.kind == ReduceKind::kMean ? dy[k] / scale : dy[k];
+      for (int64_t k = 0; k < r.inner; ++k) dx[k] = r.kind == ReduceKind::kMean ? dy[k] / count : dy[k];
     }
   }
 }
@@ -188,15 +190,22 @@ class Reduce : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     if (const ReduceRowsShape s = p_.RowsShape(in[0].shape()); s.rows) {
-      const ReduceRows rows{p_.kind, FloatsOf(in[0]), FloatsOf(out[0]), s.size, s.inner};
+      const ReduceRows rows{p_.kind, FloatsOf(in[0]), FloatsOf(out[0]), s.size,
+                            s.inner,  s.lead,          s.outer * s.size * s.inner};
       COHORT_GPU_DISPATCH(ctx, ReduceRowsGpu(ctx, rows, s.outer));
+      const int64_t chunks = ChunksFor(ctx, in[0].size() / kMinChunk);
       if (s.inner == 1) {
-        ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunReduceRows);
+        ParallelChunks(
+            s.outer, chunks,
+            [&](int64_t, int64_t first, int64_t last) {
+              RunReduceRows(rows, first, last, s.size, s.inner);
+            },
+            ctx.arena);
         return;
       }
       const int64_t blocks = s.outer * ((s.inner + kColumns - 1) / kColumns);
       ParallelChunks(
-          blocks, ChunksFor(ctx, in[0].size() / kMinChunk),
+          blocks, chunks,
           [&](int64_t, int64_t first, int64_t last) { ReduceColumnBlocks(rows, first, last); },
           ctx.arena);
       return;
@@ -224,15 +233,24 @@ class Reduce : public Operator {
     const float* x = max ? FloatsOf(in[0]) : nullptr;
     const float* y = max ? FloatsOf(out[0]) : nullptr;
     if (const ReduceRowsShape s = p_.RowsShape(in_grad[0].shape()); s.rows) {
-      const ReduceGradRows rows{
-          p_.kind, req[0], FloatsOf(out_grad[0]), x, y, FloatsOf(in_grad[0]), s.size, s.inner};
+      const ReduceGradRows rows{p_.kind,  req[0],
+                                FloatsOf(out_grad[0]), x,
+                                y,        FloatsOf(in_grad[0]),
+                                s.size,   s.inner,
+                                s.lead,   s.outer * s.size * s.inner};
       COHORT_GPU_DISPATCH(ctx, ReduceGradRowsGpu(ctx, rows, s.outer));
+      const int64_t chunks = ChunksFor(ctx, in_grad[0].size() / kMinChunk);
       if (s.inner == 1) {
-        ForEachRowOnCpu(ctx, s.outer, s.size, s.inner, rows, &RunReduceGradRows);
+        ParallelChunks(
+            s.outer, chunks,
+            [&](int64_t, int64_t first, int64_t last) {
+              RunReduceGradRows(rows, first, last, s.size, s.inner);
+            },
+            ctx.arena);
         return;
       }
       ParallelChunks(
-          s.outer * s.size, ChunksFor(ctx, in_grad[0].size() / kMinChunk),
+          s.lead * s.outer * s.size, chunks,
           [&](int64_t, int64_t first, int64_t last) { ReduceGradColumnRuns(rows, first, last); },
           ctx.arena);
       return;

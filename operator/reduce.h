@@ -15,10 +15,10 @@ namespace cohort::op {
 
 enum class ReduceKind { kSum, kMean, kMax };
 
-// The input of a reduction as (outer, size, inner) rows (Note [Reduce as rows]).
+// The input of a reduction as (lead, outer, size, inner) rows (Note [Reduce as rows]).
 struct ReduceRowsShape {
-  bool rows = false;  // false: the reduced axes are not one run
-  int64_t outer = 1, size = 1, inner = 1;
+  bool rows = false;  // false: the reduction is not rows
+  int64_t lead = 1, outer = 1, size = 1, inner = 1;
 };
 
 struct ReduceParam {
@@ -32,7 +32,7 @@ struct ReduceParam {
   Shape KeptShape(const Shape& in) const;
   // What the op outputs: KeptShape without the reduced axes unless keepdims ((1,) for all).
   Shape OutShape(const Shape& in) const;
-  // The input as rows when its reduced axes are one run (Note [Reduce as rows]).
+  // The input as rows where its axes allow (Note [Reduce as rows]).
   ReduceRowsShape RowsShape(const Shape& in) const;
 };
 
@@ -56,27 +56,32 @@ COHORT_HOST_DEVICE float ReduceValue(ReduceKind kind, const BroadcastLayout& l, 
 }
 
 // Note [Reduce as rows]
-// When the reduced axes are one run of consecutive axes once axes of extent 1 are set aside
-// (every axis, the last ones, the first ones, or a run in the middle), the input is an
-// (outer, size, inner) array and output element r reduces row r (Note [Row lanes]): the CPU runs
-// rows on its threads, each in SumOf16's vectorized order, and the GPU spreads a row over a
-// block, with no index arithmetic per element (rows `inner` apart go a block of rows at a time
-// on the CPU: reduce.cc). Other reductions (axes 0 and 2 of three) take the general path above,
-// an output element or an input element at a time through the layout. `op_bench`, 1024x1024 on
-// this machine's CPU, forward / backward in ms, through the layout before and as rows now: sum of
-// everything 1.99 / 2.02 before, 0.054 / 0.042 now; axis 1 2.01 / 4.01, 0.057 / 0.045; axis 0
-// 3.35 / 4.02, 0.12 / 0.061; max alike. Axes (0, 2) of 64x128x128 stay 4.0 / 6.0.
-// The row whose first element is at `base`: RowBase's inverse, and the output element.
+// Most reductions read the input as rows (Note [Row lanes]): once axes of extent 1 are set aside,
+// the input is a (lead, outer, size, inner) array whose `lead` and `size` axes are reduced and
+// whose `outer` and `inner` are kept: output element r = o·inner + i reduces row r of each lead
+// block, the rows' totals added in lead order. That covers every axis, the last ones, the first
+// ones, a run in the middle (lead 1), and a run at the start with another later, as a
+// per-channel mean over axes (0, 2, 3) of NCHW. The CPU runs rows on its threads, each in
+// SumOf16's vectorized order (rows `inner` apart a block of rows at a time: reduce.cc), the GPU
+// spreads a row over a block, and neither does index arithmetic per element. Other reductions
+// (axes 1 and 3 of four) take the general path above, an output element or an input element at
+// a time through the layout. `op_bench` forward / backward in ms on this machine's CPU, through
+// the layout before and as rows now: 1024x1024, sum of everything 1.99 / 2.02 before, 0.054 /
+// 0.042 now; axis 1 2.01 / 4.01, 0.057 / 0.045; axis 0 3.35 / 4.02, 0.12 / 0.061; max alike;
+// 64x128x128, axes (0, 2) 4.0 / 6.0, 0.10 / 0.060; 32x64x16x16, axes (0, 2, 3) 0.042 / 0.028 now.
+
+// Row r's first element in the first lead block: RowBase's inverse, and the output element.
 COHORT_HOST_DEVICE int64_t ReduceRowOf(int64_t base, int64_t size, int64_t inner) {
   return base / (size * inner) * inner + base % (size * inner);
 }
 
-// Output element r (row r) of a row reduction: Σ, Σ / size or max (NaN kept, as MXNet does).
+// Output element r (row r) of a row reduction: Σ, Σ / count or max (NaN kept, as MXNet does).
 struct ReduceRows {
   ReduceKind kind;
   const float* x;
   float* y;
   int64_t size, inner;
+  int64_t lead = 1, lead_stride = 0;  // lead blocks of lead_stride = outer·size·inner elements
 
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
@@ -86,27 +91,33 @@ struct ReduceRows {
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes, typename Stride>
   COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride stride) const {
-    const float* row = x + base;
-    const auto at = [&](int64_t c) { return row[c * stride]; };
-    float v = 0;
-    if (kind == ReduceKind::kMax) {
-      v = lanes.Max(size, at);  // MaxOp drops a NaN: look for one apart
-      if (lanes.Max(size, [&](int64_t c) { return at(c) != at(c) ? 1.0f : 0.0f; }) > 0) v = NAN;
-    } else {
-      v = lanes.Sum(size, at);
-      if (kind == ReduceKind::kMean) v /= static_cast<float>(size);
+    float v = kind == ReduceKind::kMax ? -INFINITY : 0.0f;
+    bool nan = false;
+    for (int64_t l = 0; l < lead; ++l) {
+      const float* row = x + l * lead_stride + base;
+      const auto at = [&](int64_t c) { return row[c * stride]; };
+      if (kind == ReduceKind::kMax) {
+        v = MaxOp{}(v, lanes.Max(size, at));  // MaxOp drops a NaN: look for one apart
+        nan = nan || lanes.Max(size, [&](int64_t c) { return at(c) != at(c) ? 1.0f : 0.0f; }) > 0;
+      } else {
+        const float part = lanes.Sum(size, at);
+        v = l == 0 ? part : v + part;
+      }
     }
+    if (nan) v = NAN;
+    if (kind == ReduceKind::kMean) v /= static_cast<float>(lead * size);
     if (lanes.first() == 0) y[ReduceRowOf(base, size, inner)] = v;
   }
 };
 
-// The gradient of row r's elements: ReduceGrad's, with dy and y read once a row.
+// The gradient of row r's elements in every lead block: ReduceGrad's, with dy and y read once.
 struct ReduceGradRows {
   ReduceKind kind;
   GradReq req;
   const float *dy, *x, *y;  // x and y null unless max
   float* dx;
   int64_t size, inner;
+  int64_t lead = 1, lead_stride = 0;
 
   COHORT_EXEC_CHECK_DISABLE
   template <typename Lanes>
@@ -117,13 +128,17 @@ struct ReduceGradRows {
   template <typename Lanes, typename Stride>
   COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride stride) const {
     const int64_t r = ReduceRowOf(base, size, inner);
-    const float g = kind == ReduceKind::kMean ? dy[r] / static_cast<float>(size) : dy[r];
-    if (kind == ReduceKind::kMax) {
-      const float top = y[r];
-      WriteRowGrad(lanes, size, base, stride, req, dx,
-                   [&](int64_t, int64_t k) { return x[k] == top ? g : 0.0f; });
-    } else {
-      WriteRowGrad(lanes, size, base, stride, req, dx, [&](int64_t, int64_t) { return g; });
+    const float g =
+        kind == ReduceKind::kMean ? dy[r] / static_cast<float>(lead * size) : dy[r];
+    for (int64_t l = 0; l < lead; ++l) {
+      const int64_t first = l * lead_stride + base;
+      if (kind == ReduceKind::kMax) {
+        const float top = y[r];
+        WriteRowGrad(lanes, size, first, stride, req, dx,
+                     [&](int64_t, int64_t k) { return x[k] == top ? g : 0.0f; });
+      } else {
+        WriteRowGrad(lanes, size, first, stride, req, dx, [&](int64_t, int64_t) { return g; });
+      }
     }
   }
 };

@@ -297,6 +297,8 @@ const GpuCase kCases[] = {
     {"SumEverything", "sum", {}, {S({300, 257})}, nullptr, 1e-4, 1e-4},
     {"MeanAxis0ManyRows", "mean", {{"axis", "0"}}, {S({70, 2048})}, nullptr, 1e-4, 1e-5},
     {"MaxAxis0ManyRows", "max", {{"axis", "0"}}, {S({70, 2048})}},
+    {"MeanPerChannel", "mean", {{"axis", "(0, 2, 3)"}}, {S({4, 3, 5, 6})}},
+    {"SumLeadBlocksApart", "sum", {{"axis", "(0, 2)"}}, {S({3, 4, 5, 6})}},
     {"Transpose", "transpose", {{"axes", "(0, 2, 1, 3)"}}, {S({2, 3, 4, 2})}},
     {"SliceAxis", "slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {S({2, 4, 3})}},
     {"SliceChannel", "SliceChannel", {{"num_outputs", "3"}, {"axis", "2"}}, {S({2, 2, 6})}},

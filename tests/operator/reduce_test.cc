@@ -18,29 +18,37 @@ op::ReduceRowsShape RowsOf(const op::Attrs& attrs, const Shape& in) {
   return op::ReduceParam::Parse("sum", attrs).RowsShape(in);
 }
 
-TEST(ReduceRows, OneRunOfReducedAxesIsRows) {
+TEST(ReduceRows, WhichReductionsAreRows) {
   struct Case {
     op::Attrs attrs;
     Shape in;
-    int64_t outer, size, inner;  // size 0: not rows
+    int64_t lead, outer, size, inner;  // size 0: not rows
   } cases[] = {
-      {{}, Shape({2, 3, 4}), 1, 24, 1},
-      {{{"axis", "1"}}, Shape({2, 3, 4}), 2, 3, 4},
-      {{{"axis", "(1, 2)"}}, Shape({2, 3, 4}), 2, 12, 1},
-      {{{"axis", "0"}}, Shape({2, 3, 4}), 1, 2, 12},
-      {{{"axis", "(0, 2)"}}, Shape({2, 3, 4}), 0, 0, 0},
-      {{{"axis", "1"}, {"exclude", "True"}}, Shape({2, 3, 4}), 0, 0, 0},
+      {{}, Shape({2, 3, 4}), 1, 1, 24, 1},
+      {{{"axis", "1"}}, Shape({2, 3, 4}), 1, 2, 3, 4},
+      {{{"axis", "(1, 2)"}}, Shape({2, 3, 4}), 1, 2, 12, 1},
+      {{{"axis", "0"}}, Shape({2, 3, 4}), 1, 1, 2, 12},
+      // A reduced run at the start and another later: lead blocks of rows.
+      {{{"axis", "(0, 2)"}}, Shape({2, 3, 4}), 2, 3, 4, 1},
+      {{{"axis", "1"}, {"exclude", "True"}}, Shape({2, 3, 4}), 2, 3, 4, 1},
+      {{{"axis", "(0, 2, 3)"}}, Shape({8, 16, 5, 5}), 8, 16, 25, 1},
+      {{{"axis", "(0, 2)"}}, Shape({2, 3, 4, 5}), 2, 3, 4, 5},
+      {{{"axis", "(1, 3)"}}, Shape({2, 3, 4, 5}), 0, 0, 0, 0},  // kept, reduced, kept, reduced
+      {{{"axis", "(0, 2, 4)"}}, Shape({2, 3, 4, 5, 6}), 0, 0, 0, 0},
       // Axes of extent 1 are no gap, reduced or not.
-      {{{"axis", "(0, 2)"}}, Shape({3, 1, 5, 7}), 1, 15, 7},
-      {{{"axis", "(1, 3)"}}, Shape({3, 5, 1, 7, 2}), 3, 35, 2},
-      {{{"axis", "1"}}, Shape({3, 1, 5}), 15, 1, 1},
+      {{{"axis", "(0, 2)"}}, Shape({3, 1, 5, 7}), 1, 1, 15, 7},
+      {{{"axis", "(1, 3)"}}, Shape({3, 5, 1, 7, 2}), 1, 3, 35, 2},
+      {{{"axis", "1"}}, Shape({3, 1, 5}), 1, 1, 1, 15},  // nothing to reduce: rows of one
+      {{{"axis", "(0, 1)"}}, Shape({1, 1, 5}), 1, 1, 1, 5},
   };
   for (const Case& c : cases) {
     const op::ReduceRowsShape r = RowsOf(c.attrs, c.in);
     SCOPED_TRACE(::testing::PrintToString(c.in) + " axis " +
-                 (c.attrs.count("axis") ? c.attrs.at("axis") : "None"));
+                 (c.attrs.count("axis") ? c.attrs.at("axis") : "None") +
+                 (c.attrs.count("exclude") ? " exclude" : ""));
     EXPECT_EQ(r.rows, c.size > 0);
     if (c.size > 0) {
+      EXPECT_EQ(r.lead, c.lead);
       EXPECT_EQ(r.outer, c.outer);
       EXPECT_EQ(r.size, c.size);
       EXPECT_EQ(r.inner, c.inner);
@@ -69,7 +77,9 @@ TEST(ReduceRows, BothPathsMatchADoubleReference) {
       {"1", Shape({300, 257})},      // contiguous rows
       {"0", Shape({300, 257})},      // strided rows
       {"1", Shape({9, 130, 33})},    // a middle axis
-      {"(0, 2)", Shape({9, 130, 33})},  // not rows
+      {"(0, 2)", Shape({9, 130, 33})},  // lead blocks of contiguous rows
+      {"(0, 2)", Shape({5, 40, 30, 70})},  // lead blocks of rows apart
+      {"(1, 3)", Shape({5, 40, 30, 7})},  // not rows
   };
   ThreadArena arena(3);
   std::mt19937 rng(5);
@@ -99,7 +109,8 @@ TEST(ReduceRows, BothPathsMatchADoubleReference) {
       // time (SerialLanes: the GPU's thread per row).
       if (const op::ReduceRowsShape s = p.RowsShape(c.in); s.rows) {
         NDArray serial = NDArray::Zeros(inst.out[0].shape());
-        const op::ReduceRows rows{p.kind, x, serial.data<float>(), s.size, s.inner};
+        const op::ReduceRows rows{p.kind,  x,       serial.data<float>(), s.size,
+                                  s.inner, s.lead, s.outer * s.size * s.inner};
         op::RunRows(rows, 0, s.outer * s.inner, s.size, s.inner);
         EXPECT_EQ(inst.out[0].ToVector<float>(), serial.ToVector<float>());
       }
