@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "executor/graph_plan.h"
@@ -484,8 +485,11 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
 
 void Executor::CopyParamsFrom(const std::map<std::string, NDArray>& arg_params,
                               const std::map<std::string, NDArray>& aux_params, bool allow_extra) {
-  for (auto [params, dict, kind] : {std::tuple{&arg_params, &arg_dict_, "argument"},
-                                    std::tuple{&aux_params, &aux_dict_, "auxiliary state"}}) {
+  const std::tuple<const std::map<std::string, NDArray>*, std::map<std::string, NDArray>*,
+                   const char*>
+      sets[] = {{&arg_params, &arg_dict_, "argument"}, {&aux_params, &aux_dict_, "auxiliary state"}};
+  // Every name and shape first: a refusal leaves the executor's parameters as they were.
+  for (auto [params, dict, kind] : sets) {
     for (const auto& [name, array] : *params) {
       auto it = dict->find(name);
       if (it == dict->end()) {
@@ -499,7 +503,11 @@ void Executor::CopyParamsFrom(const std::map<std::string, NDArray>& arg_params,
                 << " but the parameter given has shape " << array.shape();
         throw ConfigError(message.str(), __FILE__, __LINE__);
       }
-      array.CopyTo(it->second);
+    }
+  }
+  for (auto [params, dict, kind] : sets) {
+    for (const auto& [name, array] : *params) {
+      if (auto it = dict->find(name); it != dict->end()) array.CopyTo(it->second);
     }
   }
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <utility>
 
 #include "base/error_mpi.h"
@@ -42,19 +43,27 @@ class Backoff {
  public:
   // Returns true the first time it yields (the wait is then worth noting).
   bool Wait() {
-    if (++spins_ < 256) {
+    if (spins_ < kSpins) {
+      ++spins_;
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
       return false;
     }
     sched_yield();
-    return spins_ == 256;
+    const bool first = !yielded_;
+    yielded_ = true;
+    return first;
   }
-  void Reset() { spins_ = 0; }
+  void Reset() {
+    spins_ = 0;
+    yielded_ = false;
+  }
 
  private:
+  static constexpr int kSpins = 256;
   int spins_ = 0;
+  bool yielded_ = false;
 };
 
 class ShmRingLink final : public RingLink {
@@ -156,35 +165,48 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
   int rank = 0, size = 1;
   MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MPI_CHECK(MPI_Comm_size(comm, &size));
-  const int64_t chunk_floats = std::max<int64_t>(16, chunk_bytes / int64_t{sizeof(float)});
-  const int64_t bytes = size * ShmRingLink::RegionBytes(chunk_floats);
-  // The first rank names and sizes the segment; the name is unique to its process and call.
+  // The first rank names and sizes the segment; the others must lay it out alike, so they take
+  // its slot size and check that it is theirs. The name is unique to its process, its call and
+  // a random token (processes of other PID namespaces may share /dev/shm).
+  struct {
+    char name[64];
+    int64_t chunk_floats;
+  } plan = {};
+  plan.chunk_floats = std::max<int64_t>(16, chunk_bytes / int64_t{sizeof(float)});
+  const int64_t mine = plan.chunk_floats;
   static int calls = 0;
-  char name[64] = {};
-  bool ok = true;
+  bool ok = true, created = false;
   int fd = -1;
   auto fail = [&](const std::string& what) {
-    *why = "shared memory segment " + std::string(name) + ": " + what;
+    *why = "shared memory segment " + std::string(plan.name) + ": " + what;
     ok = false;
   };
   if (rank == 0) {
-    std::snprintf(name, sizeof(name), "/cohort-ring-%d-%d", static_cast<int>(getpid()), ++calls);
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    std::snprintf(plan.name, sizeof(plan.name), "/cohort-ring-%d-%d-%08x",
+                  static_cast<int>(getpid()), ++calls, static_cast<unsigned>(std::random_device{}()));
+  }
+  MPI_CHECK(MPI_Bcast(&plan, sizeof(plan), MPI_BYTE, 0, comm));
+  const int64_t bytes = size * ShmRingLink::RegionBytes(plan.chunk_floats);
+  if (plan.chunk_floats != mine) {
+    fail("its slots hold " + std::to_string(plan.chunk_floats) + " floats on rank 0 and " +
+         std::to_string(mine) + " here (COHORT_RING_CHUNK_KB must agree)");
+  } else if (rank == 0) {
+    fd = shm_open(plan.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    created = fd >= 0;
     if (fd < 0) {
       fail(std::string("cannot create: ") + std::strerror(errno));
     } else if (const int err = posix_fallocate(fd, 0, bytes); err != 0) {  // not a SIGBUS later
       fail("cannot reserve " + std::to_string(bytes) + " bytes: " + std::strerror(err));
     }
   }
-  MPI_CHECK(MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, comm));
   if (!AllOk(comm, ok)) {
     if (fd >= 0) close(fd);
-    if (rank == 0) shm_unlink(name);
+    if (created) shm_unlink(plan.name);
     if (ok) *why = kAnotherRankFailed;
     return nullptr;
   }
   if (rank != 0) {
-    fd = shm_open(name, O_RDWR, 0600);
+    fd = shm_open(plan.name, O_RDWR, 0600);
     if (fd < 0) fail(std::string("cannot open: ") + std::strerror(errno));
   }
   void* segment = MAP_FAILED;
@@ -194,15 +216,14 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
     close(fd);
   }
   const bool all_mapped = AllOk(comm, ok);  // a barrier: every rank has opened it
-  if (rank == 0) shm_unlink(name);
+  if (created) shm_unlink(plan.name);
   if (!all_mapped) {
     if (segment != MAP_FAILED) munmap(segment, static_cast<size_t>(bytes));
     if (ok) *why = kAnotherRankFailed;
     return nullptr;
   }
-  return std::make_unique<ShmRingLink>(segment, bytes, rank, size, chunk_floats,
-                                       WorldRank(comm, (rank + 1) % size),
-                                       WorldRank(comm, (rank + size - 1) % size));
+  const int next = WorldRank(comm, (rank + 1) % size), prev = WorldRank(comm, (rank + size - 1) % size);
+  return std::make_unique<ShmRingLink>(segment, bytes, rank, size, plan.chunk_floats, next, prev);
 }
 
 }  // namespace cohort

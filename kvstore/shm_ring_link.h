@@ -28,11 +28,13 @@ namespace cohort {
 // one); a peer that stalls is the collective watchdog's to end (Note [Collective deadline]), and
 // a peer that dies ends the job through mpirun.
 // The segment is a POSIX shared-memory object made by the first rank, opened by the others and
-// unlinked once all have mapped it, so nothing is left in /dev/shm when a rank is killed.
+// unlinked once all have mapped it: from then on nothing is left in /dev/shm when a rank is
+// killed (a rank killed while the ranks connect can leave it behind).
 
 // Connects every rank of `comm` to its ring neighbours through one shared segment: a collective
-// of `comm`, whose ranks must all share this host. Returns null on every rank when any rank could
-// not map the segment (`*why` says why there; that another rank failed on the others).
+// of `comm`, whose ranks must all share this host and pass the same `chunk_bytes`. Returns null
+// on every rank when any rank could not map the segment or passed another chunk size (`*why`
+// says why there; that another rank failed on the others).
 std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std::string* why);
 
 }  // namespace cohort

@@ -153,7 +153,7 @@ void Optimizer::SaveStates(const std::string& path,
   file.names.push_back("optimizer:" + name_);
   file.arrays.push_back(NDArray::FromVector<int64_t>({1}, std::vector<int64_t>{num_update_}));
   for (const auto& [name, value] : extra) {
-    COHORT_CHECK(name.rfind("position:", 0) == 0) << "'" << name << "' is not a position: name";
+    COHORT_CHECK(name.rfind("checkpoint:", 0) == 0) << "'" << name << "' is not a checkpoint: name";
     file.names.push_back(name);
     file.arrays.push_back(NDArray::FromVector<int64_t>({1}, std::vector<int64_t>{value}));
   }
@@ -178,7 +178,7 @@ void Optimizer::LoadStates(const std::string& path) {
       counts_[std::stoi(name.substr(6))] = array.ToVector<int64_t>()[0];
     } else if (name.rfind("optimizer:", 0) == 0) {
       num_update_ = array.ToVector<int64_t>()[0];
-    }  // "position:..." is the checkpoint's, not the optimizer's
+    }  // "checkpoint:..." is the checkpoint's, not the optimizer's
   }
 }
 

@@ -54,8 +54,10 @@ class Optimizer {
   int64_t num_update() const { return num_update_; }
 
   // State of every key (and update counts) in the .params format, written atomically, with
-  // `extra` whole numbers beside them (named "position:...", which LoadStates leaves alone: what
-  // a checkpoint records of its position, Note [Checkpoint positions]).
+  // `extra` whole numbers beside them (named "checkpoint:...", which LoadStates leaves alone: what
+  // a checkpoint records of its position, Note [Checkpoint positions]). The prefix sorts before
+  // "optimizer:", so a Cohort that predates it, which took any other name for the update count,
+  // reads the true count last.
   void SaveStates(const std::string& path, const std::map<std::string, int64_t>& extra = {}) const;
   void LoadStates(const std::string& path);
 

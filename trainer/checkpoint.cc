@@ -109,7 +109,7 @@ void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symb
   for (const auto& [name, array] : aux_params) all["aux:" + name] = array;
   if (optimizer) {
     std::map<std::string, int64_t> position;
-    if (global_batch > 0) position["position:global_batch"] = global_batch;
+    if (global_batch > 0) position["checkpoint:global_batch"] = global_batch;
     optimizer->SaveStates(CheckpointStatesPath(prefix, at), position);
   }
   SaveParams(CheckpointParamsPath(prefix, at), all);
@@ -120,10 +120,10 @@ std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, Checkpoi
   const std::string path = CheckpointStatesPath(prefix, at);
   if (!std::filesystem::exists(path)) return std::nullopt;
   const std::map<std::string, NDArray> states = LoadParams(path);
-  const auto it = states.find("position:global_batch");
+  const auto it = states.find("checkpoint:global_batch");
   if (it == states.end()) return std::nullopt;
   if (it->second.size() != 1 || it->second.dtype() != DType::kInt64) {
-    throw DataError("'" + path + "': position:global_batch is not one int64", __FILE__, __LINE__);
+    throw DataError("'" + path + "': checkpoint:global_batch is not one int64", __FILE__, __LINE__);
   }
   return it->second.ToVector<int64_t>()[0];
 }

@@ -22,7 +22,7 @@ namespace cohort {
 // continues exactly as an uninterrupted one. Only the latest mid-epoch checkpoint is kept: a
 // newer checkpoint of either kind removes the older mid-epoch ones once it is complete.
 // A position counts batches of one size: the .states file records the global batch (samples a
-// step over every worker) as "position:global_batch", and a mid-epoch resume with another one
+// step over every worker) as "checkpoint:global_batch", and a mid-epoch resume with another one
 // is refused, as is one whose epoch has fewer batches than the position (the data changed).
 // An epoch checkpoint may resume with another batch size, as in MXNet.
 struct CheckpointPosition {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
+#include <functional>
 #include <random>
 #include <regex>
 #include <set>
@@ -37,6 +39,18 @@ void ReduceMetric(EvalMetric& metric, KVStore& kv) {
   std::vector<double> state = metric.State();
   kv.SumAcrossWorkers(state);
   metric.SetState(state);
+}
+
+// What a refused mid-epoch resume may do instead: resume from the latest epoch checkpoint at
+// or before `epoch` that exists (checkpoint.period may have skipped some), or start afresh.
+std::string EarlierEpochCheckpoint(const std::string& prefix, int epoch) {
+  for (int e = epoch; e > 0; --e) {
+    if (std::filesystem::exists(CheckpointParamsPath(prefix, e))) {
+      return "resume from '" + CheckpointParamsPath(prefix, e) + "' (resume_epoch: " +
+             std::to_string(e) + ")";
+    }
+  }
+  return "start afresh (no epoch checkpoint precedes it)";
 }
 
 // Runs `copy`, which copies parameters into executors; a shape that differs from the network's
@@ -480,9 +494,8 @@ void Trainer::CheckResumedBatching(const FitConfig& config, int64_t global_batch
                         std::to_string(global_batch) + " (batch_size " +
                         std::to_string(global_batch / kvstore_->num_workers()) + " x " +
                         std::to_string(kvstore_->num_workers()) +
-                        " worker(s)): set them back, or resume from an epoch checkpoint "
-                        "(resume_epoch: " +
-                        std::to_string(config.begin_epoch) + ")",
+                        " worker(s)): set them back, or " +
+                        EarlierEpochCheckpoint(config.checkpoint_prefix, config.begin_epoch),
                     __FILE__, __LINE__);
 }
 
@@ -596,10 +609,8 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
             "'" + CheckpointParamsPath(config.checkpoint_prefix, {epoch, config.begin_batch}) +
                 "' is a checkpoint after " + std::to_string(config.begin_batch) +
                 " batches of epoch " + std::to_string(epoch) + ", which now has only " +
-                std::to_string(batches) +
-                ": the data or its batching changed since (resume "
-                "from an epoch checkpoint: resume_epoch: " +
-                std::to_string(epoch) + ")",
+                std::to_string(batches) + ": the data or its batching changed since; " +
+                EarlierEpochCheckpoint(config.checkpoint_prefix, epoch),
             __FILE__, __LINE__);
       }
     }

@@ -45,14 +45,15 @@ if "$mpiexec" --version >/dev/null 2>&1; then
       echo "FAIL: ranks with different $name -> exit $code: $err"; fail=1
     fi
   done
-  # What counts is the threshold in effect: unset is 64 KB through shared memory on one host.
-  err=$(timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe --bind-to none \
-    -np 1 -x COHORT_RING_MIN_KB=64 "${one[@]}" : -np 1 "${one[@]}" 2>&1)
+  # What counts is the threshold in effect: unset is 8192 KB over MPI messages.
+  err=$(COHORT_RING_TRANSPORT=mpi timeout 30 "$mpiexec" --allow-run-as-root --oversubscribe \
+    --bind-to none -x COHORT_RING_TRANSPORT -np 1 -x COHORT_RING_MIN_KB=8192 "${one[@]}" : \
+    -np 1 "${one[@]}" 2>&1)
   code=$?
   if [[ $code -eq 0 ]]; then
-    echo "ok: COHORT_RING_MIN_KB 64 on one rank and unset on the other agree"
+    echo "ok: COHORT_RING_MIN_KB 8192 on one rank and unset on the other agree over MPI messages"
   else
-    echo "FAIL: COHORT_RING_MIN_KB 64 and unset -> exit $code: $err"; fail=1
+    echo "FAIL: COHORT_RING_MIN_KB 8192 and unset -> exit $code: $err"; fail=1
   fi
 else  # scripts/gpu-check.sh builds without an mpirun (MPIEXEC_EXECUTABLE=/bin/false)
   echo "skip: mpi part, no usable mpiexec ($mpiexec)"

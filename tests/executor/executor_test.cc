@@ -220,6 +220,12 @@ TEST(Executor, CopyParamsFromChecksNamesAndShapes) {
   EXPECT_NE(what.find("'fc3_bias' has shape (10,) but the parameter given has shape (11,)"),
             std::string::npos)
       << what;
+  // A refusal copies nothing: fc3_bias (first by name) keeps its value when fc3_weight is wrong.
+  EXPECT_THROW(exec->CopyParamsFrom({{"fc3_bias", NDArray::Full({10}, 0.25)},
+                                     {"fc3_weight", NDArray::Zeros({10, 3})}},
+                                    {}),
+               ConfigError);
+  ExpectNear(exec->arg_dict().at("fc3_bias"), std::vector<float>(10, 0.5f));
 }
 
 TEST(Executor, ReshapeSharesParametersAndMemory) {

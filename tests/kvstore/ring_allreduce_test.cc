@@ -100,6 +100,20 @@ TEST(RingAllreduce, OverSharedMemorySumsLikeMpiOnEveryRankAlike) {
   MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 makes the next test's segment
 }
 
+// Ranks that would lay the segment out differently (other slot sizes) are refused alike.
+TEST(RingAllreduce, SharedMemoryRingRefusesOtherChunkSizes) {
+  std::string why;
+  EXPECT_FALSE(ConnectShmRing(MPI_COMM_WORLD, Rank() == 1 ? 8192 : 4096, &why));
+  if (Rank() == 1) {
+    EXPECT_NE(why.find("its slots hold 1024 floats on rank 0 and 2048 here (COHORT_RING_CHUNK_KB "
+                       "must agree)"),
+              std::string::npos)
+        << why;
+  } else {
+    EXPECT_EQ(why, kAnotherRankFailed);
+  }
+}
+
 // The ring's order of additions, whatever carries the chunks: the same bits as over MPI messages
 // with three ranks too (where they may differ from MPI_Allreduce's).
 TEST(RingAllreduce, OverSharedMemoryGivesTheBitsOfTheMpiRing) {

@@ -57,7 +57,7 @@ TEST(Checkpoint, LatestPositionAndOlderStepCheckpoints) {
   EXPECT_EQ(CheckpointParamsPath(prefix, {2, 0}), prefix + "-0002.params");
   EXPECT_EQ(CheckpointParamsPath(prefix, {2, 150}), prefix + "-0002-00000150.params");
   EXPECT_EQ(CheckpointStatesPath(prefix, {0, 7}), prefix + "-0000-00000007.states");
-  for (const std::string& name :
+  for (const char* name :
        {"m-0001.params", "m-0001-00000040.params", "m-0001-00000040.states",
         "m-0001-00000020.params", "m-0002-00000003.states",  // states alone: incomplete
         "m-0002.params.tmp.1", "m-symbol.json", "mm-0009.params", "m-12.params"}) {

@@ -665,7 +665,8 @@ TEST_F(TrainerFiles, MidEpochResumeRefusesOtherBatching) {
                 ::testing::HasSubstr("'" + states +
                                      "' is a mid-epoch checkpoint after 4 batches "
                                      "of 16 samples (over every worker); this run's batches hold "
-                                     "8 (batch_size 8 x 1 worker(s))"));
+                                     "8 (batch_size 8 x 1 worker(s)): set them back, or start "
+                                     "afresh (no epoch checkpoint precedes it)"));
   }
   {
     auto [x, y] = Blobs();  // 48 samples: 3 batches of 16
