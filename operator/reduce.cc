@@ -172,6 +172,25 @@ COHORT_CPU_CLONES void ReduceGradColumnRuns(const ReduceGradRows& r, int64_t fir
   }
 }
 
+// A row body on the CPU (Note [Reduce as rows]) over `elements` input elements: whole rows split
+// over the arena when they are contiguous, else `apart`'s `apart_items` units.
+template <typename Body>
+void RunOnCpu(const OpContext& ctx, const ReduceRowsShape& s, int64_t elements, const Body& body,
+              RowsRunner<Body> rows, int64_t apart_items,
+              void (*apart)(const Body&, int64_t, int64_t)) {
+  const int64_t chunks = ChunksFor(ctx, elements / kMinChunk);
+  if (s.inner == 1) {
+    ParallelChunks(
+        s.outer, chunks,
+        [&](int64_t, int64_t first, int64_t last) { rows(body, first, last, s.size, 1); },
+        ctx.arena);
+  } else {
+    ParallelChunks(
+        apart_items, chunks,
+        [&](int64_t, int64_t first, int64_t last) { apart(body, first, last); }, ctx.arena);
+  }
+}
+
 class Reduce : public Operator {
  public:
   Reduce(const std::string& name, const Attrs& attrs) : p_(ReduceParam::Parse(name, attrs)) {}
@@ -193,21 +212,8 @@ class Reduce : public Operator {
       const ReduceRows rows{p_.kind, FloatsOf(in[0]), FloatsOf(out[0]), s.size,
                             s.inner,  s.lead,          s.outer * s.size * s.inner};
       COHORT_GPU_DISPATCH(ctx, ReduceRowsGpu(ctx, rows, s.outer));
-      const int64_t chunks = ChunksFor(ctx, in[0].size() / kMinChunk);
-      if (s.inner == 1) {
-        ParallelChunks(
-            s.outer, chunks,
-            [&](int64_t, int64_t first, int64_t last) {
-              RunReduceRows(rows, first, last, s.size, s.inner);
-            },
-            ctx.arena);
-        return;
-      }
       const int64_t blocks = s.outer * ((s.inner + kColumns - 1) / kColumns);
-      ParallelChunks(
-          blocks, chunks,
-          [&](int64_t, int64_t first, int64_t last) { ReduceColumnBlocks(rows, first, last); },
-          ctx.arena);
+      RunOnCpu(ctx, s, in[0].size(), rows, &RunReduceRows, blocks, &ReduceColumnBlocks);
       return;
     }
     const Shape kept = p_.KeptShape(in[0].shape());
@@ -239,20 +245,8 @@ class Reduce : public Operator {
                                 s.size,   s.inner,
                                 s.lead,   s.outer * s.size * s.inner};
       COHORT_GPU_DISPATCH(ctx, ReduceGradRowsGpu(ctx, rows, s.outer));
-      const int64_t chunks = ChunksFor(ctx, in_grad[0].size() / kMinChunk);
-      if (s.inner == 1) {
-        ParallelChunks(
-            s.outer, chunks,
-            [&](int64_t, int64_t first, int64_t last) {
-              RunReduceGradRows(rows, first, last, s.size, s.inner);
-            },
-            ctx.arena);
-        return;
-      }
-      ParallelChunks(
-          s.lead * s.outer * s.size, chunks,
-          [&](int64_t, int64_t first, int64_t last) { ReduceGradColumnRuns(rows, first, last); },
-          ctx.arena);
+      RunOnCpu(ctx, s, in_grad[0].size(), rows, &RunReduceGradRows, s.lead * s.outer * s.size,
+               &ReduceGradColumnRuns);
       return;
     }
     const Shape kept = p_.KeptShape(in_grad[0].shape());

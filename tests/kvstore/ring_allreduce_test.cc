@@ -134,12 +134,9 @@ TEST(RingAllreduce, OverSharedMemoryGivesTheBitsOfTheMpiRing) {
   }
 }
 
-// A rank that comes late is the one the others note they wait on.
-TEST(RingAllreduce, SharedMemoryRingNotesTheRankItWaitsOn) {
-  std::string why;
-  std::unique_ptr<RingLink> link = ConnectShmRing(MPI_COMM_WORLD, 4096, &why);
-  ASSERT_TRUE(link) << why;
-  RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+// A rank that comes late (rank 1) is the one the others note they wait on: the collective
+// deadline's message names it. With 2 ranks, rank 0 waits on rank 1 both ways.
+void ExpectNotesTheLateRank(RingAllreduce& ring) {
   const int rank = Rank(), size = Size();
   NoteWaitingOn(-1);
   if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -147,7 +144,7 @@ TEST(RingAllreduce, SharedMemoryRingNotesTheRankItWaitsOn) {
   ring.Sum(data.data(), static_cast<int64_t>(data.size()));
   EXPECT_EQ(data[0], static_cast<float>(size));
   EXPECT_EQ(data[99999], static_cast<float>(size));
-  if (rank == (1 + 1) % size) {  // rank 1's next: it waited for rank 1's chunks
+  if (rank == (1 + 1) % size) {  // rank 1's next: it waited for rank 1's data
     const int prev = (rank + size - 1) % size, next = (rank + 1) % size;
     EXPECT_TRUE(WaitingOn() == prev || WaitingOn() == next) << WaitingOn();
     if (size == 2) {
@@ -155,6 +152,14 @@ TEST(RingAllreduce, SharedMemoryRingNotesTheRankItWaitsOn) {
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(RingAllreduce, SharedMemoryRingNotesTheRankItWaitsOn) {
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectShmRing(MPI_COMM_WORLD, 4096, &why);
+  ASSERT_TRUE(link) << why;
+  RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
+  ExpectNotesTheLateRank(ring);
 }
 
 TEST(RingAllreduce, TcpRingWithoutAddressesIsRefusedOnEveryRank) {
@@ -187,27 +192,12 @@ TEST(RingAllreduce, TcpRingNamesTheRankWhoseLinkClosed) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// A rank that comes late is the one the others note they wait on (the collective deadline's
-// message names it): with 2 ranks, rank 0 waits on rank 1 both ways.
 TEST(RingAllreduce, TcpRingNotesTheRankItWaitsOn) {
   std::string why;
   std::unique_ptr<RingLink> link = ConnectTcpRing(MPI_COMM_WORLD, "lo", &why);
   ASSERT_TRUE(link) << why;
   RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
-  const int rank = Rank(), size = Size();
-  NoteWaitingOn(-1);
-  if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::vector<float> data(100000, 1.0f);
-  ring.Sum(data.data(), static_cast<int64_t>(data.size()));
-  EXPECT_EQ(data[0], static_cast<float>(size));
-  if (rank == (1 + 1) % size) {  // rank 1's next: it waited for rank 1's bytes
-    const int prev = (rank + size - 1) % size, next = (rank + 1) % size;
-    EXPECT_TRUE(WaitingOn() == prev || WaitingOn() == next) << WaitingOn();
-    if (size == 2) {
-      EXPECT_EQ(WaitingOn(), 1);
-    }
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  ExpectNotesTheLateRank(ring);
 }
 
 }  // namespace
