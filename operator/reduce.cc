@@ -1,6 +1,6 @@
 // sum, mean and max over axes on the CPU, with reduce.h's functions: rows split over the
-// device's arena when the reduced axes are one run (Note [Reduce as rows]), else output elements
-// (forward) and input elements (backward).
+// device's arena where the axes allow (Note [Reduce as rows]), else output elements (forward)
+// and input elements (backward).
 #include "operator/reduce.h"
 #include "operator/common/kernel_util.h"
 
@@ -155,19 +155,17 @@ COHORT_CPU_CLONES void ReduceGradColumnRuns(const ReduceGradRows& r, int64_t fir
   for (int64_t run = first; run < last; ++run) {
     const int64_t o = run / r.size % outer, begin = run * r.inner;
     const float* dy = r.dy + o * r.inner;
-    float* dx = r.dx + begin;
     if (r.kind == ReduceKind::kMax) {
       const float* x = r.x + begin;
       const float* y = r.y + o * r.inner;
-      for (int64_t k = 0; k < r.inner; ++k) {
-        AssignReq(r.req, dx, k, x[k] == y[k] ? dy[k] : 0.0f);
-      }
-    } else if (r.req == GradReq::kAdd) {
-      for (int64_t k = 0; k < r.inner; ++k) {
-        dx[k] += r.kind == ReduceKind::kMean ? dy[k] / count : dy[k];
-      }
+      WriteRowGrad(SerialLanes{}, r.inner, begin, UnitStride{}, r.req, r.dx,
+                   [&](int64_t k, int64_t) { return x[k] == y[k] ? dy[k] : 0.0f; });
+    } else if (r.kind == ReduceKind::kMean) {
+      WriteRowGrad(SerialLanes{}, r.inner, begin, UnitStride{}, r.req, r.dx,
+                   [&](int64_t k, int64_t) { return dy[k] / count; });
     } else {
-      for (int64_t k = 0; k < r.inner; ++k) dx[k] = r.kind == ReduceKind::kMean ? dy[k] / count : dy[k];
+      WriteRowGrad(SerialLanes{}, r.inner, begin, UnitStride{}, r.req, r.dx,
+                   [&](int64_t k, int64_t) { return dy[k]; });
     }
   }
 }
