@@ -2,6 +2,10 @@
 // over several steps and keys; clear errors for CPU values. GPU cases skip without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "kvstore/collective_watchdog.h"
 #include "kvstore/kvstore.h"
 #include "ndarray/device_api.h"
 
@@ -59,6 +63,31 @@ TEST(NcclKVStore, SumsOverEveryGpu) {
       for (int d = 0; d < gpus; ++d) EXPECT_EQ(values[k][d].ToVector<float>().back(), want);
     }
   }
+}
+
+// Note [No hang]: the abort hooks a failing job runs before MPI_Abort (or a collective past its
+// deadline before its exit) abort the live communicators with ncclCommAbort. That call must
+// return, promptly, on communicators that have reduced, so the process can end. One GPU gives
+// one communicator whose collectives never wait on a peer; the watchdog's own path up to the
+// hooks is tested without a GPU (CollectiveWatchdogDeathTest).
+TEST(NcclKVStoreDeathTest, AbortHooksAbortTheCommunicatorsAndReturn) {
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  // A fresh process: CUDA does not survive a fork of a process that used it.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto kv = KVStore::Create("nccl");
+        kv->Init({0}, {NDArray::Zeros({1024})});
+        std::vector<std::vector<NDArray>> values = {
+            {NDArray::Zeros({1024}, DType::kFloat32, Context::GPU(0))}};
+        values[0][0].Fill(2.0);
+        kv->PushPull({0}, values, values);  // connects: the communicator is live
+        if (values[0][0].ToVector<float>()[5] != 2.0f) std::_Exit(4);
+        RunAbortHooks();
+        std::fputs("communicators aborted\n", stderr);
+        std::_Exit(3);  // the kvstore's destructor would destroy the aborted communicators
+      },
+      ::testing::ExitedWithCode(3), "communicators aborted");
 }
 
 #else
