@@ -82,7 +82,7 @@ EnvConfig ReadEnv() {
   env.gpu_tf32 = ReadInt("COHORT_GPU_TF32", 0, 0) != 0;
   env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1, 4096);
   env.comm_timeout = ReadInt("COHORT_COMM_TIMEOUT", 600, 0, 1 << 24);
-  env.kvstore_hierarchical = ReadInt("COHORT_KVSTORE_HIERARCHICAL", 0, 0, 1) == 1;
+  env.kvstore_hierarchical = ReadInt("COHORT_KVSTORE_HIERARCHICAL", -1, 0, 1);
   env.ring_min_kb = ReadInt("COHORT_RING_MIN_KB", -1, 0, 1 << 24);
   env.ring_chunk_kb = ReadInt("COHORT_RING_CHUNK_KB", 0, 0, 1 << 20);
   env.ring_transport = ReadChoice("COHORT_RING_TRANSPORT", "auto", {"auto", "shm", "tcp", "mpi"});

@@ -40,9 +40,10 @@ struct EnvConfig {
   // size of its MPI messages or shared slots (default 0: by the transport, 256 KB inside one
   // host and 16 MB across hosts, measured in comm_mpi.cc).
   int ring_min_kb = -1;
-  // COHORT_KVSTORE_HIERARCHICAL: 1 reduces inside each host first, then across hosts between one
-  // rank per host, then broadcasts inside the host (Note [Hierarchical all-reduce]); 0 flat.
-  bool kvstore_hierarchical = false;
+  // COHORT_KVSTORE_HIERARCHICAL: reduce inside each host first (Note [Hierarchical all-reduce]).
+  // Unset (-1): in two levels of rings when the job spans hosts that all run as many ranks, two
+  // or more; 1: also with a leader a host where the hosts' counts differ; 0: flat.
+  int kvstore_hierarchical = -1;
   int ring_chunk_kb = 0;
   // COHORT_RING_TRANSPORT: how the ring's neighbours talk (Note [TCP ring], Note [Shared-memory
   // ring]): "auto" (TCP sockets when every rank of the ring has a host of its own, a shared

@@ -83,10 +83,13 @@ class MpiComm final : public Comm {
     }
     CollectiveWatchdog::Scope timed(*watchdog_, "kvstore setup", 0);
     CheckJobSettingsAgree();
-    if (Env().kvstore_hierarchical) SplitByHost();
+    if (Env().kvstore_hierarchical != 0) SplitByHost();
     const int64_t chunk_bytes = RingChunkBytes();  // a collective of every rank
-    // The ring joins every rank, or the hosts' leaders when reducing inside hosts first.
-    const MPI_Comm ring_comm = host_ != MPI_COMM_NULL ? leaders_ : comm_;
+    // The ring joins every rank; or, when reducing inside hosts first, the ranks of one local
+    // rank on every host (or the hosts' leaders).
+    const MPI_Comm ring_comm = across_ != MPI_COMM_NULL ? across_
+                               : host_ != MPI_COMM_NULL ? leaders_
+                                                        : comm_;
     if (ring_comm != MPI_COMM_NULL) {
       ring_ = MakeRing(ring_comm, chunk_bytes);
       // Over TCP and shared memory the ring beat MPI_Allreduce from 64 KB (Note [TCP ring], Note
@@ -100,12 +103,13 @@ class MpiComm final : public Comm {
       const Setting in_effect[] = {{"COHORT_RING_MIN_KB", ring_min_kb}};
       CheckSettingsAgree(ring_comm, in_effect);
     }
+    if (across_ != MPI_COMM_NULL) MakeHostRing();
   }
   ~MpiComm() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    for (MPI_Comm* c : {&host_, &leaders_}) {
+    for (MPI_Comm* c : {&host_, &leaders_, &across_}) {
       if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
     }
     MPI_Comm_free(&comm_);
@@ -203,7 +207,7 @@ class MpiComm final : public Comm {
                                                : 3},
         {"COHORT_RING_MIN_KB", Env().ring_min_kb == 0},  // 0: no ring, no sockets (MakeRing)
         {"COHORT_RING_CHUNK_KB", Env().ring_chunk_kb},
-        {"COHORT_KVSTORE_HIERARCHICAL", Env().kvstore_hierarchical ? 1 : 0},
+        {"COHORT_KVSTORE_HIERARCHICAL", Env().kvstore_hierarchical},
         {"COHORT_KVSTORE_BUCKET_MB", Env().kvstore_bucket_mb},
         {"COHORT_KVSTORE_OVERLAP", Env().kvstore_overlap}};
     CheckSettingsAgree(comm_, settings);
@@ -279,13 +283,13 @@ class MpiComm final : public Comm {
     return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
   }
 
-  // Note [Hierarchical all-reduce]
-  // Across hosts the links are slower than inside one: Horovod's hierarchical all-reduce and
-  // MXNet's dist_device_sync first sum inside each host (MPI_Reduce to the host's first rank over
-  // shared memory), then all-reduce between one rank per host (over the network, 1/k of the
-  // ranks' traffic with k ranks a host), then broadcast the sum inside the host. Every rank ends
-  // with the leader's bits. Off unless COHORT_KVSTORE_HIERARCHICAL=1, and flat anyway when the
-  // job has one host or one rank on every host.
+  // Note [Hierarchical all-reduce] (ring_allreduce.h): in two levels of rings when every host
+  // runs as many ranks and the ring may run (COHORT_RING_MIN_KB is not 0); otherwise with a
+  // leader a host when COHORT_KVSTORE_HIERARCHICAL=1, flat when it is unset. Flat anyway when
+  // the job has one host or one rank on every host. Measured on 2 namespace hosts of 2 ranks
+  // (TCP between them, the 4 ranks on 2 cores, medians of 3 runs of cohort-allreduce-bench):
+  // two levels beat the flat ring over MPI messages 2.0-8.7x and a leader a host 1.2-6.4x from
+  // 64 KB to 64 MB (2.1x and 3.0x at 64 MB); raw MPI_Allreduce 1.5-12x.
   void SplitByHost() {
     MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_));
     int host_rank = 0, host_size = 1;
@@ -296,24 +300,62 @@ class MpiComm final : public Comm {
     if (leaders_ != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_size(leaders_, &hosts));
     MPI_CHECK(MPI_Bcast(&hosts, 1, MPI_INT, 0, host_));
     // Decided alike everywhere: a host of one rank among hosts of several is its own leader.
-    int most_on_a_host = 0;
-    MPI_CHECK(MPI_Allreduce(&host_size, &most_on_a_host, 1, MPI_INT, MPI_MAX, comm_));
-    if (hosts > 1 && most_on_a_host > 1) {
+    const int most_on_a_host = RanksOnAHost(comm_, MPI_MAX);
+    const int fewest_on_a_host = RanksOnAHost(comm_, MPI_MIN);
+    const bool two_levels = most_on_a_host == fewest_on_a_host && Env().ring_min_kb != 0;
+    if (hosts > 1 && most_on_a_host > 1 && (two_levels || Env().kvstore_hierarchical == 1)) {
       host_rank_ = host_rank;
+      if (two_levels) {  // local rank j of every host sums its segment with the others' j
+        if (leaders_ != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&leaders_));
+        MPI_CHECK(MPI_Comm_split(comm_, host_rank, rank_, &across_));
+      }
       if (rank_ == 0) {
-        Log().info("kvstore: hierarchical all-reduce, {} hosts of {} ranks (rank 0's host)", hosts,
-                   host_size);
+        Log().info("kvstore: hierarchical all-reduce, {} hosts of {} ranks (rank 0's host){}",
+                   hosts, host_size,
+                   two_levels ? ": reduce-scatter inside each host, all-reduce across, all-gather"
+                              : ": reduce to a leader a host, all-reduce across, broadcast");
       }
       return;
     }
-    for (MPI_Comm* c : {&host_, &leaders_}) {  // one host, or one rank a host: flat
+    for (MPI_Comm* c : {&host_, &leaders_}) {  // flat
       if (*c != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(c));
     }
+  }
+
+  // The ring inside the host for two-level sums: through shared memory unless
+  // COHORT_RING_TRANSPORT=mpi, or when the segment cannot be set up (then MPI messages, with a
+  // warning). It sums buffers from COHORT_RING_MIN_KB, or 64 KB (8 MB over MPI messages); below
+  // that one MPI_Allreduce of every rank is cheaper. A collective of every rank.
+  void MakeHostRing() {
+    const int64_t chunk_bytes =
+        Env().ring_chunk_kb > 0 ? int64_t{Env().ring_chunk_kb} << 10 : int64_t{256} << 10;
+    std::unique_ptr<RingLink> link;
+    std::string why = "COHORT_RING_TRANSPORT=mpi";
+    if (Env().ring_transport != "mpi") link = ConnectShmRing(host_, chunk_bytes, &why);
+    if (!link && Env().ring_transport != "mpi" && (host_rank_ == 0 || why != kAnotherRankFailed))
+      Log().warn("rank {}: the ring inside the host runs over MPI: {}", rank_, why);
+    const int min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : link ? 64 : 8192;
+    host_ring_min_bytes_ = int64_t{min_kb} << 10;
+    host_ring_ = link ? std::make_unique<RingAllreduce>(host_, std::move(link))
+                      : std::make_unique<RingAllreduce>(host_, chunk_bytes);
+    const Setting in_effect[] = {{"COHORT_RING_MIN_KB", min_kb}};  // which sums use it
+    CheckSettingsAgree(comm_, in_effect);
   }
 
   // Note [Ring all-reduce]: large reductions as a pipelined ring, small ones by MPI; Note
   // [Hierarchical all-reduce]: inside the host first when asked for.
   void Sum(float* data, int64_t count) {
+    if (host_ring_) {
+      if (count * 4 >= host_ring_min_bytes_) {
+        HierarchicalSum(
+            *host_ring_, [this](float* segment, int64_t n) { FlatSum(across_, segment, n); },
+            data, count);
+      } else {
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM,
+                                comm_));
+      }
+      return;
+    }
     if (host_ != MPI_COMM_NULL) {
       const bool root = host_rank_ == 0;  // the receive buffer counts at the root alone
       MPI_CHECK(MPI_Reduce(root ? MPI_IN_PLACE : data, root ? data : nullptr,
@@ -334,8 +376,12 @@ class MpiComm final : public Comm {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Comm host_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;  // hierarchical only
+  // Hierarchical only: the host's ranks; its leader and the other hosts' (a leader a host), or
+  // this local rank on every host (two levels).
+  MPI_Comm host_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL, across_ = MPI_COMM_NULL;
   int host_rank_ = 0;
+  std::unique_ptr<RingAllreduce> host_ring_;  // two levels only
+  int64_t host_ring_min_bytes_ = 0;
   std::unique_ptr<RingAllreduce> ring_;
   int64_t ring_min_bytes_ = 0;
   enum class RingLinkKind { kMpi, kShm, kTcp };

@@ -84,17 +84,39 @@ RingAllreduce::RingAllreduce(MPI_Comm comm, std::unique_ptr<RingLink> link)
 }
 
 void RingAllreduce::Sum(float* data, int64_t count) {
+  ReduceScatter(data, count);
+  AllGather(data, count);
+}
+
+void RingAllreduce::ReduceScatter(float* data, int64_t count) {
   if (size_ == 1 || count == 0) return;
-  for (int s = 0; s < size_ - 1; ++s) {  // reduce-scatter
+  for (int s = 0; s < size_ - 1; ++s) {
     const auto [sb, se] = Segment(count, size_, (rank_ - s + size_) % size_);
     const auto [rb, re] = Segment(count, size_, (rank_ - s - 1 + 2 * size_) % size_);
     link_->Exchange(data + sb, se - sb, data + rb, re - rb, true);
   }
-  for (int s = 0; s < size_ - 1; ++s) {  // all-gather: rank r holds the sum of segment r + 1
+}
+
+// Rank r holds the sum of segment r + 1.
+std::pair<int64_t, int64_t> RingAllreduce::Owned(int64_t count) const {
+  return Segment(count, size_, (rank_ + 1) % size_);
+}
+
+void RingAllreduce::AllGather(float* data, int64_t count) {
+  if (size_ == 1 || count == 0) return;
+  for (int s = 0; s < size_ - 1; ++s) {
     const auto [sb, se] = Segment(count, size_, (rank_ + 1 - s + size_) % size_);
     const auto [rb, re] = Segment(count, size_, (rank_ - s + size_) % size_);
     link_->Exchange(data + sb, se - sb, data + rb, re - rb, false);
   }
+}
+
+void HierarchicalSum(RingAllreduce& inside, const std::function<void(float*, int64_t)>& across,
+                     float* data, int64_t count) {
+  inside.ReduceScatter(data, count);
+  const auto [begin, end] = inside.Owned(count);
+  across(data + begin, end - begin);
+  inside.AllGather(data, count);
 }
 
 }  // namespace cohort

@@ -5,7 +5,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace cohort {
@@ -52,9 +54,31 @@ class RingAllreduce {
   // the first call of a size no allocation happens.
   void Sum(float* data, int64_t count);
 
+  // Sum's two halves. After ReduceScatter this rank holds, in Owned(count) of `data`, the sum of
+  // that segment over every rank; AllGather then gives every rank every owned segment.
+  void ReduceScatter(float* data, int64_t count);
+  void AllGather(float* data, int64_t count);
+  std::pair<int64_t, int64_t> Owned(int64_t count) const;  // [begin, end)
+
  private:
   int rank_ = 0, size_ = 1;
   std::unique_ptr<RingLink> link_;
 };
+
+// Note [Hierarchical all-reduce]
+// Across hosts the links are slower than inside one. Horovod's hierarchical all-reduce (NCCL's
+// reduce-scatter inside the host, MPI_Allreduce between the hosts on each rank's shard, NCCL's
+// all-gather) therefore sums in two levels, and so does Cohort when every host runs k ranks:
+//   1. a ring reduce-scatter inside the host (`inside`: through shared memory), after which
+//      local rank j holds the host's sum of segment j' = Owned;
+//   2. `across` sums that segment between the ranks of the same local rank on every host, all k
+//      of them at once (a ring over TCP each, or MPI): each host sends the whole buffer through
+//      its network once, as with one leader a host, but k ranks share the work;
+//   3. a ring all-gather inside the host.
+// Every rank adds in the same order, so all end with the same bits. Hosts of unequal size fall
+// back to a leader a host (MPI_Reduce inside, the leaders' all-reduce, MPI_Bcast), as MXNet's
+// dist_device_sync reduces on the host first.
+void HierarchicalSum(RingAllreduce& inside, const std::function<void(float*, int64_t)>& across,
+                     float* data, int64_t count);
 
 }  // namespace cohort

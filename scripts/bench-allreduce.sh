@@ -8,7 +8,8 @@
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
 # unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier. With
 # NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
-# (scripts/netns-hosts.sh, root), TCP between them.
+# (scripts/netns-hosts.sh, root), TCP between them; RANKS_PER_HOST=K puts K ranks on each host
+# (the kvstore then sums inside hosts first: Note [Hierarchical all-reduce]).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-2} iters=${4:-20} reps=${5:-3}
@@ -16,10 +17,16 @@ np=${1:-2} iters=${4:-20} reps=${5:-3}
 min=$(numfmt --from=iec "${2:-64K}") max=$(numfmt --from=iec "${3:-64M}")
 tmp=$(mktemp -d)
 if [[ ${NETNS_HOSTS:-0} == 1 ]]; then
-  scripts/netns-hosts.sh up "$np" >&2
+  per_host=${RANKS_PER_HOST:-1}  # NP / RANKS_PER_HOST hosts
+  if ((per_host < 1 || np % per_host != 0)); then
+    echo "bench-allreduce.sh: RANKS_PER_HOST=$per_host does not divide $np ranks" >&2
+    exit 2
+  fi
+  hosts=$((np / per_host))
+  scripts/netns-hosts.sh up "$hosts" >&2
   trap 'rm -rf "$tmp"; scripts/netns-hosts.sh down' EXIT
-  mpi=(scripts/netns-hosts.sh mpirun -np "$np" --host "$(seq -s, -f '10.213.0.%g' 11 $((10 + np)))"
-       --bind-to none)
+  mpi=(scripts/netns-hosts.sh mpirun -np "$np"
+       --host "$(seq -s, -f "10.213.0.%g:$per_host" 11 $((10 + hosts)))" --bind-to none)
 else
   trap 'rm -rf "$tmp"' EXIT
   mpi=(mpirun -np "$np" --bind-to none --oversubscribe)

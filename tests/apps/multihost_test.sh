@@ -46,25 +46,31 @@ check "and equal one process with 3 devices within 1e-5" \
   '"$params" diff "$tmp/one3-0002.params" "$tmp/tcp-0002.params" --tol 1e-5 > "$tmp/difft" 2>&1' ||
   tail -3 "$tmp/difft"
 
-# Two ranks on each of 2 hosts, reduced inside each host first (Note [Hierarchical all-reduce]):
-# the parameters of one process with 4 devices, within 1e-5.
+# Two ranks on each of 2 hosts, reduced inside each host first (Note [Hierarchical all-reduce]),
+# buckets from 1 KB in two levels of rings (shared memory inside, TCP across): the parameters of
+# one process with 4 devices, within 1e-5.
 "$train" "${common[@]}" --set devices=cpu:0,cpu:1,cpu:2,cpu:3 --set checkpoint.prefix="$tmp/one4" \
   > /dev/null 2>&1
 timeout 60 bash "$hosts" mpirun -np 4 --host 10.213.0.11:2,10.213.0.12:2 \
-  -x COHORT_KVSTORE_HIERARCHICAL=1 "$train" "${common[@]}" --set log_level=info \
-  --set devices=cpu:0 --set kvstore=mpi --set checkpoint.prefix="$tmp/hier" > "$tmp/hier.log" 2>&1
-check "2 hosts x 2 ranks train hierarchically (exit $?)" \
-  'grep -q "hierarchical all-reduce, 2 hosts of 2 ranks" "$tmp/hier.log" && [[ -f $tmp/hier-0002.params ]]' ||
+  -x COHORT_KVSTORE_HIERARCHICAL=1 -x COHORT_RING_MIN_KB=1 "$train" "${common[@]}" \
+  --set log_level=info --set devices=cpu:0 --set kvstore=mpi --set checkpoint.prefix="$tmp/hier" \
+  > "$tmp/hier.log" 2>&1
+check "2 hosts x 2 ranks train hierarchically, two levels of rings (exit $?)" \
+  'grep -q "hierarchical all-reduce, 2 hosts of 2 ranks (rank 0.s host): reduce-scatter inside" "$tmp/hier.log" &&
+   grep -q "ring all-reduce over TCP between 2 ranks" "$tmp/hier.log" &&
+   ! grep -q "inside the host runs over MPI" "$tmp/hier.log" && [[ -f $tmp/hier-0002.params ]]' ||
   tail -5 "$tmp/hier.log"
 check "and equal one process with 4 devices within 1e-5" \
   '"$params" diff "$tmp/one4-0002.params" "$tmp/hier-0002.params" --tol 1e-5 > "$tmp/diff4" 2>&1' ||
   tail -3 "$tmp/diff4"
 
-# Hosts of unequal size (2 ranks and 1), hierarchical: the lone rank leads its own host.
+# Hosts of unequal size (2 ranks and 1), hierarchical: a leader a host, the lone rank its own.
 timeout 60 bash "$hosts" mpirun -np 3 --host 10.213.0.11:2,10.213.0.12:1 \
-  -x COHORT_KVSTORE_HIERARCHICAL=1 "$train" "${common[@]}" --set devices=cpu:0 --set kvstore=mpi \
-  --set batch_size=129 --set checkpoint.prefix="$tmp/uneven" > "$tmp/uneven.log" 2>&1
-check "2 + 1 ranks on 2 hosts train hierarchically (exit $?)" '[[ -f $tmp/uneven-0002.params ]]' ||
+  -x COHORT_KVSTORE_HIERARCHICAL=1 "$train" "${common[@]}" --set log_level=info \
+  --set devices=cpu:0 --set kvstore=mpi --set batch_size=129 --set checkpoint.prefix="$tmp/uneven" \
+  > "$tmp/uneven.log" 2>&1
+check "2 + 1 ranks on 2 hosts train hierarchically, a leader a host (exit $?)" \
+  'grep -q "reduce to a leader a host" "$tmp/uneven.log" && [[ -f $tmp/uneven-0002.params ]]' ||
   tail -5 "$tmp/uneven.log"
 check "and equal one process with 3 devices within 1e-5" \
   '"$params" diff "$tmp/one3-0002.params" "$tmp/uneven-0002.params" --tol 1e-5 > "$tmp/diffu" 2>&1' ||
