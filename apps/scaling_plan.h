@@ -25,9 +25,10 @@ namespace cohort::plan {
 // All-reduce of b bytes over p devices, a link being latency alpha and bandwidth beta:
 //   ring  2 (p-1) alpha + 2 (p-1)/p b / beta        (Patarasuk & Yuan; NCCL's ring)
 //   tree  2 ceil(log2 p) (alpha + b / beta)         (recursive doubling, small messages)
-//   hierarchical: a reduce inside each host of k devices ((k-1) alpha + (k-1)/k b / beta
-//   inside), a ring between the h hosts' leaders over the inter-host link, a broadcast inside
-//   the host (as the reduce): Note [Hierarchical all-reduce].
+//   hierarchical: a reduce-scatter inside each host of k devices ((k-1) alpha + (k-1)/k b / beta
+//   inside), a ring between the h hosts over the inter-host link (b/k from each of the k ranks at
+//   once, sharing the host's link: the time of b from one leader), an all-gather inside the host
+//   (as the reduce-scatter): Note [Hierarchical all-reduce].
 // A flat ring that spans hosts runs at its slowest link, the inter-host one.
 
 struct Link {
