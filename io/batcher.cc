@@ -125,6 +125,32 @@ bool Batcher::Advance(bool gather) {
   return true;
 }
 
+bool Batcher::AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const {
+  for (const BatchField& field : label_) {
+    if (field.dtype != DType::kFloat32) return false;
+  }
+  labels->clear();
+  *index = part_;
+  const int64_t m = static_cast<int64_t>(part_.size());
+  for (const BatchField& field : label_) {
+    const int64_t n = field.samples.shape()[0];
+    const int64_t per_row = n == 0 ? 0 : field.samples.size() / n;
+    NDArray all = NDArray::Empty(field.samples.shape().WithDim0(m), DType::kFloat32);
+    const size_t row_bytes = per_row * DTypeSize(field.samples.dtype());
+    const char* in = static_cast<const char*>(field.samples.raw_data());
+    float* out = all.data<float>();
+    for (int64_t i = 0; i < m; ++i) {
+      CastElements(in + part_[i] * row_bytes, field.samples.dtype(), out + i * per_row,
+                   DType::kFloat32, per_row);
+    }
+    if (field.scale != 1.0f) {
+      for (int64_t i = 0; i < m * per_row; ++i) out[i] *= field.scale;
+    }
+    labels->push_back(std::move(all));
+  }
+  return true;
+}
+
 void Batcher::Gather(const BatchField& field, const NDArray& out, const int64_t* rows) const {
   const int64_t n = field.samples.shape()[0];
   const int64_t per_row = n == 0 ? 0 : field.samples.size() / n;

@@ -57,6 +57,9 @@ class Batcher {
   const std::vector<DataDesc>& provide_data() const { return batch_.provide_data; }
   const std::vector<DataDesc>& provide_label() const { return batch_.provide_label; }
   int64_t batch_size() const { return options_.batch_size; }
+  // DataIter::AllLabels: the labels of this part's samples, in float32 when the batches are
+  // (false otherwise).
+  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const;
   // Samples this iterator serves an epoch (its share of the global batches' samples).
   int64_t num_samples() const {
     return (static_cast<int64_t>(part_.size()) + options_.num_parts - 1) / options_.num_parts;
@@ -91,6 +94,9 @@ class BatcherIter : public DataIter {
   int64_t batch_size() const override { return batcher_->batch_size(); }
   // Samples in this iterator's part.
   int64_t num_samples() const { return batcher_->num_samples(); }
+  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const override {
+    return batcher_->AllLabels(labels, index);
+  }
   std::string DescribeLabelOf(int64_t index) const override {
     return label_file_.empty() ? DataIter::DescribeLabelOf(index)
                                : label_unit_ + " " + std::to_string(index + label_first_) +

@@ -37,6 +37,14 @@ class DataIter {
   virtual std::string DescribeLabelOf(int64_t index) const {
     return "sample " + std::to_string(index);
   }
+
+  // Where the data set is held in memory: every label of the samples this iterator may serve,
+  // as its batches hold them (float32, scaled), one array (M, ...) per label, with each row's
+  // DataBatch::index value in `index`; true then. Note [Labels checked up front].
+  virtual bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const {
+    (void)labels, (void)index;
+    return false;
+  }
 };
 
 // What to do with the samples left over at the end of an epoch when they do not fill a batch.

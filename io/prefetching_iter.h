@@ -35,6 +35,9 @@ class PrefetchingIter : public DataIter {
   std::string DescribeLabelOf(int64_t index) const override {
     return inner_->DescribeLabelOf(index);
   }
+  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const override {
+    return inner_->AllLabels(labels, index);
+  }
 
  private:
   void Produce();

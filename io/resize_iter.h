@@ -25,6 +25,9 @@ class ResizeIter : public DataIter {
   std::string DescribeLabelOf(int64_t index) const override {
     return inner_->DescribeLabelOf(index);
   }
+  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const override {
+    return inner_->AllLabels(labels, index);
+  }
 
  private:
   std::unique_ptr<DataIter> inner_;

@@ -144,9 +144,7 @@ void BinaryClassificationMetric::UpdateOne(const NDArray& label, const NDArray& 
   double tp = 0, fp = 0, fn = 0, tn = 0;
   for (int64_t i = 0; i < pred.shape()[0]; ++i) {
     const int64_t truth = ClassOf(name_, l[i], i);
-    COHORT_CHECK(truth == 0 || truth == 1)
-        << "metric '" << name_ << "': sample " << i << " has label " << l[i]
-        << "; binary classification needs labels 0 and 1";
+    CheckLabel(name_, truth, 2, i);  // binary: labels 0 and 1
     const bool positive = p[2 * i + 1] > p[2 * i];
     if (positive)
       (truth ? tp : fp) += 1;

@@ -563,13 +563,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
   const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
   CheckResumedBatching(config, global_batch);
   InitOptimizer(config, global_batch);
-  {  // A metric that cannot read this network's outputs (f1 of a sequence model's) fails in the
-     // setup, not after the first step: one update of a throwaway metric on zero labels.
-    std::unique_ptr<EvalMetric> probe = CreateMetric(config.metrics, config.ignore_label);
-    std::vector<NDArray> zero_labels;
-    for (const DataDesc& d : train.provide_label()) zero_labels.push_back(NDArray::Zeros(d.shape));
-    manager_->UpdateMetric(*probe, zero_labels, 0);
-  }
+  CheckMetricsAndLabels(train, val, config);
   const bool lead = kvstore_->rank() == 0;
   // Each epoch reshuffles, and may roll samples over into the next: replay the epochs before a
   // resumed one so that the data order matches an uninterrupted run.
@@ -809,6 +803,58 @@ std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric&
   }
   ReduceMetric(metric, *kvstore_);
   return metric.Get();
+}
+
+// Note [Labels checked up front]
+// A metric that cannot read this network's outputs (f1 of a sequence model's) fails in the
+// setup, not after the first step: a throwaway metric is updated once on zero labels. A label
+// the metrics refuse (outside the classes, fractional) in a data set held in memory (the file
+// iterators: IDX, CSV, arrays) is refused in the setup too, naming its sample as in training
+// (Note [Naming a bad label]), rather than at its batch or, in validation data, after a whole
+// epoch of training: throwaway metrics read every label beside zero predictions of the
+// outputs' shapes. Data read as it goes (image records, text) is checked as it is read.
+void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitConfig& config) {
+  std::unique_ptr<EvalMetric> probe = CreateMetric(config.metrics, config.ignore_label);
+  std::vector<NDArray> zero_labels;
+  for (const DataDesc& d : train.provide_label()) zero_labels.push_back(NDArray::Zeros(d.shape));
+  manager_->UpdateMetric(*probe, zero_labels, 0);
+
+  DataParallelExecutorGroup& group = manager_->default_group();
+  const std::vector<NDArray>& outputs = group.executor(0).outputs();
+  const int64_t slice_rows = group.slices()[0].second - group.slices()[0].first;
+  constexpr int64_t kRows = 1024;  // samples a throwaway update reads
+  for (DataIter* data : {&train, val}) {
+    std::vector<NDArray> all, preds, labels, pred_rows;
+    std::vector<int64_t> index;
+    if (!data || !data->AllLabels(&all, &index) || all.empty() || slice_rows <= 0) continue;
+    const size_t n = std::min(outputs.size(), all.size());
+    for (size_t k = 0; k < n; ++k) {  // outputs of kRows samples (rows a sample alike)
+      const int64_t per_sample = outputs[k].shape()[0] / slice_rows;
+      if (per_sample < 1 || per_sample * slice_rows != outputs[k].shape()[0]) break;
+      preds.push_back(NDArray::Zeros(outputs[k].shape().WithDim0(per_sample * kRows)));
+    }
+    if (preds.size() != n) continue;
+    std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
+    const int64_t samples = static_cast<int64_t>(index.size());
+    for (int64_t begin = 0; begin < samples; begin += kRows) {
+      const int64_t rows = std::min(kRows, samples - begin);
+      labels.clear();
+      pred_rows.clear();
+      for (size_t k = 0; k < n; ++k) {
+        labels.push_back(all[k].Slice(begin, begin + rows));
+        pred_rows.push_back(preds[k].Slice(0, preds[k].shape()[0] / kRows * rows));
+      }
+      const std::vector<int64_t> rows_index(index.begin() + begin, index.begin() + begin + rows);
+      try {
+        metric->Update(labels, pred_rows);
+      } catch (const LabelError& e) {
+        RethrowNamingTheSample(e, labels, rows_index, *data);
+      } catch (const Error& e) {  // shapes this check cannot make: the batches' check stands
+        Log().debug("labels not checked up front: {}", e.what());
+        break;
+      }
+    }
+  }
 }
 
 DataParallelExecutorGroup& Trainer::InferBatch(DataParallelExecutorGroup& group,

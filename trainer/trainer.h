@@ -156,6 +156,8 @@ class Trainer {
   void SaveAt(const FitConfig& config, CheckpointPosition at, int64_t global_batch);
   // A mid-epoch resume must count batches as the checkpoint did (Note [Checkpoint positions]).
   void CheckResumedBatching(const FitConfig& config, int64_t global_batch) const;
+  // Note [Labels checked up front]
+  void CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitConfig& config);
   DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
   // Runs one batch forward for inference on `group`, or on its bucket's group (the manager's
   // after Fit, else one of inference_buckets_); returns the group that ran it.

@@ -85,7 +85,8 @@ TEST(MCC, MatchesTheFormula) {
 
 TEST(BinaryMetrics, RejectNonBinaryLabels) {
   F1 m;
-  EXPECT_THROW(m.Update({A({1}, {2})}, {A({1, 2}, {0, 1})}), Error);
+  // A label the data got wrong: a LabelError, which the trainer names the sample of.
+  EXPECT_THROW(m.Update({A({1}, {2})}, {A({1, 2}, {0, 1})}), LabelError);
   EXPECT_THROW(m.Update({kLabel}, {kPred}), Error);  // three classes
 }
 

@@ -94,9 +94,11 @@ class RecordingKVStore : public HostKVStore {
   void PushPull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
                 const std::vector<std::vector<NDArray>>& outs, int priority) override {
     seen.insert(keys.begin(), keys.end());
+    ++pushpulls;
     HostKVStore::PushPull(keys, values, outs, priority);
   }
   std::set<int> seen;
+  int pushpulls = 0;
 };
 
 // The blobs' classes folded into two (0 and 2 against 1 and 3).
@@ -108,6 +110,27 @@ std::unique_ptr<NDArrayIter> TwoClassIter() {
       NDArrayIter::NamedArrays{{"data", x}},
       NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({96}, labels)}},
       BatchOptions{.batch_size = 16, .shuffle = true, .seed = 9});
+}
+
+// Note [Labels checked up front]: a label outside the classes in validation data held in memory
+// is refused before the first step, naming its sample, not after an epoch of training.
+TEST(Trainer, LabelsInMemoryAreCheckedBeforeTheFirstStep) {
+  auto [x, y] = Blobs();
+  std::vector<float> labels = y.ToVector<float>();
+  labels[50] = 4;  // SmallMlp has 4 classes
+  NDArrayIter val(NDArrayIter::NamedArrays{{"data", x}},
+                  NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({96}, labels)}},
+                  BatchOptions{.batch_size = 16});
+  auto kvstore = std::make_shared<RecordingKVStore>();
+  Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)}, {}, kvstore);
+  auto train = Iter(16);
+  const std::string error = testing::ErrorOf([&] { t.Fit(*train, &val, Config(1)); });
+  EXPECT_EQ(error.rfind("metric 'accuracy': sample 50 has label 4, outside the 4 classes of the "
+                        "predictions: sample 50 [",
+                        0),
+            0)
+      << error;
+  EXPECT_EQ(kvstore->pushpulls, 0);  // no step ran
 }
 
 // MXNet's fine-tuning recipe: a network trained on four classes starts a two-class one; fc1
