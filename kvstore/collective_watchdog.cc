@@ -107,7 +107,9 @@ void CollectiveWatchdog::Run() {
                       gap);
       } else if (peer >= 0) {
         std::snprintf(cause, sizeof(cause),
-                      "it waits on rank %d, which stalled, died or lost its link", peer);
+                      "it waits on rank %d, which stalled, died or lost its link, or itself "
+                      "waits on one that did",
+                      peer);
       } else {
         std::snprintf(cause, sizeof(cause), "a worker stalled, died or lost its link");
       }
@@ -124,9 +126,15 @@ void CollectiveWatchdog::Run() {
     }
     if (waited > timeout_ / 4 && warned_for != count) {
       warned_for = count;
-      Log().warn("rank {}: {} #{} has waited {:.1f} s for the other workers "
-                 "(COHORT_COMM_TIMEOUT={} s)",
-                 rank_, what_.load(), count, waited, timeout_);
+      if (gap > waited / 2) {  // the wait is mostly this process's own standstill
+        Log().warn("rank {}: {} #{} has waited {:.1f} s: this process was suspended or starved "
+                   "for {:.1f} s (COHORT_COMM_TIMEOUT={} s)",
+                   rank_, what_.load(), count, waited, gap, timeout_);
+      } else {
+        Log().warn("rank {}: {} #{} has waited {:.1f} s for the other workers "
+                   "(COHORT_COMM_TIMEOUT={} s)",
+                   rank_, what_.load(), count, waited, timeout_);
+      }
     }
   }
 }

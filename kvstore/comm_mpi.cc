@@ -259,15 +259,21 @@ class MpiComm final : public Comm {
       link = ConnectShmRing(ring_comm, chunk_bytes, &why);
       ring_link_ = RingLinkKind::kShm;
     } else if (transport == "shm") {
-      throw ConfigError("COHORT_RING_TRANSPORT=shm: the ranks of the ring are not all on one host",
-                        __FILE__, __LINE__);
+      throw ConfigError(
+          std::string("COHORT_RING_TRANSPORT=shm: the ranks of the ring are not all on one host") +
+              (host_ != MPI_COMM_NULL ? " (it is the ring between the hosts: 'auto' passes the "
+                                        "sums inside each host through shared memory already)"
+                                      : ""),
+          __FILE__, __LINE__);
     } else {
       return std::make_unique<RingAllreduce>(ring_comm, chunk_bytes);
     }
     const char* name = ring_link_ == RingLinkKind::kTcp ? "TCP" : "shared memory";
     if (link) {
-      if (ring_rank == 0)
-        Log().info("kvstore: ring all-reduce over {} between {} ranks", name, ring_size);
+      if (rank_ == 0) {  // with two levels, one ring for each rank of a host: said once
+        Log().info("kvstore: ring all-reduce over {} between {} ranks{}", name, ring_size,
+                   across_ != MPI_COMM_NULL ? " (one ring for each rank of a host)" : "");
+      }
       return std::make_unique<RingAllreduce>(ring_comm, std::move(link));
     }
     ring_link_ = RingLinkKind::kMpi;
@@ -310,8 +316,11 @@ class MpiComm final : public Comm {
         MPI_CHECK(MPI_Comm_split(comm_, host_rank, rank_, &across_));
       }
       if (rank_ == 0) {
-        Log().info("kvstore: hierarchical all-reduce, {} hosts of {} ranks (rank 0's host){}",
-                   hosts, host_size,
+        const std::string ranks = most_on_a_host == fewest_on_a_host
+                                      ? std::to_string(most_on_a_host)
+                                      : std::to_string(fewest_on_a_host) + " to " +
+                                            std::to_string(most_on_a_host);
+        Log().info("kvstore: hierarchical all-reduce, {} hosts of {} ranks{}", hosts, ranks,
                    two_levels ? ": reduce-scatter inside each host, all-reduce across, all-gather"
                               : ": reduce to a leader a host, all-reduce across, broadcast");
       }
@@ -334,12 +343,21 @@ class MpiComm final : public Comm {
     if (Env().ring_transport != "mpi") link = ConnectShmRing(host_, chunk_bytes, &why);
     if (!link && Env().ring_transport != "mpi" && (host_rank_ == 0 || why != kAnotherRankFailed))
       Log().warn("rank {}: the ring inside the host runs over MPI: {}", rank_, why);
-    const int min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : link ? 64 : 8192;
+    // Every rank must take the same path for a buffer: the threshold goes by the slowest host.
+    int shm = link ? 1 : 0, shm_everywhere = 0;
+    MPI_CHECK(MPI_Allreduce(&shm, &shm_everywhere, 1, MPI_INT, MPI_MIN, comm_));
+    const int min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : shm_everywhere ? 64 : 8192;
     host_ring_min_bytes_ = int64_t{min_kb} << 10;
     host_ring_ = link ? std::make_unique<RingAllreduce>(host_, std::move(link))
                       : std::make_unique<RingAllreduce>(host_, chunk_bytes);
     const Setting in_effect[] = {{"COHORT_RING_MIN_KB", min_kb}};  // which sums use it
     CheckSettingsAgree(comm_, in_effect);
+    if (rank_ == 0) {
+      int host_size = 1;
+      MPI_CHECK(MPI_Comm_size(host_, &host_size));
+      Log().info("kvstore: ring inside each host over {} between {} ranks, buffers from {} KB",
+                 shm_everywhere ? "shared memory" : "MPI messages", host_size, min_kb);
+    }
   }
 
   // Note [Ring all-reduce]: large reductions as a pipelined ring, small ones by MPI; Note

@@ -1,19 +1,26 @@
 // The ring all-reduce's link through a shared segment (Note [Shared-memory ring]).
 #include "kvstore/shm_ring_link.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
+#include <string>
 #include <utility>
 
 #include "base/error_mpi.h"
+#include "base/logging.h"
 #include "kvstore/collective_watchdog.h"
 
 namespace cohort {
@@ -152,6 +159,28 @@ int WorldRank(MPI_Comm comm, int rank) {
   return world_rank;
 }
 
+// Removes the segments that jobs left in /dev/shm when they ended during their setup (killed
+// between making a segment and every rank mapping it, when it is unlinked): those whose maker
+// no longer runs and that have not been written for a minute. A job of another PID namespace
+// sharing /dev/shm unlinks its segment within its setup, in seconds, so none of it is touched.
+int RemoveStaleSegments() {
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return 0;
+  int removed = 0;
+  const time_t now = std::time(nullptr);
+  while (const dirent* entry = readdir(dir)) {
+    int pid = 0;
+    if (std::sscanf(entry->d_name, "cohort-ring-%d-", &pid) != 1 || pid <= 0) continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    struct stat st = {};
+    const std::string name = entry->d_name;
+    if (stat(("/dev/shm/" + name).c_str(), &st) != 0 || now - st.st_mtime < 60) continue;
+    removed += shm_unlink(("/" + name).c_str()) == 0;
+  }
+  closedir(dir);
+  return removed;
+}
+
 // True on every rank when it is true on each.
 bool AllOk(MPI_Comm comm, bool ok) {
   int all = ok ? 1 : 0;
@@ -182,6 +211,8 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
     ok = false;
   };
   if (rank == 0) {
+    if (const int n = RemoveStaleSegments(); n > 0)
+      Log().info("Removed {} shared-memory segment(s) that ended jobs left in /dev/shm", n);
     std::snprintf(plan.name, sizeof(plan.name), "/cohort-ring-%d-%d-%08x",
                   static_cast<int>(getpid()), ++calls, static_cast<unsigned>(std::random_device{}()));
   }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -227,10 +228,12 @@ Socket ConnectTo(const Card& card, int peer, int rank, uint64_t token, Clock::ti
 }
 
 // Accepts connections until one says hello from `peer` (`peer_job_rank` in MPI_COMM_WORLD) with
-// the token, and answers it.
+// the token, and answers it; or until the deadline, or `give_up` (looked at every 50 ms).
 Socket AcceptFrom(int listener, int peer, int peer_job_rank, int rank, uint64_t token,
-                  Clock::time_point deadline, std::string* why) {
-  while (WaitFor(listener, POLLIN, deadline)) {
+                  Clock::time_point deadline, const std::atomic<bool>& give_up, std::string* why) {
+  while (!give_up.load() && Clock::now() < deadline) {
+    if (!WaitFor(listener, POLLIN, std::min(deadline, Clock::now() + std::chrono::milliseconds(50))))
+      continue;
     Socket s(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
     if (!s.ok()) continue;
     NoDelay(s.fd());
@@ -367,11 +370,12 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
     const auto deadline = Clock::now() + kSetupTimeout;
     std::string accept_why;
     std::thread acceptor;
+    std::atomic<bool> give_up = false;
     try {
       acceptor = std::thread([&] {
         try {
           from_prev = AcceptFrom(listener.fd(), prev, cards[prev].job_rank, rank, token, deadline,
-                                 &accept_why);
+                                 give_up, &accept_why);
         } catch (const std::exception& e) {
           accept_why = e.what();
         }
@@ -381,6 +385,12 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
       *why = e.what();
       to_next.Close();
     }
+    // A connect succeeds once its peer's acceptor has answered, so when every rank's did, every
+    // acceptor has its connection; when one failed, the acceptors waiting for it stop at once
+    // instead of at the deadline. (The acceptor makes no MPI call.)
+    int mine_connected = to_next.ok() ? 1 : 0, all_connected = 0;
+    MPI_CHECK(MPI_Allreduce(&mine_connected, &all_connected, 1, MPI_INT, MPI_MIN, comm));
+    if (!all_connected) give_up = true;
     if (acceptor.joinable()) acceptor.join();
     if (to_next.ok() && !from_prev.ok()) *why = accept_why;
   }

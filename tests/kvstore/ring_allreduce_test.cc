@@ -8,6 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -103,6 +107,45 @@ TEST(RingAllreduce, OverSharedMemorySumsLikeMpiOnEveryRankAlike) {
   MPI_Bcast(&first_pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
   EXPECT_EQ(ShmEntries("cohort-ring-" + std::to_string(first_pid) + "-"), 0);
   MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 makes the next test's segment
+}
+
+// A segment in /dev/shm whose job ended during its setup: its maker `pid`, last written
+// `age_s` seconds ago, its call number `call`. Returns its name (without the leading slash).
+std::string LeaveSegment(int pid, int age_s, int call) {
+  const std::string name = "cohort-ring-" + std::to_string(pid) + "-" + std::to_string(call) +
+                           "-0badf00d";
+  const int fd = shm_open(("/" + name).c_str(), O_CREAT | O_RDWR, 0600);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  const timeval then[2] = {{time(nullptr) - age_s, 0}, {time(nullptr) - age_s, 0}};
+  EXPECT_EQ(utimes(("/dev/shm/" + name).c_str(), then), 0);
+  return name;
+}
+
+// What a job killed during its setup left (a segment made, not yet unlinked) is removed by the
+// next ring made on the host; a segment of a live process, or one written within the minute
+// (a job of another PID namespace in its setup), is not.
+TEST(RingAllreduce, SharedMemoryRingRemovesSegmentsEndedJobsLeft) {
+  std::string stale, fresh, alive;
+  if (Rank() == 0) {
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);  // a pid that no longer runs
+    stale = LeaveSegment(child, 120, 1);
+    fresh = LeaveSegment(child, 5, 2);
+    alive = LeaveSegment(static_cast<int>(getpid()), 120, 1);
+  }
+  std::string why;
+  std::unique_ptr<RingLink> link = ConnectShmRing(MPI_COMM_WORLD, 4096, &why);
+  ASSERT_TRUE(link) << why;
+  if (Rank() == 0) {
+    EXPECT_EQ(ShmEntries(stale), 0);
+    EXPECT_EQ(ShmEntries(fresh), 1);
+    EXPECT_EQ(ShmEntries(alive), 1);
+    shm_unlink(("/" + fresh).c_str());
+    shm_unlink(("/" + alive).c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // Ranks that would lay the segment out differently (other slot sizes) are refused alike.
