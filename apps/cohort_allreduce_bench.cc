@@ -4,8 +4,9 @@
 //                          [--min-bytes 4K] [--max-bytes 256M] [--factor 2] [--iters 20]
 //                          [--warmup 5] [--out-of-place]
 // Under mpirun with --kvstore mpi every process is one worker; rank 0 prints. For each size
-// every device of worker r holds the value r * devices + d + 1 and pushes it; the pulled result
-// must be the sum over all participants, and elements that differ are counted in #wrong (exit
+// every device of worker r holds r * devices + d + 1 times a pattern of the element's position
+// and pushes it; the pulled result must be the sum over all participants, element by element,
+// and elements that differ are counted in #wrong (exit
 // code 1 when any are; 2 for bad arguments).
 // The PushPull is in place (the outputs are the values, as the trainer reduces gradients when
 // the devices update, and as Horovod's allreduce_ does) unless --out-of-place gives separate
@@ -111,6 +112,15 @@ int64_t Run(const Options& o, Setup& s) {
   const int participants = kv->num_workers() * devices;
   const bool lead = kv->rank() == 0;
   const double want = participants * (participants + 1) / 2.0;  // sum of 1..n
+  // Participant p holds (p + 1) * (i % period + 1) at element i: a segment summed into the
+  // wrong place is counted, and the sums stay whole numbers below 2^24 (exact in float).
+  int64_t period = 1;
+  for (int64_t prime : {1021, 251, 61, 7}) {
+    if (want * static_cast<double>(prime) < (1 << 24)) {
+      period = prime;
+      break;
+    }
+  }
   if (lead) {
     std::printf("# kvstore %s, %d worker(s) x %d device(s) (%s), %d iterations after %d warm-up\n",
                 o.kvstore.c_str(), kv->num_workers(), devices, o.devices.c_str(), o.iters,
@@ -124,8 +134,12 @@ int64_t Run(const Options& o, Setup& s) {
        size <= static_cast<double>(max_bytes) * 1.0001; size *= o.factor, ++key) {
     const int64_t count = std::max<int64_t>(1, static_cast<int64_t>(size) / 4);
     const int64_t bytes = count * 4;
-    std::vector<NDArray> values, outs;
+    std::vector<NDArray> values, outs, patterns;
     for (int d = 0; d < devices; ++d) {
+      std::vector<float> pattern(static_cast<size_t>(count));
+      const float base = static_cast<float>(kv->rank() * devices + d + 1);
+      for (int64_t i = 0; i < count; ++i) pattern[i] = base * static_cast<float>(i % period + 1);
+      patterns.push_back(NDArray::FromVector<float>({count}, pattern));
       values.push_back(NDArray::Empty({count}, DType::kFloat32, contexts[d]));
       outs.push_back(o.out_of_place ? NDArray::Zeros({count}, DType::kFloat32, contexts[d])
                                     : values.back());
@@ -134,9 +148,7 @@ int64_t Run(const Options& o, Setup& s) {
     const std::vector<int> keys = {key};
     const std::vector<std::vector<NDArray>> value_lists = {values}, out_lists = {outs};
     auto push_pull = [&] {  // returns the seconds of the PushPull alone
-      for (int d = 0; d < devices; ++d) {
-        values[d].Fill(static_cast<double>(kv->rank() * devices + d + 1));
-      }
+      for (int d = 0; d < devices; ++d) patterns[d].CopyTo(values[d]);
       kv->Barrier();
       const auto start = Clock::now();
       kv->PushPull(keys, value_lists, out_lists);
@@ -150,7 +162,8 @@ int64_t Run(const Options& o, Setup& s) {
     int64_t wrong = 0;
     for (const NDArray& out : outs) {
       const std::vector<float> got = out.ToVector<float>();
-      wrong += std::count_if(got.begin(), got.end(), [&](float v) { return v != want; });
+      for (int64_t i = 0; i < count; ++i)
+        wrong += got[i] != static_cast<float>(want * static_cast<double>(i % period + 1));
     }
     std::vector<double> sum = {static_cast<double>(wrong)};
     kv->SumAcrossWorkers(sum);
