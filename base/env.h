@@ -42,7 +42,7 @@ struct EnvConfig {
   int ring_min_kb = -1;
   // COHORT_KVSTORE_HIERARCHICAL: reduce inside each host first (Note [Hierarchical all-reduce]).
   // Unset (-1): in two levels of rings when the job spans hosts that all run as many ranks, two
-  // or more; 1: also with a leader a host where the hosts' counts differ; 0: flat.
+  // or more, and COHORT_RING_MIN_KB is not 0; 1: also with a leader a host otherwise; 0: flat.
   int kvstore_hierarchical = -1;
   int ring_chunk_kb = 0;
   // COHORT_RING_TRANSPORT: how the ring's neighbours talk (Note [TCP ring], Note [Shared-memory

@@ -120,38 +120,29 @@ bool Batcher::Advance(bool gather) {
   batch_.pad = std::clamp<int64_t>(first + bs - real, 0, bs);
   cursor_ += real;
   if (!gather) return true;
-  for (size_t i = 0; i < data_.size(); ++i) Gather(data_[i], batch_.data[i], rows);
-  for (size_t i = 0; i < label_.size(); ++i) Gather(label_[i], batch_.label[i], rows);
+  for (size_t i = 0; i < data_.size(); ++i)
+    Gather(data_[i], batch_.data[i], rows, options_.batch_size);
+  for (size_t i = 0; i < label_.size(); ++i)
+    Gather(label_[i], batch_.label[i], rows, options_.batch_size);
   return true;
 }
 
-bool Batcher::AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const {
+std::optional<HeldLabels> Batcher::AllLabels() const {
   for (const BatchField& field : label_) {
-    if (field.dtype != DType::kFloat32) return false;
+    if (field.dtype != DType::kFloat32) return std::nullopt;
   }
-  labels->clear();
-  *index = part_;
+  HeldLabels held;
+  held.index = part_;
   const int64_t m = static_cast<int64_t>(part_.size());
   for (const BatchField& field : label_) {
-    const int64_t n = field.samples.shape()[0];
-    const int64_t per_row = n == 0 ? 0 : field.samples.size() / n;
-    NDArray all = NDArray::Empty(field.samples.shape().WithDim0(m), DType::kFloat32);
-    const size_t row_bytes = per_row * DTypeSize(field.samples.dtype());
-    const char* in = static_cast<const char*>(field.samples.raw_data());
-    float* out = all.data<float>();
-    for (int64_t i = 0; i < m; ++i) {
-      CastElements(in + part_[i] * row_bytes, field.samples.dtype(), out + i * per_row,
-                   DType::kFloat32, per_row);
-    }
-    if (field.scale != 1.0f) {
-      for (int64_t i = 0; i < m * per_row; ++i) out[i] *= field.scale;
-    }
-    labels->push_back(std::move(all));
+    held.labels.push_back(NDArray::Empty(field.samples.shape().WithDim0(m), DType::kFloat32));
+    Gather(field, held.labels.back(), part_.data(), m);
   }
-  return true;
+  return held;
 }
 
-void Batcher::Gather(const BatchField& field, const NDArray& out, const int64_t* rows) const {
+void Batcher::Gather(const BatchField& field, const NDArray& out, const int64_t* rows,
+                     int64_t count) const {
   const int64_t n = field.samples.shape()[0];
   const int64_t per_row = n == 0 ? 0 : field.samples.size() / n;
   const size_t in_row_bytes = per_row * DTypeSize(field.samples.dtype());
@@ -162,8 +153,8 @@ void Batcher::Gather(const BatchField& field, const NDArray& out, const int64_t*
   COHORT_CHECK(field.scale == 1.0f || to == DType::kFloat32)
       << "'" << field.name << "': scale needs float32 batches";
   constexpr int64_t kAhead = 4;  // shuffled rows are random reads: fetch a few rows ahead
-  for (int64_t i = 0; i < options_.batch_size; ++i) {
-    if (i + kAhead < options_.batch_size) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) {
       const char* next = in + rows[i + kAhead] * in_row_bytes;
       for (size_t line = 0; line < in_row_bytes; line += 64) __builtin_prefetch(next + line);
     }

@@ -57,9 +57,9 @@ class Batcher {
   const std::vector<DataDesc>& provide_data() const { return batch_.provide_data; }
   const std::vector<DataDesc>& provide_label() const { return batch_.provide_label; }
   int64_t batch_size() const { return options_.batch_size; }
-  // DataIter::AllLabels: the labels of this part's samples, in float32 when the batches are
-  // (false otherwise).
-  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const;
+  // DataIter::AllLabels: the labels of every sample this iterator may serve (under the default
+  // sharding, the whole data set), when the batches hold them as float32.
+  std::optional<HeldLabels> AllLabels() const;
   // Samples this iterator serves an epoch (its share of the global batches' samples).
   int64_t num_samples() const {
     return (static_cast<int64_t>(part_.size()) + options_.num_parts - 1) / options_.num_parts;
@@ -69,7 +69,9 @@ class Batcher {
   void StartEpoch();
   // The next batch's rows (and, with `gather`, its arrays); false at the end of the epoch.
   bool Advance(bool gather);
-  void Gather(const BatchField& field, const NDArray& out, const int64_t* rows) const;
+  // Rows rows[0 .. count) of `field` into `out`, converted to its batch dtype and scaled.
+  void Gather(const BatchField& field, const NDArray& out, const int64_t* rows,
+              int64_t count) const;
 
   std::vector<BatchField> data_, label_;
   BatchOptions options_;
@@ -94,9 +96,7 @@ class BatcherIter : public DataIter {
   int64_t batch_size() const override { return batcher_->batch_size(); }
   // Samples in this iterator's part.
   int64_t num_samples() const { return batcher_->num_samples(); }
-  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const override {
-    return batcher_->AllLabels(labels, index);
-  }
+  std::optional<HeldLabels> AllLabels() const override { return batcher_->AllLabels(); }
   std::string DescribeLabelOf(int64_t index) const override {
     return label_file_.empty() ? DataIter::DescribeLabelOf(index)
                                : label_unit_ + " " + std::to_string(index + label_first_) +

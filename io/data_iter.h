@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,13 @@
 #include "io/data_desc.h"
 
 namespace cohort {
+
+// Every label of a data set held in memory (DataIter::AllLabels): one array (M, ...) per label,
+// row i that of the sample whose DataBatch::index value is index[i].
+struct HeldLabels {
+  std::vector<NDArray> labels;
+  std::vector<int64_t> index;
+};
 
 // Yields batches until the end of an epoch; Reset starts the next epoch.
 //   while (iter.Next()) { const DataBatch& b = iter.Value(); ... }   iter.Reset();
@@ -39,12 +47,8 @@ class DataIter {
   }
 
   // Where the data set is held in memory: every label of the samples this iterator may serve,
-  // as its batches hold them (float32, scaled), one array (M, ...) per label, with each row's
-  // DataBatch::index value in `index`; true then. Note [Labels checked up front].
-  virtual bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const {
-    (void)labels, (void)index;
-    return false;
-  }
+  // as its batches hold them (float32, scaled). Note [Labels checked up front].
+  virtual std::optional<HeldLabels> AllLabels() const { return std::nullopt; }
 };
 
 // What to do with the samples left over at the end of an epoch when they do not fill a batch.

@@ -35,9 +35,7 @@ class PrefetchingIter : public DataIter {
   std::string DescribeLabelOf(int64_t index) const override {
     return inner_->DescribeLabelOf(index);
   }
-  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const override {
-    return inner_->AllLabels(labels, index);
-  }
+  std::optional<HeldLabels> AllLabels() const override { return inner_->AllLabels(); }
 
  private:
   void Produce();

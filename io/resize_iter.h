@@ -25,9 +25,7 @@ class ResizeIter : public DataIter {
   std::string DescribeLabelOf(int64_t index) const override {
     return inner_->DescribeLabelOf(index);
   }
-  bool AllLabels(std::vector<NDArray>* labels, std::vector<int64_t>* index) const override {
-    return inner_->AllLabels(labels, index);
-  }
+  std::optional<HeldLabels> AllLabels() const override { return inner_->AllLabels(); }
 
  private:
   std::unique_ptr<DataIter> inner_;

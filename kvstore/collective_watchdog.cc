@@ -74,13 +74,14 @@ void RemoveAbortHook(int id) {
   Hooks().erase(id);
 }
 
-void RunAbortHooks() {
+int RunAbortHooks() {
   std::map<int, std::function<void()>> hooks;
   {
     std::lock_guard<std::mutex> lock(hooks_mutex);
     hooks.swap(Hooks());  // once
   }
   for (auto& [id, hook] : hooks) hook();
+  return static_cast<int>(hooks.size());
 }
 
 void CollectiveWatchdog::Run() {

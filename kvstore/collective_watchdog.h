@@ -31,7 +31,7 @@ namespace cohort {
 // once, in any thread, and must not block.
 int AddAbortHook(std::function<void()> hook);  // returns an id for RemoveAbortHook
 void RemoveAbortHook(int id);
-void RunAbortHooks();
+int RunAbortHooks();  // returns how many ran
 
 // The rank (of MPI_COMM_WORLD) the collective in progress waits on, when its transport can tell
 // (the TCP ring: the previous rank's bytes have not come, or the next rank takes none); -1 when

@@ -34,8 +34,8 @@ class Comm {
 std::unique_ptr<Comm> CreateSingleWorkerComm();
 // One worker per process of an mpirun job: small buffers fused into buckets and summed by
 // MPI_Allreduce, large ones by Cohort's pipelined ring (Note [Ring all-reduce]), inside each host
-// first when COHORT_KVSTORE_HIERARCHICAL=1 (Note [Hierarchical all-reduce]). Initialises MPI
-// when the program did not.
+// first when the job spans hosts of several ranks (Note [Hierarchical all-reduce]). Initialises
+// MPI when the program did not.
 std::unique_ptr<Comm> CreateMpiComm();
 
 }  // namespace cohort

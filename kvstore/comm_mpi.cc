@@ -176,8 +176,9 @@ class MpiComm final : public Comm {
  private:
   // COHORT_RING_CHUNK_KB, or by the transport when it is 0: 256 KB when every rank of the job
   // shares this host (Open MPI's shared memory), 16 MB when the job spans hosts (then the ring,
-  // flat or between the hosts' leaders, crosses them, over MPI where it does not talk TCP
-  // itself: Note [TCP ring]). Measured
+  // flat, between the hosts' leaders, or one for each rank of a host, crosses them, over MPI
+  // where it does not talk TCP itself: Note [TCP ring]; the ring inside a host takes 256 KB).
+  // Measured
   // with mpi_allreduce_peer's ring, 2 ranks, 8-64 MB: over shared memory 256 KB beat 128 KB,
   // 1 MB and 4 MB (3 runs each); between two namespace hosts over TCP 256 KB reached 0.06 GB/s,
   // 1 MB 0.21-0.25, 4 MB 0.25-0.35, 16 MB 0.25-0.49 (raw MPI_Allreduce 0.15-0.24): there each
@@ -295,7 +296,8 @@ class MpiComm final : public Comm {
   // the job has one host or one rank on every host. Measured on 2 namespace hosts of 2 ranks
   // (TCP between them, the 4 ranks on 2 cores, medians of 3 runs of cohort-allreduce-bench):
   // two levels beat the flat ring over MPI messages 2.0-8.7x and a leader a host 1.2-6.4x from
-  // 64 KB to 64 MB (2.1x and 3.0x at 64 MB); raw MPI_Allreduce 1.5-12x.
+  // 64 KB to 64 MB (2.1x and 3.0x at 64 MB). Against raw MPI_Allreduce, medians of 5 rounds
+  // (scripts/bench-allreduce.sh with RANKS_PER_HOST=2): 1.17-8.0x, 2.85x at 64 MB.
   void SplitByHost() {
     MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_));
     int host_rank = 0, host_size = 1;
@@ -306,8 +308,9 @@ class MpiComm final : public Comm {
     if (leaders_ != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_size(leaders_, &hosts));
     MPI_CHECK(MPI_Bcast(&hosts, 1, MPI_INT, 0, host_));
     // Decided alike everywhere: a host of one rank among hosts of several is its own leader.
-    const int most_on_a_host = RanksOnAHost(comm_, MPI_MAX);
-    const int fewest_on_a_host = RanksOnAHost(comm_, MPI_MIN);
+    int extremes[2] = {host_size, -host_size};  // the fullest host's count, the emptiest's
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MAX, comm_));
+    const int most_on_a_host = extremes[0], fewest_on_a_host = -extremes[1];
     const bool two_levels = most_on_a_host == fewest_on_a_host && Env().ring_min_kb != 0;
     if (hosts > 1 && most_on_a_host > 1 && (two_levels || Env().kvstore_hierarchical == 1)) {
       host_rank_ = host_rank;
@@ -355,13 +358,14 @@ class MpiComm final : public Comm {
     if (rank_ == 0) {
       int host_size = 1;
       MPI_CHECK(MPI_Comm_size(host_, &host_size));
-      Log().info("kvstore: ring inside each host over {} between {} ranks, buffers from {} KB",
-                 shm_everywhere ? "shared memory" : "MPI messages", host_size, min_kb);
+      Log().info("kvstore: ring inside each host between {} ranks over {}, buffers from {} KB",
+                 host_size,
+                 shm_everywhere ? "shared memory" : "MPI messages on at least one host", min_kb);
     }
   }
 
   // Note [Ring all-reduce]: large reductions as a pipelined ring, small ones by MPI; Note
-  // [Hierarchical all-reduce]: inside the host first when asked for.
+  // [Hierarchical all-reduce]: inside the host first, in two levels of rings or by a leader.
   void Sum(float* data, int64_t count) {
     if (host_ring_) {
       if (count * 4 >= host_ring_min_bytes_) {

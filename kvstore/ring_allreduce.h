@@ -75,9 +75,9 @@ class RingAllreduce {
 //      of them at once (a ring over TCP each, or MPI): each host sends the whole buffer through
 //      its network once, as with one leader a host, but k ranks share the work;
 //   3. a ring all-gather inside the host.
-// Every rank adds in the same order, so all end with the same bits. Hosts of unequal size fall
-// back to a leader a host (MPI_Reduce inside, the leaders' all-reduce, MPI_Bcast), as MXNet's
-// dist_device_sync reduces on the host first.
+// Every rank adds in the same order, so all end with the same bits. Hosts of unequal size run
+// flat, or with COHORT_KVSTORE_HIERARCHICAL=1 by a leader a host (MPI_Reduce inside, the
+// leaders' all-reduce, MPI_Bcast), as MXNet's dist_device_sync reduces on the host first.
 void HierarchicalSum(RingAllreduce& inside, const std::function<void(float*, int64_t)>& across,
                      float* data, int64_t count);
 

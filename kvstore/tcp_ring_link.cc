@@ -388,10 +388,15 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
     // A connect succeeds once its peer's acceptor has answered, so when every rank's did, every
     // acceptor has its connection; when one failed, the acceptors waiting for it stop at once
     // instead of at the deadline. (The acceptor makes no MPI call.)
+    // The thread is joined before an MPI error may throw.
     int mine_connected = to_next.ok() ? 1 : 0, all_connected = 0;
-    MPI_CHECK(MPI_Allreduce(&mine_connected, &all_connected, 1, MPI_INT, MPI_MIN, comm));
-    if (!all_connected) give_up = true;
+    const int status = MPI_Allreduce(&mine_connected, &all_connected, 1, MPI_INT, MPI_MIN, comm);
+    if (status != MPI_SUCCESS || !all_connected) give_up = true;
     if (acceptor.joinable()) acceptor.join();
+    MPI_CHECK(status);
+    if (!from_prev.ok() && give_up) {
+      accept_why = "rank " + std::to_string(cards[prev].job_rank) + " could not connect to this one";
+    }
     if (to_next.ok() && !from_prev.ok()) *why = accept_why;
   }
   int connected = to_next.ok() && from_prev.ok() ? 1 : 0, everywhere = 0;

@@ -812,39 +812,43 @@ std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric&
 // iterators: IDX, CSV, arrays) is refused in the setup too, naming its sample as in training
 // (Note [Naming a bad label]), rather than at its batch or, in validation data, after a whole
 // epoch of training: throwaway metrics read every label beside zero predictions of the
-// outputs' shapes. Data read as it goes (image records, text) is checked as it is read.
+// outputs' shapes, as UpdateMetric hands them (a row a sample), at most kBudget bytes at once.
+// Every label counts, also those of samples an epoch leaves out (discard, a shorter epoch): a
+// bad one is the data's error either way. Skipped where it would cost much: over kMostElements
+// prediction elements in all (large per-sample outputs), or labels not float32; data read as it
+// goes (image records, text) is checked as it is read.
 void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitConfig& config) {
   std::unique_ptr<EvalMetric> probe = CreateMetric(config.metrics, config.ignore_label);
   std::vector<NDArray> zero_labels;
   for (const DataDesc& d : train.provide_label()) zero_labels.push_back(NDArray::Zeros(d.shape));
   manager_->UpdateMetric(*probe, zero_labels, 0);
 
-  DataParallelExecutorGroup& group = manager_->default_group();
-  const std::vector<NDArray>& outputs = group.executor(0).outputs();
-  const int64_t slice_rows = group.slices()[0].second - group.slices()[0].first;
-  constexpr int64_t kRows = 1024;  // samples a throwaway update reads
+  constexpr int64_t kBudget = 64 << 20;          // bytes of zero predictions
+  constexpr int64_t kMostElements = int64_t{1} << 28;  // about a second of metric work
+  const std::vector<NDArray>& outputs = manager_->default_group().executor(0).outputs();
   for (DataIter* data : {&train, val}) {
-    std::vector<NDArray> all, preds, labels, pred_rows;
-    std::vector<int64_t> index;
-    if (!data || !data->AllLabels(&all, &index) || all.empty() || slice_rows <= 0) continue;
-    const size_t n = std::min(outputs.size(), all.size());
-    for (size_t k = 0; k < n; ++k) {  // outputs of kRows samples (rows a sample alike)
-      const int64_t per_sample = outputs[k].shape()[0] / slice_rows;
-      if (per_sample < 1 || per_sample * slice_rows != outputs[k].shape()[0]) break;
-      preds.push_back(NDArray::Zeros(outputs[k].shape().WithDim0(per_sample * kRows)));
+    const std::optional<HeldLabels> held = data ? data->AllLabels() : std::nullopt;
+    if (!held || held->labels.empty()) continue;
+    const size_t n = std::min(outputs.size(), held->labels.size());
+    const int64_t samples = static_cast<int64_t>(held->index.size());
+    int64_t row_elements = 0;  // prediction elements a sample
+    for (size_t k = 0; k < n; ++k) {
+      const Shape& s = outputs[k].shape();
+      row_elements += s[0] > 0 ? s.Size() / s[0] : 0;
     }
-    if (preds.size() != n) continue;
+    if (row_elements == 0 || samples * row_elements > kMostElements) continue;
+    const int64_t chunk = std::clamp<int64_t>(kBudget / (4 * row_elements), 1, samples);
+    std::vector<NDArray> preds, labels(n), pred_rows(n);
+    for (size_t k = 0; k < n; ++k) preds.push_back(NDArray::Zeros(outputs[k].shape().WithDim0(chunk)));
     std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
-    const int64_t samples = static_cast<int64_t>(index.size());
-    for (int64_t begin = 0; begin < samples; begin += kRows) {
-      const int64_t rows = std::min(kRows, samples - begin);
-      labels.clear();
-      pred_rows.clear();
+    for (int64_t begin = 0; begin < samples; begin += chunk) {
+      const int64_t rows = std::min(chunk, samples - begin);
       for (size_t k = 0; k < n; ++k) {
-        labels.push_back(all[k].Slice(begin, begin + rows));
-        pred_rows.push_back(preds[k].Slice(0, preds[k].shape()[0] / kRows * rows));
+        labels[k] = held->labels[k].Slice(begin, begin + rows);
+        pred_rows[k] = preds[k].Slice(0, rows);
       }
-      const std::vector<int64_t> rows_index(index.begin() + begin, index.begin() + begin + rows);
+      const std::vector<int64_t> rows_index(held->index.begin() + begin,
+                                            held->index.begin() + begin + rows);
       try {
         metric->Update(labels, pred_rows);
       } catch (const LabelError& e) {

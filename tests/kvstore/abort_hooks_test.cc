@@ -18,8 +18,9 @@ TEST(AbortHooks, RunOnceAndNotAfterRemoval) {
   const int b = AddAbortHook([&] { ++second; });
   EXPECT_NE(a, b);
   RemoveAbortHook(b);
-  RunAbortHooks();
-  RunAbortHooks();  // the hooks ran already: an abort path reached twice does nothing more
+  EXPECT_EQ(RunAbortHooks(), 1);
+  // The hooks ran already: an abort path reached twice does nothing more.
+  EXPECT_EQ(RunAbortHooks(), 0);
   EXPECT_EQ(first, 1);
   EXPECT_EQ(second, 0);
 }
