@@ -128,13 +128,15 @@ void CollectiveWatchdog::Run() {
     if (waited > timeout_ / 4 && warned_for != count) {
       warned_for = count;
       if (gap > waited / 2) {  // the wait is mostly this process's own standstill
-        Log().warn("rank {}: {} #{} has waited {:.1f} s: this process was suspended or starved "
-                   "for {:.1f} s (COHORT_COMM_TIMEOUT={} s)",
-                   rank_, what_.load(), count, waited, gap, timeout_);
+        Log().warn(
+            "rank {}: {} #{} has waited {:.1f} s: this process was suspended or starved "
+            "for {:.1f} s (COHORT_COMM_TIMEOUT={} s)",
+            rank_, what_.load(), count, waited, gap, timeout_);
       } else {
-        Log().warn("rank {}: {} #{} has waited {:.1f} s for the other workers "
-                   "(COHORT_COMM_TIMEOUT={} s)",
-                   rank_, what_.load(), count, waited, timeout_);
+        Log().warn(
+            "rank {}: {} #{} has waited {:.1f} s for the other workers "
+            "(COHORT_COMM_TIMEOUT={} s)",
+            rank_, what_.load(), count, waited, timeout_);
       }
     }
   }

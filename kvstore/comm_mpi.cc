@@ -319,10 +319,10 @@ class MpiComm final : public Comm {
         MPI_CHECK(MPI_Comm_split(comm_, host_rank, rank_, &across_));
       }
       if (rank_ == 0) {
-        const std::string ranks = most_on_a_host == fewest_on_a_host
-                                      ? std::to_string(most_on_a_host)
-                                      : std::to_string(fewest_on_a_host) + " to " +
-                                            std::to_string(most_on_a_host);
+        const std::string ranks =
+            most_on_a_host == fewest_on_a_host
+                ? std::to_string(most_on_a_host)
+                : std::to_string(fewest_on_a_host) + " to " + std::to_string(most_on_a_host);
         Log().info("kvstore: hierarchical all-reduce, {} hosts of {} ranks{}", hosts, ranks,
                    two_levels ? ": reduce-scatter inside each host, all-reduce across, all-gather"
                               : ": reduce to a leader a host, all-reduce across, broadcast");
@@ -359,8 +359,8 @@ class MpiComm final : public Comm {
       int host_size = 1;
       MPI_CHECK(MPI_Comm_size(host_, &host_size));
       Log().info("kvstore: ring inside each host between {} ranks over {}, buffers from {} KB",
-                 host_size,
-                 shm_everywhere ? "shared memory" : "MPI messages on at least one host", min_kb);
+                 host_size, shm_everywhere ? "shared memory" : "MPI messages on at least one host",
+                 min_kb);
     }
   }
 
@@ -370,11 +370,11 @@ class MpiComm final : public Comm {
     if (host_ring_) {
       if (count * 4 >= host_ring_min_bytes_) {
         HierarchicalSum(
-            *host_ring_, [this](float* segment, int64_t n) { FlatSum(across_, segment, n); },
-            data, count);
+            *host_ring_, [this](float* segment, int64_t n) { FlatSum(across_, segment, n); }, data,
+            count);
       } else {
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                                comm_));
+        MPI_CHECK(
+            MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_));
       }
       return;
     }

@@ -232,7 +232,8 @@ Socket ConnectTo(const Card& card, int peer, int rank, uint64_t token, Clock::ti
 Socket AcceptFrom(int listener, int peer, int peer_job_rank, int rank, uint64_t token,
                   Clock::time_point deadline, const std::atomic<bool>& give_up, std::string* why) {
   while (!give_up.load() && Clock::now() < deadline) {
-    if (!WaitFor(listener, POLLIN, std::min(deadline, Clock::now() + std::chrono::milliseconds(50))))
+    if (!WaitFor(listener, POLLIN,
+                 std::min(deadline, Clock::now() + std::chrono::milliseconds(50))))
       continue;
     Socket s(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
     if (!s.ok()) continue;
@@ -395,7 +396,8 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
     if (acceptor.joinable()) acceptor.join();
     MPI_CHECK(status);
     if (!from_prev.ok() && give_up) {
-      accept_why = "rank " + std::to_string(cards[prev].job_rank) + " could not connect to this one";
+      accept_why =
+          "rank " + std::to_string(cards[prev].job_rank) + " could not connect to this one";
     }
     if (to_next.ok() && !from_prev.ok()) *why = accept_why;
   }

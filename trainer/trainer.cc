@@ -823,7 +823,7 @@ void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitCon
   for (const DataDesc& d : train.provide_label()) zero_labels.push_back(NDArray::Zeros(d.shape));
   manager_->UpdateMetric(*probe, zero_labels, 0);
 
-  constexpr int64_t kBudget = 64 << 20;          // bytes of zero predictions
+  constexpr int64_t kBudget = 64 << 20;                // bytes of zero predictions
   constexpr int64_t kMostElements = int64_t{1} << 28;  // about a second of metric work
   const std::vector<NDArray>& outputs = manager_->default_group().executor(0).outputs();
   for (DataIter* data : {&train, val}) {
@@ -839,7 +839,8 @@ void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitCon
     if (row_elements == 0 || samples * row_elements > kMostElements) continue;
     const int64_t chunk = std::clamp<int64_t>(kBudget / (4 * row_elements), 1, samples);
     std::vector<NDArray> preds, labels(n), pred_rows(n);
-    for (size_t k = 0; k < n; ++k) preds.push_back(NDArray::Zeros(outputs[k].shape().WithDim0(chunk)));
+    for (size_t k = 0; k < n; ++k)
+      preds.push_back(NDArray::Zeros(outputs[k].shape().WithDim0(chunk)));
     std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
     for (int64_t begin = 0; begin < samples; begin += chunk) {
       const int64_t rows = std::min(chunk, samples - begin);

@@ -112,8 +112,8 @@ TEST(RingAllreduce, OverSharedMemorySumsLikeMpiOnEveryRankAlike) {
 // A segment in /dev/shm whose job ended during its setup: its maker `pid`, last written
 // `age_s` seconds ago, its call number `call`. Returns its name (without the leading slash).
 std::string LeaveSegment(int pid, int age_s, int call) {
-  const std::string name = "cohort-ring-" + std::to_string(pid) + "-" + std::to_string(call) +
-                           "-0badf00d";
+  const std::string name =
+      "cohort-ring-" + std::to_string(pid) + "-" + std::to_string(call) + "-0badf00d";
   const int fd = shm_open(("/" + name).c_str(), O_CREAT | O_RDWR, 0600);
   EXPECT_GE(fd, 0);
   close(fd);

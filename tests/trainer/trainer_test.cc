@@ -118,9 +118,10 @@ TEST(Trainer, LabelsInMemoryAreCheckedBeforeTheFirstStep) {
   auto [x, y] = Blobs();
   std::vector<float> labels = y.ToVector<float>();
   labels[50] = 4;  // SmallMlp has 4 classes
-  NDArrayIter val(NDArrayIter::NamedArrays{{"data", x}},
-                  NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({96}, labels)}},
-                  BatchOptions{.batch_size = 16});
+  NDArrayIter val(
+      NDArrayIter::NamedArrays{{"data", x}},
+      NDArrayIter::NamedArrays{{"softmax_label", NDArray::FromVector<float>({96}, labels)}},
+      BatchOptions{.batch_size = 16});
   auto kvstore = std::make_shared<RecordingKVStore>();
   Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)}, {}, kvstore);
   auto train = Iter(16);
