@@ -71,7 +71,9 @@ ModelCost AnalyzeModel(const Symbol& net, const std::map<std::string, Shape>& in
   }
   for (const auto& node : net.TopoOrder()) {
     if (node->is_variable()) continue;
-    LayerCost layer{.name = node->name, .op = node->op};
+    LayerCost layer;
+    layer.name = node->name;
+    layer.op = node->op;
     const Shape& out = shapes.output.at(node->name);
     const double out_elements = static_cast<double>(out.Size());
     double forward = elementwise_flops * out_elements, backward = forward;
