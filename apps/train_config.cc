@@ -130,6 +130,14 @@ T Get(const YAML::Node& root, const std::string& dotted, T fallback) {
   return n.IsNull() ? fallback : n.as<T>();
 }
 
+// Text served in buckets pads its short lines with label -1, which the loss and the metrics
+// ignore; other data kinds do not read data.buckets (the config warns of it), so their labels
+// stay all counted.
+bool BucketedText(const YAML::Node& root) {
+  return Get<std::string>(root, "data.kind", "mnist") == "text" &&
+         !Get<std::vector<int64_t>>(root, "data.buckets", {}).empty();
+}
+
 // Integer settings are range-checked before they are narrowed: epochs 4294967297 trained one
 // epoch, resume_epoch 2147483648 wrapped to a negative epoch and trained forever.
 constexpr int64_t kMaxEpochs = 1'000'000'000;
@@ -165,7 +173,7 @@ models::GptOptions GptOptionsOf(const YAML::Node& root) {
   o.vocab = InRange(root, "model.vocab", o.vocab, 1, kMaxClasses);
   o.dropout = Get<double>(root, "model.dropout", o.dropout);
   o.tie_weights = Get<bool>(root, "model.tie_weights", o.tie_weights);
-  if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) o.ignore_label = -1.0f;
+  if (BucketedText(root)) o.ignore_label = -1.0f;
   return o;
 }
 
@@ -280,7 +288,7 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   f.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0));
   f.log_every = static_cast<int>(InRange(root, "log_every", 100, 0, int64_t{1} << 30));
   f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
-  if (!Get<std::vector<int64_t>>(root, "data.buckets", {}).empty()) f.ignore_label = -1;
+  if (BucketedText(root)) f.ignore_label = -1;
   f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
   f.checkpoint_period = static_cast<int>(InRange(root, "checkpoint.period", 1, 1, kMaxEpochs));
   f.checkpoint_every_steps = InRange(root, "checkpoint.every_steps", 0, 0, int64_t{1} << 40);

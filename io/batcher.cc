@@ -133,6 +133,7 @@ std::optional<HeldLabels> Batcher::AllLabels() const {
   }
   HeldLabels held;
   held.index = part_;
+  held.every_worker_alike = options_.sharding == BatchOptions::Sharding::kGlobalBatch;
   const int64_t m = static_cast<int64_t>(part_.size());
   for (const BatchField& field : label_) {
     held.labels.push_back(NDArray::Empty(field.samples.shape().WithDim0(m), DType::kFloat32));

@@ -98,8 +98,9 @@ class BatcherIter : public DataIter {
   int64_t num_samples() const { return batcher_->num_samples(); }
   std::optional<HeldLabels> AllLabels() const override { return batcher_->AllLabels(); }
   std::string DescribeLabelOf(int64_t index) const override {
+    const int64_t number = label_lines_.empty() ? index + label_first_ : label_lines_.at(index);
     return label_file_.empty() ? DataIter::DescribeLabelOf(index)
-                               : label_unit_ + " " + std::to_string(index + label_first_) +
+                               : label_unit_ + " " + std::to_string(number) +
                                      " of '" + label_file_ + "'";
   }
 
@@ -109,6 +110,7 @@ class BatcherIter : public DataIter {
   // of its first one: set by the subclass's constructor.
   std::string label_file_, label_unit_;
   int64_t label_first_ = 0;
+  std::vector<int64_t> label_lines_;  // each sample's line in the file, where lines may be blank
 };
 
 }  // namespace cohort

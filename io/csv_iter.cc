@@ -24,7 +24,9 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 }  // namespace
 
-NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape) {
+NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape,
+                    std::vector<int64_t>* lines) {
+  if (lines) lines->clear();
   COHORT_CHECK(sample_shape.is_known() && sample_shape.Size() > 0)
       << "'" << path << "': invalid sample shape " << sample_shape;
   const int64_t width = sample_shape.Size();
@@ -66,6 +68,7 @@ NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape) {
                                  << " values, expected " << width << " (shape " << sample_shape
                                  << ")";
     ++rows;
+    if (lines) lines->push_back(line);
     p = next_line;
   }
   COHORT_CHECK_GT(rows, 0) << "'" << path << "' holds no rows";
@@ -83,10 +86,9 @@ CSVIter::CSVIter(const CSVIterOptions& options) {
     dims.insert(dims.end(), options.label_shape.begin(), options.label_shape.end());
     label = NDArray::Zeros(Shape(std::span<const int64_t>(dims)));
   } else {
-    label = ReadCsvFile(options.label_csv, options.label_shape);
+    label = ReadCsvFile(options.label_csv, options.label_shape, &label_lines_);
     label_file_ = options.label_csv;
-    label_unit_ = "row";
-    label_first_ = 1;  // as an editor numbers lines
+    label_unit_ = "line";  // as an editor numbers them, blank ones included
     COHORT_CHECK(label.shape()[0] == n) << "'" << options.label_csv << "' has " << label.shape()[0]
                                         << " rows but '" << options.data_csv << "' has " << n;
   }

@@ -29,6 +29,7 @@ class CSVIter : public BatcherIter {
 
 // Parses a CSV file with sample_shape.Size() numbers per row into a float32 array of shape
 // (rows, sample_shape...). Blank lines are skipped.
-NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape);
+NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape,
+                    std::vector<int64_t>* lines = nullptr);
 
 }  // namespace cohort

@@ -16,6 +16,7 @@ namespace cohort {
 struct HeldLabels {
   std::vector<NDArray> labels;
   std::vector<int64_t> index;
+  bool every_worker_alike = false;  // every worker holds these same labels (Note [Sharding])
 };
 
 // Yields batches until the end of an epoch; Reset starts the next epoch.
@@ -41,7 +42,7 @@ class DataIter {
   virtual int64_t batch_size() const = 0;
 
   // Where the label of the sample at `index` (a DataBatch::index value) comes from, for an
-  // error about it: "record 17 of 'train.rec', at byte 4096", "row 3 of 'labels.csv'".
+  // error about it: "record 17 of 'train.rec', at byte 4096", "line 3 of 'labels.csv'".
   virtual std::string DescribeLabelOf(int64_t index) const {
     return "sample " + std::to_string(index);
   }

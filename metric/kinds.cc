@@ -19,11 +19,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The class number a label value names; labels are stored as floats (MXNet's convention). A
 // fractional or non-finite label is the data's fault (it was truncated silently before): a
-// DataError, exit 2 in the CLIs.
-int64_t ClassOf(const std::string& metric, float value, int64_t sample) {
+// DataError, exit 2 in the CLIs. The message names the label, not its position among the
+// labels given (a device's slice): the trainer adds where the sample came from (Note [Naming a
+// bad label]).
+int64_t ClassOf(const std::string& metric, float value) {
   if (!std::isfinite(value) || value != std::trunc(value) || std::fabs(value) > 1e15f) {
-    throw LabelError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
-                         std::to_string(value) + ", which is not a class number (a whole number)",
+    throw LabelError("metric '" + metric + "': label " + std::to_string(value) +
+                         " is not a class number (a whole number)",
                      value, __FILE__, __LINE__);
   }
   return static_cast<int64_t>(value);
@@ -48,10 +50,10 @@ int64_t ClassRows(const std::string& metric, const NDArray& label, const NDArray
   return label.size();
 }
 
-void CheckLabel(const std::string& metric, int64_t label, int64_t classes, int64_t sample) {
+void CheckLabel(const std::string& metric, int64_t label, int64_t classes) {
   if (label < 0 || label >= classes) {
-    throw LabelError("metric '" + metric + "': sample " + std::to_string(sample) + " has label " +
-                         std::to_string(label) + ", outside the " + std::to_string(classes) +
+    throw LabelError("metric '" + metric + "': label " + std::to_string(label) +
+                         " is outside the " + std::to_string(classes) +
                          " classes of the predictions",
                      static_cast<float>(label), __FILE__, __LINE__);
   }
@@ -65,15 +67,15 @@ void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
   int64_t correct = 0, counted = 0, classes = 0;  // 0: predictions are class numbers
-  auto count = [&](int64_t predicted, float value, int64_t sample) {
-    const int64_t target = ClassOf(name_, value, sample);
+  auto count = [&](int64_t predicted, float value) {
+    const int64_t target = ClassOf(name_, value);
     if (ignore_label_ && target == *ignore_label_) return;
-    if (classes > 0) CheckLabel(name_, target, classes, sample);
+    if (classes > 0) CheckLabel(name_, target, classes);
     correct += predicted == target;
     ++counted;
   };
   if (pred.shape() == label.shape()) {  // predictions are class numbers already
-    for (int64_t i = 0; i < label.size(); ++i) count(static_cast<int64_t>(p[i]), l[i], i);
+    for (int64_t i = 0; i < label.size(); ++i) count(static_cast<int64_t>(p[i]), l[i]);
   } else {
     const Shape& s = pred.shape();
     int axis = axis_ < 0 ? axis_ + s.ndim() : axis_;
@@ -99,7 +101,7 @@ void Accuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
         for (int64_t c = 1; c < classes; ++c) {
           if (row[c * inner] > row[best * inner]) best = c;
         }
-        count(best, l[o * inner + i], o * inner + i);
+        count(best, l[o * inner + i]);
       }
     }
   }
@@ -122,8 +124,8 @@ void TopKAccuracy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const int64_t n = pred.shape()[0], classes = pred.shape()[1];
   int64_t correct = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t target = ClassOf(name_, l[i], i);
-    CheckLabel(name_, target, classes, i);
+    const int64_t target = ClassOf(name_, l[i]);
+    CheckLabel(name_, target, classes);
     const float* row = p + i * classes;
     int64_t higher = 0;  // classes that outrank the label; ties count in the label's favour
     for (int64_t c = 0; c < classes; ++c) higher += row[c] > row[target];
@@ -143,8 +145,8 @@ void BinaryClassificationMetric::UpdateOne(const NDArray& label, const NDArray& 
   const float* p = HostFloats(pred, 1);
   double tp = 0, fp = 0, fn = 0, tn = 0;
   for (int64_t i = 0; i < pred.shape()[0]; ++i) {
-    const int64_t truth = ClassOf(name_, l[i], i);
-    CheckLabel(name_, truth, 2, i);  // binary: labels 0 and 1
+    const int64_t truth = ClassOf(name_, l[i]);
+    CheckLabel(name_, truth, 2);  // binary: labels 0 and 1
     const bool positive = p[2 * i + 1] > p[2 * i];
     if (positive)
       (truth ? tp : fp) += 1;
@@ -263,9 +265,9 @@ void CrossEntropy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* p = HostFloats(pred, 1);
   double sum = 0, count = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t target = ClassOf(name_, l[i], i);
+    const int64_t target = ClassOf(name_, l[i]);
     if (ignore_label_ && target == *ignore_label_) continue;
-    CheckLabel(name_, target, classes, i);
+    CheckLabel(name_, target, classes);
     sum -= std::log(static_cast<double>(p[i * classes + target]) + eps_);
     count += 1;
   }
@@ -279,9 +281,9 @@ void Perplexity::UpdateOne(const NDArray& label, const NDArray& pred) {
   const float* p = HostFloats(pred, 1);
   double sum = 0, count = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t target = ClassOf(name_, l[i], i);
+    const int64_t target = ClassOf(name_, l[i]);
     if (ignore_label_ && target == *ignore_label_) continue;
-    CheckLabel(name_, target, classes, i);
+    CheckLabel(name_, target, classes);
     sum -= std::log(std::max(1e-10, static_cast<double>(p[i * classes + target])));
     count += 1;
   }

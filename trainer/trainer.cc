@@ -813,10 +813,12 @@ std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric&
 // (Note [Naming a bad label]), rather than at its batch or, in validation data, after a whole
 // epoch of training: throwaway metrics read every label beside zero predictions of the
 // outputs' shapes, as UpdateMetric hands them (a row a sample), at most kBudget bytes at once.
-// Every label counts, also those of samples an epoch leaves out (discard, a shorter epoch): a
-// bad one is the data's error either way. Skipped where it would cost much: over kMostElements
-// prediction elements in all (large per-sample outputs), or labels not float32; data read as it
-// goes (image records, text) is checked as it is read.
+// Where every worker holds the same labels (the default sharding), each checks its share, so
+// that one worker reports a bad label, once. Every label counts, also those of samples an epoch
+// leaves out (discard, a shorter epoch): a bad one is the data's error either way. Skipped where
+// it would cost visibly: over kMostElements prediction elements in a worker's share (large
+// per-sample outputs: about 0.1 s a metric), or labels not float32; data read as it goes (image
+// records, text) is checked as it is read.
 void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitConfig& config) {
   std::unique_ptr<EvalMetric> probe = CreateMetric(config.metrics, config.ignore_label);
   std::vector<NDArray> zero_labels;
@@ -824,26 +826,31 @@ void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitCon
   manager_->UpdateMetric(*probe, zero_labels, 0);
 
   constexpr int64_t kBudget = 64 << 20;                // bytes of zero predictions
-  constexpr int64_t kMostElements = int64_t{1} << 28;  // about a second of metric work
+  constexpr int64_t kMostElements = int64_t{1} << 24;
   const std::vector<NDArray>& outputs = manager_->default_group().executor(0).outputs();
   for (DataIter* data : {&train, val}) {
     const std::optional<HeldLabels> held = data ? data->AllLabels() : std::nullopt;
     if (!held || held->labels.empty()) continue;
     const size_t n = std::min(outputs.size(), held->labels.size());
-    const int64_t samples = static_cast<int64_t>(held->index.size());
+    int64_t first = 0, samples = static_cast<int64_t>(held->index.size());
+    if (held->every_worker_alike) {  // this worker's share: [first, first + samples)
+      const int64_t workers = kvstore_->num_workers(), rank = kvstore_->rank();
+      first = samples * rank / workers;
+      samples = samples * (rank + 1) / workers - first;
+    }
     int64_t row_elements = 0;  // prediction elements a sample
     for (size_t k = 0; k < n; ++k) {
       const Shape& s = outputs[k].shape();
       row_elements += s[0] > 0 ? s.Size() / s[0] : 0;
     }
-    if (row_elements == 0 || samples * row_elements > kMostElements) continue;
+    if (samples <= 0 || row_elements == 0 || samples * row_elements > kMostElements) continue;
     const int64_t chunk = std::clamp<int64_t>(kBudget / (4 * row_elements), 1, samples);
     std::vector<NDArray> preds, labels(n), pred_rows(n);
     for (size_t k = 0; k < n; ++k)
       preds.push_back(NDArray::Zeros(outputs[k].shape().WithDim0(chunk)));
     std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
-    for (int64_t begin = 0; begin < samples; begin += chunk) {
-      const int64_t rows = std::min(chunk, samples - begin);
+    for (int64_t begin = first; begin < first + samples; begin += chunk) {
+      const int64_t rows = std::min(chunk, first + samples - begin);
       for (size_t k = 0; k < n; ++k) {
         labels[k] = held->labels[k].Slice(begin, begin + rows);
         pred_rows[k] = preds[k].Slice(0, rows);

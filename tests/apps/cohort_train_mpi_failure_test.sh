@@ -22,6 +22,18 @@ out=$(timeout 60 "${mpi[@]}" -np 1 "$train" "${common[@]}" : \
   -np 1 "$train" "${common[@]}" --set data.train_image="$tmp/missing.gz" 2>&1); code=$?
 check "a config error on rank 1 alone is exit 2 naming the rank (code $code)" \
   '[[ $code -eq 2 && "$out" == *"cohort-train: rank 1: "*"missing.gz"* ]]' || echo "$out" | head -5
+# A bad label in validation data every rank holds (the default sharding) is found before the
+# first step by the rank whose share holds it (Note [Labels checked up front]), and said once.
+for i in $(seq 0 7); do echo "$i,1,2,3"; done > "$tmp/x.csv"
+printf '0\n1\n2\n3\n0\n1\n12\n3\n' > "$tmp/y12.csv"
+out=$(timeout 60 "${mpi[@]}" -np 2 "$train" "${common[@]}" --set data.kind=csv \
+  --set data.train_data_csv="$tmp/x.csv" --set data.train_label_csv="$tmp/y12.csv" \
+  --set data.val_data_csv="$tmp/x.csv" --set data.val_label_csv="$tmp/y12.csv" \
+  --set 'data.data_shape=[4]' --set batch_size=4 --set devices=cpu:0 --set metrics=[acc] 2>&1)
+code=$?
+check "a bad label is exit 2, said once by the rank that checks it (code $code)" \
+  '[[ $code -eq 2 && $(grep -c "label 12 is outside the 10 classes of the predictions: line 7 of" <<<"$out") -eq 1 &&
+     "$out" == *"cohort-train: rank 1: "* ]]' || echo "$out" | head -8
 # Two processes whose kvstore does not join them train alone, each with a warning.
 out=$(timeout 60 "${mpi[@]}" -np 2 "$train" --config "$config" --set kvstore=local \
   --set epochs=1 --set data.batches_per_epoch=2 --set log_level=warn 2>&1); code=$?

@@ -41,6 +41,20 @@ TEST(CSVIter, ReadsDataAndLabels) {
   EXPECT_FALSE(it.Next());
 }
 
+// A bad label is named by its line as an editor shows it, blank lines counted.
+TEST(CSVIter, LabelsAreNamedByTheirLine) {
+  ScratchDir dir;
+  WriteFile(dir.Path("d.csv"), "1\n2\n3\n", false);
+  WriteFile(dir.Path("l.csv"), "0\n\n  \n1\n2\n", false);
+  CSVIterOptions o;
+  o.data_csv = dir.Path("d.csv");
+  o.data_shape = {1};
+  o.label_csv = dir.Path("l.csv");
+  CSVIter iter(o);
+  EXPECT_EQ(iter.DescribeLabelOf(0), "line 1 of '" + o.label_csv + "'");
+  EXPECT_EQ(iter.DescribeLabelOf(2), "line 5 of '" + o.label_csv + "'");
+}
+
 TEST(CSVIter, LabelsDefaultToZero) {
   ScratchDir dir;
   WriteFile(dir.Path("d.csv"), "1\n2\n", false);

@@ -248,14 +248,14 @@ TEST(Errors, ShapesAndNamesAreReported) {
   what = ErrorOf([] { CreateMetric("acc")->Update({kLabel, kLabel}, {kPred}); });
   EXPECT_NE(what.find("2 label arrays for 1 outputs"), std::string::npos) << what;
   what = ErrorOf([] { CreateMetric("ce")->Update({A({3}, {0, 1, 7})}, {kPred}); });
-  EXPECT_NE(what.find("sample 2 has label 7, outside the 3 classes"), std::string::npos) << what;
+  EXPECT_NE(what.find("label 7 is outside the 3 classes"), std::string::npos) << what;
   // Labels the data got wrong are DataErrors (exit 2): accuracy counted an out-of-range label
   // as a miss and truncated a fractional one.
   EXPECT_THROW(CreateMetric("acc")->Update({A({3}, {0, 1, 7})}, {kPred}), DataError);
   what = ErrorOf([] { CreateMetric("acc")->Update({A({3}, {0, 1, 7})}, {kPred}); });
-  EXPECT_NE(what.find("sample 2 has label 7, outside the 3 classes"), std::string::npos) << what;
+  EXPECT_NE(what.find("label 7 is outside the 3 classes"), std::string::npos) << what;
   what = ErrorOf([] { CreateMetric("acc")->Update({A({3}, {0, 1.5, 2})}, {kPred}); });
-  EXPECT_NE(what.find("sample 1 has label 1.500000, which is not a class number"),
+  EXPECT_NE(what.find("label 1.500000 is not a class number"),
             std::string::npos)
       << what;
   EXPECT_THROW(CreateMetric("ce")->Update({A({3}, {0, 1, -2})}, {kPred}), DataError);

@@ -126,7 +126,7 @@ TEST(Trainer, LabelsInMemoryAreCheckedBeforeTheFirstStep) {
   Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)}, {}, kvstore);
   auto train = Iter(16);
   const std::string error = testing::ErrorOf([&] { t.Fit(*train, &val, Config(1)); });
-  EXPECT_EQ(error.rfind("metric 'accuracy': sample 50 has label 4, outside the 4 classes of the "
+  EXPECT_EQ(error.rfind("metric 'accuracy': label 4 is outside the 4 classes of the "
                         "predictions: sample 50 [",
                         0),
             0)
