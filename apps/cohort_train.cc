@@ -122,9 +122,10 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
   }
   DataIters data = MakeDataIters(root, batch, rank, workers, config.fit.seed);
   ResolveScheduleInEpochs(root, (data.train_samples + batch - 1) / batch, &config.fit);
-  Log().info("cohort-train: {} worker(s), devices {} each, global batch {}, kvstore {}, {} "
+  // Workers may drive different devices (mpirun's contexts may set them apart): this one's.
+  Log().info("cohort-train: {} worker(s), devices {} on rank {}, global batch {}, kvstore {}, {} "
              "kernel thread(s) a worker",
-             workers, root["devices"] ? root["devices"].as<std::string>() : "cpu:0",
+             workers, root["devices"] ? root["devices"].as<std::string>() : "cpu:0", rank,
              config.batch_size, config.kvstore, Env().num_threads);
   std::ofstream metrics_file;
   if (!metrics_out.empty() && rank == 0) {
