@@ -232,9 +232,10 @@ Socket ConnectTo(const Card& card, int peer, int rank, uint64_t token, Clock::ti
 Socket AcceptFrom(int listener, int peer, int peer_job_rank, int rank, uint64_t token,
                   Clock::time_point deadline, const std::atomic<bool>& give_up, std::string* why) {
   while (!give_up.load() && Clock::now() < deadline) {
-    if (!WaitFor(listener, POLLIN,
-                 std::min(deadline, Clock::now() + std::chrono::milliseconds(50))))
-      continue;
+    pollfd p = {listener, POLLIN, 0};
+    const int ready = ::poll(&p, 1, std::min(50, MillisLeft(deadline)));
+    if (ready < 0 && errno != EINTR) break;  // the listener failed: no connection will come
+    if (ready <= 0) continue;
     Socket s(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
     if (!s.ok()) continue;
     NoDelay(s.fd());
