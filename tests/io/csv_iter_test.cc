@@ -19,6 +19,20 @@ std::string ErrorOf(const std::string& path, const Shape& shape) {
   return "no error";
 }
 
+// Options reading one value a sample from d.csv in `dir` and, unless `labels` is null, labels
+// from l.csv: the files' texts given.
+CSVIterOptions OneValueFiles(const ScratchDir& dir, const char* data, const char* labels) {
+  WriteFile(dir.Path("d.csv"), data, false);
+  CSVIterOptions o;
+  o.data_csv = dir.Path("d.csv");
+  o.data_shape = {1};
+  if (labels) {
+    WriteFile(dir.Path("l.csv"), labels, false);
+    o.label_csv = dir.Path("l.csv");
+  }
+  return o;
+}
+
 TEST(CSVIter, ReadsDataAndLabels) {
   ScratchDir dir;
   WriteFile(dir.Path("d.csv"), "1,2,3,4\n5, 6 ,7,8\r\n\n-9.5,1e2,+3,0\n", false);
@@ -44,12 +58,7 @@ TEST(CSVIter, ReadsDataAndLabels) {
 // A bad label is named by its line as an editor shows it, blank lines counted.
 TEST(CSVIter, LabelsAreNamedByTheirLine) {
   ScratchDir dir;
-  WriteFile(dir.Path("d.csv"), "1\n2\n3\n", false);
-  WriteFile(dir.Path("l.csv"), "0\n\n  \n1\n2\n", false);
-  CSVIterOptions o;
-  o.data_csv = dir.Path("d.csv");
-  o.data_shape = {1};
-  o.label_csv = dir.Path("l.csv");
+  const CSVIterOptions o = OneValueFiles(dir, "1\n2\n3\n", "0\n\n  \n1\n2\n");
   CSVIter iter(o);
   EXPECT_EQ(iter.DescribeLabelOf(0), "line 1 of '" + o.label_csv + "'");
   EXPECT_EQ(iter.DescribeLabelOf(2), "line 5 of '" + o.label_csv + "'");
@@ -57,10 +66,7 @@ TEST(CSVIter, LabelsAreNamedByTheirLine) {
 
 TEST(CSVIter, LabelsDefaultToZero) {
   ScratchDir dir;
-  WriteFile(dir.Path("d.csv"), "1\n2\n", false);
-  CSVIterOptions o;
-  o.data_csv = dir.Path("d.csv");
-  o.data_shape = {1};
+  CSVIterOptions o = OneValueFiles(dir, "1\n2\n", nullptr);
   o.batch = {.batch_size = 2};
   CSVIter it(o);
   ASSERT_TRUE(it.Next());
@@ -89,12 +95,7 @@ TEST(CSVIter, ErrorsNameFileLineAndField) {
 
 TEST(CSVIter, LabelRowCountMustMatch) {
   ScratchDir dir;
-  WriteFile(dir.Path("d.csv"), "1\n2\n3\n", false);
-  WriteFile(dir.Path("l.csv"), "1\n2\n", false);
-  CSVIterOptions o;
-  o.data_csv = dir.Path("d.csv");
-  o.data_shape = {1};
-  o.label_csv = dir.Path("l.csv");
+  const CSVIterOptions o = OneValueFiles(dir, "1\n2\n3\n", "1\n2\n");
   try {
     CSVIter it(o);
     FAIL();
