@@ -80,6 +80,7 @@ EnvConfig ReadEnv() {
   env.num_threads = ReadInt("COHORT_NUM_THREADS", DefaultThreads(), 1, kMaxThreads);
   env.gpu_mem_pool = ReadInt("COHORT_GPU_MEM_POOL", 1, 0) != 0;
   env.gpu_tf32 = ReadInt("COHORT_GPU_TF32", 0, 0) != 0;
+  env.gpu_deterministic = ReadInt("COHORT_GPU_DETERMINISTIC", 1, 0, 1) != 0;
   env.kvstore_bucket_mb = ReadInt("COHORT_KVSTORE_BUCKET_MB", 4, 1, 4096);
   env.comm_timeout = ReadInt("COHORT_COMM_TIMEOUT", 600, 0, 1 << 24);
   env.kvstore_hierarchical = ReadInt("COHORT_KVSTORE_HIERARCHICAL", -1, 0, 1);

@@ -20,6 +20,9 @@ struct EnvConfig {
   // COHORT_GPU_TF32: 1 lets cuBLAS and cuDNN use TF32 tensor cores for float32 GEMMs and
   // convolutions (10-bit mantissa inputs, float32 accumulation); 0 keeps full float32 (default).
   bool gpu_tf32 = false;
+  // COHORT_GPU_DETERMINISTIC: 1 (default) keeps cuDNN's convolutions to algorithms that give the
+  // same bits on every run (some backward algorithms add with atomics); 0 takes the fastest.
+  bool gpu_deterministic = true;
   // COHORT_KVSTORE_BUCKET_MB: gradients are fused into buckets of this size for each MPI
   // allreduce, and grouped by this size into one NCCL launch while backward runs (default 4).
   int kvstore_bucket_mb = 4;

@@ -30,6 +30,7 @@ ErrorStream::~ErrorStream() noexcept(false) {
       message += std::string(" (") + check_ + values + ")";
     }
   }
+  if (device_) throw DeviceError(message, file_, line_);
   throw Error(message, file_, line_);
 }
 

@@ -59,6 +59,13 @@ class OutOfMemoryError : public Error {
   using Error::Error;
 };
 
+// A CUDA, cuBLAS, cuDNN or NCCL call failed (base/error_cuda.h's checks). The library's message
+// names no operator, so the executor adds the node whose kernel made the call.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Every worker of a job meets this error at the same step, decided from values all of them hold
 // alike (a summed gradient that is not finite): the CLIs print it once, from rank 0, and the
 // workers exit together instead of aborting one another.
@@ -74,8 +81,9 @@ namespace detail {
 // read), else "Check failed: <condition>"; a comparison adds its operands' values.
 class ErrorStream {
  public:
-  ErrorStream(const char* file, int line, const char* check = nullptr, std::string values = {})
-      : file_(file), line_(line), check_(check), values_(std::move(values)) {}
+  ErrorStream(const char* file, int line, const char* check = nullptr, std::string values = {},
+              bool device = false)
+      : file_(file), line_(line), check_(check), values_(std::move(values)), device_(device) {}
   ErrorStream(const ErrorStream&) = delete;
   ErrorStream& operator=(const ErrorStream&) = delete;
   ~ErrorStream() noexcept(false);
@@ -87,6 +95,7 @@ class ErrorStream {
   int line_;
   const char* check_;
   std::string values_;
+  bool device_;  // throw a DeviceError
 };
 
 // Turns `cond ? (void)0 : stream << ...` into a void expression (glog's trick).
@@ -109,6 +118,9 @@ std::optional<std::string> CheckOp(const A& a, const B& b, Pred pred) {
 // COHORT_THROW() << "message": throws cohort::Error with the streamed message.
 #define COHORT_THROW() ::cohort::detail::ErrorStream(__FILE__, __LINE__).stream()
 
+// COHORT_THROW_DEVICE() << "message": throws cohort::DeviceError (a GPU library call failed).
+#define COHORT_THROW_DEVICE() \
+  ::cohort::detail::ErrorStream(__FILE__, __LINE__, nullptr, {}, true).stream()
 // COHORT_CHECK(cond) << "what was expected": throws when cond is false.
 #define COHORT_CHECK(cond)               \
   (cond) ? (void)0                       \

@@ -75,12 +75,26 @@ using ProfileClock = std::chrono::steady_clock;
 double SecondsSince(ProfileClock::time_point start) {
   return std::chrono::duration<double>(ProfileClock::now() - start).count();
 }
+
+// A failed GPU library call names no operator: the node whose kernel made it is added. A
+// kernel's own fault (an illegal address) surfaces at a later call; with CUDA_LAUNCH_BLOCKING=1
+// every launch waits for its kernel, and the fault is named at its own op.
+DeviceError NamingTheNode(const DeviceError& e, const std::string& node, const std::string& type,
+                          const char* pass, const Context& ctx) {
+  return DeviceError(
+      "node '" + node + "' (" + type + "), " + pass + " on " + ctx.ToString() + ": " + e.message(),
+      e.file(), e.line());
+}
 }  // namespace
 
 // Kernels still queued may use this executor's arrays; the caching pool could hand them to
-// another stream once freed.
+// another stream once freed. A destructor must not throw: after a sticky CUDA error (the one
+// being reported, as the stack unwinds) the wait fails too.
 Executor::~Executor() {
-  if (gpu_) gpu_->Synchronize();
+  try {
+    if (gpu_) gpu_->Synchronize();
+  } catch (const std::exception&) {
+  }
 }
 
 std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
@@ -432,9 +446,13 @@ void Executor::Forward(bool is_train) {
         .batch_rows = batch_rows_,
         .gpu = gpu_.get()};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
-    step->impl->Forward(ctx, step->in, step->out_req, step->out, step->aux);
+    try {
+      step->impl->Forward(ctx, step->in, step->out_req, step->out, step->aux);
+      if (profiling_) WaitAll();  // GPU kernels are asynchronous: time each op to its end
+    } catch (const DeviceError& e) {
+      throw NamingTheNode(e, step->name, step->impl->type(), "forward", ctx_);
+    }
     if (profiling_) {
-      WaitAll();  // GPU kernels are asynchronous: time each op to its end
       step->timing.forward_seconds += SecondsSince(start);
       ++step->timing.forward_calls;
     }
@@ -468,9 +486,14 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     if (!step.backward) continue;
     const op::OpContext ctx{.is_train = true, .ctx = ctx_, .arena = arena_, .gpu = gpu_.get()};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
-    step.impl->Backward(ctx, step.out_grad, step.in, step.out, step.in_req, step.in_grad, step.aux);
+    try {
+      step.impl->Backward(ctx, step.out_grad, step.in, step.out, step.in_req, step.in_grad,
+                          step.aux);
+      if (profiling_) WaitAll();
+    } catch (const DeviceError& e) {
+      throw NamingTheNode(e, step.name, step.impl->type(), "backward", ctx_);
+    }
     if (profiling_) {
-      WaitAll();
       step.timing.backward_seconds += SecondsSince(start);
       ++step.timing.backward_calls;
     }

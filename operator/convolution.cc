@@ -10,10 +10,11 @@
 
 namespace cohort::op {
 
-// convolution.cu (Note [GPU kernels]); op keys the cached cuDNN plan, b is null without bias.
-void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& p,
+// convolution.cu (Note [GPU kernels]); op (the operator's id()) keys the cached cuDNN plan, b is
+// null without bias.
+void ConvolutionForwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionParam& p,
                            const NDArray& x, const NDArray& w, const NDArray* b, const NDArray& y);
-void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& p,
+void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionParam& p,
                             const NDArray& dy, const NDArray& x, const NDArray& w,
                             const std::vector<GradReq>& req, const std::vector<NDArray>& grad);
 
@@ -182,7 +183,7 @@ class Convolution : public Operator {
   // Samples in parallel chunks, each with its thread's column buffer (Note [Kernel threads]).
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ConvolutionForwardGpu(ctx, this, p_, in[0], in[1],
+    COHORT_GPU_DISPATCH(ctx, ConvolutionForwardGpu(ctx, id(), p_, in[0], in[1],
                                                    p_.no_bias ? nullptr : &in[2], out[0]));
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
@@ -235,7 +236,7 @@ class Convolution : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(
-        ctx, ConvolutionBackwardGpu(ctx, this, p_, out_grad[0], in[0], in[1], req, in_grad));
+        ctx, ConvolutionBackwardGpu(ctx, id(), p_, out_grad[0], in[0], in[1], req, in_grad));
     const Shape& d = in[0].shape();
     const float* x = F(in[0]);
     const float* w = F(in[1]);

@@ -32,16 +32,21 @@ struct ConvPlan : GpuPlan {
 };
 
 // The first of cuDNN's heuristic ranking that runs and whose workspace (asked of cuDNN for the
-// algorithm itself) fits; *bytes is that workspace.
+// algorithm itself) fits; *bytes is that workspace. With `deterministic`, the first such of the
+// algorithms that give the same bits on every run (cuDNN's backward-data algorithm 0 and
+// backward-filter algorithms 0 and 3 add with atomics), and only where none is, any.
 template <typename Perf, typename WorkspaceOf>
-auto Choose(const std::vector<Perf>& perf, int count, WorkspaceOf workspace_of, size_t* bytes,
-            const char* what) -> decltype(perf[0].algo) {
-  for (int i = 0; i < count; ++i) {
-    size_t need = 0;
-    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        workspace_of(perf[i].algo, &need) == CUDNN_STATUS_SUCCESS && need <= kMaxWorkspaceBytes) {
-      *bytes = need;
-      return perf[i].algo;
+auto Choose(const std::vector<Perf>& perf, int count, bool deterministic, WorkspaceOf workspace_of,
+            size_t* bytes, const char* what) -> decltype(perf[0].algo) {
+  for (const bool any : {!deterministic, true}) {
+    for (int i = 0; i < count; ++i) {
+      size_t need = 0;
+      if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+          (any || perf[i].determinism == CUDNN_DETERMINISTIC) &&
+          workspace_of(perf[i].algo, &need) == CUDNN_STATUS_SUCCESS && need <= kMaxWorkspaceBytes) {
+        *bytes = need;
+        return perf[i].algo;
+      }
     }
   }
   COHORT_CHECK(false) << "Convolution: cuDNN has no " << what << " algorithm within "
@@ -49,7 +54,7 @@ auto Choose(const std::vector<Perf>& perf, int count, WorkspaceOf workspace_of, 
   return perf[0].algo;  // not reached
 }
 
-void ChooseAlgorithms(cudnnHandle_t h, ConvPlan& p) {
+void ChooseAlgorithms(cudnnHandle_t h, bool deterministic, ConvPlan& p) {
   int max_count = 0;
   CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(max_count);
@@ -57,7 +62,7 @@ void ChooseAlgorithms(cudnnHandle_t h, ConvPlan& p) {
   CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, p.x, p.w, p.conv, p.y, max_count, &count,
                                                      fwd.data()));
   p.fwd = Choose(
-      fwd, count,
+      fwd, count, deterministic,
       [&](cudnnConvolutionFwdAlgo_t a, size_t* n) {
         return cudnnGetConvolutionForwardWorkspaceSize(h, p.x, p.w, p.conv, p.y, a, n);
       },
@@ -68,7 +73,7 @@ void ChooseAlgorithms(cudnnHandle_t h, ConvPlan& p) {
   CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p.w, p.y, p.conv, p.x, max_count,
                                                           &count, data.data()));
   p.bwd_data = Choose(
-      data, count,
+      data, count, deterministic,
       [&](cudnnConvolutionBwdDataAlgo_t a, size_t* n) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.w, p.y, p.conv, p.x, a, n);
       },
@@ -79,7 +84,7 @@ void ChooseAlgorithms(cudnnHandle_t h, ConvPlan& p) {
   CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.x, p.y, p.conv, p.w, max_count,
                                                             &count, filter.data()));
   p.bwd_filter = Choose(
-      filter, count,
+      filter, count, deterministic,
       [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* n) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, p.x, p.y, p.conv, p.w, a, n);
       },
@@ -115,11 +120,11 @@ std::unique_ptr<GpuPlan> MakePlan(const GpuResources::Impl& g, const Shape& x, c
   COHORT_CHECK(n == y[0] && c == y[1] && h == y[2] && wd == y[3])
       << "Convolution: cuDNN computes output (" << n << "," << c << "," << h << "," << wd
       << ") for input " << x << ", the operator " << y;
-  ChooseAlgorithms(g.cudnn, *p);
+  ChooseAlgorithms(g.cudnn, g.deterministic, *p);
   return p;
 }
 
-ConvPlan& PlanFor(GpuResources::Impl& g, const void* op, const Shape& x, const Shape& w,
+ConvPlan& PlanFor(GpuResources::Impl& g, uint64_t op, const Shape& x, const Shape& w,
                   const Shape& y, const Shape& stride, const Shape& pad, const Shape& dilate,
                   int64_t num_group) {
   return g.CachedPlan<ConvPlan>(
@@ -203,7 +208,7 @@ void DepthwiseBackwardGpu(const OpContext& ctx, const ConvolutionParam& p, const
 
 }  // namespace
 
-void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& param,
+void ConvolutionForwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionParam& param,
                            const NDArray& x, const NDArray& w, const NDArray* b, const NDArray& y) {
   if (param.IsDepthwise(x.shape()[1])) return DepthwiseForwardGpu(ctx, param, x, w, b, y);
   GpuResources::Impl& g = Gpu(ctx);
@@ -216,7 +221,7 @@ void ConvolutionForwardGpu(const OpContext& ctx, const void* op, const Convoluti
   if (b) CUDNN_CHECK(cudnnAddTensor(g.cudnn, &one, p.bias, G(*b), &one, p.y, G(y)));
 }
 
-void ConvolutionBackwardGpu(const OpContext& ctx, const void* op, const ConvolutionParam& param,
+void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionParam& param,
                             const NDArray& dy, const NDArray& x, const NDArray& w,
                             const std::vector<GradReq>& req, const std::vector<NDArray>& grad) {
   if (param.IsDepthwise(x.shape()[1])) return DepthwiseBackwardGpu(ctx, param, dy, x, w, req, grad);

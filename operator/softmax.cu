@@ -1,5 +1,5 @@
 // softmax and log_softmax on the GPU (Note [GPU kernels]): softmax.h's row bodies, one row per
-// block or thread (Note [Row lanes]). Sums run in double as on the CPU; only their order differs.
+// block or thread (Note [Row lanes]). Sums run in float as on the CPU; only their order differs.
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/softmax.h"
 

@@ -25,15 +25,14 @@ struct GpuPlan {
 };
 
 struct GpuPlanKey {
-  const void* op;
+  uint64_t op;  // Operator::id(): an address could be reused by a later operator
   Shape shape;
   int tag;  // one op may keep several plans (e.g. forward and backward of different shapes)
   bool operator==(const GpuPlanKey&) const = default;
 };
 struct GpuPlanKeyHash {
   size_t operator()(const GpuPlanKey& k) const {
-    size_t h =
-        std::hash<const void*>()(k.op) ^ (static_cast<size_t>(k.tag) * 0x9E3779B97F4A7C15ull);
+    size_t h = std::hash<uint64_t>()(k.op) ^ (static_cast<size_t>(k.tag) * 0x9E3779B97F4A7C15ull);
     for (int i = 0; i < k.shape.ndim(); ++i) h = h * 1000003u ^ static_cast<size_t>(k.shape[i]);
     return h;
   }
@@ -45,6 +44,7 @@ struct GpuResources::Impl {
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
   bool tf32 = false;  // COHORT_GPU_TF32: convolutions may use TF32 math (cuDNN's default math)
+  bool deterministic = true;  // COHORT_GPU_DETERMINISTIC: convolution algorithms of fixed bits
   std::shared_ptr<Storage> workspace;
   std::unordered_map<GpuPlanKey, std::unique_ptr<GpuPlan>, GpuPlanKeyHash> plans;
 
@@ -52,9 +52,10 @@ struct GpuResources::Impl {
   // order). It grows on the first steps and is then reused.
   void* Workspace(size_t bytes);
 
-  // The plan of `op` for input shape `shape`: make() builds it the first time.
+  // The plan of operator `op` (its id()) for input shape `shape`: make() builds it the first
+  // time.
   template <typename Plan, typename Make>
-  Plan& CachedPlan(const void* op, const Shape& shape, int tag, Make make) {
+  Plan& CachedPlan(uint64_t op, const Shape& shape, int tag, Make make) {
     auto [it, fresh] = plans.try_emplace(GpuPlanKey{op, shape, tag});
     if (fresh) {
       try {

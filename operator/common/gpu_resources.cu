@@ -22,6 +22,7 @@ std::unique_ptr<GpuResources> GpuResources::Create(int device) {
   CUBLAS_CHECK(cublasCreate(&impl->cublas));
   CUBLAS_CHECK(cublasSetStream(impl->cublas, impl->stream));
   impl->tf32 = Env().gpu_tf32;
+  impl->deterministic = Env().gpu_deterministic;
   CUBLAS_CHECK(cublasSetMathMode(impl->cublas,
                                  impl->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   CUDNN_CHECK(cudnnCreate(&impl->cudnn));

@@ -2,6 +2,7 @@
 #include "operator/common/operator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <sstream>
 
@@ -25,6 +26,11 @@ const char* GradReqName(GradReq req) {
 }
 
 namespace op {
+
+uint64_t Operator::NextId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 OpRegistry& OpRegistry::Get() {
   static OpRegistry registry;

@@ -53,6 +53,9 @@ class Operator {
 
   const std::string& type() const { return type_; }
   const Attrs& attrs() const { return attrs_; }
+  // No other operator of the process has this number; an address may be reused by a later one
+  // (the GPU's cached cuDNN plans are keyed by it).
+  uint64_t id() const { return id_; }
 
   virtual std::vector<std::string> ListArguments() const { return {"data"}; }
   virtual std::vector<std::string> ListAuxiliaryStates() const { return {}; }
@@ -93,6 +96,10 @@ class Operator {
  protected:
   std::string type_;
   Attrs attrs_;
+
+ private:
+  static uint64_t NextId();
+  const uint64_t id_ = NextId();
 
   friend class OpRegistry;
 };

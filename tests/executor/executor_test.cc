@@ -402,5 +402,67 @@ TEST(Executor, GradientReadyReportsEachFinalGradientOnceLastLayerFirst) {
   }
 }
 
+// An op standing for a GPU kernel whose library call fails: in forward, or in backward.
+class FailingDeviceCall : public op::Operator {
+ public:
+  explicit FailingDeviceCall(bool in_backward) : in_backward_(in_backward) {}
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    return op::InferSameShape(in, out, type());
+  }
+  void Forward(const op::OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    if (!in_backward_) COHORT_THROW_DEVICE() << "CUDA call cudaLaunchKernel failed";
+    in[0].CopyTo(out[0]);
+  }
+  void Backward(const op::OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
+    COHORT_THROW_DEVICE() << "cuBLAS call cublasSgemm failed";
+  }
+  bool IsLoss() const override { return true; }
+
+ private:
+  bool in_backward_;
+};
+
+// A GPU library's error names no op: the executor says which node made the call, in which
+// pass, and keeps the error's type and source location.
+TEST(Executor, DeviceErrorsNameTheNodeThatMadeTheCall) {
+  op::OpRegistry::Get().Register("_test_failing_forward", [](const op::Attrs&) {
+    return std::make_unique<FailingDeviceCall>(false);
+  });
+  op::OpRegistry::Get().Register("_test_failing_backward", [](const op::Attrs&) {
+    return std::make_unique<FailingDeviceCall>(true);
+  });
+  const Symbol data = sym::Variable("data");
+  auto forward = Executor::SimpleBind(
+      Symbol::Create("_test_failing_forward", {sym::FullyConnected(data, {.num_hidden = 2}, "fc")},
+                     {}, "kernel"),
+      Context::CPU(), {{"data", {1, 3}}});
+  try {
+    forward->Forward(true);
+    FAIL() << "Forward did not throw";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.message(),
+              "node 'kernel' (_test_failing_forward), forward on cpu:0: CUDA call "
+              "cudaLaunchKernel failed");
+    EXPECT_STREQ(e.file(), "tests/executor/executor_test.cc");
+  }
+  auto backward = Executor::SimpleBind(
+      Symbol::Create("_test_failing_backward", {sym::FullyConnected(data, {.num_hidden = 2}, "fc")},
+                     {}, "kernel"),
+      Context::CPU(), {{"data", {1, 3}}});
+  backward->Forward(true);
+  try {
+    backward->Backward();
+    FAIL() << "Backward did not throw";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.message(),
+              "node 'kernel' (_test_failing_backward), backward on cpu:0: cuBLAS call "
+              "cublasSgemm failed");
+  }
+}
+
 }  // namespace
 }  // namespace cohort

@@ -259,7 +259,10 @@ const GpuCase kCases[] = {
     {"Gelu", "LeakyReLU", {{"act_type", "gelu"}}, {S({3, 7})}},
     {"ConvolutionDepthwise",
      "Convolution",
-     {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"num_group", "8"}, {"pad", "(1,1)"},
+     {{"kernel", "(3,3)"},
+      {"num_filter", "8"},
+      {"num_group", "8"},
+      {"pad", "(1,1)"},
       {"stride", "(2,2)"}},
      {S({2, 8, 9, 10})}},
     {"Prelu", "LeakyReLU", {{"act_type", "prelu"}}, {S({2, 3, 5})}},
@@ -286,7 +289,9 @@ const GpuCase kCases[] = {
     {"LayerNorm", "LayerNorm", {}, {S({4, 3, 33})}, nullptr, 1e-3, 1e-4},
     {"LayerNormAxis1", "LayerNorm", {{"axis", "1"}}, {S({2, 40, 3})}, nullptr, 1e-3, 1e-4},
     {"Dot", "dot", {}, {S({3, 4}), S({4, 5})}, nullptr, 1e-4, 1e-5},
-    {"DotTransposed", "dot", {{"transpose_a", "True"}, {"transpose_b", "True"}},
+    {"DotTransposed",
+     "dot",
+     {{"transpose_a", "True"}, {"transpose_b", "True"}},
      {S({4, 2, 3}), S({5, 4})}},
     {"BatchDot", "batch_dot", {}, {S({2, 3, 4}), S({2, 4, 5})}},
     {"BatchDotTransposeB", "batch_dot", {{"transpose_b", "True"}}, {S({2, 3, 4}), S({2, 5, 4})}},
@@ -305,15 +310,17 @@ const GpuCase kCases[] = {
     {"Take", "take", {}, {S({5, 3}), S({2, 4})}, IntegersAt(1, 5)},
     {"Arange", "_arange", {{"start", "2"}, {"stop", "11"}, {"step", "3"}, {"repeat", "2"}}, {}},
     {"ArangeLike", "_contrib_arange_like", {{"axis", "1"}, {"start", "1"}}, {S({2, 5})}},
+    // The mask is dropout.h's hash of the seed and the element on both: equal in training too.
+    {"Dropout", "Dropout", {{"p", "0.3"}}, {S({20, 30})}},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GpuOps, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return info.param.name; });
 
-// Runs on the CPU too: every registered op has a case above (Dropout has its own test below),
-// and every case's op says it has GPU kernels in a CUDA build.
+// Runs on the CPU too: every registered op has a case above, and every case's op says it has
+// GPU kernels in a CUDA build.
 TEST(GpuOpsCoverage, EveryOpHasACase) {
-  std::set<std::string> covered = {"Dropout"};
+  std::set<std::string> covered;
   for (const GpuCase& c : kCases) {
     covered.insert(op::OpRegistry::Get().Canonical(c.op));
     OpInstance inst = MakeOp(c.op, c.attrs, c.shapes);
@@ -325,9 +332,9 @@ TEST(GpuOpsCoverage, EveryOpHasACase) {
   }
 }
 
-// Dropout's GPU masks come from another random stream than the CPU's, so check what a mask
-// means: each output is 0 or x / (1 - p), about p of them are dropped, and backward applies
-// the same mask to the head gradient.
+// What a GPU mask means (GpuOps.MatchCpu/Dropout checks it equals the CPU's): each output is 0
+// or x / (1 - p), about p of them are dropped, and backward applies the same mask to the head
+// gradient.
 TEST(GpuDropout, MaskSemantics) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
   auto gpu = op::GpuResources::Create(0);

@@ -86,5 +86,17 @@ TEST(OpRegistry, ShapeConflictsNameTheInput) {
   }
 }
 
+// The GPU's cached cuDNN plans are keyed by id(): a later operator at a freed one's address
+// must not find its plan.
+TEST(OpRegistry, EveryOperatorHasAnIdOfItsOwn) {
+  auto first = op::OpRegistry::Get().Create("relu", {});
+  const uint64_t first_id = first->id();
+  first.reset();
+  auto second = op::OpRegistry::Get().Create("relu", {});
+  auto third = op::OpRegistry::Get().Create("relu", {});
+  EXPECT_NE(second->id(), first_id);
+  EXPECT_NE(third->id(), second->id());
+}
+
 }  // namespace
 }  // namespace cohort
