@@ -17,6 +17,10 @@ namespace cohort {
 // every allocation is a hit. When the driver runs out of memory the pool returns every cached
 // block and tries once more before it reports the failure. The pool itself is plain C++ over two
 // callbacks, so its logic is tested on the CPU.
+// The pool knows no streams (PyTorch's records one per block): a freed block may be handed out
+// at once, so whoever frees device memory must know that no queued work still uses it. Today
+// every free follows a wait (the executor's stream, a bucket's NCCL work, the staging events,
+// or a synchronous copy); a temporary freed right after an asynchronous copy would not.
 class CachingPool {
  public:
   // raw_alloc returns nullptr when out of memory; raw_free releases what raw_alloc returned.

@@ -22,13 +22,16 @@ void Free(int device, void* ptr);
 void* MallocPinned(size_t bytes);
 void FreePinned(void* ptr);
 
-// Copies `bytes` from src on src_ctx to dst on dst_ctx (any pair of host and GPU contexts) and
-// returns when the copy is complete.
+// Copies `bytes` from src on src_ctx to dst on dst_ctx (any pair of host and GPU contexts). A copy
+// to or from the host returns when it is complete; one between GPUs (or on one GPU) returns at
+// once, ordered with the devices' legacy-stream work (CUDA's rules for device-to-device copies).
 void Copy(void* dst, Context dst_ctx, const void* src, Context src_ctx, size_t bytes);
 // Writes `count` copies of the `elem_size`-byte pattern (1, 2, 4 or 8 bytes) to dst on GPU.
 void Fill(void* dst, int device, const void* pattern, size_t elem_size, size_t count);
 // Sets flags[i] to 1 when arrays[i] (sizes[i] float32 values on GPU `device`) holds a NaN or an
-// infinity, else to 0, once the work queued before on the device's blocking streams is done.
+// infinity, else to 0, once the work queued before on the device's blocking streams is done
+// (it runs on the legacy stream, so work on non-blocking streams, such as NCCL's, must have been
+// waited for: the trainer checks after the buckets' Finish).
 // One pass over every array on the device; only the flags come back to the host, where copying
 // the arrays would move all their bytes (ndarray/finite.h).
 void MarkNonFinite(int device, const float* const* arrays, const size_t* sizes, int count,

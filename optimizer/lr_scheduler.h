@@ -2,6 +2,7 @@
 // an optional linear warm-up in front.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>

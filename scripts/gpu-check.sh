@@ -1,34 +1,61 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE, from the repository root, after scripts/fetch-gpu-deps.sh ran here and
-# .deps was carried there. That machine has nvcc, CMake, ninja and PyTorch (with NVIDIA's cuDNN and
-# NCCL wheels) but no Debian packages and no network, so this script:
-#   1. unpacks the carried .deb files into .deps/root (dpkg -x) and points CMake at them,
-#   2. finds cuDNN and NCCL (a system install, else PyTorch's nvidia-* wheels),
-#   3. builds Cohort with CUDA into build-gpu and runs every test (GPU tests included; the MPI
-#      tests need an mpirun, which is not carried, and are run on CPU machines instead),
-#   4. prints the GPU tests' results, runs them again under compute-sanitizer (memcheck, racecheck),
-#      prints the all-reduce bandwidth over the machine's GPUs, and
-#      LeNet and ResNet-20 training speed on gpu:0 beside PyTorch on the same GPU (JSON lines),
-#   5. ends with a PASSED/FAILED line.
-# Usage: scripts/gpu-check.sh [ctest -R regex]
-set -euo pipefail
+# .deps was carried there. That machine has nvcc, gcc, CMake, ninja and PyTorch (with NVIDIA's
+# cuDNN and NCCL wheels) but no Debian packages and no network. This script
+#   - unpacks the carried .deb files into .deps/root (dpkg -x) and points CMake at them, finds
+#     cuDNN and NCCL (a system install, else PyTorch's nvidia-* wheels; NCCL is required),
+#   - build:    builds Cohort with CUDA into build-gpu (keeps going past a failing target),
+#   - test:     runs the tests that need a GPU (ctest -R "$GPU_CHECK_TESTS"; the CPU suite is CI's,
+#               and its MPI, dictionary and image tests need what is not carried),
+#   - sanitize: runs the GPU tests of the ops, the executor and the trainer under
+#               compute-sanitizer (memcheck without the caching pool, racecheck on Cohort's own
+#               kernels), each under a time limit,
+#   - bench:    the all-reduce bandwidth over the machine's GPUs, and LeNet and ResNet-20 training
+#               on gpu:0 beside PyTorch on the same GPU (JSON lines),
+# and ends with a PASSED/FAILED line. Each phase prints its seconds.
+#
+# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench]   (default: build test bench)
+# One device call (10 minutes at most) fits the default; run `build sanitize` in a second call
+# (the build is kept between calls while the machine is warm, else made again).
+# Environment: OUT (the device tool's folder: the log and results are copied there),
+# GPU_CHECK_TESTS (ctest regex, default 'Gpu|Nccl|FiniteCheck'), GPU_CHECK_BATCH (128),
+# GPU_CHECK_STEPS (100).
+set -uo pipefail # not -e: a failing step is counted in status and the others still run
 cd "$(dirname "$0")/.."
 top=$PWD
 root=$top/.deps/root
 lib=$root/usr/lib/x86_64-linux-gnu
+phases=("$@")
+((${#phases[@]})) || phases=(build test bench)
+if [[ -n ${OUT:-} ]]; then
+  exec > >(tee -a "$OUT/gpu-check.log") 2>&1
+  results=$OUT/gpu-results.jsonl
+else
+  results=build-gpu/gpu-results.jsonl
+fi
+status=0
+fail() { # fail WHAT: counts a failed step
+  echo "gpu-check: FAILED: $*"
+  status=1
+}
+phase_start=$SECONDS
+phase_done() { echo "gpu-check: $1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
 
 [[ -d .deps/debs ]] || { echo "gpu-check: .deps/debs missing: run scripts/fetch-gpu-deps.sh first" >&2; exit 2; }
-if [[ ! -d $root ]]; then
+if [[ ! -f $root/.unpacked ]]; then # a half-done unpack is done again
+  rm -rf "$root"
   mkdir -p "$root"
-  for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
+  for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root" || { echo "gpu-check: cannot unpack $deb" >&2; exit 2; }; done
+  touch "$root/.unpacked"
 fi
 
 # cuDNN and NCCL: headers and unversioned library links in one prefix each.
-find_nvidia() {  # find_nvidia NAME HEADER LIB -> prints a prefix with include/ and lib/
+find_nvidia() { # find_nvidia NAME HEADER LIB -> prints a prefix with include/ and lib/
   local name=$1 header=$2 libname=$3 dir
   for dir in /usr/local/cuda /usr /usr/local; do
     if [[ -f $dir/include/$header ]] && ls "$dir"/lib*/lib"$libname".so* >/dev/null 2>&1; then
-      echo "$dir"; return
+      echo "$dir"
+      return
     fi
   done
   dir=$(python3 -c "import nvidia.$name, os; print(os.path.dirname(nvidia.$name.__file__) if nvidia.$name.__file__ else list(nvidia.$name.__path__)[0])" 2>/dev/null) || return 1
@@ -41,84 +68,113 @@ find_nvidia() {  # find_nvidia NAME HEADER LIB -> prints a prefix with include/ 
   done
   echo "$prefix"
 }
-export CUDNN_ROOT=${CUDNN_ROOT:-$(find_nvidia cudnn cudnn.h cudnn)}
-export NCCL_ROOT=${NCCL_ROOT:-$(find_nvidia nccl nccl.h nccl || true)}
-echo "gpu-check: cuDNN from $CUDNN_ROOT, NCCL from ${NCCL_ROOT:-nowhere}"
+CUDNN_ROOT=${CUDNN_ROOT:-$(find_nvidia cudnn cudnn.h cudnn || true)}
+NCCL_ROOT=${NCCL_ROOT:-$(find_nvidia nccl nccl.h nccl || true)}
+export CUDNN_ROOT NCCL_ROOT
+echo "gpu-check: cuDNN from ${CUDNN_ROOT:-nowhere}, NCCL from ${NCCL_ROOT:-nowhere}"
+[[ -n $CUDNN_ROOT && -n $NCCL_ROOT ]] || { echo "gpu-check: cuDNN and NCCL are both needed" >&2; exit 2; }
 
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+cuda_lib=$(dirname "$(dirname "$(command -v nvcc)")")/lib64
 export PKG_CONFIG_SYSROOT_DIR=$root
 export PKG_CONFIG_PATH=$lib/openblas-pthread/pkgconfig:$lib/pkgconfig:$root/usr/share/pkgconfig
-system_ld_path=${LD_LIBRARY_PATH:-}  # PyTorch's own libraries, for the peer benchmark
-export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread:$lib/openmpi/lib:$CUDNN_ROOT/lib:${NCCL_ROOT:+$NCCL_ROOT/lib:}${LD_LIBRARY_PATH:-}
-export CMAKE_POLICY_VERSION_MINIMUM=3.5  # CMake 4 refuses some Debian config files otherwise
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
-
+export CPATH=$root/usr/include/x86_64-linux-gnu # Debian's jconfig.h (jpeglib.h includes it)
+system_ld_path=${LD_LIBRARY_PATH:-} # PyTorch's own libraries, for the peer benchmark
+export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread:$lib/openmpi/lib:$CUDNN_ROOT/lib:$NCCL_ROOT/lib:$cuda_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CMAKE_POLICY_VERSION_MINIMUM=3.5 # CMake 4 refuses some Debian config files otherwise
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_TESTS=ON \
-  -DCMAKE_PREFIX_PATH="$root/usr" -DCOHORT_CUDA_ARCHS=90 \
-  -DMPI_C_HEADER_DIR="$lib/openmpi/include" -DMPI_C_LIB_NAMES=mpi \
-  -DMPI_mpi_LIBRARY="$lib/libmpi.so.40" -DMPIEXEC_EXECUTABLE=/bin/false
-cmake --build build-gpu -j "$(nproc)"
-
-status=0
-ctest --test-dir build-gpu --output-on-failure -j 8 -E mpi ${1:+-R "$1"} || status=$?
-echo "gpu-check: GPU tests (a skipped test says why)"
-for t in ndarray/ndarray_test:'*Gpu*' operator/operator_test:'GpuOps*:GpuDropout*' \
-         executor/executor_test:'ExecutorGpu*' kvstore/kvstore_test:'Nccl*:FiniteCheck*' \
-         trainer/trainer_test:'GpuTrainer*' metric/metric_test:'CompositeGpu*'; do
-  build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" --gtest_brief=1 || status=$?
-done
-
-# compute-sanitizer (the CUDA toolkit's): memcheck (out-of-bounds and misaligned accesses, leaks
-# of device memory) and racecheck (shared-memory hazards in our block reductions) over the GPU
-# tests of every op, the executor and the trainer. Slow (minutes): GPU_CHECK_SANITIZE=0 skips it.
-sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-if [[ ${GPU_CHECK_SANITIZE:-1} != 0 && -x $sanitizer ]]; then
-  for tool in memcheck racecheck; do
-    extra=""
-    [[ $tool == memcheck ]] && extra="--leak-check full"
-    for t in operator/operator_test:'GpuOps*:GpuDropout*' executor/executor_test:'ExecutorGpu*' \
-             trainer/trainer_test:'GpuTrainer.OneGpuEqualsCpu'; do
-      echo "gpu-check: compute-sanitizer --tool $tool ${t%%:*} ${t#*:}"
-      # shellcheck disable=SC2086  # extra is a list of flags
-      "$sanitizer" --tool "$tool" $extra --error-exitcode 3 --print-limit 20 \
-        build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" --gtest_brief=1 || status=$?
-    done
-  done
-fi
-
-# All-reduce bandwidth over every GPU of this machine (nccl-tests style, self-checking).
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l || true)
-if [[ $gpus -gt 0 ]]; then
-  build-gpu/apps/cohort-allreduce-bench --kvstore device --devices "gpu:0-$((gpus - 1))" \
-    --min-bytes 4K --max-bytes 256M --factor 4 || status=$?
-fi
 
-# Training speed on gpu:0, Cohort beside PyTorch on the same GPU, same batch, same model, each
-# from host batches: one JSON line per model, cohort_over_pytorch > 1 when Cohort is faster.
-batch=${GPU_CHECK_BATCH:-128}
-steps=${GPU_CHECK_STEPS:-100}
-for model in lenet resnet20; do
-  shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
-  # The second epoch's samples/s (the first pays for cuDNN plans and the caching pool); profiling
-  # is off, since it waits for the GPU after every op.
-  rm -f "build-gpu/$model.jsonl"
-  build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
-    --set model.name=$model --set data.shape="$shape" --set devices=gpu:0 \
-    --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
-    --set data.val_samples="$batch" --set log_every=0 --set log_level=warn \
-    --metrics-out "build-gpu/$model.jsonl" || status=$?
-  cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" 2>/dev/null |
-    sed 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/' || true)
-  torch_sps=$(env LD_LIBRARY_PATH="$system_ld_path" python3 scripts/bench_torch_gpu.py "$model" \
-    "$batch" "$steps" | sed 's/.*"samples_per_sec": \([0-9.]*\).*/\1/') || status=$?
-  python3 -c '
+build() {
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_TESTS=ON \
+    -DCMAKE_PREFIX_PATH="$root/usr" -DCOHORT_CUDA_ARCHS=90 \
+    -DPKG_CONFIG_EXECUTABLE="$root/usr/bin/pkgconf" \
+    -DMPI_C_HEADER_DIR="$lib/openmpi/include" -DMPI_C_LIB_NAMES=mpi \
+    -DMPI_mpi_LIBRARY="$lib/libmpi.so.40" -DMPIEXEC_EXECUTABLE=/bin/false || { fail configure; return; }
+  grep "^NCCL_LIBRARY:FILEPATH=" build-gpu/CMakeCache.txt | grep -qv NOTFOUND ||
+    fail "configure: CMake found no NCCL (COHORT_NCCL off)"
+  # -k 0: a target that fails to build leaves the others (and their tests) to run.
+  cmake --build build-gpu -j "$(nproc)" -- -k 0 || fail build
+}
+
+run_tests() {
+  ctest --test-dir build-gpu -R "${GPU_CHECK_TESTS:-Gpu|Nccl|FiniteCheck}" -j 4 --timeout 300 \
+    --output-on-failure || fail "GPU tests"
+  # Each skipped test and why (two-GPU cases on a one-GPU machine).
+  awk '/: Skipped$/ { getline why; getline name; sub(/ \(.*/, "", name); sub(/.*\] /, "", name);
+       print "gpu-check: skipped " name ": " why }' build-gpu/Testing/Temporary/LastTest.log
+  [[ -n ${OUT:-} ]] && cp build-gpu/Testing/Temporary/LastTest.log "$OUT/ctest-gpu.log"
+}
+
+# compute-sanitizer (the CUDA toolkit's): memcheck (out-of-bounds and misaligned accesses, leaks)
+# with COHORT_GPU_MEM_POOL=0, since the caching pool's rounded, reused blocks hide overruns from
+# it; racecheck (shared-memory hazards in the block reductions) on Cohort's kernels only, since
+# cuBLAS's and cuDNN's would take it hours.
+sanitize() {
+  local sanitizer only t
+  sanitizer=$(command -v compute-sanitizer || echo "$(dirname "$cuda_lib")/bin/compute-sanitizer")
+  [[ -x $sanitizer ]] || { fail "no compute-sanitizer"; return; }
+  only="--filter kns=cohort"
+  "$sanitizer" --help 2>&1 | grep -q -- "--kernel-name" && only="--kernel-name kns=cohort"
+  for t in operator/operator_test:'GpuOps*:GpuDropout*' executor/executor_test:'ExecutorGpu*' \
+    trainer/trainer_test:'GpuTrainer.OneGpuEqualsCpu' kvstore/kvstore_test:'NcclKVStore.Overlapped*'; do
+    echo "gpu-check: compute-sanitizer --tool memcheck ${t%%:*} ${t#*:}"
+    COHORT_GPU_MEM_POOL=0 timeout 240 "$sanitizer" --tool memcheck --leak-check full \
+      --error-exitcode 3 --print-limit 20 build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" \
+      --gtest_brief=1 || fail "memcheck ${t#*:}"
+    echo "gpu-check: compute-sanitizer --tool racecheck $only ${t%%:*} ${t#*:}"
+    # shellcheck disable=SC2086  # only is two words
+    timeout 240 "$sanitizer" --tool racecheck $only --error-exitcode 3 --print-limit 20 \
+      build-gpu/tests/${t%%:*} --gtest_filter="${t#*:}" --gtest_brief=1 || fail "racecheck ${t#*:}"
+  done
+}
+
+bench() {
+  # All-reduce bandwidth over every GPU of this machine (nccl-tests style, self-checking).
+  if [[ $gpus -gt 0 ]]; then
+    timeout 120 build-gpu/apps/cohort-allreduce-bench --kvstore device --devices "gpu:0-$((gpus - 1))" \
+      --min-bytes 4K --max-bytes 256M --factor 4 | tee -a "$results" || fail "all-reduce bench"
+  fi
+  # Training speed on gpu:0, Cohort beside PyTorch on the same GPU, same batch, same model, each
+  # from host batches, both in full float32 (no TF32) and without metrics (PyTorch's loop has
+  # none): one JSON line per model, cohort_over_pytorch > 1 when Cohort is faster.
+  local batch=${GPU_CHECK_BATCH:-128} steps=${GPU_CHECK_STEPS:-100} model shape cohort_sps torch_sps
+  for model in lenet resnet20; do
+    shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
+    # The second epoch's samples/s (the first pays for cuDNN plans and the caching pool); profiling
+    # is off, since it waits for the GPU after every op.
+    rm -f "build-gpu/$model.jsonl"
+    timeout 240 build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
+      --set model.name=$model --set data.shape="$shape" --set devices=gpu:0 \
+      --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
+      --set data.val_samples="$batch" --set 'metrics=[]' --set log_every=0 --set log_level=warn \
+      --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model"
+    cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" 2>/dev/null |
+      sed -n 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/p')
+    torch_sps=$(env LD_LIBRARY_PATH="$system_ld_path" timeout 240 python3 scripts/bench_torch_gpu.py \
+      "$model" "$batch" "$steps" | sed -n 's/.*"samples_per_sec": \([0-9.]*\).*/\1/p') ||
+      fail "PyTorch $model"
+    python3 -c '
 import json, sys
 model, batch, c, t = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 c, t = (float(c) if c else None), (float(t) if t else None)
-print(json.dumps({"bench": "gpu_train", "model": model, "batch": batch,
-                  "cohort_samples_per_sec": c and round(c), "pytorch_samples_per_sec": t and round(t),
+print(json.dumps({"bench": "gpu_train", "model": model, "batch": batch, "tf32": False,
+                  "metrics": None, "cohort_samples_per_sec": c and round(c),
+                  "pytorch_samples_per_sec": t and round(t),
                   "cohort_over_pytorch": round(c / t, 2) if c and t else None}))' \
-    "$model" "$batch" "${cohort_sps:-}" "${torch_sps:-}"
+      "$model" "$batch" "${cohort_sps:-}" "${torch_sps:-}" | tee -a "$results"
+  done
+}
+
+for phase in "${phases[@]}"; do
+  case $phase in
+    build) build ;;
+    test) run_tests ;;
+    sanitize) sanitize ;;
+    bench) bench ;;
+    *) echo "gpu-check: unknown phase '$phase' (build, test, sanitize, bench)" >&2; exit 2 ;;
+  esac
+  phase_done "$phase"
 done
 echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED)"
 exit $status

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kvstore/collective_watchdog.h"
+#include "kvstore/gradient_bucketer.h"
 #include "kvstore/kvstore.h"
 #include "ndarray/device_api.h"
 
@@ -65,6 +66,46 @@ TEST(NcclKVStore, SumsOverEveryGpu) {
   }
 }
 
+// The trainer's path on GPUs (Note [Overlapped push]): buckets launched from the communication
+// thread as their keys become ready, on NCCL's streams after the fence on the devices' work, and
+// waited for in Finish. One GPU (as the GPU machines lent have) still runs every stream, event
+// and launch of it: NCCL's sum over one rank is a copy into the outputs.
+TEST(NcclKVStore, OverlappedBucketsOnEveryGpu) {
+  const int gpus = device::Count();
+  if (gpus == 0) GTEST_SKIP() << "no GPU visible";
+  auto kv = KVStore::Create("device");
+  GradientBucketer bucketer(*kv);
+  ASSERT_TRUE(bucketer.overlaps());
+  // 6 MB a key, over the default 4 MB bucket: a bucket each, launched one after another.
+  const std::vector<int> keys = {0, 1, 2};
+  const Shape shape({3, 1 << 19});
+  kv->Init(keys, {NDArray::Zeros(shape), NDArray::Zeros(shape), NDArray::Zeros(shape)});
+  std::vector<std::vector<NDArray>> values(3), outs(3);
+  for (int k = 0; k < 3; ++k) {
+    for (int d = 0; d < gpus; ++d) {
+      values[k].push_back(NDArray::Empty(shape, DType::kFloat32, Context::GPU(d)));
+      outs[k].push_back(NDArray::Zeros(shape, DType::kFloat32, Context::GPU(d)));
+    }
+  }
+  for (int step = 1; step <= 3; ++step) {
+    const bool in_place = step == 3;  // as the trainer reduces gradients
+    bucketer.Start(keys, values, in_place ? values : outs, {0, 1, 2});
+    for (int k = 2; k >= 0; --k) {  // backward makes the last layer's gradient first
+      for (int d = 0; d < gpus; ++d) values[k][d].Fill(step * 10.0 + k + d);
+      bucketer.KeyReady(k);
+    }
+    bucketer.Finish();
+    for (int k = 0; k < 3; ++k) {
+      const float want = static_cast<float>(gpus * (step * 10.0 + k) + gpus * (gpus - 1) / 2);
+      for (int d = 0; d < gpus; ++d) {
+        const std::vector<float> got = (in_place ? values : outs)[k][d].ToVector<float>();
+        EXPECT_EQ(got.front(), want) << "step " << step << " key " << k << " gpu " << d;
+        EXPECT_EQ(got.back(), want) << "step " << step << " key " << k << " gpu " << d;
+      }
+    }
+  }
+}
+
 // Note [No hang]: the abort hooks a failing job runs before MPI_Abort (or a collective past its
 // deadline before its exit) abort the live communicators with ncclCommAbort. That call must
 // return, promptly, on communicators that have reduced, so the process can end. One GPU gives
@@ -76,7 +117,9 @@ TEST(NcclKVStoreDeathTest, AbortHooksAbortTheCommunicatorsAndReturn) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        auto kv = KVStore::Create("nccl");
+        // "device": the same communicators and hook as "nccl", without MPI (which the GPU
+        // machine cannot start: mpirun and Open MPI's plugins are not carried there).
+        auto kv = KVStore::Create("device");
         kv->Init({0}, {NDArray::Zeros({1024})});
         std::vector<std::vector<NDArray>> values = {
             {NDArray::Zeros({1024}, DType::kFloat32, Context::GPU(0))}};
