@@ -27,6 +27,10 @@ root=$top/.deps/root
 lib=$root/usr/lib/x86_64-linux-gnu
 phases=("$@")
 ((${#phases[@]})) || phases=(build test bench)
+for phase in "${phases[@]}"; do
+  [[ $phase =~ ^(build|test|sanitize|bench)$ ]] ||
+    { echo "gpu-check: unknown phase '$phase' (build, test, sanitize, bench)" >&2; exit 2; }
+done
 if [[ -n ${OUT:-} ]]; then
   exec > >(tee -a "$OUT/gpu-check.log") 2>&1
   results=$OUT/gpu-results.jsonl
@@ -172,7 +176,6 @@ for phase in "${phases[@]}"; do
     test) run_tests ;;
     sanitize) sanitize ;;
     bench) bench ;;
-    *) echo "gpu-check: unknown phase '$phase' (build, test, sanitize, bench)" >&2; exit 2 ;;
   esac
   phase_done "$phase"
 done
