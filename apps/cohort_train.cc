@@ -160,7 +160,8 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
   } catch (const Error& e) {
     const bool typed = dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const DataError*>(&e) ||
                        dynamic_cast<const OutOfMemoryError*>(&e) ||
-                       dynamic_cast<const AgreedError*>(&e);
+                       dynamic_cast<const AgreedError*>(&e) ||
+                       dynamic_cast<const DeviceError*>(&e);  // a GPU fault: no setting of theirs
     if (typed || (trainer_ptr && trainer_ptr->training_started())) throw;
     throw ConfigError(e.message(), e.file(), e.line());
   }

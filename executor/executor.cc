@@ -201,6 +201,8 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
   auto zeros = [&](const char* role, const std::string& name, const Shape& s) {
     try {
       return NDArray::Zeros(s, DType::kFloat32, ctx);
+    } catch (const DeviceError&) {  // a failing GPU is not a size to fix
+      throw;
     } catch (const Error& e) {  // out of memory, or more than 2^63 elements
       throw OutOfMemoryError("SimpleBind: " + std::string(role) + " '" + name + "' of shape " +
                                  s.ToString() + " on " + ctx.ToString() + ": " + e.message(),

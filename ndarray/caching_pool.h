@@ -18,9 +18,12 @@ namespace cohort {
 // block and tries once more before it reports the failure. The pool itself is plain C++ over two
 // callbacks, so its logic is tested on the CPU.
 // The pool knows no streams (PyTorch's records one per block): a freed block may be handed out
-// at once, so whoever frees device memory must know that no queued work still uses it. Today
-// every free follows a wait (the executor's stream, a bucket's NCCL work, the staging events,
-// or a synchronous copy); a temporary freed right after an asynchronous copy would not.
+// at once, so whoever frees device memory must know that no queued work still uses it, or that
+// whatever takes the block next is ordered after that work. Today a free follows a wait (the
+// executor's stream, a bucket's NCCL work, the staging events, a synchronous copy), or its block
+// can only go to work queued after it on the legacy stream or a blocking one (optimizer states
+// replaced on load); a temporary freed right after an asynchronous copy, and taken by a
+// non-blocking stream, would not be safe.
 class CachingPool {
  public:
   // raw_alloc returns nullptr when out of memory; raw_free releases what raw_alloc returned.

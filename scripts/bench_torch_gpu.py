@@ -2,7 +2,8 @@
 """The PyTorch side of scripts/gpu-check.sh: LeNet (MXNet's: conv5x5x20-tanh-maxpool-conv5x5x50-
 tanh-maxpool-fc500-tanh-fc10, on 1x28x28) or ResNet-20 (bench_torch_resnet.py's, on 3x32x32)
 trained with SGD on cuda:0 from random host batches copied to the GPU every step, as Cohort's
-synthetic iterator does, in full float32 (TF32 off) and without metrics. Prints one JSON line with
+synthetic iterator does, in full float32 (TF32 off), with deterministic cuDNN algorithms and
+without metrics. Prints one JSON line with
 ms per step and samples/s.
     bench_torch_gpu.py lenet|resnet20 BATCH STEPS"""
 import json
@@ -29,6 +30,8 @@ def main():
     # Full float32, as Cohort by default (COHORT_GPU_TF32=0): PyTorch's cuDNN takes TF32 unless told.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
+    # Deterministic cuDNN algorithms, as Cohort by default (COHORT_GPU_DETERMINISTIC=1).
+    torch.backends.cudnn.deterministic = True
     dev = torch.device("cuda:0")
     net = (lenet() if model == "lenet" else resnet20()).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)

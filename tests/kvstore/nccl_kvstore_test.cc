@@ -9,6 +9,8 @@
 #include "kvstore/gradient_bucketer.h"
 #include "kvstore/kvstore.h"
 #include "ndarray/device_api.h"
+#include "operator/common/gpu_resources.h"
+#include "operator/common/operator.h"
 
 namespace cohort {
 namespace {
@@ -69,7 +71,10 @@ TEST(NcclKVStore, SumsOverEveryGpu) {
 // The trainer's path on GPUs (Note [Overlapped push]): buckets launched from the communication
 // thread as their keys become ready, on NCCL's streams after the fence on the devices' work, and
 // waited for in Finish. One GPU (as the GPU machines lent have) still runs every stream, event
-// and launch of it: NCCL's sum over one rank is a copy into the outputs.
+// and launch of it: NCCL's sum over one rank copies each value into its output (a no-op in
+// place). The values are written as backward writes gradients: by kernels still queued on an
+// executor's blocking stream when their key is reported ready, so a bucket that skipped the
+// fence would read the previous step's values.
 TEST(NcclKVStore, OverlappedBucketsOnEveryGpu) {
   const int gpus = device::Count();
   if (gpus == 0) GTEST_SKIP() << "no GPU visible";
@@ -87,11 +92,25 @@ TEST(NcclKVStore, OverlappedBucketsOnEveryGpu) {
       outs[k].push_back(NDArray::Zeros(shape, DType::kFloat32, Context::GPU(d)));
     }
   }
+  std::vector<std::unique_ptr<op::GpuResources>> executors;  // a blocking stream a device
+  std::vector<NDArray> ones;
+  for (int d = 0; d < gpus; ++d) {
+    executors.push_back(op::GpuResources::Create(d));
+    ones.push_back(NDArray::Full(shape, 1.0, DType::kFloat32, Context::GPU(d)));
+  }
   for (int step = 1; step <= 3; ++step) {
     const bool in_place = step == 3;  // as the trainer reduces gradients
     bucketer.Start(keys, values, in_place ? values : outs, {0, 1, 2});
     for (int k = 2; k >= 0; --k) {  // backward makes the last layer's gradient first
-      for (int d = 0; d < gpus; ++d) values[k][d].Fill(step * 10.0 + k + d);
+      for (int d = 0; d < gpus; ++d) {
+        const auto scale = op::OpRegistry::Get().Create(
+            "_mul_scalar", {{"scalar", std::to_string(step * 10 + k + d)}});
+        const op::OpContext ctx{.ctx = Context::GPU(d), .gpu = executors[d].get()};
+        executors[d]->MakeCurrent();
+        for (int rewrite = 0; rewrite < 20; ++rewrite) {  // keeps the stream busy a while
+          scale->Forward(ctx, {ones[d]}, {GradReq::kWrite}, {values[k][d]}, {});
+        }
+      }
       bucketer.KeyReady(k);
     }
     bucketer.Finish();
