@@ -2,7 +2,7 @@
 # Run ON THE GPU MACHINE, from the repository root, after scripts/fetch-gpu-deps.sh ran here and
 # .deps was carried there. That machine has nvcc, gcc, CMake, ninja and PyTorch (with NVIDIA's
 # cuDNN and NCCL wheels) but no Debian packages and no network. This script
-#   - unpacks the carried .deb files into .deps/root (dpkg -x) and points CMake at them, finds
+#   - unpacks the carried .deb files into /tmp/cohort-gpu-deps (dpkg -x), points CMake at them, finds
 #     cuDNN and NCCL (a system install, else PyTorch's nvidia-* wheels; NCCL is required),
 #   - build:    builds Cohort with CUDA into build-gpu (keeps going past a failing target),
 #   - test:     runs the tests that need a GPU (ctest -R "$GPU_CHECK_TESTS"; the CPU suite is CI's,
