@@ -92,11 +92,7 @@ class MpiComm final : public Comm {
                                                         : comm_;
     if (ring_comm != MPI_COMM_NULL) {
       ring_ = MakeRing(ring_comm, chunk_bytes);
-      // Over TCP and shared memory the ring beat MPI_Allreduce from 64 KB (Note [TCP ring], Note
-      // [Shared-memory ring]); over MPI messages from 8 MB.
-      const int ring_min_kb = Env().ring_min_kb >= 0             ? Env().ring_min_kb
-                              : ring_link_ == RingLinkKind::kMpi ? 8192
-                                                                 : 64;
+      const int ring_min_kb = RingMinKb(ring_link_ != RingLinkKind::kMpi);
       ring_min_bytes_ = int64_t{ring_min_kb} << 10;
       // The ranks of the ring agree on the threshold in effect, not on how it was set: unset
       // on one rank and 64 on another agree over TCP.
@@ -334,6 +330,13 @@ class MpiComm final : public Comm {
     }
   }
 
+  // The smallest buffer (KB) a ring sums: COHORT_RING_MIN_KB, or by its link. Over TCP and shared
+  // memory the ring beat MPI_Allreduce from 64 KB (Note [TCP ring], Note [Shared-memory ring]);
+  // over MPI messages from 8 MB.
+  static int RingMinKb(bool own_link) {
+    return Env().ring_min_kb >= 0 ? Env().ring_min_kb : own_link ? 64 : 8192;
+  }
+
   // The ring inside the host for two-level sums: through shared memory unless
   // COHORT_RING_TRANSPORT=mpi, or when the segment cannot be set up (then MPI messages, with a
   // warning). It sums buffers from COHORT_RING_MIN_KB, or 64 KB (8 MB over MPI messages); below
@@ -347,9 +350,8 @@ class MpiComm final : public Comm {
     if (!link && Env().ring_transport != "mpi" && (host_rank_ == 0 || why != kAnotherRankFailed))
       Log().warn("rank {}: the ring inside the host runs over MPI: {}", rank_, why);
     // Every rank must take the same path for a buffer: the threshold goes by the slowest host.
-    int shm = link ? 1 : 0, shm_everywhere = 0;
-    MPI_CHECK(MPI_Allreduce(&shm, &shm_everywhere, 1, MPI_INT, MPI_MIN, comm_));
-    const int min_kb = Env().ring_min_kb >= 0 ? Env().ring_min_kb : shm_everywhere ? 64 : 8192;
+    const bool shm_everywhere = AllRanks(comm_, link != nullptr);
+    const int min_kb = RingMinKb(shm_everywhere);
     host_ring_min_bytes_ = int64_t{min_kb} << 10;
     host_ring_ = link ? std::make_unique<RingAllreduce>(host_, std::move(link))
                       : std::make_unique<RingAllreduce>(host_, chunk_bytes);

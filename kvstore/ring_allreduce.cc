@@ -70,6 +70,12 @@ class MpiRingLink final : public RingLink {
 };
 }  // namespace
 
+bool AllRanks(MPI_Comm comm, bool mine) {
+  int all = mine ? 1 : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm));
+  return all == 1;
+}
+
 std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes) {
   return std::make_unique<MpiRingLink>(comm, chunk_bytes);
 }

@@ -25,6 +25,10 @@ class RingLink {
 // What a link's connect says on the ranks that connected when another one did not.
 inline constexpr const char* kAnotherRankFailed = "another rank could not connect";
 
+// Whether `mine` holds on every rank of `comm`: a collective, which the links' setups use to
+// agree on their outcome.
+bool AllRanks(MPI_Comm comm, bool mine);
+
 // MPI messages of `chunk_bytes` between the ranks of `comm`.
 std::unique_ptr<RingLink> MakeMpiRingLink(MPI_Comm comm, int64_t chunk_bytes);
 

@@ -181,13 +181,6 @@ int RemoveStaleSegments() {
   return removed;
 }
 
-// True on every rank when it is true on each.
-bool AllOk(MPI_Comm comm, bool ok) {
-  int all = ok ? 1 : 0;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm));
-  return all == 1;
-}
-
 }  // namespace
 
 std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std::string* why) {
@@ -230,7 +223,7 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
       fail("cannot reserve " + std::to_string(bytes) + " bytes: " + std::strerror(err));
     }
   }
-  if (!AllOk(comm, ok)) {
+  if (!AllRanks(comm, ok)) {
     if (fd >= 0) close(fd);
     if (created) shm_unlink(plan.name);
     if (ok) *why = kAnotherRankFailed;
@@ -246,7 +239,7 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
     if (segment == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(errno));
     close(fd);
   }
-  const bool all_mapped = AllOk(comm, ok);  // a barrier: every rank has opened it
+  const bool all_mapped = AllRanks(comm, ok);  // a barrier: every rank has opened it
   if (created) shm_unlink(plan.name);
   if (!all_mapped) {
     if (segment != MAP_FAILED) munmap(segment, static_cast<size_t>(bytes));

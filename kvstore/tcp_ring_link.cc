@@ -402,9 +402,8 @@ std::unique_ptr<RingLink> ConnectTcpRing(MPI_Comm comm, const std::string& ifnam
     }
     if (to_next.ok() && !from_prev.ok()) *why = accept_why;
   }
-  int connected = to_next.ok() && from_prev.ok() ? 1 : 0, everywhere = 0;
-  MPI_CHECK(MPI_Allreduce(&connected, &everywhere, 1, MPI_INT, MPI_MIN, comm));
-  if (!everywhere) {
+  const bool connected = to_next.ok() && from_prev.ok();
+  if (!AllRanks(comm, connected)) {
     if (connected || why->empty()) *why = kAnotherRankFailed;
     return nullptr;
   }
