@@ -14,6 +14,8 @@ find_package(PNG REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# Linear-time regular expressions for user-given name patterns (Note [Name patterns]).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 # Cohort uses MPI's C API from C++: keep Open MPI's deprecated C++ bindings out.
 set_property(TARGET MPI::MPI_C APPEND PROPERTY
   INTERFACE_COMPILE_DEFINITIONS OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)

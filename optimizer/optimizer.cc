@@ -2,7 +2,11 @@
 #include "optimizer/optimizer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <optional>
+#include <set>
+#include <string_view>
 
 #include "base/thread_arena.h"
 #include "ndarray/params_io.h"
@@ -70,6 +74,9 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
     }
   }
   for (NDArray& s : state) {  // states loaded from a file live on the host: move them once
+    COHORT_CHECK(s.shape() == weight.shape() && s.dtype() == DType::kFloat32)
+        << "optimizer: " << KeyName(key) << ": a state of shape " << s.shape()
+        << " for a weight of shape " << weight.shape();
     if (!s.ctx().SameMemory(weight.ctx())) {
       s = s.CopyTo(weight.ctx());
     }
@@ -160,26 +167,120 @@ void Optimizer::SaveStates(const std::string& path,
   SaveParamsFile(path, file);
 }
 
-void Optimizer::LoadStates(const std::string& path) {
-  std::map<std::string, NDArray> file = LoadParams(path);
-  COHORT_CHECK(file.count("optimizer:" + name_))
-      << "'" << path << "' does not hold " << name_ << " optimizer states";
-  states_.clear();
-  counts_.clear();
-  for (const auto& [name, array] : file) {
-    if (name.rfind("state:", 0) == 0) {
-      const auto colon = name.find(':', 6);
-      const int key = std::stoi(name.substr(6, colon - 6));
-      const size_t index = std::stoul(name.substr(colon + 1));
-      auto& arrays = states_[key];
-      if (arrays.size() <= index) arrays.resize(index + 1);
-      arrays[index] = array;
-    } else if (name.rfind("count:", 0) == 0) {
-      counts_[std::stoi(name.substr(6))] = array.ToVector<int64_t>()[0];
-    } else if (name.rfind("optimizer:", 0) == 0) {
-      num_update_ = array.ToVector<int64_t>()[0];
-    }  // "checkpoint:..." is the checkpoint's, not the optimizer's
+void Optimizer::LoadStates(const std::string& path, const std::map<int, Shape>& shapes) {
+  LoadStates(LoadParamsFile(path), path, shapes);
+}
+
+std::string Optimizer::KeyName(int key) const {
+  const auto name = names_.find(key);
+  return "key " + std::to_string(key) + (name != names_.end() ? " (" + name->second + ")" : "");
+}
+
+void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
+                           const std::map<int, Shape>& shapes) {
+  auto fail = [&](const std::string& what) {
+    throw DataError("optimizer states '" + source + "': " + what, __FILE__, __LINE__);
+  };
+  if (file.names.size() != file.arrays.size()) fail("the arrays have no names");
+  // An int64 entry's one value: count:KEY, optimizer:NAME.
+  auto one_int64 = [&](const std::string& name, const NDArray& array) {
+    if (array.is_none() || array.dtype() != DType::kInt64 || array.shape() != Shape{1}) {
+      fail("'" + name + "' must hold one int64, not " +
+           (array.is_none()
+                ? std::string("a none array")
+                : std::string(DTypeName(array.dtype())) + " of shape " + array.shape().ToString()));
+    }
+    return array.ToVector<int64_t>()[0];
+  };
+  auto key_of = [&](const std::string& name, std::string_view text) {
+    int key = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), key);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+      fail("'" + name + "': '" + std::string(text) + "' is not a key number");
+    }
+    if (!shapes.count(key)) {
+      fail("'" + name + "' is the state of key " + std::to_string(key) + ", but the network's " +
+           std::to_string(shapes.size()) + " parameters have keys 0 to " +
+           std::to_string(static_cast<int64_t>(shapes.size()) - 1));
+    }
+    return key;
+  };
+  std::map<int, std::vector<NDArray>> states;
+  std::map<int, int64_t> counts;
+  std::optional<int64_t> num_update;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < file.names.size(); ++i) {
+    const std::string& name = file.names[i];
+    const NDArray& array = file.arrays[i];
+    if (!seen.insert(name).second) fail("'" + name + "' appears twice");
+    const std::string_view view(name);
+    if (view.starts_with("state:")) {
+      const size_t colon = name.find(':', 6);
+      if (colon == std::string::npos) fail("'" + name + "' is not state:KEY:INDEX");
+      const int key = key_of(name, view.substr(6, colon - 6));
+      const std::string_view index_text = view.substr(colon + 1);
+      int index = -1;
+      const auto [end, error] =
+          std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+      if (index_text.empty() || error != std::errc() ||
+          end != index_text.data() + index_text.size() || index < 0 || index >= num_states_) {
+        fail("'" + name + "': " + name_ + " keeps " + std::to_string(num_states_) +
+             " state(s) a weight" +
+             (num_states_ > 0 ? ", indexed 0 to " + std::to_string(num_states_ - 1) : "") +
+             " (were the states saved with other optimizer settings?)");
+      }
+      const Shape& want = shapes.at(key);
+      if (array.is_none() || array.dtype() != DType::kFloat32 || array.shape() != want) {
+        fail("'" + name + "', a state of " + KeyName(key) + ", must be float32 of shape " +
+             want.ToString() + ", not " +
+             (array.is_none() ? std::string("a none array")
+                              : std::string(DTypeName(array.dtype())) + " of shape " +
+                                    array.shape().ToString()));
+      }
+      std::vector<NDArray>& arrays = states[key];
+      arrays.resize(static_cast<size_t>(num_states_));
+      if (!arrays[index].is_none()) fail("'" + name + "' repeats a state already given");
+      arrays[index] = array.CopyTo(Context::CPU());  // its own: a file may serve several
+    } else if (view.starts_with("count:")) {
+      const int key = key_of(name, view.substr(6));
+      const int64_t count = one_int64(name, array);
+      if (count < 0) fail("'" + name + "' counts " + std::to_string(count) + " updates");
+      if (!counts.emplace(key, count).second) fail("'" + name + "' repeats a count already given");
+    } else if (view.starts_with("optimizer:")) {
+      if (num_update) fail("'" + name + "': a second optimizer entry");
+      if (name != "optimizer:" + name_) {
+        fail("holds " + name.substr(10) + " optimizer states, not " + name_ + "'s");
+      }
+      num_update = one_int64(name, array);
+    } else if (!view.starts_with("checkpoint:")) {
+      fail("'" + name + "' is not state:KEY:INDEX, count:KEY, optimizer:NAME or checkpoint:...");
+    }
   }
+  if (!num_update) fail("holds no optimizer:" + name_ + " entry (not " + name_ + " states)");
+  for (const auto& [key, arrays] : states) {
+    for (int i = 0; i < num_states_; ++i) {
+      if (arrays[i].is_none()) {
+        fail(KeyName(key) + " has no 'state:" + std::to_string(key) + ":" + std::to_string(i) +
+             "' beside its other states");
+      }
+    }
+    if (!counts.count(key))
+      fail(KeyName(key) + " has states but no 'count:" + std::to_string(key) + "'");
+  }
+  for (const auto& [key, count] : counts) {
+    if (num_states_ > 0 && count > 0 && !states.count(key)) {
+      fail(KeyName(key) + " was updated " + std::to_string(count) + " times but has none of the " +
+           std::to_string(num_states_) + " state(s) " + name_ +
+           " keeps (were the states saved with other optimizer settings?)");
+    }
+    if (count > *num_update) {
+      fail("'count:" + std::to_string(key) + "' is " + std::to_string(count) +
+           ", more than the optimizer's " + std::to_string(*num_update) + " updates");
+    }
+  }
+  states_ = std::move(states);
+  counts_ = std::move(counts);
+  num_update_ = *num_update;
 }
 
 }  // namespace cohort

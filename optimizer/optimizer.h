@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ndarray/ndarray.h"
+#include "ndarray/params_io.h"
 #include "optimizer/lr_scheduler.h"
 #include "optimizer/update_rule.h"
 
@@ -59,7 +60,16 @@ class Optimizer {
   // "optimizer:", so a Cohort that predates it, which took any other name for the update count,
   // reads the true count last.
   void SaveStates(const std::string& path, const std::map<std::string, int64_t>& extra = {}) const;
-  void LoadStates(const std::string& path);
+  // Replaces every key's state and count with a states file's, checked first against the weights
+  // they will update (`shapes`: each key's weight shape; names from set_param_names name keys in
+  // errors): every entry is state:KEY:INDEX (a float32 array of the weight's shape, INDEX below
+  // the states this kind keeps), count:KEY (one int64 >= 0) or optimizer:NAME (this optimizer's
+  // name, one int64 at least every count), of a key the network has; a key with states has all
+  // of them and a count. A file that breaks any of these throws DataError naming the file and the
+  // entry, and nothing of it is kept. "checkpoint:..." entries are the checkpoint's to check.
+  void LoadStates(const std::string& path, const std::map<int, Shape>& shapes);
+  void LoadStates(const ParamsFile& file, const std::string& source,
+                  const std::map<int, Shape>& shapes);
 
  private:
   Optimizer(std::string name, UpdateRule::Kind kind, const OptimizerOptions& options)
@@ -69,6 +79,8 @@ class Optimizer {
         num_states_(UpdateStates(kind, static_cast<float>(options.momentum))) {}
   // This kind's rule for one update of a key: t is the key's update count (from 1).
   UpdateRule RuleFor(float lr, float wd, int64_t t) const;
+  // "key 3 (fc1_weight)", or "key 3" when no name was set.
+  std::string KeyName(int key) const;
 
   std::string name_;
   UpdateRule::Kind kind_;

@@ -21,6 +21,7 @@ PACKAGES=(
   libnl-route-3-200 libmunge2 libnuma1
   zlib1g-dev zlib1g
   libjpeg62-turbo-dev libjpeg62-turbo libpng-dev libpng16-16  # io/image_codec.cc
+  libre2-dev libre2-9  # base/name_pattern.cc
   pkgconf-bin libpkgconf3  # CMake finds OpenBLAS through pkg-config
 )
 

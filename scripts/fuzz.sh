@@ -5,7 +5,7 @@
 # with the coverage of both (plus the regress-* inputs, kept always), which the normal tests
 # replay. A finding (crash, leak, timeout, out-of-memory) leaves its input as
 # crash-*/leak-*/timeout-*/oom-* in build-fuzz/found and exits 1. Prints one JSON line: target, seconds, executions, corpus size, findings.
-#   scripts/fuzz.sh params|symbol_json|idx|csv|recordio|image|config SECONDS
+#   scripts/fuzz.sh params|symbol_json|idx|csv|recordio|image|config|states|pattern SECONDS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?target}

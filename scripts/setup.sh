@@ -12,6 +12,7 @@ PACKAGES=(
   libtbb-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libdnnl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
+  libre2-dev  # linear-time name patterns (base/name_pattern.cc)
   libjpeg62-turbo-dev libpng-dev  # JPEG and PNG images in RecordIO files (io/image_codec.cc)
   libjpeg-turbo-progs  # cjpeg, for scripts/make-image-set.sh
   ocl-icd-opencl-dev opencl-headers  # libdnnl-dev's CMake config looks for OpenCL

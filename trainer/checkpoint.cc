@@ -119,13 +119,25 @@ void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symb
 std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at) {
   const std::string path = CheckpointStatesPath(prefix, at);
   if (!std::filesystem::exists(path)) return std::nullopt;
-  const std::map<std::string, NDArray> states = LoadParams(path);
-  const auto it = states.find("checkpoint:global_batch");
-  if (it == states.end()) return std::nullopt;
-  if (it->second.size() != 1 || it->second.dtype() != DType::kInt64) {
-    throw DataError("'" + path + "': checkpoint:global_batch is not one int64", __FILE__, __LINE__);
+  const ParamsFile states = LoadParamsFile(path);
+  std::optional<int64_t> global_batch;
+  for (size_t i = 0; i < states.names.size() && i < states.arrays.size(); ++i) {
+    const std::string& name = states.names[i];
+    if (name.rfind("checkpoint:", 0) != 0) continue;  // the optimizer's (Optimizer::LoadStates)
+    if (name != "checkpoint:global_batch") {
+      throw DataError("'" + path + "': '" + name +
+                          "' is no entry of a checkpoint (checkpoint:global_batch is the one)",
+                      __FILE__, __LINE__);
+    }
+    const NDArray& value = states.arrays[i];
+    if (value.is_none() || value.shape() != Shape{1} || value.dtype() != DType::kInt64 ||
+        value.ToVector<int64_t>()[0] <= 0 || global_batch) {
+      throw DataError("'" + path + "': checkpoint:global_batch is not one int64 of at least 1",
+                      __FILE__, __LINE__);
+    }
+    global_batch = value.ToVector<int64_t>()[0];
   }
-  return it->second.ToVector<int64_t>()[0];
+  return global_batch;
 }
 
 int RemoveStaleCheckpointTemporaries(const std::string& prefix) {

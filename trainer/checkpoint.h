@@ -52,7 +52,8 @@ void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symb
                     const Optimizer* optimizer = nullptr, int64_t global_batch = 0);
 
 // The global batch PREFIX's checkpoint at `at` counted its batches in, when its .states file
-// records one (files of Cohort before it did record none).
+// records one (files of Cohort before it did record none). Throws DataError naming the file when
+// a checkpoint:... entry is not one global batch of at least 1.
 std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at);
 
 // Removes the temporary files (NAME.tmp.PID) that a writer of PREFIX's checkpoint files left when

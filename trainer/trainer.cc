@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <functional>
 #include <random>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "base/logging.h"
+#include "base/name_pattern.h"
 #include "base/seed.h"
 #include "base/stop_signal.h"
 #include "base/timeline.h"
@@ -150,17 +150,10 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   frozen_.assign(param_names_.size(), false);
   std::vector<std::string> fixed_names;
   for (const std::string& pattern : fixed_params) {
-    std::regex re;
-    try {
-      re = std::regex(pattern);
-    } catch (const std::regex_error& e) {
-      throw ConfigError("fixed_params: '" + pattern + "' is not a regular expression (" +
-                            e.what() + ")",
-                        __FILE__, __LINE__);
-    }
+    const NamePattern re(pattern, "fixed_params");  // Note [Name patterns]
     bool matched = false;
     for (size_t i = 0; i < param_names_.size(); ++i) {
-      if (!std::regex_match(param_names_[i], re)) continue;
+      if (!re.Matches(param_names_[i])) continue;
       matched = true;
       if (!frozen_[i]) fixed_names.push_back(param_names_[i]);
       frozen_[i] = true;
@@ -370,13 +363,23 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   updaters_.clear();
   on_nonfinite_ = config.on_nonfinite;
   kvstore_->SetNonFiniteCheck(update_on_kvstore_, config.on_nonfinite == OnNonFinite::kSkipStep);
+  // The states file is checked against the network before any of it is used (Optimizer::
+  // LoadStates): a corrupt or foreign file is exit 2 naming the entry, not a crash mid-step.
+  ParamsFile states_file;
+  std::map<int, Shape> shapes;
+  if (!states.empty()) {
+    states_file = LoadParamsFile(states);
+    for (size_t i = 0; i < params_by_key_.size(); ++i) {
+      shapes[static_cast<int>(i)] = params_by_key_[i][0].shape();
+    }
+  }
   if (update_on_kvstore_) {
-    if (!states.empty()) optimizer->LoadStates(states);
+    if (!states.empty()) optimizer->LoadStates(states_file, states, shapes);
     kvstore_->SetOptimizer(std::move(optimizer));
   } else {
     for (int d = 0; d < manager_->num_devices(); ++d) {
       updaters_.push_back(optimizer->Clone());
-      if (!states.empty()) updaters_.back()->LoadStates(states);
+      if (!states.empty()) updaters_.back()->LoadStates(states_file, states, shapes);
     }
   }
 }
@@ -483,9 +486,10 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at, int64_t glo
 }
 
 void Trainer::CheckResumedBatching(const FitConfig& config, int64_t global_batch) const {
-  if (config.begin_batch == 0) return;  // an epoch checkpoint: any batch size goes on from it
   const CheckpointPosition at{config.begin_epoch, config.begin_batch};
+  if (at == CheckpointPosition{}) return;  // a fresh start
   const std::optional<int64_t> saved = CheckpointGlobalBatch(config.checkpoint_prefix, at);
+  if (config.begin_batch == 0) return;  // an epoch checkpoint: any batch size goes on from it
   if (!saved || *saved == global_batch) return;
   throw ConfigError("'" + CheckpointStatesPath(config.checkpoint_prefix, at) +
                         "' is a mid-epoch checkpoint after " + std::to_string(config.begin_batch) +

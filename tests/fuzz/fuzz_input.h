@@ -3,9 +3,10 @@
 //
 // Note [Fuzzing]
 // Every reader of bytes a user hands Cohort has a libFuzzer target here (fuzz_<target>.cc): the
-// .params reader, symbol JSON, IDX, CSV, RecordIO and image record headers, JPEG/PNG decoding
-// and the YAML config. A target accepts any input: it parses and throws cohort::Error at most;
-// a crash, a sanitizer report, a leak, a timeout (10 s) or an allocation over 2 GB is a finding.
+// .params reader, symbol JSON, IDX, CSV, RecordIO and image record headers, JPEG/PNG decoding,
+// the YAML config, optimizer .states files and name patterns. A target accepts any input: it
+// parses and throws cohort::Error at most; a crash, a sanitizer report, a leak, a timeout (10 s)
+// or an allocation over 2 GB is a finding.
 // scripts/fuzz.sh TARGET SECONDS builds them with clang (COHORT_FUZZ=ON: -fsanitize=fuzzer,
 // address, undefined), runs one from tests/fuzz/corpus/TARGET and merges the inputs that reached
 // new code back into that corpus; the normal build (gcc) links each target with replay_main.cc

@@ -152,14 +152,128 @@ TEST(Optimizer, StatesSaveAndLoadResumeExactly) {
   a->SaveStates(path);
   NDArray w2 = w1.CopyTo(Context::CPU());
   auto b = Optimizer::Create("adam", {.lr = 0.1});
-  b->LoadStates(path);
+  b->LoadStates(path, {{3, Shape{2}}});
   a->Update(3, w1, V({0.25f, 0.5f}));
   b->Update(3, w2, V({0.25f, 0.5f}));
   EXPECT_EQ(w1.ToVector<float>(), w2.ToVector<float>());
   EXPECT_EQ(b->num_update(), 2);
   auto sgd = Optimizer::Create("sgd", {});
-  EXPECT_THROW(sgd->LoadStates(path), Error);  // adam states are not sgd's
+  EXPECT_THROW(sgd->LoadStates(path, {{3, Shape{2}}}), DataError);  // adam states are not sgd's
   std::filesystem::remove(path);
+}
+
+// What Adam saves after one update of key 0 (weight of shape (2,)): two states and a count.
+ParamsFile AdamStates() {
+  ParamsFile f;
+  f.names = {"state:0:0", "state:0:1", "count:0", "optimizer:adam"};
+  f.arrays = {V({0.1f, 0.2f}), V({0.3f, 0.4f}), NDArray::FromVector<int64_t>({1}, {1}),
+              NDArray::FromVector<int64_t>({1}, {1})};
+  return f;
+}
+
+// Loads `file` into a fresh Adam for key 0 (fc1_weight, shape (2,)); "" when accepted, else the
+// error's message. A refused file leaves the optimizer's earlier state alone.
+std::string AdamLoadError(const ParamsFile& file) {
+  auto adam = Optimizer::Create("adam", {});
+  adam->set_param_names({{0, "fc1_weight"}});
+  try {
+    adam->LoadStates(file, "x.states", {{0, Shape{2}}});
+  } catch (const DataError& e) {
+    EXPECT_EQ(adam->num_update(), 0);
+    return e.message();
+  }
+  return "";
+}
+
+ParamsFile With(ParamsFile f, const std::string& name, NDArray array) {
+  for (size_t i = 0; i < f.names.size(); ++i) {
+    if (f.names[i] == name) {
+      if (array.is_none() && array.shape().ndim() == 0) {  // NDArray(): drop the entry
+        f.names.erase(f.names.begin() + static_cast<std::ptrdiff_t>(i));
+        f.arrays.erase(f.arrays.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        f.arrays[i] = array;
+      }
+      return f;
+    }
+  }
+  f.names.push_back(name);
+  f.arrays.push_back(array);
+  return f;
+}
+
+// Each of these crashed Optimizer::Update (a smaller or non-float32 state, an empty count or
+// optimizer entry), was accepted (a larger or float64 state, a key the network lacks), or threw a
+// bare "stoi" (a malformed name). Each is now refused up front naming the file and the entry.
+TEST(Optimizer, StatesFilesAreCheckedAgainstTheNetworkBeforeUse) {
+  EXPECT_EQ(AdamLoadError(AdamStates()), "");
+  const auto expect_refused = [](const ParamsFile& f, const std::string& says) {
+    const std::string error = AdamLoadError(f);
+    EXPECT_NE(error.find("optimizer states 'x.states': "), std::string::npos) << error;
+    EXPECT_NE(error.find(says), std::string::npos) << "expected \"" << says << "\" in: " << error;
+  };
+  const ParamsFile ok = AdamStates();
+  expect_refused(With(ok, "state:0:0", V({0.1f})),
+                 "'state:0:0', a state of key 0 (fc1_weight), must be float32 of shape (2,), not "
+                 "float32 of shape (1,)");
+  expect_refused(With(ok, "state:0:1", V({1, 2, 3})), "not float32 of shape (3,)");
+  expect_refused(With(ok, "state:0:0", NDArray::FromVector<int8_t>({2}, {1, 2})),
+                 "not int8 of shape (2,)");
+  expect_refused(With(ok, "state:0:0", NDArray::Zeros({2}, DType::kFloat16)), "not float16");
+  expect_refused(With(ok, "state:0:0", NDArray::FromVector<double>({2}, {1, 2})), "not float64");
+  expect_refused(With(ok, "count:0", NDArray::Zeros({0}, DType::kInt64)),
+                 "'count:0' must hold one int64, not int64 of shape (0,)");
+  expect_refused(With(ok, "optimizer:adam", NDArray::Zeros({0}, DType::kInt64)),
+                 "'optimizer:adam' must hold one int64");
+  expect_refused(With(ok, "count:0", NDArray::FromVector<int64_t>({1}, {-1})),
+                 "'count:0' counts -1 updates");
+  expect_refused(With(ok, "count:0", NDArray::FromVector<int64_t>({1}, {5})),
+                 "'count:0' is 5, more than the optimizer's 1 updates");
+  expect_refused(
+      With(ok, "state:7:0", V({0, 0})),
+      "'state:7:0' is the state of key 7, but the network's 1 parameters have keys 0 to 0");
+  expect_refused(With(ok, "count:x", NDArray::FromVector<int64_t>({1}, {1})),
+                 "'count:x': 'x' is not a key number");
+  expect_refused(With(ok, "state:0", V({0, 0})), "'state:0' is not state:KEY:INDEX");
+  expect_refused(With(ok, "state::0", V({0, 0})), "'' is not a key number");
+  expect_refused(With(ok, "state:99999999999999999999:0", V({0, 0})), "is not a key number");
+  expect_refused(With(ok, "state:0:2", V({0, 0})),
+                 "adam keeps 2 state(s) a weight, indexed 0 to 1");
+  expect_refused(With(ok, "state:0:-1", V({0, 0})), "adam keeps 2 state(s) a weight");
+  expect_refused(With(ok, "weights", V({0, 0})),
+                 "'weights' is not state:KEY:INDEX, count:KEY, optimizer:NAME or checkpoint:");
+  expect_refused(With(ok, "state:0:1", NDArray()), "key 0 (fc1_weight) has no 'state:0:1'");
+  expect_refused(With(ok, "count:0", NDArray()), "has states but no 'count:0'");
+  expect_refused(
+      With(With(With(ok, "state:0:0", NDArray()), "state:0:1", NDArray()), "count:0",
+           NDArray::FromVector<int64_t>({1}, {1})),
+      "key 0 (fc1_weight) was updated 1 times but has none of the 2 state(s) adam keeps");
+  expect_refused(With(ok, "optimizer:adam", NDArray()), "holds no optimizer:adam entry");
+  expect_refused(With(ok, "optimizer:sgd", NDArray::FromVector<int64_t>({1}, {1})),
+                 "a second optimizer entry");
+  // Entries of the checkpoint's own are its to check (CheckpointGlobalBatch).
+  EXPECT_EQ(AdamLoadError(With(ok, "checkpoint:global_batch", NDArray::Zeros({1}, DType::kInt64))),
+            "");
+}
+
+TEST(Optimizer, SgdWithoutMomentumKeepsNoStates) {
+  ParamsFile f;
+  f.names = {"count:0", "optimizer:sgd"};
+  f.arrays = {NDArray::FromVector<int64_t>({1}, {3}), NDArray::FromVector<int64_t>({1}, {3})};
+  auto sgd = Optimizer::Create("sgd", {});
+  sgd->LoadStates(f, "s.states", {{0, Shape{2}}});
+  EXPECT_EQ(sgd->num_update(), 3);
+  f.names.push_back("state:0:0");
+  f.arrays.push_back(V({0, 0}));
+  try {
+    sgd->LoadStates(f, "s.states", {{0, Shape{2}}});
+    FAIL() << "a momentum state was taken by sgd without momentum";
+  } catch (const DataError& e) {
+    EXPECT_NE(e.message().find("sgd keeps 0 state(s) a weight (were the states saved with other "
+                               "optimizer settings?)"),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 TEST(Initializer, ByNameAndXavierScale) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ndarray/params_io.h"
 #include "symbol/ops.h"
 #include "tests/test_util.h"
 
@@ -25,6 +26,35 @@ TEST(Checkpoint, ParamsAreWrittenAfterStates) {
   const auto params = std::filesystem::last_write_time(CheckpointParamsPath(prefix, 3));
   const auto states = std::filesystem::last_write_time(CheckpointStatesPath(prefix, 3));
   EXPECT_LE(states, params);
+}
+
+// checkpoint:global_batch is a batch of at least one sample; any other checkpoint: entry is no
+// entry of Cohort's (both were taken silently).
+TEST(Checkpoint, GlobalBatchIsCheckedWhenRead) {
+  testing::ScratchDir dir;
+  const std::string prefix = dir.Path("m");
+  const std::string path = CheckpointStatesPath(prefix, {1});
+  EXPECT_EQ(CheckpointGlobalBatch(prefix, {1}), std::nullopt);  // no file
+  auto write = [&](const std::string& name, NDArray value) {
+    SaveParamsFile(path,
+                   {{"optimizer:sgd", name}, {NDArray::FromVector<int64_t>({1}, {0}), value}});
+  };
+  write("checkpoint:global_batch", NDArray::FromVector<int64_t>({1}, {64}));
+  EXPECT_EQ(CheckpointGlobalBatch(prefix, {1}), 64);
+  for (const NDArray& bad :
+       {NDArray::FromVector<int64_t>({1}, {0}), NDArray::FromVector<int64_t>({1}, {-5}),
+        NDArray::FromVector<int64_t>({2}, {8, 8}), NDArray::Zeros({0}, DType::kInt64),
+        NDArray::Full({1}, 64.0)}) {
+    write("checkpoint:global_batch", bad);
+    EXPECT_THROW(CheckpointGlobalBatch(prefix, {1}), DataError) << bad.shape();
+  }
+  write("checkpoint:step", NDArray::FromVector<int64_t>({1}, {1}));
+  try {
+    CheckpointGlobalBatch(prefix, {1});
+    FAIL() << "checkpoint:step was taken";
+  } catch (const DataError& e) {
+    EXPECT_NE(e.message().find("'checkpoint:step' is no entry of a checkpoint"), std::string::npos);
+  }
 }
 
 TEST(Checkpoint, StaleTemporariesOfKilledWritersAreRemoved) {

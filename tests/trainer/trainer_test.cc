@@ -710,6 +710,53 @@ TEST_F(TrainerFiles, MidEpochResumeRefusesOtherBatching) {
   EXPECT_EQ(other.Fit(*Iter(8), nullptr, c).size(), 1u);
 }
 
+// A states file that does not fit the network (a state smaller than its weight crashed
+// Optimizer::Update; a global batch of 0 was taken) is refused before the first step, naming the
+// file and the entry, whether the kvstore or the devices update.
+TEST_F(TrainerFiles, CorruptStatesAreRefusedBeforeTraining) {
+  FitConfig first = Config(1);
+  first.checkpoint_prefix = Prefix();
+  Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+  t.Fit(*Iter(16), nullptr, first);
+  const std::string states = Prefix() + "-0001.states";
+  const ParamsFile saved = LoadParamsFile(states);
+  auto resume_error = [&](const ParamsFile& file, bool on_kvstore) -> std::string {
+    SaveParamsFile(states, file);
+    FitConfig c = Config(2);
+    c.checkpoint_prefix = Prefix();
+    c.begin_epoch = 1;
+    c.update_on_kvstore = on_kvstore;
+    Trainer resumed(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    try {
+      resumed.Fit(*Iter(16), nullptr, c);
+    } catch (const DataError& e) {
+      EXPECT_FALSE(resumed.training_started());
+      return e.message();
+    }
+    return "accepted";
+  };
+  for (bool on_kvstore : {true, false}) {
+    ParamsFile smaller = saved;
+    for (size_t i = 0; i < smaller.names.size(); ++i) {  // fc1_weight's momentum, cut to (1, 8)
+      if (smaller.names[i] == "state:0:0") smaller.arrays[i] = smaller.arrays[i].Slice(0, 1);
+    }
+    EXPECT_THAT(resume_error(smaller, on_kvstore),
+                ::testing::HasSubstr("optimizer states '" + states +
+                                     "': 'state:0:0', a state of key 0 (fc1_weight), must be "
+                                     "float32 of shape (16,8), not float32 of shape (1,8)"));
+  }
+  ParamsFile zero_batch = saved;
+  for (size_t i = 0; i < zero_batch.names.size(); ++i) {
+    if (zero_batch.names[i] == "checkpoint:global_batch") {
+      zero_batch.arrays[i] = NDArray::FromVector<int64_t>({1}, {0});
+    }
+  }
+  EXPECT_THAT(resume_error(zero_batch, true),
+              ::testing::HasSubstr("'" + states +
+                                   "': checkpoint:global_batch is not one int64 of at least 1"));
+  EXPECT_EQ(resume_error(saved, true), "accepted");
+}
+
 TEST_F(TrainerFiles, ResumeLatestWithoutCheckpointStartsFresh) {
   FitConfig c = Config(1);
   Trainer a(SmallMlp(), {Context::CPU(0)}), b(SmallMlp(), {Context::CPU(0)});
