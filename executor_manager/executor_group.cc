@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "base/env.h"
@@ -19,7 +20,10 @@ std::vector<std::pair<int64_t, int64_t>> SplitBatch(int64_t batch_size,
   std::vector<int64_t> sizes;
   for (double w : work_load) {
     COHORT_CHECK_GE(w, 0.0) << "work load entries must not be negative";
-    sizes.push_back(std::llround(w * static_cast<double>(batch_size) / total));
+    // Halves to even, as Python 3's round in MXNet's _split_input_slice (std::llround would
+    // round them up): 5 samples over loads [1, 1] are 2 + 3.
+    sizes.push_back(
+        static_cast<int64_t>(std::nearbyint(w * static_cast<double>(batch_size) / total)));
   }
   const int64_t sum = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
   if (sum < batch_size) sizes.back() += batch_size - sum;
@@ -295,29 +299,42 @@ void DataParallelExecutorGroup::SetParams(const std::map<std::string, NDArray>& 
   for (const auto& exec : executors_) exec->CopyParamsFrom(arg_params, aux_params, allow_extra);
 }
 
+namespace {
+
+// Note [Parameters over devices]: GetParams gives each parameter's mean over the devices, as
+// MXNet's copy_to does. Devices updated alike hold the same bytes, and then the first device's
+// values are copied as they are: a mean of three equal floats may round in its last bit, and a
+// checkpoint must resume bit for bit.
+void MeanOverDevices(const std::vector<NDArray>& per_device, NDArray& out) {
+  if (out.is_none() || out.shape() != per_device[0].shape()) {
+    out = NDArray::Empty(per_device[0].shape());
+  }
+  per_device[0].CopyTo(out);
+  float* v = out.data<float>();
+  std::vector<NDArray> others;
+  bool equal = true;
+  for (size_t d = 1; d < per_device.size(); ++d) {
+    others.push_back(per_device[d].CopyTo(Context::CPU()));
+    equal = equal && std::memcmp(others.back().raw_data(), v, out.nbytes()) == 0;
+  }
+  if (equal) return;
+  for (const NDArray& host : others) {
+    const float* a = host.data<float>();
+    for (int64_t j = 0; j < out.size(); ++j) v[j] += a[j];
+  }
+  for (int64_t j = 0; j < out.size(); ++j) v[j] /= static_cast<float>(per_device.size());
+}
+
+}  // namespace
+
 void DataParallelExecutorGroup::GetParams(std::map<std::string, NDArray>* arg_params,
                                           std::map<std::string, NDArray>* aux_params) const {
   for (size_t i = 0; i < param_names_.size(); ++i) {
-    NDArray& out = (*arg_params)[param_names_[i]];
-    if (out.is_none() || out.shape() != param_arrays_[i][0].shape()) {
-      out = NDArray::Empty(param_arrays_[i][0].shape());
-    }
-    param_arrays_[i][0].CopyTo(out);
+    MeanOverDevices(param_arrays_[i], (*arg_params)[param_names_[i]]);
   }
+  // Moving statistics differ by the samples each device saw: their mean.
   for (size_t i = 0; i < aux_names_.size(); ++i) {
-    NDArray& out = (*aux_params)[aux_names_[i]];
-    if (out.is_none() || out.shape() != aux_arrays_[i][0].shape()) {
-      out = NDArray::Empty(aux_arrays_[i][0].shape());
-    }
-    // The mean over devices (moving statistics differ by the samples each device saw).
-    aux_arrays_[i][0].CopyTo(out);
-    float* v = out.data<float>();
-    for (size_t d = 1; d < aux_arrays_[i].size(); ++d) {
-      const NDArray host = aux_arrays_[i][d].CopyTo(Context::CPU());
-      const float* a = host.data<float>();
-      for (int64_t j = 0; j < out.size(); ++j) v[j] += a[j];
-    }
-    for (int64_t j = 0; j < out.size(); ++j) v[j] /= static_cast<float>(aux_arrays_[i].size());
+    MeanOverDevices(aux_arrays_[i], (*aux_params)[aux_names_[i]]);
   }
 }
 
@@ -338,12 +355,22 @@ DataParallelExecutorManager::DataParallelExecutorManager(
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
     SymGen sym_gen, std::optional<int64_t> default_bucket_key,
     const std::vector<std::string>& fixed_param_names)
+    : DataParallelExecutorManager(symbol, contexts, train_data.provide_data(),
+                                  train_data.provide_label(), param_names, work_load,
+                                  std::move(sym_gen), default_bucket_key, fixed_param_names) {}
+
+DataParallelExecutorManager::DataParallelExecutorManager(
+    const Symbol& symbol, const std::vector<Context>& contexts,
+    const std::vector<DataDesc>& data_shapes, const std::vector<DataDesc>& label_shapes,
+    const std::vector<std::string>& param_names, const std::vector<double>& work_load,
+    SymGen sym_gen, std::optional<int64_t> default_bucket_key,
+    const std::vector<std::string>& fixed_param_names)
     : contexts_(contexts),
       work_load_(work_load),
       param_names_(param_names),
       fixed_param_names_(fixed_param_names),
-      data_shapes_(train_data.provide_data()),
-      label_shapes_(train_data.provide_label()),
+      data_shapes_(data_shapes),
+      label_shapes_(label_shapes),
       sym_gen_(std::move(sym_gen)) {
   const Symbol sym = sym_gen_ && default_bucket_key ? sym_gen_(*default_bucket_key) : symbol;
   default_ = std::make_unique<DataParallelExecutorGroup>(sym, contexts_, work_load_, data_shapes_,

@@ -69,7 +69,8 @@ class DataParallelExecutorGroup {
   // A name the network lacks is an error unless allow_extra, as in MXNet's Module.set_params.
   void SetParams(const std::map<std::string, NDArray>& arg_params,
                  const std::map<std::string, NDArray>& aux_params, bool allow_extra = false);
-  // Device 0's parameters, and the auxiliary states averaged over devices, into host arrays.
+  // Each parameter's and auxiliary state's mean over the devices, into host arrays (Note
+  // [Parameters over devices]: equal on every device, copied as they are).
   void GetParams(std::map<std::string, NDArray>* arg_params,
                  std::map<std::string, NDArray>* aux_params) const;
   // Output `index` of the whole batch, gathered from the devices into `out` (batch rows).
@@ -129,6 +130,14 @@ class DataParallelExecutorManager {
   // both are given). Parameters in fixed_param_names are frozen in every bucket.
   DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
                               const DataIter& train_data,
+                              const std::vector<std::string>& param_names,
+                              const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
+                              std::optional<int64_t> default_bucket_key = std::nullopt,
+                              const std::vector<std::string>& fixed_param_names = {});
+  // The same from the shapes an iterator provides (a Python DataIter has no C++ iterator).
+  DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
+                              const std::vector<DataDesc>& data_shapes,
+                              const std::vector<DataDesc>& label_shapes,
                               const std::vector<std::string>& param_names,
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
                               std::optional<int64_t> default_bucket_key = std::nullopt,

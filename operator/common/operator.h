@@ -116,6 +116,8 @@ class OpRegistry {
   void Register(const std::string& name, Factory factory);
   void Alias(const std::string& alias, const std::string& name);
   std::vector<std::string> Names() const;
+  // Each alias with the canonical name it stands for.
+  const std::map<std::string, std::string>& aliases() const { return aliases_; }
   // The canonical name of an op or alias.
   const std::string& Canonical(const std::string& name) const;
 

@@ -870,6 +870,11 @@ TEST(SplitBatch, ProportionalAndComplete) {
             (std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {3, 6}, {6, 10}}));
   EXPECT_EQ(SplitBatch(8, {3, 1}), (std::vector<std::pair<int64_t, int64_t>>{{0, 6}, {6, 8}}));
   EXPECT_THROW(SplitBatch(2, {1, 1, 1}), Error);
+  // Halves round to even, as MXNet's _split_input_slice under Python 3 (2.5 -> 2).
+  EXPECT_EQ(SplitBatch(5, {1, 1}), (std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 5}}));
+  EXPECT_EQ(SplitBatch(10, {1, 1, 1, 1}),
+            (std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 4}, {4, 6}, {6, 10}}));
+  EXPECT_EQ(SplitBatch(7, {1, 1}), (std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 7}}));
 }
 
 }  // namespace
