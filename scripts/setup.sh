@@ -13,6 +13,7 @@ PACKAGES=(
   libopenblas-dev libdnnl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   libre2-dev  # linear-time name patterns (base/name_pattern.cc)
+  python3-dev python3-numpy python3-pytest pybind11-dev  # the Python package (python/)
   libjpeg62-turbo-dev libpng-dev  # JPEG and PNG images in RecordIO files (io/image_codec.cc)
   libjpeg-turbo-progs  # cjpeg, for scripts/make-image-set.sh
   ocl-icd-opencl-dev opencl-headers  # libdnnl-dev's CMake config looks for OpenCL

@@ -1,0 +1,19 @@
+"""Cohort: data-parallel training on many devices, with MXNet 1.x's Python API
+(`import cohort as mx`) on Cohort's C++ engine."""
+from . import base
+from .base import MXNetError
+from . import context
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from . import name
+from . import attribute
+from .attribute import AttrScope
+from . import ndarray
+from . import ndarray as nd
+from . import symbol
+from . import symbol as sym
+from . import executor
+
+__version__ = '0.1.0'
+from . import io
+from . import metric
+from . import executor_manager

@@ -1,0 +1,245 @@
+"""Data iterators (MXNet 1.x's mxnet.io): DataDesc, DataBatch, the DataIter base class that
+Python iterators subclass, and NDArrayIter, CSVIter and MNISTIter served by Cohort's C++
+iterators (the same code as cohort-train's data)."""
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from . import _cohort
+from .base import mx_real_t
+from .ndarray import NDArray
+from .ndarray.ndarray import array
+
+__all__ = ['DataDesc', 'DataBatch', 'DataIter', 'NDArrayIter', 'CSVIter', 'MNISTIter']
+
+
+class DataDesc(namedtuple('DataDesc', ['name', 'shape'])):
+    """An input as an iterator provides it: (name, shape), with dtype and layout ('N' marks the
+    batch axis)."""
+
+    def __new__(cls, name, shape, dtype=mx_real_t, layout='NCHW'):
+        ret = super(DataDesc, cls).__new__(cls, name, shape)
+        ret.dtype = dtype
+        ret.layout = layout
+        return ret
+
+    def __repr__(self):
+        return 'DataDesc[%s,%s,%s,%s]' % (self.name, self.shape, self.dtype, self.layout)
+
+    @staticmethod
+    def get_batch_axis(layout):
+        return 0 if layout is None else layout.find('N')
+
+    @staticmethod
+    def get_list(shapes, types):
+        if types is not None:
+            type_dict = dict(types)
+            return [DataDesc(x[0], x[1], type_dict[x[0]]) for x in shapes]
+        return [DataDesc(x[0], x[1]) for x in shapes]
+
+
+def _desc(d):
+    """A DataDesc, or a (name, shape) pair, as the C++ core takes it."""
+    if isinstance(d, DataDesc):
+        name, shape, dtype, layout = d.name, d.shape, d.dtype, d.layout
+    else:
+        name, shape = d[0], d[1]
+        dtype, layout = mx_real_t, ''
+    if not layout or len(layout) != len(shape) or 'N' not in layout:
+        layout = ''
+    return (name, tuple(shape), np.dtype(dtype).name, layout)
+
+
+class DataBatch:
+    """One batch: lists of data and label NDArrays, the pad at its end, sample indices, the
+    bucket key, and the descriptions of the data and labels."""
+
+    def __init__(self, data, label=None, pad=None, index=None, bucket_key=None,
+                 provide_data=None, provide_label=None):
+        if data is not None:
+            assert isinstance(data, (list, tuple)), 'Data must be list of NDArrays'
+        if label is not None:
+            assert isinstance(label, (list, tuple)), 'Label must be list of NDArrays'
+        self.data = data
+        self.label = label
+        self.pad = pad
+        self.index = index
+        self.bucket_key = bucket_key
+        self.provide_data = provide_data
+        self.provide_label = provide_label
+
+    def __str__(self):
+        data_shapes = [d.shape for d in self.data]
+        label_shapes = [l.shape for l in self.label] if self.label else None
+        return '{}: data shapes: {} label shapes: {}'.format(self.__class__.__name__,
+                                                             data_shapes, label_shapes)
+
+
+class DataIter:
+    """The base class of iterators: subclasses give iter_next, getdata, getlabel, getpad (and
+    getindex), or override next; reset starts the next epoch."""
+
+    def __init__(self, batch_size=0):
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        return self
+
+    def reset(self):
+        pass
+
+    def next(self):
+        if self.iter_next():
+            return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
+                             index=self.getindex())
+        raise StopIteration
+
+    def __next__(self):
+        return self.next()
+
+    def iter_next(self):
+        pass
+
+    def getdata(self):
+        pass
+
+    def getlabel(self):
+        pass
+
+    def getindex(self):
+        return None
+
+    def getpad(self):
+        pass
+
+
+class _NativeIter(DataIter):
+    """A DataIter served by one of the C++ core's iterators. Each batch's arrays are copies: the
+    C++ iterator reuses its arrays for the next batch, and a batch kept must not change."""
+
+    def __init__(self, handle, batch_size):
+        super().__init__(batch_size)
+        self._handle = handle
+        self._batch = None
+
+    @property
+    def provide_data(self):
+        return [DataDesc(n, tuple(s), np.dtype(t).type, l or 'NCHW')
+                for n, s, t, l in self._handle.provide_data]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(n, tuple(s), np.dtype(t).type, l or 'NCHW')
+                for n, s, t, l in self._handle.provide_label]
+
+    def reset(self):
+        self._handle.reset()
+        self._batch = None
+
+    def iter_next(self):
+        if not self._handle.next():
+            self._batch = None
+            return False
+        data, label, pad, index, bucket_key = self._handle.value()
+        self._batch = DataBatch([NDArray(h).copy() for h in data],
+                                [NDArray(h).copy() for h in label], pad=pad,
+                                index=np.array(index, dtype=np.int64), bucket_key=bucket_key,
+                                provide_data=self.provide_data, provide_label=self.provide_label)
+        return True
+
+    def next(self):
+        if self.iter_next():
+            return self._batch
+        raise StopIteration
+
+    def getdata(self):
+        return self._batch.data
+
+    def getlabel(self):
+        return self._batch.label
+
+    def getpad(self):
+        return self._batch.pad
+
+    def getindex(self):
+        return self._batch.index
+
+
+def _init_data(data, allow_empty, default_name):
+    """MXNet's normalisation of iterator inputs: sorted (name, NDArray) pairs."""
+    if data is None:
+        data = []
+    if isinstance(data, (np.ndarray, NDArray)):
+        data = [data]
+    if isinstance(data, list):
+        if not allow_empty and not data:
+            raise ValueError('%s: no arrays given' % default_name)
+        if len(data) == 1:
+            data = OrderedDict([(default_name, data[0])])
+        else:
+            data = OrderedDict([('_%d_%s' % (i, default_name), d) for i, d in enumerate(data)])
+    if not isinstance(data, dict):
+        raise TypeError('Input must be NDArray, numpy.ndarray, a list of them or dict with them '
+                        'as values')
+    out = OrderedDict()
+    for k, v in data.items():
+        if not isinstance(v, NDArray):
+            try:
+                v = array(v)
+            except Exception:
+                raise TypeError("Invalid type '%s' for %s, should be NDArray or numpy.ndarray"
+                                % (type(v), k)) from None
+        out[k] = v
+    return list(sorted(out.items()))
+
+
+class NDArrayIter(_NativeIter):
+    """Batches of arrays held in memory (numpy or NDArray; one, a list or a dict), optionally
+    shuffled each epoch; last_batch_handle 'pad', 'discard' or 'roll_over'."""
+
+    def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle='pad',
+                 data_name='data', label_name='softmax_label'):
+        self.data = _init_data(data, allow_empty=False, default_name=data_name)
+        self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        num = {v.shape[0] for _, v in self.data + self.label}
+        if len(num) != 1:
+            raise ValueError('NDArrayIter: the arrays hold different numbers of samples: %s'
+                             % sorted(num))
+        if last_batch_handle not in ('pad', 'discard', 'roll_over'):
+            raise ValueError("last_batch_handle: expected 'pad', 'discard' or 'roll_over', got "
+                             "%r" % (last_batch_handle,))
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError('batch_size: expected an int >= 1, got %r' % (batch_size,))
+        self.num_data = num.pop()
+        self.shuffle = shuffle
+        self.last_batch_handle = last_batch_handle
+        seed = int(np.random.randint(0, 2 ** 31)) if shuffle else 0  # np.random.seed decides
+        handle = _cohort.ndarray_iter([(k, v.handle) for k, v in self.data],
+                                      [(k, v.handle) for k, v in self.label], batch_size,
+                                      bool(shuffle), seed, last_batch_handle)
+        super().__init__(handle, batch_size)
+
+
+class CSVIter(_NativeIter):
+    """Rows of a CSV file as samples of data_shape, labels from label_csv (zeros without)."""
+
+    def __init__(self, data_csv, data_shape, label_csv=None, label_shape=(1,), batch_size=1,
+                 round_batch=True, shuffle=False, seed=0, data_name='data',
+                 label_name='softmax_label', dtype='float32', **kwargs):
+        if np.dtype(dtype) != np.float32:
+            raise ValueError("CSVIter: dtype %s; Cohort's CSV iterator serves float32" % dtype)
+        handle = _cohort.csv_iter(data_csv, tuple(data_shape), label_csv or '',
+                                  tuple(label_shape), batch_size, bool(shuffle), seed,
+                                  'pad' if round_batch else 'discard', data_name, label_name)
+        super().__init__(handle, batch_size)
+
+
+class MNISTIter(_NativeIter):
+    """MNIST-format IDX files (plain or gzip); pixels scaled by 1/256 as MXNet's."""
+
+    def __init__(self, image='./train-images-idx3-ubyte', label='./train-labels-idx1-ubyte',
+                 batch_size=128, shuffle=True, flat=False, seed=0, silent=False,
+                 data_name='data', label_name='softmax_label', **kwargs):
+        handle = _cohort.mnist_iter(image, label, bool(flat), batch_size, bool(shuffle), seed,
+                                    data_name, label_name)
+        super().__init__(handle, batch_size)

@@ -1,0 +1,80 @@
+"""One function per registered operator (cohort.nd.FullyConnected, cohort.nd.relu, ...), made at
+import from the C++ registry, and MXNet's fluent methods (x.sum(), x.argmax(axis=1))."""
+import types
+
+from .. import _cohort
+from .._ops import attrs_of, op_names
+from .ndarray import NDArray, invoke
+
+# NDArray methods that call the operator of the same name on the array (MXNet's fluent methods).
+FLUENT = ['abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+          'argmax_channel', 'argmin', 'argsort', 'broadcast_axes', 'broadcast_like',
+          'broadcast_to', 'cbrt', 'ceil', 'clip', 'cos', 'cosh', 'degrees', 'exp', 'expand_dims',
+          'expm1', 'fix', 'flatten', 'flip', 'floor', 'log', 'log10', 'log1p', 'log2',
+          'log_softmax', 'max', 'mean', 'min', 'nanprod', 'nansum', 'norm', 'one_hot',
+          'ones_like', 'pad', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'repeat',
+          'reshape_like', 'rint', 'round', 'rsqrt', 'shape_array', 'sigmoid', 'sign', 'sin',
+          'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like', 'softmax', 'softmin', 'sort',
+          'split', 'sqrt', 'square', 'squeeze', 'sum', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
+          'topk', 'transpose', 'trunc', 'zeros_like']
+
+
+def make_function(op):
+    """cohort.nd.<op>(*arrays, out=None, ctx=None, name=None, **attributes)."""
+
+    def function(*args, **kwargs):
+        out = kwargs.pop('out', None)
+        kwargs.pop('name', None)
+        ctx = kwargs.pop('ctx', None)
+        for i, a in enumerate(args):
+            if not isinstance(a, NDArray):
+                raise TypeError('%s: positional argument %d must be an NDArray, got %s; give '
+                                'parameters by keyword' % (op, i, type(a).__name__))
+        arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+        attributes = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
+        inputs = list(args)
+        if arrays:
+            arguments, auxiliary, _ = _cohort.op_signature(op, attrs_of(attributes))
+            slots = list(arguments) + list(auxiliary)
+            unknown = sorted(set(arrays) - set(slots))
+            if unknown:
+                raise TypeError('%s has no input %s (its inputs: %s)'
+                                % (op, ', '.join(unknown), ', '.join(slots)))
+            for slot in slots[len(inputs):]:
+                if slot not in arrays:
+                    break
+                inputs.append(arrays.pop(slot))
+            if arrays:
+                raise TypeError('%s: inputs %s given without the ones before them (%s)'
+                                % (op, ', '.join(sorted(arrays)), ', '.join(slots)))
+        return invoke(op, inputs, out=out, ctx=ctx, **attributes)
+
+    function.__name__ = op
+    function.__qualname__ = op
+    function.__doc__ = ('Runs the %s operator on NDArrays (inputs by position or by name, '
+                        'parameters by keyword); returns its output, or a list of outputs.' % op)
+    return function
+
+
+def register(namespace, internal):
+    """Adds a function per operator to `namespace` (names starting with _ to `internal` too)."""
+    for op in op_names():
+        function = make_function(op)
+        if op.startswith('_'):
+            setattr(internal, op, function)
+        if op not in namespace:
+            namespace[op] = function
+    for op in FLUENT:
+        if op in namespace and not hasattr(NDArray, op):
+            setattr(NDArray, op, _fluent(namespace[op]))
+
+
+def _fluent(function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method
+
+
+_internal = types.ModuleType('cohort.ndarray._internal', 'Operators whose names start with _')

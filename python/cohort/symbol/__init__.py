@@ -1,0 +1,9 @@
+"""cohort.sym: MXNet 1.x's Symbol API on Cohort's graphs."""
+import sys as _sys
+
+from .symbol import Group, Symbol, Variable, load, load_json, var, zeros, ones
+from . import register as _register
+
+_internal = _register._internal
+_sys.modules[__name__ + '._internal'] = _internal
+_register.register(globals(), _internal)

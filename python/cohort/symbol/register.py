@@ -1,0 +1,58 @@
+"""One function per registered operator (cohort.sym.FullyConnected, ...), made at import from the
+C++ registry, and the fluent methods (data.sum(axis=1))."""
+import types
+
+from .._ops import attrs_of, op_names
+from ..attribute import AttrScope
+from ..name import NameManager
+from .symbol import Symbol, _create
+from ..ndarray.register import FLUENT
+
+
+def make_function(op):
+    """cohort.sym.<op>(*inputs, name=None, attr=None, **parameters_and_inputs)."""
+
+    def function(*args, **kwargs):
+        name = kwargs.pop('name', None)
+        attr = kwargs.pop('attr', None)
+        for i, a in enumerate(args):
+            if not isinstance(a, Symbol):
+                raise TypeError('%s: positional argument %d must be a Symbol, got %s; give '
+                                'parameters by keyword' % (op, i, type(a).__name__))
+        keywords = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+        attrs = attrs_of({k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})
+        if op in ('Concat', 'concat', 'add_n', 'ElementWiseSum') and 'num_args' not in attrs:
+            attrs['num_args'] = str(len(args) + len(keywords))
+        attrs.update(AttrScope.current().get(attr))
+        node_name = NameManager.current().get(name, op.lower())
+        return _create(op, list(args), keywords, node_name, attrs)
+
+    function.__name__ = op
+    function.__qualname__ = op
+    function.__doc__ = ('Applies the %s operator: inputs are Symbols (by position or name), '
+                        'parameters keywords; an input not given becomes a variable '
+                        '<name>_<input>.' % op)
+    return function
+
+
+def register(namespace, internal):
+    for op in op_names():
+        function = make_function(op)
+        if op.startswith('_'):
+            setattr(internal, op, function)
+        if op not in namespace:
+            namespace[op] = function
+    for op in FLUENT:
+        if op in namespace and not hasattr(Symbol, op):
+            setattr(Symbol, op, _fluent(namespace[op]))
+
+
+def _fluent(function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method
+
+
+_internal = types.ModuleType('cohort.symbol._internal', 'Operators whose names start with _')

@@ -1,0 +1,119 @@
+// Data iterators of the C++ core (NDArrayIter, MNISTIter, CSVIter) and the DataDesc/DataBatch
+// conversions the Python io module and the executor manager share.
+#include "io/csv_iter.h"
+#include "io/mnist_iter.h"
+#include "io/ndarray_iter.h"
+#include "python/src/bindings.h"
+#include "python/src/io_convert.h"
+
+namespace cohort::python {
+
+py::tuple DescToPython(const DataDesc& d) {
+  return py::make_tuple(d.name, ShapeToPython(d.shape), std::string(DTypeName(d.dtype)), d.layout);
+}
+
+DataDesc DescFromPython(const py::handle& value) {
+  const auto t = value.cast<py::tuple>();
+  if (t.size() != 4) throw py::value_error("a DataDesc travels as (name, shape, dtype, layout)");
+  DataDesc d;
+  d.name = t[0].cast<std::string>();
+  d.shape = ShapeFromPython(t[1], "DataDesc '" + d.name + "'");
+  d.dtype = ParseDType(t[2].cast<std::string>());
+  d.layout = t[3].cast<std::string>();
+  return d;
+}
+
+std::vector<DataDesc> DescsFromPython(const py::list& values) {
+  std::vector<DataDesc> out;
+  for (const py::handle v : values) out.push_back(DescFromPython(v));
+  return out;
+}
+
+namespace {
+
+py::list Descs(const std::vector<DataDesc>& descs) {
+  py::list out;
+  for (const DataDesc& d : descs) out.append(DescToPython(d));
+  return out;
+}
+
+BatchOptions Options(int64_t batch_size, bool shuffle, uint64_t seed,
+                     const std::string& last_batch_handle) {
+  if (batch_size <= 0) {
+    throw py::value_error("batch_size: expected an int >= 1, got " + std::to_string(batch_size));
+  }
+  return BatchOptions{.batch_size = batch_size,
+                      .shuffle = shuffle,
+                      .seed = seed,
+                      .last_batch = ParseLastBatchHandle(last_batch_handle)};
+}
+
+}  // namespace
+
+void RegisterIO(py::module_& m) {
+  py::class_<DataIter>(m, "DataIterHandle")
+      .def("reset", &DataIter::Reset, py::call_guard<py::gil_scoped_release>())
+      .def("next", &DataIter::Next, py::call_guard<py::gil_scoped_release>())
+      // The current batch: (data, label, pad, index, bucket_key). Its arrays are reused by the
+      // next batch: the Python side copies what it hands out.
+      .def("value",
+           [](const DataIter& it) {
+             const DataBatch& b = it.Value();
+             return py::make_tuple(b.data, b.label, b.pad, b.index,
+                                   b.bucket_key ? py::cast(*b.bucket_key) : py::none());
+           })
+      .def_property_readonly("provide_data",
+                             [](const DataIter& it) { return Descs(it.provide_data()); })
+      .def_property_readonly("provide_label",
+                             [](const DataIter& it) { return Descs(it.provide_label()); })
+      .def_property_readonly("batch_size", &DataIter::batch_size);
+
+  m.def(
+      "ndarray_iter",
+      [](const std::vector<std::pair<std::string, NDArray>>& data,
+         const std::vector<std::pair<std::string, NDArray>>& label, int64_t batch_size,
+         bool shuffle, uint64_t seed, const std::string& last_batch_handle) {
+        return std::unique_ptr<DataIter>(std::make_unique<NDArrayIter>(
+            data, label, Options(batch_size, shuffle, seed, last_batch_handle)));
+      },
+      py::arg("data"), py::arg("label"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
+      py::arg("last_batch_handle"));
+  m.def(
+      "mnist_iter",
+      [](const std::string& image, const std::string& label, bool flat, int64_t batch_size,
+         bool shuffle, uint64_t seed, const std::string& data_name, const std::string& label_name) {
+        MNISTIterOptions o;
+        o.image = image;
+        o.label = label;
+        o.flat = flat;
+        o.data_name = data_name;
+        o.label_name = label_name;
+        o.batch = Options(batch_size, shuffle, seed, "pad");
+        py::gil_scoped_release release;
+        return std::unique_ptr<DataIter>(std::make_unique<MNISTIter>(o));
+      },
+      py::arg("image"), py::arg("label"), py::arg("flat"), py::arg("batch_size"),
+      py::arg("shuffle"), py::arg("seed"), py::arg("data_name"), py::arg("label_name"));
+  m.def(
+      "csv_iter",
+      [](const std::string& data_csv, const py::handle& data_shape, const std::string& label_csv,
+         const py::handle& label_shape, int64_t batch_size, bool shuffle, uint64_t seed,
+         const std::string& last_batch_handle, const std::string& data_name,
+         const std::string& label_name) {
+        CSVIterOptions o;
+        o.data_csv = data_csv;
+        o.data_shape = ShapeFromPython(data_shape, "data_shape");
+        o.label_csv = label_csv;
+        o.label_shape = ShapeFromPython(label_shape, "label_shape");
+        o.data_name = data_name;
+        o.label_name = label_name;
+        o.batch = Options(batch_size, shuffle, seed, last_batch_handle);
+        py::gil_scoped_release release;
+        return std::unique_ptr<DataIter>(std::make_unique<CSVIter>(o));
+      },
+      py::arg("data_csv"), py::arg("data_shape"), py::arg("label_csv"), py::arg("label_shape"),
+      py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("last_batch_handle"),
+      py::arg("data_name"), py::arg("label_name"));
+}
+
+}  // namespace cohort::python

@@ -1,0 +1,153 @@
+"""cohort.io and cohort.metric: MXNet 1.9.1's values (printed by MXNet on the same inputs),
+NDArrayIter's batching, a Python DataIter, CSV and MNIST files."""
+import math
+import os
+
+import numpy as np
+import pytest
+
+import cohort as mx
+
+PREDS = [mx.nd.array([[0.3, 0.7], [0.6, 0.4], [0.2, 0.8], [0.9, 0.1]])]
+LABELS = [mx.nd.array([1, 1, 0, 0])]
+
+
+@pytest.mark.parametrize('name,kwargs,expected', [
+    # mx.metric.create(name, **kwargs).update(LABELS, PREDS).get() in MXNet 1.9.1
+    ('acc', {}, ('accuracy', 0.5)),
+    ('top_k_accuracy', {'top_k': 2}, ('top_k_accuracy_2', 1.0)),
+    ('f1', {}, ('f1', 0.5)),
+    ('mcc', {}, ('mcc', 0.0)),
+    ('ce', {}, ('cross-entropy', 0.7469410300254822)),
+    ('nll_loss', {}, ('nll-loss', 0.7469410300254822)),
+    ('perplexity', {'ignore_label': None}, ('perplexity', 2.110534071733404)),
+])
+def test_classification_metrics_equal_mxnet(name, kwargs, expected):
+    m = mx.metric.create(name, **kwargs)
+    assert math.isnan(m.get()[1])
+    m.update(LABELS, PREDS)
+    assert m.get()[0] == expected[0]
+    assert m.get()[1] == pytest.approx(expected[1], rel=1e-6)
+
+
+@pytest.mark.parametrize('name,expected', [
+    ('mae', 0.5), ('mse', 0.375), ('rmse', 0.6123724579811096), ('pearsonr', 0.9848696184482703)])
+def test_regression_metrics_equal_mxnet(name, expected):
+    m = mx.metric.create(name)
+    m.update([mx.nd.array([[2.5], [0.0], [2.0], [8.0]])], [mx.nd.array([[3.0], [-0.5], [2.0],
+                                                                         [7.0]])])
+    assert m.get() == (name, pytest.approx(expected, rel=1e-6))
+
+
+def test_composite_loss_custom_and_global_stats():
+    m = mx.metric.create(['acc', 'f1'])
+    m.update(LABELS, PREDS)
+    assert m.get() == (['accuracy', 'f1'], [0.5, 0.5])
+    loss = mx.metric.Loss()
+    loss.update(None, [mx.nd.array([1.0, 2.0, 4.0])])
+    assert loss.get() == ('loss', pytest.approx(2.3333333333333335))
+    acc = mx.metric.Accuracy()
+    acc.update(LABELS, PREDS)
+    acc.reset_local()
+    acc.update(LABELS, PREDS)
+    assert acc.get() == ('accuracy', 0.5) and acc.get_global() == ('accuracy', 0.5)
+    assert (acc.num_inst, acc.global_num_inst, acc.sum_metric) == (4, 8, 2.0)
+    custom = mx.metric.create(lambda label, pred: float(np.abs(label - pred.argmax(1)).sum()))
+    custom.update(LABELS, PREDS)
+    assert custom.name == 'custom(<lambda>)' and custom.get()[1] == 2.0
+    assert mx.metric.create(mx.metric.Accuracy().get_config()).name == 'accuracy'
+    with pytest.raises(ValueError):
+        mx.metric.create('no such metric')
+    with pytest.raises(ValueError):
+        mx.metric.Accuracy().update(LABELS, PREDS + PREDS)
+
+
+def test_a_python_metric_subclass():
+    class Count(mx.metric.EvalMetric):
+        def __init__(self):
+            super().__init__('count')
+
+        def update(self, labels, preds):
+            self.sum_metric += sum(p.shape[0] for p in preds)
+            self.num_inst += 1
+
+    c = Count()
+    c.update(LABELS, PREDS)
+    assert c.get() == ('count', 4.0) and c.get_name_value() == [('count', 4.0)]
+
+
+def test_ndarray_iter_pads_discards_and_rolls_over():
+    x = np.arange(10 * 3, dtype='f').reshape(10, 3)
+    y = np.arange(10, dtype='f')
+    it = mx.io.NDArrayIter(x, y, batch_size=4)
+    assert it.provide_data[0].name == 'data' and it.provide_data[0].shape == (4, 3)
+    assert it.provide_label[0].name == 'softmax_label'
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 0, 2]
+    np.testing.assert_array_equal(batches[2].label[0].asnumpy(), [8, 9, 0, 1])  # padded
+    np.testing.assert_array_equal(batches[0].data[0].asnumpy(), x[:4])  # kept batches stay put
+    assert str(batches[0]) == 'DataBatch: data shapes: [(4, 3)] label shapes: [(4,)]'
+    it.reset()
+    assert len(list(it)) == 3
+    assert len(list(mx.io.NDArrayIter(x, y, batch_size=4, last_batch_handle='discard'))) == 2
+    shuffled = mx.io.NDArrayIter({'a': x}, {'lab': y}, batch_size=5, shuffle=True)
+    seen = []
+    for b in shuffled:
+        np.testing.assert_array_equal(b.data[0].asnumpy()[:, 0] / 3, b.label[0].asnumpy())
+        seen.extend(b.label[0].asnumpy().tolist())
+    assert sorted(seen) == list(range(10))
+    assert mx.io.NDArrayIter(x, batch_size=2).provide_label == []
+    with pytest.raises(ValueError):
+        mx.io.NDArrayIter(x, y[:5], batch_size=2)
+    with pytest.raises(ValueError):
+        mx.io.NDArrayIter(x, y, batch_size=2, last_batch_handle='wrap')
+
+
+def test_python_data_iter():
+    class Twice(mx.io.DataIter):
+        def __init__(self):
+            super().__init__(batch_size=2)
+            self.count = 0
+
+        def iter_next(self):
+            self.count += 1
+            return self.count <= 2
+
+        def getdata(self):
+            return [mx.nd.ones((2, 3)) * self.count]
+
+        def getlabel(self):
+            return [mx.nd.zeros(2)]
+
+        def getpad(self):
+            return 0
+
+    batches = list(Twice())
+    assert len(batches) == 2 and batches[1].data[0].asnumpy()[0, 0] == 2
+
+
+def test_csv_iter(tmp_path):
+    data = tmp_path / 'x.csv'
+    label = tmp_path / 'y.csv'
+    data.write_text('1,2\n3,4\n5,6\n')
+    label.write_text('0\n1\n0\n')
+    it = mx.io.CSVIter(data_csv=str(data), data_shape=(2,), label_csv=str(label), batch_size=2)
+    batches = list(it)
+    np.testing.assert_array_equal(batches[0].data[0].asnumpy(), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(batches[1].label[0].asnumpy(), [0, 0])
+    assert batches[1].pad == 1
+    with pytest.raises(mx.MXNetError):
+        mx.io.CSVIter(data_csv=str(tmp_path / 'none.csv'), data_shape=(2,), batch_size=2)
+
+
+FMNIST = '/usr/share/datasets/fashion-mnist'
+
+
+@pytest.mark.skipif(not os.path.exists(FMNIST), reason='dataset-fashion-mnist not installed')
+def test_mnist_iter_reads_fashion_mnist():
+    it = mx.io.MNISTIter(image=FMNIST + '/t10k-images-idx3-ubyte.gz',
+                         label=FMNIST + '/t10k-labels-idx1-ubyte.gz', batch_size=100,
+                         shuffle=False, flat=True)
+    b = next(iter(it))
+    assert b.data[0].shape == (100, 784) and b.label[0].shape == (100,)
+    assert 0 <= b.data[0].asnumpy().min() and b.data[0].asnumpy().max() < 1

@@ -1,0 +1,166 @@
+"""cohort.nd against numpy: creation, dtypes, zero-copy sharing, views, indexing and
+assignment, arithmetic through Cohort's kernels, save/load, and errors for bad arguments."""
+import os
+
+import numpy as np
+import pytest
+
+import cohort as mx
+
+
+def test_array_defaults_to_float32_as_mxnet():
+    assert mx.nd.array([[1, 2], [3, 4]]).dtype == np.float32
+    assert mx.nd.array(np.arange(4, dtype=np.float64)).dtype == np.float32
+    assert mx.nd.array(np.arange(4), dtype='int32').dtype == np.int32
+    a = mx.nd.array(np.arange(6, dtype=np.int64).reshape(2, 3), dtype=np.int64)
+    assert a.dtype == np.int64 and a.shape == (2, 3) and a.size == 6 and a.ndim == 2
+    assert mx.nd.array(a).dtype == np.int64  # an NDArray keeps its own dtype
+    assert a.context == mx.cpu(0) and a.stype == 'default'
+
+
+def test_creation_functions():
+    np.testing.assert_array_equal(mx.nd.zeros((2, 3)).asnumpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(mx.nd.ones(4).asnumpy(), np.ones(4))
+    np.testing.assert_array_equal(mx.nd.full((2, 2), 7.5).asnumpy(), np.full((2, 2), 7.5))
+    assert mx.nd.zeros((2,), dtype='int32').dtype == np.int32
+    assert mx.nd.empty((3, 1)).shape == (3, 1)
+    np.testing.assert_array_equal(mx.nd.arange(0, 5).asnumpy(), np.arange(0, 5, dtype='f'))
+    np.testing.assert_array_equal(mx.nd.arange(1, 7, 2).asnumpy(), [1, 3, 5])
+
+
+def test_numpy_shares_host_memory_without_a_copy():
+    a = mx.nd.zeros((3, 4))
+    view = np.asarray(a)
+    assert view.ctypes.data == a.handle.address  # the same bytes
+    view[1, 2] = 5
+    assert a.asnumpy()[1, 2] == 5
+    copy = a.asnumpy()
+    copy[0, 0] = 9
+    assert a.asnumpy()[0, 0] == 0  # asnumpy is a copy, as in MXNet
+
+
+def test_rows_and_slices_are_views():
+    a = mx.nd.array(np.arange(12).reshape(3, 4))
+    row = a[1]
+    assert row.shape == (4,) and row.handle.address == a.handle.address + 16
+    row[:] = 0
+    np.testing.assert_array_equal(a.asnumpy()[1], np.zeros(4))
+    part = a[1:3]
+    assert part.shape == (2, 4) and part.handle.shares_storage_with(a.handle)
+    assert a[-1].asnumpy().tolist() == [8, 9, 10, 11]
+    with pytest.raises(IndexError):
+        a[3]
+    np.testing.assert_array_equal(a[:, 1].asnumpy(), [1, 0, 9])  # a copy, through numpy
+
+
+def test_assignment():
+    a = mx.nd.zeros((3, 2))
+    a[:] = 1
+    a[0] = 2
+    a[1:] = mx.nd.array([[3, 4], [5, 6]])
+    np.testing.assert_array_equal(a.asnumpy(), [[2, 2], [3, 4], [5, 6]])
+    a[:] = np.array([[1, 1], [2, 2], [3, 3]])
+    np.testing.assert_array_equal(a.asnumpy(), [[1, 1], [2, 2], [3, 3]])
+
+
+def test_arithmetic_runs_the_kernels_and_matches_numpy():
+    x = np.array([[1.5, -2], [3, 4]], dtype='f')
+    y = np.array([[0.5, 2], [-1, 8]], dtype='f')
+    a, b = mx.nd.array(x), mx.nd.array(y)
+    for got, want in [(a + b, x + y), (a - b, x - y), (a * b, x * y), (a / b, x / y),
+                      (a + 2, x + 2), (2 + a, 2 + x), (a - 2, x - 2), (2 - a, 2 - x),
+                      (a * 3, x * 3), (3 * a, 3 * x), (a / 4, x / 4), (4 / a, 4 / x), (-a, -x),
+                      (a + np.ones((2, 2), 'f'), x + 1)]:
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+        assert got.dtype == np.float32
+    row = mx.nd.array([[10, 20]])
+    np.testing.assert_array_equal((a + row).asnumpy(), x + [[10, 20]])  # broadcast
+    np.testing.assert_array_equal((a == b).asnumpy(), (x == y).astype('f'))
+    np.testing.assert_array_equal((a > 2).asnumpy(), (x > 2).astype('f'))
+    c = a.copy()
+    c += b
+    c *= 2
+    np.testing.assert_allclose(c.asnumpy(), (x + y) * 2)
+    np.testing.assert_allclose(a.asnumpy(), x)  # copy() was a copy
+
+
+def test_operators_by_name_and_fluent_methods():
+    x = np.array([[1, -2, 3], [-4, 5, -6]], dtype='f')
+    a = mx.nd.array(x)
+    np.testing.assert_array_equal(mx.nd.relu(a).asnumpy(), np.maximum(x, 0))
+    np.testing.assert_allclose(mx.nd.sum(a, axis=1).asnumpy(), x.sum(axis=1))
+    np.testing.assert_allclose(a.sum().asnumpy(), x.sum())
+    np.testing.assert_allclose(a.T.asnumpy(), x.T)
+    np.testing.assert_allclose(mx.nd.dot(a, a.T).asnumpy(), x @ x.T)
+    np.testing.assert_allclose(mx.nd.exp(a).asnumpy(), np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(mx.nd.softmax(a).asnumpy(),
+                               np.exp(x) / np.exp(x).sum(axis=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(mx.nd.Flatten(mx.nd.zeros((2, 3, 4))).shape, (2, 12))
+    np.testing.assert_array_equal(mx.nd.flatten(mx.nd.zeros((2, 3, 4))).shape, (2, 12))  # alias
+    out = mx.nd.zeros((2, 3))
+    assert mx.nd.relu(a, out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), np.maximum(x, 0))
+    w = mx.nd.array(np.ones((4, 3), 'f'))
+    fc = mx.nd.FullyConnected(a, weight=w, no_bias=True, num_hidden=4)
+    np.testing.assert_allclose(fc.asnumpy(), x @ np.ones((3, 4)))
+
+
+def test_reshape_is_a_view_with_mxnet_codes():
+    a = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    assert a.reshape((6, 4)).shape == (6, 4)
+    assert a.reshape(0, -1).shape == (2, 12)
+    assert a.reshape(-1).handle.address == a.handle.address
+    with pytest.raises(mx.MXNetError):
+        a.reshape((5, 5))
+
+
+def test_save_and_load_round_trip(tmp_path):
+    path = str(tmp_path / 'x.params')
+    d = {'arg:w': mx.nd.array([[1, 2]]), 'aux:n': mx.nd.array([3], dtype='int64')}
+    mx.nd.save(path, d)
+    back = mx.nd.load(path)
+    assert sorted(back) == ['arg:w', 'aux:n']
+    np.testing.assert_array_equal(back['arg:w'].asnumpy(), [[1, 2]])
+    assert back['aux:n'].dtype == np.int64
+    mx.nd.save(path, [mx.nd.ones(2)])
+    assert isinstance(mx.nd.load(path), list)
+
+
+def test_reads_mxnet_written_params(data_dir):
+    params = mx.nd.load(os.path.join(data_dir, 'mxnet', 'checkpoint_v2.params'))
+    np.testing.assert_array_equal(params['arg:fc1_bias'].asnumpy(), [1, 4, 4, 4, 5, 6])
+    assert params['arg:conv0_weight'].shape == (2, 3, 3, 3)  # as cohort-params shows them
+
+
+def test_scalars_repr_bool_and_len():
+    assert mx.nd.array([2.5]).asscalar() == 2.5
+    with pytest.raises(ValueError):
+        mx.nd.ones(2).asscalar()
+    assert bool(mx.nd.array([1])) and not bool(mx.nd.array([0]))
+    with pytest.raises(ValueError):
+        bool(mx.nd.ones(2))
+    assert len(mx.nd.zeros((5, 2))) == 5
+    assert repr(mx.nd.array([[1, 2]])) == '\n[[1. 2.]]\n<NDArray 1x2 @cpu(0)>'
+
+
+def test_bad_arguments_are_python_exceptions():
+    with pytest.raises(TypeError):
+        mx.nd.zeros('a')
+    with pytest.raises(TypeError):
+        mx.nd.zeros((2,), dtype='no such type')
+    with pytest.raises(TypeError):
+        mx.nd.array(object())
+    with pytest.raises(TypeError):
+        mx.nd.relu(3)
+    with pytest.raises(TypeError):
+        mx.nd.FullyConnected(mx.nd.ones((2, 2)), num_hidden=2, nonsense=mx.nd.ones(2))
+    with pytest.raises(mx.MXNetError, match='unknown'):
+        mx.nd.relu(mx.nd.ones(2), frobnicate=3)
+    with pytest.raises(mx.MXNetError):
+        mx.nd.ones((2, 3)) + mx.nd.ones((4, 5))  # shapes that do not broadcast
+    with pytest.raises(mx.MXNetError):
+        mx.nd.load('/nonexistent/x.params')
+    with pytest.raises(TypeError):
+        mx.nd.save('/tmp/x.params', {1: mx.nd.ones(1)})
+    with pytest.raises(ValueError):
+        mx.Context('tpu', 0)

@@ -1,0 +1,145 @@
+"""cohort.sym: graphs built in Python equal MXNet 1.9.1's (its JSON fixtures), MXNet's naming,
+listing, shape inference, attributes, JSON and pickling round trips."""
+import copy
+import json
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import cohort as mx
+
+
+def mlp():  # scripts/make_mxnet_symbol_fixtures.py's networks, the same code
+    x = mx.sym.Flatten(mx.sym.var("data"), name="flatten")
+    x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=128, name="fc1"), act_type="relu",
+                          name="relu1")
+    x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=64, name="fc2"), act_type="relu",
+                          name="relu2")
+    x = mx.sym.FullyConnected(x, num_hidden=10, name="fc3")
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+def lenet():
+    x = mx.sym.Convolution(mx.sym.var("data"), kernel=(5, 5), num_filter=20, name="conv1")
+    x = mx.sym.Activation(x, act_type="tanh", name="tanh1")
+    x = mx.sym.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool1")
+    x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=50, name="conv2")
+    x = mx.sym.Activation(x, act_type="tanh", name="tanh2")
+    x = mx.sym.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool2")
+    x = mx.sym.Flatten(x, name="flatten")
+    x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=500, name="fc1"), act_type="tanh",
+                          name="tanh3")
+    x = mx.sym.FullyConnected(x, num_hidden=10, name="fc2")
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+def graph(json_text):
+    """The graph of a symbol JSON: each node's op, name, inputs, and an operator's attributes."""
+    nodes = json.loads(json_text)['nodes']
+    return [(n['op'], n['name'], n['inputs'], n.get('attrs', {}) if n['op'] != 'null' else None)
+            for n in nodes]
+
+
+@pytest.mark.parametrize('name,build', [('mlp', mlp), ('lenet', lenet)])
+def test_python_networks_equal_mxnets_json(data_dir, name, build):
+    with open(os.path.join(data_dir, 'symbols', name + '-symbol.json')) as f:
+        expected = f.read()
+    net = build()
+    assert graph(net.tojson()) == graph(expected)
+    loaded = mx.sym.load(os.path.join(data_dir, 'symbols', name + '-symbol.json'))
+    assert loaded.list_arguments() == net.list_arguments()
+    assert loaded.infer_shape(data=(2, 1, 28, 28)) == net.infer_shape(data=(2, 1, 28, 28))
+
+
+def test_listing_and_shape_inference():
+    net = lenet()
+    assert net.list_arguments() == [
+        'data', 'conv1_weight', 'conv1_bias', 'conv2_weight', 'conv2_bias', 'fc1_weight',
+        'fc1_bias', 'fc2_weight', 'fc2_bias', 'softmax_label']
+    assert net.list_outputs() == ['softmax_output']
+    args, outs, aux = net.infer_shape(data=(2, 1, 28, 28))
+    assert args[1] == (20, 1, 5, 5) and args[5] == (500, 800) and outs == [(2, 10)] and aux == []
+    assert net.infer_shape() == (None, None, None)
+    partial = net.infer_shape_partial()
+    assert partial[0][0] == () and partial[0][-1] == ()
+    with pytest.raises(mx.MXNetError):
+        net.infer_shape(data=(2, 1, 28, 28), conv1_weight=(7, 7, 7, 7))
+    bn = mx.sym.BatchNorm(mx.sym.var('x'), name='bn')
+    assert bn.list_auxiliary_states() == ['bn_moving_mean', 'bn_moving_var']
+    assert bn.list_inputs() == ['x', 'bn_gamma', 'bn_beta', 'bn_moving_mean', 'bn_moving_var']
+
+
+def test_automatic_names_follow_the_name_manager():
+    x = mx.sym.var('x')
+    with mx.name.NameManager():
+        a = mx.sym.FullyConnected(x, num_hidden=3)
+        b = mx.sym.FullyConnected(a, num_hidden=3)
+        c = b + 1
+        d = a + b
+    assert (a.name, b.name, c.name, d.name) == (
+        'fullyconnected0', 'fullyconnected1', '_plusscalar0', '_plus0')
+    assert a.list_arguments() == ['x', 'fullyconnected0_weight', 'fullyconnected0_bias']
+    with mx.name.Prefix('net_'):
+        assert mx.sym.relu(x).name == 'net_relu0'
+
+
+def test_indexing_groups_internals_and_children():
+    x = mx.sym.var('x')
+    fc = mx.sym.FullyConnected(x, num_hidden=4, name='fc')
+    act = mx.sym.relu(fc, name='act')
+    g = mx.sym.Group([fc, act])
+    assert len(g) == 2 and g.list_outputs() == ['fc_output', 'act_output']
+    assert g[1].name == 'act' and g['fc_output'].name == 'fc'
+    internals = act.get_internals()
+    assert 'fc_output' in internals.list_outputs()
+    assert internals['fc_output'].list_arguments() == ['x', 'fc_weight', 'fc_bias']
+    assert act.get_children().list_outputs() == ['fc_output']
+    assert x.get_children() is None
+    with pytest.raises(ValueError):
+        g['nothing_output']
+    with pytest.raises(mx.base.NotImplementedForSymbol):
+        bool(x)
+
+
+def test_attributes():
+    with mx.AttrScope(ctx_group='dev1'):
+        v = mx.sym.Variable('w', lr_mult=2, shape=(3, 4), dtype='float16')
+        fc = mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=3, name='fc')
+    assert v.attr('ctx_group') == 'dev1' and v.attr('__lr_mult__') == '2'
+    assert v.attr_dict()['w']['__shape__'] == '(3, 4)'
+    assert v.attr_dict()['w']['__dtype__'] == '2'  # MXNet's type flag of float16
+    assert fc.attr('num_hidden') == '3' and fc.attr('ctx_group') == 'dev1'
+    assert json.loads(fc.tojson())['nodes'][-1]['attrs']['__ctx_group__'] == 'dev1'
+    with pytest.raises(ValueError):
+        mx.sym.Variable('w', lr=2)
+
+
+def test_json_copies_and_pickling_round_trip():
+    net = mlp()
+    again = mx.sym.load_json(net.tojson())
+    assert again.tojson() == net.tojson()
+    assert copy.deepcopy(net).tojson() == net.tojson()
+    assert copy.copy(net).tojson() == net.tojson()
+    assert pickle.loads(pickle.dumps(net)).tojson() == net.tojson()
+
+
+def test_bad_arguments():
+    x = mx.sym.var('x')
+    with pytest.raises(TypeError):
+        mx.sym.FullyConnected(x, 3)
+    with pytest.raises(mx.MXNetError):
+        mx.sym.FullyConnected(x, num_hidden=3, frobnicate=1)
+    with pytest.raises(mx.MXNetError):
+        mx.sym.FullyConnected(x, no_such_input=x, num_hidden=3)
+    with pytest.raises(TypeError):
+        mx.sym.Group([x, 1])
+    with pytest.raises(mx.MXNetError):
+        mx.sym.load_json('{"nodes": 3}')
+    with pytest.raises(TypeError):
+        mx.sym.Variable(3)
+    with pytest.raises(TypeError):
+        x.infer_shape(x=3)
+    with pytest.raises(mx.MXNetError):
+        x.infer_shape(y=(2,))
