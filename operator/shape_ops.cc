@@ -71,6 +71,68 @@ class Flatten : public Relabel {
   }
 };
 
+// expand_dims: a new axis of extent 1 at `axis` (counted from the end when negative).
+class ExpandDims : public Relabel {
+ public:
+  explicit ExpandDims(const Attrs& attrs) {
+    ParamReader r("expand_dims", attrs);
+    axis_ = static_cast<int>(r.Int("axis"));
+    r.Finish();
+  }
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    const int ndim = in[0].ndim();
+    COHORT_CHECK(axis_ >= -ndim - 1 && axis_ <= ndim && ndim < Shape::kMaxNdim)
+        << "expand_dims: axis " << axis_ << " is not in [" << -ndim - 1 << ", " << ndim
+        << "] for an input of shape " << in[0];
+    const int at = axis_ < 0 ? axis_ + ndim + 1 : axis_;
+    std::vector<int64_t> dims(in[0].begin(), in[0].end());
+    dims.insert(dims.begin() + at, 1);
+    AssignShape(out[0], Shape(std::span<const int64_t>(dims)), "expand_dims", "output");
+    return true;
+  }
+
+ private:
+  int axis_ = 0;
+};
+
+// squeeze: removes the given axes (each of extent 1), or every axis of extent 1; an array of
+// ones alone becomes shape (1,), as MXNet's.
+class Squeeze : public Relabel {
+ public:
+  explicit Squeeze(const Attrs& attrs) {
+    ParamReader r("squeeze", attrs);
+    if (auto it = attrs.find("axis"); it == attrs.end() || it->second == "None") {
+      r.OptionalInt("axis");
+    } else {
+      axes_ = r.Tuple("axis", Shape());
+    }
+    r.Finish();
+  }
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    std::vector<bool> drop(static_cast<size_t>(in[0].ndim()), axes_.ndim() == 0);
+    for (int64_t a : axes_) {
+      const int axis = NormalizeAxis(static_cast<int>(a), in[0], "squeeze");
+      COHORT_CHECK_EQ(in[0][axis], 1)
+          << "squeeze: axis " << a << " of shape " << in[0] << " is not of extent 1";
+      drop[static_cast<size_t>(axis)] = true;
+    }
+    std::vector<int64_t> dims;
+    for (int d = 0; d < in[0].ndim(); ++d) {
+      if (!(drop[static_cast<size_t>(d)] && in[0][d] == 1)) dims.push_back(in[0][d]);
+    }
+    if (dims.empty()) dims.push_back(1);
+    AssignShape(out[0], Shape(std::span<const int64_t>(dims)), "squeeze", "output");
+    return true;
+  }
+
+ private:
+  Shape axes_;  // none: every axis of extent 1
+};
+
 // MXNet's Reshape: 0 copies a dimension, -1 infers one, -2 copies the rest, -3 merges two,
 // -4 splits one into the next two values (one of which may be -1).
 class Reshape : public Relabel {
@@ -247,6 +309,8 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Alias("flatten", "Flatten");
   r.Register("Reshape", [](const Attrs& a) { return std::make_unique<Reshape>(a); });
   r.Alias("reshape", "Reshape");
+  r.Register("expand_dims", [](const Attrs& a) { return std::make_unique<ExpandDims>(a); });
+  r.Register("squeeze", [](const Attrs& a) { return std::make_unique<Squeeze>(a); });
   r.Register("Concat", [](const Attrs& a) { return std::make_unique<Concat>(a); });
   r.Alias("concat", "Concat");
 }

@@ -1,6 +1,6 @@
-// Flatten, Reshape and Concat: Concat's parameters and the layout of its joined array, which the
-// CPU kernel (shape_ops.cc) and the CUDA kernel (shape_ops.cu) both use. Flatten and Reshape
-// only relabel memory (copies where the planner did not share it).
+// Flatten, Reshape, expand_dims, squeeze and Concat: Concat's parameters and the layout of its
+// joined array, which the CPU kernel (shape_ops.cc) and the CUDA kernel (shape_ops.cu) both use.
+// The others only relabel memory (copies where the planner did not share it).
 #pragma once
 
 #include <cstdint>

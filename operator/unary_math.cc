@@ -1,5 +1,4 @@
-// Unary math on the CPU: sqrt, exp, log, square, clip and _copy, one loop per function calling
-// unary_math.h's functions.
+// Unary math on the CPU: one loop per function of unary_math.h's list, calling its functions.
 #include "operator/unary_math.h"
 #include "operator/common/kernel_util.h"
 
@@ -15,12 +14,12 @@ void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
 UnaryParam UnaryParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   UnaryParam p;
-  p.kind = op == "sqrt"     ? UnaryKind::kSqrt
-           : op == "exp"    ? UnaryKind::kExp
-           : op == "log"    ? UnaryKind::kLog
-           : op == "square" ? UnaryKind::kSquare
-           : op == "_copy"  ? UnaryKind::kCopy
-                            : UnaryKind::kClip;
+  bool known = false;
+#define COHORT_UNARY_MATCH(k, n) \
+  if (op == n) p.kind = UnaryKind::k, known = true;
+  COHORT_UNARY_KINDS(COHORT_UNARY_MATCH)
+#undef COHORT_UNARY_MATCH
+  COHORT_CHECK(known) << "'" << op << "' is not a function of unary_math.h";
   if (p.kind == UnaryKind::kClip) {
     p.a_min = static_cast<float>(r.Float("a_min"));
     p.a_max = static_cast<float>(r.Float("a_max"));
@@ -59,12 +58,10 @@ template <UnaryKind kKind>
 COHORT_CPU_CLONES void UnaryForward(UnaryKind kind, int64_t n, const float* x, float* y, float lo,
                                     float hi) {
   switch (kind) {
-    case UnaryKind::kSqrt: return ForwardLoop<UnaryKind::kSqrt>(n, x, y, lo, hi);
-    case UnaryKind::kExp: return ForwardLoop<UnaryKind::kExp>(n, x, y, lo, hi);
-    case UnaryKind::kLog: return ForwardLoop<UnaryKind::kLog>(n, x, y, lo, hi);
-    case UnaryKind::kSquare: return ForwardLoop<UnaryKind::kSquare>(n, x, y, lo, hi);
-    case UnaryKind::kClip: return ForwardLoop<UnaryKind::kClip>(n, x, y, lo, hi);
-    case UnaryKind::kCopy: return ForwardLoop<UnaryKind::kCopy>(n, x, y, lo, hi);
+#define COHORT_UNARY_FORWARD(k, name) \
+  case UnaryKind::k: return ForwardLoop<UnaryKind::k>(n, x, y, lo, hi);
+    COHORT_UNARY_KINDS(COHORT_UNARY_FORWARD)
+#undef COHORT_UNARY_FORWARD
   }
 }
 
@@ -72,12 +69,10 @@ COHORT_CPU_CLONES void UnaryBackward(UnaryKind kind, GradReq r, int64_t n, const
                                      const float* x, const float* y, float* dx, float lo,
                                      float hi) {
   switch (kind) {
-    case UnaryKind::kSqrt: return BackwardLoop<UnaryKind::kSqrt>(r, n, dy, x, y, dx, lo, hi);
-    case UnaryKind::kExp: return BackwardLoop<UnaryKind::kExp>(r, n, dy, x, y, dx, lo, hi);
-    case UnaryKind::kLog: return BackwardLoop<UnaryKind::kLog>(r, n, dy, x, y, dx, lo, hi);
-    case UnaryKind::kSquare: return BackwardLoop<UnaryKind::kSquare>(r, n, dy, x, y, dx, lo, hi);
-    case UnaryKind::kClip: return BackwardLoop<UnaryKind::kClip>(r, n, dy, x, y, dx, lo, hi);
-    case UnaryKind::kCopy: return BackwardLoop<UnaryKind::kCopy>(r, n, dy, x, y, dx, lo, hi);
+#define COHORT_UNARY_BACKWARD(k, name) \
+  case UnaryKind::k: return BackwardLoop<UnaryKind::k>(r, n, dy, x, y, dx, lo, hi);
+    COHORT_UNARY_KINDS(COHORT_UNARY_BACKWARD)
+#undef COHORT_UNARY_BACKWARD
   }
 }
 
@@ -138,7 +133,13 @@ class Unary : public Operator {
 }  // namespace
 
 void RegisterUnaryMath(OpRegistry& r) {
-  for (const char* name : {"sqrt", "exp", "log", "square", "clip", "_copy"}) {
+  // Every name of unary_math.h's list (Parse refuses one that is not there).
+  for (const char* name :
+       {"sqrt",       "exp",    "log",   "square",     "clip",     "_copy",   "abs",     "sign",
+        "reciprocal", "rsqrt",  "cbrt",  "rcbrt",      "sin",      "cos",     "tan",     "arcsin",
+        "arccos",     "arctan", "sinh",  "cosh",       "arcsinh",  "arccosh", "arctanh", "degrees",
+        "radians",    "floor",  "ceil",  "round",      "rint",     "fix",     "trunc",   "log10",
+        "log2",       "log1p",  "expm1", "zeros_like", "ones_like"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Unary>(UnaryParam::Parse(n, a)); });
   }

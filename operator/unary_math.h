@@ -1,5 +1,7 @@
-// Unary math (sqrt, exp, log, square, clip, and _copy, MXNet's identity): the kinds, the parameters, and each function with
-// its gradient, shared by the CPU loops (unary_math.cc) and the CUDA kernels (unary_math.cu).
+// Unary math (MXNet's elementwise functions: roots, exponentials and logarithms, trigonometric
+// and hyperbolic functions, rounding, clip, and _copy, MXNet's identity): the kinds, the
+// parameters, and each function with its gradient, shared by the CPU loops (unary_math.cc) and
+// the CUDA kernels (unary_math.cu).
 #pragma once
 
 #include <cmath>
@@ -9,7 +11,24 @@
 
 namespace cohort::op {
 
-enum class UnaryKind { kSqrt, kExp, kLog, kSquare, kClip, kCopy };
+// X(kind, registered name): every function of the family, in one list that the enum, the
+// registration and the CPU dispatch are made from.
+#define COHORT_UNARY_KINDS(X)                                                                     \
+  X(kSqrt, "sqrt")                                                                                \
+  X(kExp, "exp") X(kLog, "log") X(kSquare, "square") X(kClip, "clip") X(kCopy, "_copy")           \
+      X(kAbs, "abs") X(kSign, "sign") X(kReciprocal, "reciprocal") X(kRsqrt, "rsqrt")             \
+          X(kCbrt, "cbrt") X(kRcbrt, "rcbrt") X(kSin, "sin") X(kCos, "cos") X(kTan, "tan")        \
+              X(kArcsin, "arcsin") X(kArccos, "arccos") X(kArctan, "arctan") X(kSinh, "sinh")     \
+                  X(kCosh, "cosh") X(kArcsinh, "arcsinh") X(kArccosh, "arccosh")                  \
+                      X(kArctanh, "arctanh") X(kDegrees, "degrees") X(kRadians, "radians")        \
+                          X(kFloor, "floor") X(kCeil, "ceil") X(kRound, "round") X(kRint, "rint") \
+                              X(kFix, "fix") X(kTrunc, "trunc") X(kLog10, "log10")                \
+                                  X(kLog2, "log2") X(kLog1p, "log1p") X(kExpm1, "expm1")          \
+                                      X(kZerosLike, "zeros_like") X(kOnesLike, "ones_like")
+
+#define COHORT_UNARY_ENUM(k, name) k,
+enum class UnaryKind { COHORT_UNARY_KINDS(COHORT_UNARY_ENUM) };
+#undef COHORT_UNARY_ENUM
 
 struct UnaryParam {
   UnaryKind kind = UnaryKind::kSqrt;
@@ -21,6 +40,8 @@ struct UnaryParam {
   bool GradReadsInput() const { return kind != UnaryKind::kSqrt && kind != UnaryKind::kExp; }
 };
 
+inline constexpr float kDegreesPerRadian = 57.29577951308232f;
+
 COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float a_max) {
   switch (kind) {
     case UnaryKind::kSqrt: return sqrtf(x);
@@ -29,12 +50,45 @@ COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float 
     case UnaryKind::kSquare: return x * x;
     case UnaryKind::kClip: return x < a_min ? a_min : x > a_max ? a_max : x;
     case UnaryKind::kCopy: return x;
+    case UnaryKind::kAbs: return fabsf(x);
+    case UnaryKind::kSign: return x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f;
+    case UnaryKind::kReciprocal: return 1.0f / x;
+    case UnaryKind::kRsqrt: return 1.0f / sqrtf(x);
+    case UnaryKind::kCbrt: return cbrtf(x);
+    case UnaryKind::kRcbrt: return 1.0f / cbrtf(x);
+    case UnaryKind::kSin: return sinf(x);
+    case UnaryKind::kCos: return cosf(x);
+    case UnaryKind::kTan: return tanf(x);
+    case UnaryKind::kArcsin: return asinf(x);
+    case UnaryKind::kArccos: return acosf(x);
+    case UnaryKind::kArctan: return atanf(x);
+    case UnaryKind::kSinh: return sinhf(x);
+    case UnaryKind::kCosh: return coshf(x);
+    case UnaryKind::kArcsinh: return asinhf(x);
+    case UnaryKind::kArccosh: return acoshf(x);
+    case UnaryKind::kArctanh: return atanhf(x);
+    case UnaryKind::kDegrees: return x * kDegreesPerRadian;
+    case UnaryKind::kRadians: return x / kDegreesPerRadian;
+    case UnaryKind::kFloor: return floorf(x);
+    case UnaryKind::kCeil: return ceilf(x);
+    case UnaryKind::kRound: return roundf(x);  // halves away from zero, as MXNet's
+    case UnaryKind::kRint: return rintf(x);    // halves to even
+    case UnaryKind::kFix:                      // toward zero
+    case UnaryKind::kTrunc: return truncf(x);
+    case UnaryKind::kLog10: return log10f(x);
+    case UnaryKind::kLog2: return log2f(x);
+    case UnaryKind::kLog1p: return log1pf(x);
+    case UnaryKind::kExpm1: return expm1f(x);
+    case UnaryKind::kZerosLike: return 0.0f;
+    case UnaryKind::kOnesLike: return 1.0f;
   }
   return 0;
 }
 
 // dL/dx for head gradient g, input x and output y (MXNet's _backward_* of each function; clip
-// passes the gradient through where a_min <= x <= a_max, as MXNet's does).
+// passes the gradient through where a_min <= x <= a_max, as MXNet's does; sign and the
+// rounding functions pass none, nor do zeros_like and ones_like). Only one of x and y is read: the
+// output for sqrt and exp, the input otherwise (GradReadsInput).
 COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, float a_min,
                                    float a_max) {
   switch (kind) {
@@ -44,6 +98,43 @@ COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, fl
     case UnaryKind::kSquare: return g * (2.0f * x);
     case UnaryKind::kClip: return x < a_min || x > a_max ? 0.0f : g;
     case UnaryKind::kCopy: return g;
+    case UnaryKind::kAbs: return x > 0 ? g : x < 0 ? -g : 0.0f;
+    case UnaryKind::kReciprocal: return -g / (x * x);
+    case UnaryKind::kRsqrt: return -0.5f * g / (x * sqrtf(x));
+    case UnaryKind::kCbrt: {
+      const float c = cbrtf(x);
+      return g / (3.0f * c * c);
+    }
+    case UnaryKind::kRcbrt: return -g / (3.0f * x * cbrtf(x));
+    case UnaryKind::kSin: return g * cosf(x);
+    case UnaryKind::kCos: return -g * sinf(x);
+    case UnaryKind::kTan: {
+      const float t = tanf(x);
+      return g * (1.0f + t * t);
+    }
+    case UnaryKind::kArcsin: return g / sqrtf(1.0f - x * x);
+    case UnaryKind::kArccos: return -g / sqrtf(1.0f - x * x);
+    case UnaryKind::kArctan: return g / (1.0f + x * x);
+    case UnaryKind::kSinh: return g * coshf(x);
+    case UnaryKind::kCosh: return g * sinhf(x);
+    case UnaryKind::kArcsinh: return g / sqrtf(x * x + 1.0f);
+    case UnaryKind::kArccosh: return g / sqrtf(x * x - 1.0f);
+    case UnaryKind::kArctanh: return g / (1.0f - x * x);
+    case UnaryKind::kDegrees: return g * kDegreesPerRadian;
+    case UnaryKind::kRadians: return g / kDegreesPerRadian;
+    case UnaryKind::kLog10: return g / (x * 2.302585093f);
+    case UnaryKind::kLog2: return g / (x * 0.6931471806f);
+    case UnaryKind::kLog1p: return g / (1.0f + x);
+    case UnaryKind::kExpm1: return g * expf(x);
+    case UnaryKind::kSign:
+    case UnaryKind::kFloor:
+    case UnaryKind::kCeil:
+    case UnaryKind::kRound:
+    case UnaryKind::kRint:
+    case UnaryKind::kFix:
+    case UnaryKind::kTrunc:
+    case UnaryKind::kZerosLike:
+    case UnaryKind::kOnesLike: return 0.0f;
   }
   return 0;
 }

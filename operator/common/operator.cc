@@ -57,6 +57,7 @@ OpRegistry::OpRegistry() {
   RegisterTranspose(*this);
   RegisterSlice(*this);
   RegisterArange(*this);
+  RegisterRandom(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {

@@ -42,6 +42,12 @@ auto Positive() {
   return [](int, const NDArray& a, std::mt19937& rng) { FillUniform(a, rng, 0.5f, 2.0f); };
 }
 
+// Uniform in [lo, hi] everywhere: inside a function's domain (arcsin's (-1, 1), arccosh's
+// (1, inf)).
+auto Between(float lo, float hi) {
+  return [lo, hi](int, const NDArray& a, std::mt19937& rng) { FillUniform(a, rng, lo, hi); };
+}
+
 std::vector<NDArray> ToGpu(const std::vector<NDArray>& host) {
   std::vector<NDArray> out;
   for (const NDArray& a : host) out.push_back(a.is_none() ? a : a.CopyTo(Context::GPU(0)));
@@ -271,6 +277,39 @@ const GpuCase kCases[] = {
     {"Log", "log", {}, {S({4, 6})}, Positive()},
     {"Square", "square", {}, {S({4, 6})}},
     {"Clip", "clip", {{"a_min", "-0.3"}, {"a_max", "0.4"}}, {S({4, 6})}},
+    {"Abs", "abs", {}, {S({4, 6})}},
+    {"Sign", "sign", {}, {S({4, 6})}},
+    {"Reciprocal", "reciprocal", {}, {S({4, 6})}, Positive()},
+    {"Rsqrt", "rsqrt", {}, {S({4, 6})}, Positive()},
+    {"Cbrt", "cbrt", {}, {S({4, 6})}, Positive()},
+    {"Rcbrt", "rcbrt", {}, {S({4, 6})}, Positive()},
+    {"Sin", "sin", {}, {S({4, 6})}},
+    {"Cos", "cos", {}, {S({4, 6})}},
+    {"Tan", "tan", {}, {S({4, 6})}},
+    {"Arcsin", "arcsin", {}, {S({4, 6})}, Between(-0.8f, 0.8f)},
+    {"Arccos", "arccos", {}, {S({4, 6})}, Between(-0.8f, 0.8f)},
+    {"Arctan", "arctan", {}, {S({4, 6})}},
+    {"Sinh", "sinh", {}, {S({4, 6})}},
+    {"Cosh", "cosh", {}, {S({4, 6})}},
+    {"Arcsinh", "arcsinh", {}, {S({4, 6})}},
+    {"Arccosh", "arccosh", {}, {S({4, 6})}, Between(1.2f, 3.0f)},
+    {"Arctanh", "arctanh", {}, {S({4, 6})}, Between(-0.8f, 0.8f)},
+    {"Degrees", "degrees", {}, {S({4, 6})}},
+    {"Radians", "radians", {}, {S({4, 6})}},
+    {"Floor", "floor", {}, {S({4, 6})}, Between(-3.0f, 3.0f)},
+    {"Ceil", "ceil", {}, {S({4, 6})}, Between(-3.0f, 3.0f)},
+    {"Round", "round", {}, {S({4, 6})}, Between(-3.0f, 3.0f)},
+    {"Rint", "rint", {}, {S({4, 6})}, Between(-3.0f, 3.0f)},
+    {"Fix", "fix", {}, {S({4, 6})}, Between(-3.0f, 3.0f)},
+    {"Trunc", "trunc", {}, {S({4, 6})}, Between(-3.0f, 3.0f)},
+    {"Log10", "log10", {}, {S({4, 6})}, Positive()},
+    {"Log2", "log2", {}, {S({4, 6})}, Positive()},
+    {"Log1p", "log1p", {}, {S({4, 6})}, Positive()},
+    {"Expm1", "expm1", {}, {S({4, 6})}},
+    {"ZerosLike", "zeros_like", {}, {S({4, 6})}},
+    {"OnesLike", "ones_like", {}, {S({4, 6})}},
+    {"ExpandDims", "expand_dims", {{"axis", "-1"}}, {S({4, 6})}},
+    {"Squeeze", "squeeze", {{"axis", "(1,)"}}, {S({4, 1, 6})}},
     {"BroadcastAdd", "broadcast_add", {}, {S({2, 3, 4}), S({1, 3, 1})}},
     {"BroadcastSub", "broadcast_sub", {}, {S({2, 3, 4}), S({4})}},
     {"BroadcastMul", "broadcast_mul", {}, {S({2, 1, 4}), S({1, 3, 1})}},
@@ -310,6 +349,9 @@ const GpuCase kCases[] = {
     {"Take", "take", {}, {S({5, 3}), S({2, 4})}, IntegersAt(1, 5)},
     {"Arange", "_arange", {{"start", "2"}, {"stop", "11"}, {"step", "3"}, {"repeat", "2"}}, {}},
     {"ArangeLike", "_contrib_arange_like", {{"axis", "1"}, {"start", "1"}}, {S({2, 5})}},
+    // random.h's value of (seed, position) on both: the same numbers.
+    {"RandomUniform", "_random_uniform", {{"shape", "(20, 30)"}, {"low", "-1"}, {"high", "2"}}, {}},
+    {"RandomNormal", "_random_normal", {{"shape", "(20, 30)"}, {"loc", "1"}, {"scale", "2"}}, {}},
     // The mask is dropout.h's hash of the seed and the element on both: equal in training too.
     {"Dropout", "Dropout", {{"p", "0.3"}}, {S({20, 30})}},
 };

@@ -135,13 +135,18 @@ const GradCase kCases[] = {
     {"relu_function", "relu", {}, {{2, 3}}, {0}, true},
     {"sigmoid_function", "sigmoid", {}, {{2, 3}}, {0}},
     {"flatten", "Flatten", {}, {{2, 3, 2}}, {0}},
+    {"expand_dims", "expand_dims", {{"axis", "1"}}, {{2, 3}}, {0}},
+    {"squeeze", "squeeze", {}, {{2, 1, 3, 1}}, {0}},
     {"reshape", "Reshape", {{"shape", "(-1, 3)"}}, {{2, 3, 2}}, {0}},
     {"concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {{2, 1, 2}, {2, 3, 2}}, {0, 1}},
     {"block_grad", "BlockGrad", {}, {{2, 3}}, {}},
     {"gelu", "LeakyReLU", {{"act_type", "gelu"}}, {{4, 5}}, {0}},
     {"conv_depthwise",
      "Convolution",
-     {{"kernel", "(3,3)"}, {"num_filter", "3"}, {"num_group", "3"}, {"pad", "(1,1)"},
+     {{"kernel", "(3,3)"},
+      {"num_filter", "3"},
+      {"num_group", "3"},
+      {"pad", "(1,1)"},
       {"stride", "(2,2)"}},
      {{2, 3, 5, 6}},
      {0, 1, 2}},
@@ -167,9 +172,15 @@ const GradCase kCases[] = {
      {{4, 2, 3}, {5, 4}},
      {0, 1}},
     {"batch_dot", "batch_dot", {}, {{2, 3, 4}, {2, 4, 5}}, {0, 1}},
-    {"batch_dot_transpose_b", "batch_dot", {{"transpose_b", "True"}}, {{2, 3, 4}, {2, 5, 4}},
+    {"batch_dot_transpose_b",
+     "batch_dot",
+     {{"transpose_b", "True"}},
+     {{2, 3, 4}, {2, 5, 4}},
      {0, 1}},
-    {"batch_dot_transpose_a", "batch_dot", {{"transpose_a", "True"}}, {{2, 4, 3}, {2, 4, 5}},
+    {"batch_dot_transpose_a",
+     "batch_dot",
+     {{"transpose_a", "True"}},
+     {{2, 4, 3}, {2, 4, 5}},
      {0, 1}},
     {"sum_axis", "sum", {{"axis", "1"}}, {{2, 3, 4}}, {0}},
     {"sum_all", "sum", {}, {{2, 3}}, {0}},
@@ -180,11 +191,17 @@ const GradCase kCases[] = {
     {"transpose", "transpose", {{"axes", "(0, 2, 1, 3)"}}, {{2, 3, 4, 2}}, {0}},
     {"transpose_reverse", "transpose", {}, {{2, 3, 4}}, {0}},
     {"slice_axis", "slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {{2, 4, 3}}, {0}},
-    {"slice_axis_negative", "slice_axis", {{"axis", "-1"}, {"begin", "-2"}, {"end", "None"}},
-     {{2, 4, 3}}, {0}},
+    {"slice_axis_negative",
+     "slice_axis",
+     {{"axis", "-1"}, {"begin", "-2"}, {"end", "None"}},
+     {{2, 4, 3}},
+     {0}},
     {"split", "SliceChannel", {{"num_outputs", "3"}, {"axis", "2"}}, {{2, 2, 6}}, {0}},
-    {"split_squeeze", "split", {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "True"}},
-     {{2, 3}}, {0}},
+    {"split_squeeze",
+     "split",
+     {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "True"}},
+     {{2, 3}},
+     {0}},
     {"reshape_reverse", "Reshape", {{"shape", "(0, -1)"}, {"reverse", "True"}}, {{2, 3, 4}}, {0}},
 };
 
@@ -205,6 +222,78 @@ TEST(GradCheckSpecial, DivisionAwayFromZero) {
   CheckGradient("broadcast_div", {}, {{2, 3}, {1, 3}}, {0, 1}, positive);
   CheckGradient("broadcast_power", {}, {{2, 3}, {2, 1}}, {0, 1}, positive);
   for (const char* op : {"sqrt", "log"}) CheckGradReqs(op, {}, {{3, 4}}, 0, positive);
+}
+
+// unary_math.h's functions: values against the C library's in double, gradients against finite
+// differences, each on inputs inside its domain; sign and the rounding functions pass no gradient.
+TEST(GradCheckSpecial, UnaryMathFunctions) {
+  struct Case {
+    const char* op;
+    double (*reference)(double);
+    float lo, hi;
+    bool differentiable;
+  };
+  static const double degrees_per_radian = 180.0 / 3.141592653589793;
+  const Case cases[] = {
+      {"abs", [](double x) { return std::fabs(x); }, 0.1f, 1.0f, true},
+      {"sign", [](double x) { return x > 0   ? 1.0
+                                     : x < 0 ? -1.0
+                                             : 0.0; }, -1, 1, false},
+      {"reciprocal", [](double x) { return 1 / x; }, 0.5f, 2, true},
+      {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.5f, 2, true},
+      {"cbrt", [](double x) { return std::cbrt(x); }, 0.5f, 2, true},
+      {"rcbrt", [](double x) { return 1 / std::cbrt(x); }, 0.5f, 2, true},
+      {"sin", [](double x) { return std::sin(x); }, -2, 2, true},
+      {"cos", [](double x) { return std::cos(x); }, -2, 2, true},
+      {"tan", [](double x) { return std::tan(x); }, -1, 1, true},
+      {"arcsin", [](double x) { return std::asin(x); }, -0.8f, 0.8f, true},
+      {"arccos", [](double x) { return std::acos(x); }, -0.8f, 0.8f, true},
+      {"arctan", [](double x) { return std::atan(x); }, -2, 2, true},
+      {"sinh", [](double x) { return std::sinh(x); }, -2, 2, true},
+      {"cosh", [](double x) { return std::cosh(x); }, -2, 2, true},
+      {"arcsinh", [](double x) { return std::asinh(x); }, -2, 2, true},
+      {"arccosh", [](double x) { return std::acosh(x); }, 1.2f, 3, true},
+      {"arctanh", [](double x) { return std::atanh(x); }, -0.8f, 0.8f, true},
+      {"degrees", [](double x) { return x * degrees_per_radian; }, -2, 2, true},
+      {"radians", [](double x) { return x / degrees_per_radian; }, -2, 2, true},
+      {"floor", [](double x) { return std::floor(x); }, -3, 3, false},
+      {"ceil", [](double x) { return std::ceil(x); }, -3, 3, false},
+      {"round", [](double x) { return std::round(x); }, -3, 3, false},
+      {"rint", [](double x) { return std::nearbyint(x); }, -3, 3, false},
+      {"fix", [](double x) { return std::trunc(x); }, -3, 3, false},
+      {"trunc", [](double x) { return std::trunc(x); }, -3, 3, false},
+      {"log10", [](double x) { return std::log10(x); }, 0.5f, 2, true},
+      {"log2", [](double x) { return std::log2(x); }, 0.5f, 2, true},
+      {"log1p", [](double x) { return std::log1p(x); }, 0.5f, 2, true},
+      {"expm1", [](double x) { return std::expm1(x); }, -1, 1, true},
+      {"zeros_like", [](double) { return 0.0; }, -1, 1, false},
+      {"ones_like", [](double) { return 1.0; }, -1, 1, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    auto domain = [&c](OpInstance& inst, std::mt19937& rng) {
+      for (auto& a : inst.in) testing::FillUniform(a, rng, c.lo, c.hi);
+    };
+    std::mt19937 rng(9);
+    OpInstance inst = testing::MakeOp(c.op, {}, {{3, 5}});
+    domain(inst, rng);
+    inst.Forward(false);
+    const std::vector<float> x = inst.in[0].ToVector<float>(), y = inst.out[0].ToVector<float>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = c.reference(x[i]);
+      EXPECT_NEAR(y[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << "x = " << x[i];
+    }
+    if (c.differentiable) {
+      CheckGradient(c.op, {}, {{3, 5}}, {0}, domain);
+      CheckGradReqs(c.op, {}, {{3, 5}}, 0, domain);
+    } else {
+      OpInstance g = testing::MakeOp(c.op, {}, {{3, 5}});
+      domain(g, rng);
+      const NDArray grad = NDArray::Full({3, 5}, 7.0);
+      g.Backward(true, {NDArray::Full({3, 5}, 1.0)}, {GradReq::kWrite}, {grad});
+      EXPECT_EQ(grad.ToVector<float>(), std::vector<float>(15, 0.0f));
+    }
+  }
 }
 
 // where: x's gradient where the condition holds, y's elsewhere (a condition of zeros and ones).

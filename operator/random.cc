@@ -1,0 +1,81 @@
+// _random_uniform and _random_normal on the CPU, with random.h's values. No inputs, no gradient.
+#include "operator/random.h"
+
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+// random.cu (Note [GPU kernels]).
+void RandomGpu(const OpContext& ctx, const RandomParam& p, uint64_t key, const NDArray& out);
+
+RandomParam RandomParam::Parse(RandomKind kind, const Attrs& attrs) {
+  const char* op = kind == RandomKind::kUniform ? "_random_uniform" : "_random_normal";
+  ParamReader r(op, attrs);
+  RandomParam p;
+  p.kind = kind;
+  if (kind == RandomKind::kUniform) {
+    p.a = r.Float("low", 0.0);
+    p.b = r.Float("high", 1.0);
+    COHORT_CHECK(p.a <= p.b) << op << ": low " << p.a << " is above high " << p.b;
+  } else {
+    p.a = r.Float("loc", 0.0);
+    p.b = r.Float("scale", 1.0);
+    COHORT_CHECK(p.b >= 0) << op << ": scale " << p.b << " must be >= 0";
+  }
+  p.shape = r.Tuple("shape", Shape{});
+  r.Enum("dtype", {"float32", "None"}, "float32");
+  if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
+  r.Finish();
+  COHORT_CHECK(p.shape.ndim() > 0 && p.shape.is_known() && p.shape.Size() > 0)
+      << op << ": shape " << p.shape << " must hold at least one element";
+  return p;
+}
+
+namespace {
+
+class RandomOp : public Operator {
+ public:
+  RandomOp(RandomKind kind, const Attrs& attrs) : p_(RandomParam::Parse(kind, attrs)) {}
+
+  std::vector<std::string> ListArguments() const override { return {}; }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>&, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], p_.shape, type(), "output");
+    return true;
+  }
+
+  // ctx.seed changes with every forward (Note [Random streams]): each draws afresh.
+  void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const uint64_t key = Mix64(ctx.seed);
+    COHORT_GPU_DISPATCH(ctx, RandomGpu(ctx, p_, key, out[0]));
+    float* y = F(out[0]);
+    for (int64_t i = 0; i < out[0].size(); ++i) y[i] = RandomValue(p_.kind, key, p_.a, p_.b, i);
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {}
+
+ private:
+  RandomParam p_;
+};
+
+}  // namespace
+
+void RegisterRandom(OpRegistry& r) {
+  for (RandomKind kind : {RandomKind::kUniform, RandomKind::kNormal}) {
+    const std::string name = kind == RandomKind::kUniform ? "_random_uniform" : "_random_normal";
+    r.Register(name, [kind](const Attrs& a) { return std::make_unique<RandomOp>(kind, a); });
+  }
+  r.Alias("random_uniform", "_random_uniform");
+  r.Alias("uniform", "_random_uniform");
+  r.Alias("random_normal", "_random_normal");
+  r.Alias("normal", "_random_normal");
+}
+
+}  // namespace cohort::op
