@@ -145,6 +145,53 @@ std::vector<std::shared_ptr<SymbolNode>> Symbol::TopoOrder() const {
   return order;
 }
 
+Symbol Symbol::Compose(const std::map<std::string, Symbol>& inputs) const {
+  const auto order = TopoOrder();
+  std::set<std::string> variables;
+  for (const auto& node : order) {
+    if (node->is_variable()) variables.insert(node->name);
+  }
+  for (const auto& [name, symbol] : inputs) {
+    COHORT_CHECK(variables.count(name))
+        << "compose: the symbol has no variable '" << name << "' to replace";
+    COHORT_CHECK_EQ(symbol.outputs_.size(), size_t{1})
+        << "compose: '" << name << "' must be replaced by a symbol with one output";
+  }
+  // Each node's replacement, in topological order: inputs are mapped before their users.
+  std::unordered_map<const SymbolNode*, std::shared_ptr<SymbolNode>> made;
+  std::unordered_map<const SymbolNode*, NodeEntry> replaced;  // variables -> their replacement
+  auto map_entry = [&](const NodeEntry& e) -> NodeEntry {
+    if (auto r = replaced.find(e.node.get()); r != replaced.end()) return r->second;
+    if (auto m = made.find(e.node.get()); m != made.end()) return {m->second, e.index};
+    return e;
+  };
+  for (const auto& node : order) {
+    if (node->is_variable()) {
+      if (auto it = inputs.find(node->name); it != inputs.end()) {
+        replaced[node.get()] = it->second.outputs_[0];
+      }
+      continue;
+    }
+    std::vector<NodeEntry> new_inputs;
+    bool changed = false;
+    for (const NodeEntry& e : node->inputs) {
+      new_inputs.push_back(map_entry(e));
+      changed = changed || new_inputs.back().node != e.node;
+    }
+    if (!changed) continue;
+    auto copy = std::make_shared<SymbolNode>();
+    copy->op = node->op;
+    copy->name = node->name;
+    copy->attrs = node->attrs;
+    copy->impl = node->impl;
+    copy->inputs = std::move(new_inputs);
+    made[node.get()] = std::move(copy);
+  }
+  std::vector<NodeEntry> outs;
+  for (const NodeEntry& e : outputs_) outs.push_back(map_entry(e));
+  return Symbol(std::move(outs));
+}
+
 std::vector<std::pair<std::shared_ptr<SymbolNode>, bool>> Symbol::Variables() const {
   std::unordered_set<const SymbolNode*> aux;
   const auto order = TopoOrder();

@@ -75,6 +75,10 @@ class Symbol {
   std::vector<std::string> ListOutputs() const;
   // Every visible output of every op node, and every variable, as one symbol (for monitoring).
   Symbol GetInternals() const;
+  // The graph with the variables named in `inputs` replaced by those (single-output) symbols:
+  // MXNet's composition, net(data=other). Nodes that depend on no replaced variable are shared
+  // with this graph; a name that is no variable of it is an error naming it.
+  Symbol Compose(const std::map<std::string, Symbol>& inputs) const;
 
   struct Shapes {
     std::vector<Shape> arguments, outputs, auxiliary;  // unknown ones have ndim 0

@@ -55,6 +55,7 @@ void RegisterSymbol(py::module_& m) {
       .def("list_auxiliary_states", &Symbol::ListAuxiliaryStates)
       .def("list_inputs", &Symbol::ListInputs)
       .def("get_internals", &Symbol::GetInternals)
+      .def("compose", &Symbol::Compose)
       // One output's node: its name, op ("" for a variable) and attributes.
       .def("node_name", [](const Symbol& s, size_t i) { return s.outputs().at(i).node->name; })
       .def("node_op", [](const Symbol& s, size_t i) { return s.outputs().at(i).node->op; })

@@ -99,6 +99,23 @@ TEST(Symbol, BuildersWriteWhatTheirOpParses) {
   EXPECT_EQ(drop.mode, op::DropoutMode::kAlways);
 }
 
+// MXNet's composition: net(data=other) replaces the variable; the rest of the graph is shared.
+TEST(Symbol, ComposeReplacesVariablesByName) {
+  Symbol head = sym::FullyConnected(Symbol::Variable("data"), {.num_hidden = 3}, "head");
+  Symbol body = sym::Activation(
+      sym::FullyConnected(Symbol::Variable("x"), {.num_hidden = 5}, "body"), "relu", "act");
+  Symbol net = head.Compose({{"data", body}});
+  EXPECT_EQ(net.ListArguments(),
+            (Names{"x", "body_weight", "body_bias", "head_weight", "head_bias"}));
+  const Symbol::Shapes shapes = net.InferShape({{"x", {4, 7}}});
+  ASSERT_TRUE(shapes.complete);
+  EXPECT_EQ(shapes.arguments[3], (Shape{3, 5}));
+  EXPECT_EQ(shapes.outputs[0], (Shape{4, 3}));
+  EXPECT_EQ(head.ListArguments(), (Names{"data", "head_weight", "head_bias"}));  // unchanged
+  EXPECT_THROW(head.Compose({{"nothing", body}}), Error);
+  EXPECT_THROW(head.Compose({{"data", Symbol::Group({body, body})}}), Error);
+}
+
 TEST(Symbol, GroupAndIndexing) {
   Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
   Symbol g = Symbol::Group({a * 2.0, a + b});
