@@ -12,8 +12,9 @@ from . import ndarray as nd
 from . import symbol
 from . import symbol as sym
 from . import executor
-
-__version__ = '0.1.0'
+from . import random
 from . import io
 from . import metric
 from . import executor_manager
+
+__version__ = '0.1.0'

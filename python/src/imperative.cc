@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "executor/executor.h"
+#include "operator/dropout.h"  // Mix64
 #include "python/src/bindings.h"
 
 namespace cohort::python {
@@ -33,6 +34,21 @@ Symbol OneOpSymbol(const std::string& op, const op::Attrs& attrs, size_t num_inp
   return s;
 }
 
+// mx.random.seed's state: every random draw (a random op, Dropout) takes the next seed of the
+// stream it starts, so the same seed gives the same numbers whatever else ran in between.
+std::mutex random_mutex;
+uint64_t random_base = 0, random_draws = 0;
+
+uint64_t NextRandomSeed() {
+  std::lock_guard<std::mutex> lock(random_mutex);
+  return op::Mix64(random_base + 0x9E3779B97F4A7C15ull * ++random_draws);
+}
+
+bool DrawsRandomNumbers(const std::string& op) {
+  const std::string& name = op::OpRegistry::Get().Canonical(op);
+  return name.rfind("_random_", 0) == 0 || name == "Dropout";
+}
+
 // Runs `op` on `inputs` (its arguments, then its auxiliary states) on `ctx` (the inputs'
 // context; given for ops with no inputs); returns its visible outputs as new arrays.
 std::vector<NDArray> Invoke(const std::string& op, const std::vector<NDArray>& inputs,
@@ -55,6 +71,7 @@ std::vector<NDArray> Invoke(const std::string& op, const std::vector<NDArray>& i
     py::gil_scoped_release release;
     auto exe = Executor::Bind(symbol, where, args, std::vector<NDArray>(args.size()),
                               std::vector<GradReq>(args.size(), GradReq::kNull), aux);
+    if (DrawsRandomNumbers(op)) exe->set_random_seed(NextRandomSeed());
     exe->Forward(is_train);
     exe->WaitAll();
     outputs = exe->outputs();
@@ -65,6 +82,11 @@ std::vector<NDArray> Invoke(const std::string& op, const std::vector<NDArray>& i
 }  // namespace
 
 void RegisterImperative(py::module_& m) {
+  m.def("random_seed", [](uint64_t seed) {
+    std::lock_guard<std::mutex> lock(random_mutex);
+    random_base = seed;
+    random_draws = 0;
+  });
   m.def("invoke", &Invoke, py::arg("op"), py::arg("inputs"), py::arg("attrs"), py::arg("ctx"),
         py::arg("is_train") = false);
 }

@@ -164,3 +164,72 @@ def test_bad_arguments_are_python_exceptions():
         mx.nd.save('/tmp/x.params', {1: mx.nd.ones(1)})
     with pytest.raises(ValueError):
         mx.Context('tpu', 0)
+
+
+def test_random_samples_follow_the_seed():
+    mx.random.seed(7)
+    a = mx.random.uniform(-1, 3, shape=(200, 500)).asnumpy()
+    b = mx.nd.random.normal(2, 0.5, shape=(100000,)).asnumpy()
+    mx.random.seed(7)
+    np.testing.assert_array_equal(mx.random.uniform(-1, 3, shape=(200, 500)).asnumpy(), a)
+    np.testing.assert_array_equal(mx.nd.random.normal(2, 0.5, shape=(100000,)).asnumpy(), b)
+    assert a.min() >= -1 and a.max() < 3 and abs(a.mean() - 1) < 0.02
+    assert abs(b.mean() - 2) < 0.01 and abs(b.std() - 0.5) < 0.01
+    assert not np.array_equal(mx.random.uniform(shape=(10,)).asnumpy(),
+                              mx.random.uniform(shape=(10,)).asnumpy())
+    assert mx.random.uniform().shape == (1,)
+    with pytest.raises(ValueError):
+        mx.random.seed('x')
+
+
+def test_elementwise_functions_match_numpy():
+    x = np.array([[-2.5, -0.5, 0.0, 0.5, 1.5, 2.5]], dtype='f')
+    a = mx.nd.array(x)
+    np.testing.assert_array_equal(mx.nd.floor(a).asnumpy(), np.floor(x))
+    np.testing.assert_array_equal(a.ceil().asnumpy(), np.ceil(x))
+    np.testing.assert_array_equal(mx.nd.rint(a).asnumpy(), np.rint(x))  # halves to even
+    np.testing.assert_array_equal(mx.nd.round(a).asnumpy(),
+                                  np.sign(x) * np.floor(np.abs(x) + 0.5))  # away from zero
+    np.testing.assert_array_equal(mx.nd.fix(a).asnumpy(), np.fix(x))
+    np.testing.assert_array_equal(mx.nd.sign(a).asnumpy(), np.sign(x))
+    np.testing.assert_array_equal(abs(a).asnumpy(), np.abs(x))
+    for name, fn in [('sin', np.sin), ('cos', np.cos), ('tan', np.tan), ('arctan', np.arctan),
+                     ('sinh', np.sinh), ('cosh', np.cosh), ('arcsinh', np.arcsinh),
+                     ('expm1', np.expm1), ('degrees', np.degrees), ('radians', np.radians)]:
+        np.testing.assert_allclose(getattr(mx.nd, name)(a).asnumpy(), fn(x), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    u = np.array([0.1, 0.5, 0.9], dtype='f')
+    for name, fn in [('arcsin', np.arcsin), ('arccos', np.arccos), ('arctanh', np.arctanh),
+                     ('log10', np.log10), ('log2', np.log2), ('log1p', np.log1p),
+                     ('reciprocal', np.reciprocal), ('rsqrt', lambda v: 1 / np.sqrt(v)),
+                     ('cbrt', np.cbrt)]:
+        np.testing.assert_allclose(getattr(mx.nd, name)(mx.nd.array(u)).asnumpy(), fn(u),
+                                   rtol=1e-5, err_msg=name)
+
+
+def test_shape_functions_as_mxnet():
+    # Shapes printed by MXNet 1.9.1 for the same calls.
+    assert mx.nd.squeeze(mx.nd.ones((1, 1))).shape == (1,)
+    assert mx.nd.squeeze(mx.nd.ones((2, 1, 3, 1))).shape == (2, 3)
+    assert mx.nd.squeeze(mx.nd.ones((2, 1, 3, 1)), axis=1).shape == (2, 3, 1)
+    assert mx.nd.ones((2, 3)).expand_dims(axis=-1).shape == (2, 3, 1)
+    with pytest.raises(mx.MXNetError):
+        mx.nd.squeeze(mx.nd.ones((2, 3)), axis=0)
+    np.testing.assert_array_equal(mx.nd.zeros_like(mx.nd.ones(3)).asnumpy(), [0, 0, 0])
+    np.testing.assert_array_equal(mx.nd.ones((2, 2)).zeros_like().asnumpy(), np.zeros((2, 2)))
+    np.testing.assert_array_equal(mx.nd.ones_like(mx.nd.zeros(2)).asnumpy(), [1, 1])
+
+
+def test_module_level_arithmetic_takes_arrays_and_numbers():
+    x = np.array([[1, -2], [3, 0.5]], dtype='f')
+    a = mx.nd.array(x)
+    np.testing.assert_array_equal(mx.nd.maximum(a, 0).asnumpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(mx.nd.maximum(0, a).asnumpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(mx.nd.minimum(a, a * 2).asnumpy(), np.minimum(x, x * 2))
+    np.testing.assert_allclose(mx.nd.divide(a, 4).asnumpy(), x / 4)
+    np.testing.assert_allclose(mx.nd.power(mx.nd.abs(a), 2).asnumpy(), np.abs(x) ** 2, rtol=1e-6)
+    np.testing.assert_array_equal(mx.nd.subtract(1, a).asnumpy(), 1 - x)
+    np.testing.assert_array_equal(mx.nd.lesser(a, 1).asnumpy(), (x < 1).astype('f'))
+    assert mx.nd.maximum(2, 3) == 3 and mx.nd.add(1, 2) == 3
+    with pytest.raises(TypeError):
+        mx.nd.maximum('a', a)

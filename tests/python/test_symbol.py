@@ -143,3 +143,17 @@ def test_bad_arguments():
         x.infer_shape(x=3)
     with pytest.raises(mx.MXNetError):
         x.infer_shape(y=(2,))
+
+
+def test_composition_replaces_inputs():
+    head = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, name='head')
+    body = mx.sym.relu(mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=5, name='body'))
+    net = head(data=body)
+    assert net.list_arguments() == ['x', 'body_weight', 'body_bias', 'head_weight', 'head_bias']
+    assert net.infer_shape(x=(4, 7))[1] == [(4, 3)]
+    assert head.list_arguments() == ['data', 'head_weight', 'head_bias']
+    assert head(body).list_arguments() == net.list_arguments()  # by argument order
+    with pytest.raises(TypeError):
+        head(body, data=body)
+    with pytest.raises(mx.MXNetError):
+        head(nothing=body)

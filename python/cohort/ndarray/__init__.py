@@ -1,9 +1,11 @@
 """cohort.nd: MXNet 1.x's NDArray API on Cohort's arrays and kernels."""
 import sys as _sys
 
-from .ndarray import (NDArray, arange, array, concat, empty, full, invoke, load, ones, save,
-                      waitall, zeros)
+from .ndarray import (NDArray, add, arange, array, concat, divide, empty, equal, full, greater,
+                      greater_equal, invoke, lesser, lesser_equal, load, maximum, minimum, multiply,
+                      not_equal, ones, power, save, subtract, waitall, zeros)
 from . import register as _register
+from . import random
 
 _internal = _register._internal
 _sys.modules[__name__ + '._internal'] = _internal

@@ -7,7 +7,9 @@ from ..base import MXNetError, is_number, mx_real_t
 from ..context import Context, _from_text, current_context
 
 __all__ = ['NDArray', 'array', 'empty', 'zeros', 'ones', 'full', 'arange', 'concat',
-           'save', 'load', 'waitall', 'invoke']
+           'save', 'load', 'waitall', 'invoke', 'add', 'subtract', 'multiply', 'divide', 'power',
+           'maximum', 'minimum', 'equal', 'not_equal', 'greater', 'greater_equal', 'lesser',
+           'lesser_equal']
 
 
 def _dtype_name(dtype):
@@ -392,3 +394,81 @@ def load(fname):
 
 def waitall():
     """Operators return once their kernels ran: nothing is left queued."""
+
+
+def _ufunc(lhs, rhs, method, reverse_method, scalar_fn):
+    """MXNet's _ufunc_helper: an NDArray on either side runs its operator; two numbers give a
+    number."""
+    if isinstance(lhs, NDArray):
+        return getattr(lhs, method)(rhs)
+    if isinstance(rhs, NDArray):
+        return getattr(rhs, reverse_method)(lhs)
+    if is_number(lhs) and is_number(rhs):
+        return scalar_fn(lhs, rhs)
+    raise TypeError('type %s and %s not supported' % (type(lhs).__name__, type(rhs).__name__))
+
+
+def add(lhs, rhs):
+    return _ufunc(lhs, rhs, '__add__', '__radd__', lambda a, b: a + b)
+
+
+def subtract(lhs, rhs):
+    return _ufunc(lhs, rhs, '__sub__', '__rsub__', lambda a, b: a - b)
+
+
+def multiply(lhs, rhs):
+    return _ufunc(lhs, rhs, '__mul__', '__rmul__', lambda a, b: a * b)
+
+
+def divide(lhs, rhs):
+    return _ufunc(lhs, rhs, '__truediv__', '__rtruediv__', lambda a, b: a / b)
+
+
+def power(base, exp):
+    return _ufunc(base, exp, '__pow__', '__rpow__', lambda a, b: a ** b)
+
+
+def _extremum(lhs, rhs, broadcast, scalar, fn):
+    if isinstance(lhs, NDArray) and isinstance(rhs, NDArray):
+        return invoke(broadcast, [lhs, rhs])
+    if isinstance(rhs, NDArray):
+        lhs, rhs = rhs, lhs
+    if isinstance(lhs, NDArray) and is_number(rhs):
+        return invoke(scalar, [lhs], scalar=rhs)
+    if is_number(lhs) and is_number(rhs):
+        return fn(lhs, rhs)
+    raise TypeError('type %s and %s not supported' % (type(lhs).__name__, type(rhs).__name__))
+
+
+def maximum(lhs, rhs):
+    """The larger of each pair of elements (NDArrays or numbers on either side)."""
+    return _extremum(lhs, rhs, 'broadcast_maximum', '_maximum_scalar', max)
+
+
+def minimum(lhs, rhs):
+    """The smaller of each pair of elements (NDArrays or numbers on either side)."""
+    return _extremum(lhs, rhs, 'broadcast_minimum', '_minimum_scalar', min)
+
+
+def equal(lhs, rhs):
+    return _ufunc(lhs, rhs, '__eq__', '__eq__', lambda a, b: float(a == b))
+
+
+def not_equal(lhs, rhs):
+    return _ufunc(lhs, rhs, '__ne__', '__ne__', lambda a, b: float(a != b))
+
+
+def greater(lhs, rhs):
+    return _ufunc(lhs, rhs, '__gt__', '__lt__', lambda a, b: float(a > b))
+
+
+def greater_equal(lhs, rhs):
+    return _ufunc(lhs, rhs, '__ge__', '__le__', lambda a, b: float(a >= b))
+
+
+def lesser(lhs, rhs):
+    return _ufunc(lhs, rhs, '__lt__', '__gt__', lambda a, b: float(a < b))
+
+
+def lesser_equal(lhs, rhs):
+    return _ufunc(lhs, rhs, '__le__', '__ge__', lambda a, b: float(a <= b))

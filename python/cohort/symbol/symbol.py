@@ -228,8 +228,25 @@ class Symbol:
     def __abs__(self): return _create('abs', [self], {}, NameManager.current().get(None, 'abs'))
 
     def __call__(self, *args, **kwargs):
-        raise MXNetError('Symbol composition (sym(data=other)) is not supported by Cohort yet: '
-                         'build the graph on the inputs instead')
+        """A copy with inputs replaced: net(data=other) or net(other, ...) by argument order."""
+        s = self.__copy__()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args, **kwargs):
+        kwargs.pop('name', None)  # the nodes keep their names, as in MXNet's composed graphs
+        if args and kwargs:
+            raise TypeError('compose only accept input Symbols either as positional or keyword '
+                            'arguments, not both')
+        for value in list(args) + list(kwargs.values()):
+            if not isinstance(value, Symbol):
+                raise TypeError('Compose expect `Symbol` as arguments')
+        if args:
+            names = self.list_arguments()
+            if len(args) > len(names):
+                raise TypeError('compose: %d inputs for %d arguments' % (len(args), len(names)))
+            kwargs = dict(zip(names, args))
+        self._handle = self._handle.compose({k: v._handle for k, v in kwargs.items()})
 
     # ---- binding
     def simple_bind(self, ctx, grad_req='write', type_dict=None, stype_dict=None, group2ctx=None,

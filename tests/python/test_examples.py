@@ -1,0 +1,41 @@
+"""The examples under examples/, shortened: MXNet's Executor loop learns Fashion-MNIST (above
+0.8 after one epoch), the manager loop over two devices learns, and a model written in Python
+trains under cohort-train."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+FMNIST = '/usr/share/datasets/fashion-mnist'
+pytestmark = pytest.mark.skipif(not os.path.exists(FMNIST),
+                                reason='dataset-fashion-mnist not installed')
+
+
+def run(script, *args):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, 'examples', script)] + list(args),
+                         capture_output=True, text=True, timeout=240, env=os.environ)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+
+
+def test_executor_loop_learns_fashion_mnist():
+    (epoch,) = run('executor_mlp_fmnist.py', '--epochs', '1')
+    assert epoch['val_accuracy'] > 0.8, epoch
+
+
+def test_manager_loop_over_two_devices_learns():
+    (epoch,) = run('manager_two_devices.py', '--epochs', '1', '--batches', '150')
+    assert epoch['train_accuracy'] > 0.6, epoch
+
+
+def test_python_symbol_trains_under_cohort_train(tmp_path):
+    train = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
+                         'cohort-train')
+    run('symbol_to_cohort_train.py', '--train', train, '--epochs', '1', '--out', str(tmp_path),
+        'data.batches_per_epoch=60', 'log_level=warn')
+    with open(tmp_path / 'convnet-metrics.jsonl') as f:
+        line = json.loads(f.readline())
+    assert line['val']['accuracy'] > 0.6, line
