@@ -401,6 +401,9 @@ void Executor::FindFinalGradients(const GraphPlan& g) {
       steps_[last_writer]->grads_final.push_back(static_cast<int>(i));
     } else {
       unwritten_grads_.push_back(static_cast<int>(i));
+      // Note [Zero gradients]: no gradient reaches it, so a written gradient is zero (once,
+      // here: nothing else writes the buffer).
+      if (grad_reqs_[i] == GradReq::kWrite) grads_[i].Fill(0);
     }
   }
 }

@@ -96,6 +96,30 @@ void GraphPlan::FindReaders(const Symbol& symbol) {
     }
   }
   for (const NodeEntry& e : symbol.outputs()) is_head[EntryId(e)] = true;
+  PropagateZeroGradients();
+}
+
+// Note [Zero gradients]
+// As MXNet's zero propagation: a gradient flows into an entry only from a head, from a loss
+// layer, or through the backward of a consumer that passes gradients (not BlockGrad, not a
+// function whose derivative is zero) and through which a gradient flows itself. Walking the ops
+// from the heads back, an op none of whose outputs a gradient reaches does not run backward, so
+// nothing before it that only it would feed runs either: stop_gradient at the end of a network
+// leaves no backward at all and keeps no activation alive for one. An argument whose gradient
+// nothing writes holds zeros (Executor::FindFinalGradients).
+void GraphPlan::PropagateZeroGradients() {
+  std::vector<bool> flows(num_entries(), false);
+  for (size_t e = 0; e < num_entries(); ++e) flows[e] = is_head[e];
+  for (size_t n = order.size(); n-- > 0;) {  // consumers before their producers
+    const SymbolNode& node = *order[n];
+    if (node.is_variable()) continue;
+    const int k = op_index[n], e0 = FirstEntry(node);
+    bool reached = node.impl->IsLoss();
+    for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) reached = reached || flows[e0 + j];
+    if (!reached || !node.impl->PassesGradient()) runs_backward[k] = false;
+    if (!runs_backward[k]) continue;
+    for (int i = 0; i < node.num_arguments(); ++i) flows[EntryId(node.inputs[i])] = true;
+  }
 }
 
 // Op outputs live from their forward step to their last reader: a consumer's forward, or its
@@ -144,7 +168,7 @@ void GraphPlan::PlanGradients() {
       int first = is_head[e] ? BackwardStep(num_ops - 1) : BackwardStep(k);
       bool written = is_head[e];
       for (auto [consumer, is_arg] : readers[e]) {
-        if (!is_arg) continue;
+        if (!is_arg || !runs_backward[consumer]) continue;
         first = std::min(first, BackwardStep(consumer));
         written = true;
       }

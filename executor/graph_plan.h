@@ -58,6 +58,7 @@ struct GraphPlan {
 
  private:
   void NumberEntries(const Symbol& symbol);
+  void PropagateZeroGradients();
   void InferShapes(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
                    const std::vector<bool>& arg_needs_grad, const std::vector<Shape>& aux_shapes);
   void FindReaders(const Symbol& symbol);

@@ -254,6 +254,7 @@ class MakeLoss : public Operator {
 class BlockGrad : public Operator {
  public:
   explicit BlockGrad(const Attrs& attrs) { ParamReader("BlockGrad", attrs).Finish(); }
+  bool PassesGradient() const override { return false; }
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
   bool IsIdentity() const override { return true; }

@@ -121,6 +121,7 @@ class Unary : public Operator {
         ctx.arena);
   }
 
+  bool PassesGradient() const override { return p_.PassesGradient(); }
   bool BackwardNeedsInputs() const override { return p_.GradReadsInput(); }
   bool BackwardNeedsOutputs() const override { return !p_.GradReadsInput(); }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }

@@ -38,6 +38,21 @@ struct UnaryParam {
   static UnaryParam Parse(const std::string& op, const Attrs& attrs);
   // sqrt and exp differentiate from their output, the others from their input.
   bool GradReadsInput() const { return kind != UnaryKind::kSqrt && kind != UnaryKind::kExp; }
+  // sign, the rounding functions, zeros_like and ones_like have a zero derivative everywhere.
+  bool PassesGradient() const {
+    switch (kind) {
+      case UnaryKind::kSign:
+      case UnaryKind::kFloor:
+      case UnaryKind::kCeil:
+      case UnaryKind::kRound:
+      case UnaryKind::kRint:
+      case UnaryKind::kFix:
+      case UnaryKind::kTrunc:
+      case UnaryKind::kZerosLike:
+      case UnaryKind::kOnesLike: return false;
+      default: return true;
+    }
+  }
 };
 
 inline constexpr float kDegreesPerRadian = 57.29577951308232f;

@@ -81,6 +81,10 @@ class Operator {
 
   // A loss layer (SoftmaxOutput, MakeLoss, ...) starts backward itself and needs no head gradient.
   virtual bool IsLoss() const { return false; }
+  // Whether Backward can send its arguments a nonzero gradient: false for BlockGrad and for
+  // functions whose derivative is zero (sign, rounding). The executor then skips its backward
+  // and whatever before it only it would feed (Note [Zero gradients], executor/graph_plan.cc).
+  virtual bool PassesGradient() const { return true; }
   // Whether Backward reads the forward inputs / outputs (for memory planning; conservative).
   virtual bool BackwardNeedsInputs() const { return true; }
   virtual bool BackwardNeedsOutputs() const { return true; }

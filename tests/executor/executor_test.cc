@@ -68,6 +68,35 @@ TEST(Executor, GradReqAddAccumulatesAndNullLeavesBuffers) {
   ExpectNear(gb, {5, 5});  // null: untouched
 }
 
+// Note [Zero gradients]: what only BlockGrad (or a function of zero derivative) would feed runs
+// no backward and keeps no activation for one; its arguments' written gradients are zeros.
+TEST(Executor, ZeroGradientsSkipTheBackwardBeforeThem) {
+  Symbol x = sym::Variable("x");
+  Symbol chain = x;
+  for (int i = 0; i < 4; ++i) chain = chain * chain;
+  auto planned = [&](const Symbol& s, GradReq req) {
+    return Executor::SimpleBind(s, Context::CPU(), {{"x", {64, 64}}}, req)->planned_bytes();
+  };
+  const Symbol stopped = Symbol::Create("BlockGrad", std::vector<Symbol>{chain});
+  EXPECT_EQ(planned(stopped, GradReq::kWrite), planned(stopped, GradReq::kNull));
+  EXPECT_GT(planned(chain, GradReq::kWrite), planned(stopped, GradReq::kWrite));
+
+  NDArray g = NDArray::Full({2}, 7.0);
+  auto exec = Executor::Bind(stopped, Context::CPU(), {V({2}, {1, 2})}, {g}, {GradReq::kWrite}, {});
+  exec->Forward(true);
+  exec->Backward();  // no head gradient needed: nothing runs backward
+  ExpectNear(g, {0, 0});
+  // Beside a path that passes gradients: y = BlockGrad(x * x) + round(x) * 0 + 3x; dy/dx = 3.
+  Symbol y = Symbol::Create("BlockGrad", std::vector<Symbol>{x * x}) +
+             Symbol::Create("round", std::vector<Symbol>{x}) + x * 3.0;
+  NDArray gy = NDArray::Full({2}, 7.0);
+  auto both = Executor::Bind(y, Context::CPU(), {V({2}, {1.5f, -2})}, {gy}, {GradReq::kWrite}, {});
+  both->Forward(true);
+  ExpectNear(both->outputs()[0], {2.25f + 2 + 4.5f, 4 - 2 - 6});
+  both->Backward({V({2}, {1, 1})});
+  ExpectNear(gy, {3, 3});
+}
+
 TEST(Executor, NonLossOutputsNeedHeadGradients) {
   auto exec = Executor::SimpleBind(sym::Variable("x") * 3.0, Context::CPU(), {{"x", {2}}});
   exec->Forward(true);
