@@ -16,5 +16,6 @@ from . import random
 from . import io
 from . import metric
 from . import executor_manager
+from . import test_utils
 
 __version__ = '0.1.0'

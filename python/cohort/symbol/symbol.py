@@ -12,7 +12,8 @@ from ..base import MXNetError, NotImplementedForSymbol, is_number
 from ..context import Context, current_context
 from ..name import NameManager
 
-__all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'zeros', 'ones']
+__all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'zeros', 'ones', 'maximum',
+           'minimum']
 
 # MXNet's type flags, which __dtype__ attributes hold.
 _DTYPE_FLAG = {'float32': 0, 'float64': 1, 'float16': 2, 'uint8': 3, 'int32': 4, 'int8': 5,
@@ -381,3 +382,28 @@ def zeros(shape, dtype=None, **kwargs):
 def ones(shape, dtype=None, **kwargs):
     from . import _internal
     return _internal._ones(shape=shape, dtype=dtype, **kwargs)
+
+
+def _extremum(left, right, op, hint, scalar_op, scalar_hint, fn):
+    if isinstance(left, Symbol) and isinstance(right, Symbol):
+        return _create(op, [left, right], {}, NameManager.current().get(None, hint))
+    if isinstance(right, Symbol):
+        left, right = right, left
+    if isinstance(left, Symbol) and is_number(right):
+        return _create(scalar_op, [left], {}, NameManager.current().get(None, scalar_hint),
+                       {'scalar': attr_text(float(right))})
+    if is_number(left) and is_number(right):
+        return fn(left, right)
+    raise TypeError('types (%s, %s) not supported' % (type(left).__name__, type(right).__name__))
+
+
+def maximum(left, right):
+    """The larger of each pair of elements (Symbols or numbers on either side)."""
+    return _extremum(left, right, 'broadcast_maximum', '_maximum', '_maximum_scalar',
+                     '_maximumscalar', max)
+
+
+def minimum(left, right):
+    """The smaller of each pair of elements (Symbols or numbers on either side)."""
+    return _extremum(left, right, 'broadcast_minimum', '_minimum', '_minimum_scalar',
+                     '_minimumscalar', min)
