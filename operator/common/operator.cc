@@ -58,6 +58,7 @@ OpRegistry::OpRegistry() {
   RegisterSlice(*this);
   RegisterArange(*this);
   RegisterRandom(*this);
+  RegisterIndexOps(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {

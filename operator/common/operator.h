@@ -194,6 +194,7 @@ void RegisterTranspose(OpRegistry& r);
 void RegisterSlice(OpRegistry& r);
 void RegisterArange(OpRegistry& r);
 void RegisterRandom(OpRegistry& r);
+void RegisterIndexOps(OpRegistry& r);
 
 // Shape helpers for InferShape: a shape is "unknown" when ndim is 0 or a dim is below zero.
 bool ShapeKnown(const Shape& s);

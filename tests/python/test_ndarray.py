@@ -233,3 +233,14 @@ def test_module_level_arithmetic_takes_arrays_and_numbers():
     assert mx.nd.maximum(2, 3) == 3 and mx.nd.add(1, 2) == 3
     with pytest.raises(TypeError):
         mx.nd.maximum('a', a)
+
+
+def test_argmax_and_numpy_dispatch():
+    x = np.array([[0.3, 0.7, 0.1], [0.9, 0.2, 0.9]], dtype='f')
+    a = mx.nd.array(x)
+    got = np.argmax(a, axis=1)  # numpy calls NDArray.argmax, as with MXNet's arrays
+    assert isinstance(got, mx.nd.NDArray)
+    np.testing.assert_array_equal(got.asnumpy(), [1, 0])  # the first of equal maxima
+    np.testing.assert_array_equal(mx.nd.argmin(a, axis=0).asnumpy(), [0, 1, 0])
+    assert a.argmax().asnumpy().tolist() == [3]  # flattened
+    np.testing.assert_array_equal(mx.nd.argmax_channel(a).asnumpy(), [1, 0])

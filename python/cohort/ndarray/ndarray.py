@@ -123,6 +123,7 @@ class NDArray:
         """Copies into `other` (an NDArray of the same shape: returned) or onto a Context (a new
         array)."""
         if isinstance(other, NDArray):
+            # Onto itself: nothing to copy (MXNet warns and leaves it).
             if other._handle.shares_storage_with(self._handle) and \
                     other._handle.address == self._handle.address:
                 return other
