@@ -38,21 +38,7 @@ struct UnaryParam {
   static UnaryParam Parse(const std::string& op, const Attrs& attrs);
   // sqrt and exp differentiate from their output, the others from their input.
   bool GradReadsInput() const { return kind != UnaryKind::kSqrt && kind != UnaryKind::kExp; }
-  // sign, the rounding functions, zeros_like and ones_like have a zero derivative everywhere.
-  bool PassesGradient() const {
-    switch (kind) {
-      case UnaryKind::kSign:
-      case UnaryKind::kFloor:
-      case UnaryKind::kCeil:
-      case UnaryKind::kRound:
-      case UnaryKind::kRint:
-      case UnaryKind::kFix:
-      case UnaryKind::kTrunc:
-      case UnaryKind::kZerosLike:
-      case UnaryKind::kOnesLike: return false;
-      default: return true;
-    }
-  }
+  bool PassesGradient() const;
 };
 
 inline constexpr float kDegreesPerRadian = 57.29577951308232f;
@@ -100,12 +86,32 @@ COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float 
   return 0;
 }
 
+// Whether a function's derivative is nonzero somewhere: sign, the rounding functions,
+// zeros_like and ones_like pass no gradient (Note [Zero gradients]).
+COHORT_HOST_DEVICE bool UnaryPassesGradient(UnaryKind kind) {
+  switch (kind) {
+    case UnaryKind::kSign:
+    case UnaryKind::kFloor:
+    case UnaryKind::kCeil:
+    case UnaryKind::kRound:
+    case UnaryKind::kRint:
+    case UnaryKind::kFix:
+    case UnaryKind::kTrunc:
+    case UnaryKind::kZerosLike:
+    case UnaryKind::kOnesLike: return false;
+    default: return true;
+  }
+}
+
+inline bool UnaryParam::PassesGradient() const { return UnaryPassesGradient(kind); }
+
 // dL/dx for head gradient g, input x and output y (MXNet's _backward_* of each function; clip
 // passes the gradient through where a_min <= x <= a_max, as MXNet's does; sign and the
 // rounding functions pass none, nor do zeros_like and ones_like). Only one of x and y is read: the
 // output for sqrt and exp, the input otherwise (GradReadsInput).
 COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, float a_min,
                                    float a_max) {
+  if (!UnaryPassesGradient(kind)) return 0.0f;
   switch (kind) {
     case UnaryKind::kSqrt: return g * (0.5f / y);
     case UnaryKind::kExp: return g * y;
@@ -141,15 +147,7 @@ COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, fl
     case UnaryKind::kLog2: return g / (x * 0.6931471806f);
     case UnaryKind::kLog1p: return g / (1.0f + x);
     case UnaryKind::kExpm1: return g * expf(x);
-    case UnaryKind::kSign:
-    case UnaryKind::kFloor:
-    case UnaryKind::kCeil:
-    case UnaryKind::kRound:
-    case UnaryKind::kRint:
-    case UnaryKind::kFix:
-    case UnaryKind::kTrunc:
-    case UnaryKind::kZerosLike:
-    case UnaryKind::kOnesLike: return 0.0f;
+    default: return 0.0f;  // UnaryPassesGradient's kinds
   }
   return 0;
 }

@@ -40,3 +40,26 @@ def attr_text_item(value):
 def attrs_of(kwargs):
     """The string attributes of an operator's keyword parameters (None means its default)."""
     return {k: attr_text(v) for k, v in kwargs.items() if v is not None}
+
+
+def register_operators(namespace, internal, make_function, cls, fluent):
+    """Adds make_function(op) for every registered operator to `namespace` (those whose names
+    start with _ to the `internal` module too), and the `fluent` ones as methods of `cls` that
+    pass the object as the first input."""
+    for op in op_names():
+        function = make_function(op)
+        if op.startswith('_'):
+            setattr(internal, op, function)
+        if op not in namespace:
+            namespace[op] = function
+    for op in fluent:
+        if op in namespace and not hasattr(cls, op):
+            setattr(cls, op, _fluent(namespace[op]))
+
+
+def _fluent(function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method

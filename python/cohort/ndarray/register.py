@@ -3,7 +3,7 @@ import from the C++ registry, and MXNet's fluent methods (x.sum(), x.argmax(axis
 import types
 
 from .. import _cohort
-from .._ops import attrs_of, op_names
+from .._ops import attrs_of, register_operators
 from .ndarray import NDArray, invoke
 
 # NDArray methods that call the operator of the same name on the array (MXNet's fluent methods).
@@ -57,24 +57,7 @@ def make_function(op):
 
 
 def register(namespace, internal):
-    """Adds a function per operator to `namespace` (names starting with _ to `internal` too)."""
-    for op in op_names():
-        function = make_function(op)
-        if op.startswith('_'):
-            setattr(internal, op, function)
-        if op not in namespace:
-            namespace[op] = function
-    for op in FLUENT:
-        if op in namespace and not hasattr(NDArray, op):
-            setattr(NDArray, op, _fluent(namespace[op]))
-
-
-def _fluent(function):
-    def method(self, *args, **kwargs):
-        return function(self, *args, **kwargs)
-    method.__name__ = function.__name__
-    method.__doc__ = function.__doc__
-    return method
+    register_operators(namespace, internal, make_function, NDArray, FLUENT)
 
 
 _internal = types.ModuleType('cohort.ndarray._internal', 'Operators whose names start with _')

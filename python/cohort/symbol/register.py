@@ -2,7 +2,7 @@
 C++ registry, and the fluent methods (data.sum(axis=1))."""
 import types
 
-from .._ops import attrs_of, op_names
+from .._ops import attrs_of, register_operators
 from ..attribute import AttrScope
 from ..name import NameManager
 from .symbol import Symbol, _create
@@ -36,23 +36,7 @@ def make_function(op):
 
 
 def register(namespace, internal):
-    for op in op_names():
-        function = make_function(op)
-        if op.startswith('_'):
-            setattr(internal, op, function)
-        if op not in namespace:
-            namespace[op] = function
-    for op in FLUENT:
-        if op in namespace and not hasattr(Symbol, op):
-            setattr(Symbol, op, _fluent(namespace[op]))
-
-
-def _fluent(function):
-    def method(self, *args, **kwargs):
-        return function(self, *args, **kwargs)
-    method.__name__ = function.__name__
-    method.__doc__ = function.__doc__
-    return method
+    register_operators(namespace, internal, make_function, Symbol, FLUENT)
 
 
 _internal = types.ModuleType('cohort.symbol._internal', 'Operators whose names start with _')
