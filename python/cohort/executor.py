@@ -2,7 +2,6 @@
 forward and backward by Cohort's C++ executor (the GIL released while it runs)."""
 import numpy as np
 
-from . import _cohort
 from .base import MXNetError
 from .context import Context
 from .ndarray import NDArray

@@ -3,12 +3,9 @@ slices each batch over devices by work load, one executor per device sharing par
 Cohort's C++ manager (the one cohort-train runs); and the module's helper functions."""
 import logging
 
-import numpy as np
-
 from . import _cohort
 from .base import MXNetError
 from .context import Context
-from .executor import Executor
 from .io import _desc
 from .metric import EvalMetric, _NativeMetric
 from .ndarray import NDArray

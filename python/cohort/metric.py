@@ -4,8 +4,6 @@ CompositeEvalMetric, CustomMetric and np over user functions; create by name, fu
 import json
 from collections import OrderedDict
 
-import numpy
-
 from . import _cohort
 from .base import string_types
 from .ndarray import NDArray
@@ -122,7 +120,7 @@ class _NativeMetric(EvalMetric):
 
     def update(self, labels, preds):
         labels, preds = check_label_shapes(labels, preds, True)
-        for i, a in enumerate(list(labels) + list(preds)):
+        for a in list(labels) + list(preds):
             if not isinstance(a, NDArray):
                 raise TypeError('%s: labels and preds must be NDArrays, got %s'
                                 % (self.name, type(a).__name__))

@@ -5,7 +5,6 @@ import json
 import os
 import pickle
 
-import numpy as np
 import pytest
 
 import cohort as mx

@@ -1,15 +1,12 @@
 """Symbol (MXNet 1.x's mxnet.symbol.Symbol) over Cohort's C++ graphs: variables, operators,
 listing, shape inference, JSON, and binding to executors."""
-import copy as _copy
-import json
-
 import numpy as np
 
 from .. import _cohort
 from .._ops import attr_text
 from ..attribute import AttrScope
 from ..base import MXNetError, NotImplementedForSymbol, is_number
-from ..context import Context, current_context
+from ..context import current_context
 from ..name import NameManager
 
 __all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'zeros', 'ones', 'maximum',
