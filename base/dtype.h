@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "base/host_device.h"
 
 namespace cohort {
 
@@ -25,6 +26,11 @@ enum class DType : int32_t {
   kBool = 7,
   kBFloat16 = 12,
 };
+
+// Every dtype, in flag order.
+inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                                       DType::kUint8,   DType::kInt32,   DType::kInt8,
+                                       DType::kInt64,   DType::kBool,    DType::kBFloat16};
 
 size_t DTypeSize(DType dtype);
 // "float32", "float16", "bfloat16", "uint8", "bool", ... (numpy's names, as MXNet prints them).
@@ -98,9 +104,11 @@ decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
 }
 
 // Converts one value between element types as numpy's astype does (bool: nonzero -> true;
-// float -> int truncates toward zero). Half types convert through float.
+// float -> int truncates toward zero). Half types convert through float. Both kernels' sides
+// call it (Cast); a NaN or out-of-range float to an integer is whatever the hardware's
+// truncating conversion gives (x86: the type's minimum; CUDA: saturated, NaN 0).
 template <typename To, typename From>
-To ConvertValue(From value) {
+COHORT_HOST_DEVICE To ConvertValue(From value) {
   if constexpr (std::is_same_v<From, float16> || std::is_same_v<From, bfloat16>) {
     return ConvertValue<To>(static_cast<float>(value));
   } else if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>) {

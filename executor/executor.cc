@@ -12,11 +12,12 @@
 
 namespace cohort {
 
-// Blocks of float32 memory shared by executors that never run at once (buckets, reshapes).
+// Blocks of memory (bytes) shared by executors that never run at once (buckets, reshapes); the
+// executor views them as arrays of each entry's dtype.
 class MemoryPool {
  public:
   explicit MemoryPool(Context ctx) : ctx_(ctx) {}
-  // One block per planned size: an unused block of the pool that fits, else a new one.
+  // One block per planned size in bytes: an unused block of the pool that fits, else a new one.
   std::vector<NDArray> Acquire(const std::vector<int64_t>& sizes) {
     std::vector<NDArray> out(sizes.size());
     std::vector<bool> taken(blocks_.size(), false);
@@ -29,7 +30,7 @@ class MemoryPool {
         }
       }
       if (best < 0) {
-        blocks_.push_back(NDArray::Empty({std::max<int64_t>(sizes[i], 1)}, DType::kFloat32, ctx_));
+        blocks_.push_back(NDArray::Empty({std::max<int64_t>(sizes[i], 1)}, DType::kUint8, ctx_));
         taken.push_back(false);
         best = static_cast<int>(blocks_.size() - 1);
       }
@@ -125,14 +126,13 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
     COHORT_CHECK(on_ctx(args[i]) && (arg_grads[i].is_none() || on_ctx(arg_grads[i])))
         << "Bind: argument '" << arg_names[i] << "' (or its gradient) is on " << args[i].ctx()
         << ", not on the executor's context " << ctx;
-    COHORT_CHECK(args[i].dtype() == DType::kFloat32)
-        << "Bind: argument '" << arg_names[i] << "' is " << args[i].dtype()
-        << "; operators take float32";
     known[arg_names[i]] = args[i].shape();
     if (grad_reqs[i] != GradReq::kNull) {
-      COHORT_CHECK(!arg_grads[i].is_none() && arg_grads[i].shape() == args[i].shape())
+      COHORT_CHECK(!arg_grads[i].is_none() && arg_grads[i].shape() == args[i].shape() &&
+                   arg_grads[i].dtype() == args[i].dtype())
           << "Bind: the gradient of '" << arg_names[i] << "' must be an array of shape "
-          << args[i].shape() << " (grad_req " << GradReqName(grad_reqs[i]) << ")";
+          << args[i].shape() << " and dtype " << args[i].dtype() << " (grad_req "
+          << GradReqName(grad_reqs[i]) << ")";
     }
   }
   for (size_t i = 0; i < aux_states.size(); ++i) {
@@ -168,7 +168,8 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
                                                const std::map<std::string, Shape>& shapes,
                                                GradReq grad_req,
                                                const std::map<std::string, GradReq>& grad_reqs,
-                                               const Executor* shared_exec) {
+                                               const Executor* shared_exec,
+                                               const std::map<std::string, DType>& type_dict) {
   for (const auto& [name, shape] : shapes) {  // 0 means unknown (MXNet): the input would be too
     COHORT_CHECK(op::ShapeKnown(shape))
         << "SimpleBind: the shape given for '" << name << "', " << shape
@@ -187,20 +188,33 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
     COHORT_CHECK(std::find(arg_names.begin(), arg_names.end(), name) != arg_names.end())
         << "SimpleBind: grad_req given for '" << name << "', which is not an argument";
   }
-  // shared_exec's array of the same name and shape, if any.
+  // Types given, hinted (__dtype__) or inferred from those; the rest are float32 (Note [Operator
+  // dtypes]), and a second inference spreads that.
+  std::map<std::string, DType> types = type_dict;
+  Symbol::Types typed = symbol.InferType(types);
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    types[arg_names[i]] = typed.arguments[i].value_or(DType::kFloat32);
+  }
+  for (size_t i = 0; i < aux_names.size(); ++i) {
+    types[aux_names[i]] = typed.auxiliary[i].value_or(DType::kFloat32);
+  }
+  typed = symbol.InferType(types);
+  // shared_exec's array of the same name, shape and dtype, if any.
   using Dict = std::map<std::string, NDArray>;
   auto shared = [&](const Dict Executor::*dict, const std::string& name,
                     const Shape& shape) -> NDArray {
     if (!shared_exec) return NDArray();
     const Dict& d = shared_exec->*dict;
     auto it = d.find(name);
-    return it != d.end() && it->second.shape() == shape ? it->second : NDArray();
+    return it != d.end() && it->second.shape() == shape && it->second.dtype() == types.at(name)
+               ? it->second
+               : NDArray();
   };
   // An array that cannot be allocated is named: a huge num_hidden said only "out of host
   // memory: cannot allocate 10240000000000 bytes".
   auto zeros = [&](const char* role, const std::string& name, const Shape& s) {
     try {
-      return NDArray::Zeros(s, DType::kFloat32, ctx);
+      return NDArray::Zeros(s, types.at(name), ctx);
     } catch (const DeviceError&) {  // a failing GPU is not a size to fix
       throw;
     } catch (const Error& e) {  // out of memory, or more than 2^63 elements
@@ -236,14 +250,17 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
 // Binding's second half (Note [Graph plan] has the first): memory for the planned entries, the
 // steps over it, their gradient requests, and what Backward reports and fills.
 void Executor::Build(const Executor* shared_exec) {
-  std::vector<Shape> arg_shapes, aux_shapes;
-  std::vector<bool> arg_needs_grad;
+  GraphPlan::Bound bound;
   for (size_t i = 0; i < args_.size(); ++i) {
-    arg_shapes.push_back(args_[i].shape());
-    arg_needs_grad.push_back(grad_reqs_[i] != GradReq::kNull);
+    bound.arg_shapes.push_back(args_[i].shape());
+    bound.arg_dtypes.push_back(args_[i].dtype());
+    bound.arg_needs_grad.push_back(grad_reqs_[i] != GradReq::kNull);
   }
-  for (const NDArray& a : aux_) aux_shapes.push_back(a.shape());
-  const GraphPlan g = GraphPlan::Make(symbol_, arg_shapes, arg_needs_grad, aux_shapes);
+  for (const NDArray& a : aux_) {
+    bound.aux_shapes.push_back(a.shape());
+    bound.aux_dtypes.push_back(a.dtype());
+  }
+  const GraphPlan g = GraphPlan::Make(symbol_, bound);
   needs_backward_ = g.needs_backward;
   if (ctx_.is_gpu()) AttachGpu(g, shared_exec);
   std::vector<NDArray> data, grad;
@@ -288,7 +305,7 @@ void Executor::AllocateEntries(const GraphPlan& g, const Executor* shared_exec,
   const MemoryPlan plan = PlanMemory(g.planned);
   // A plan larger than the host can hold would be granted and then killed while it runs.
   if (ctx_.is_host()) {
-    const int64_t need = plan.total() * static_cast<int64_t>(sizeof(float));
+    const int64_t need = plan.total();
     if (const int64_t available = HostBytesAvailable(); available >= 0 && need > available) {
       throw OutOfMemoryError("the memory plan needs " + std::to_string(need) +
                                  " bytes but the host has " + std::to_string(available) +
@@ -298,7 +315,7 @@ void Executor::AllocateEntries(const GraphPlan& g, const Executor* shared_exec,
   }
   pool_ = shared_exec ? shared_exec->pool_ : std::make_shared<MemoryPool>(ctx_);
   const std::vector<NDArray> blocks = pool_->Acquire(plan.block_size);
-  planned_bytes_ = static_cast<size_t>(plan.total()) * sizeof(float);
+  planned_bytes_ = static_cast<size_t>(plan.total());
   for (size_t e = 0; e < g.num_entries(); ++e) {
     if (g.arg_of[e] >= 0) {
       (*data)[e] = args_[g.arg_of[e]];
@@ -306,8 +323,12 @@ void Executor::AllocateEntries(const GraphPlan& g, const Executor* shared_exec,
     } else if (g.aux_of[e] >= 0) {
       (*data)[e] = aux_[g.aux_of[e]];
     }
-    if (g.data_plan[e] >= 0) (*data)[e] = blocks[plan.block_of[g.data_plan[e]]].Reshape(g.shape[e]);
-    if (g.grad_plan[e] >= 0) (*grad)[e] = blocks[plan.block_of[g.grad_plan[e]]].Reshape(g.shape[e]);
+    if (g.data_plan[e] >= 0) {
+      (*data)[e] = blocks[plan.block_of[g.data_plan[e]]].View(g.shape[e], g.dtype[e]);
+    }
+    if (g.grad_plan[e] >= 0) {
+      (*grad)[e] = blocks[plan.block_of[g.grad_plan[e]]].View(g.shape[e], g.dtype[e]);
+    }
   }
 }
 
@@ -348,7 +369,7 @@ void Executor::MakeSteps(const GraphPlan& g, const std::vector<NDArray>& data,
       for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) {
         NDArray out_grad = grad[e0 + j];
         if (out_grad.is_none() && !node.impl->IsLoss()) {  // no consumer sends a gradient
-          out_grad = NDArray::Zeros(g.shape[e0 + j], DType::kFloat32, ctx_);
+          out_grad = NDArray::Zeros(g.shape[e0 + j], g.dtype[e0 + j], ctx_);
           zero_grads_.push_back(out_grad);
         }
         step->out_grad.push_back(out_grad);

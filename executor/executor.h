@@ -39,13 +39,15 @@ class Executor {
 
   // Allocates every array from the given input shapes (the rest are inferred). Gradients use
   // grad_req for every argument (as MXNet's simple_bind), or grad_reqs[name] where given. With
-  // shared_exec, arrays of the same name and shape are shared with it (parameters across
-  // buckets) and so is its memory pool.
+  // shared_exec, arrays of the same name, shape and dtype are shared with it (parameters across
+  // buckets) and so is its memory pool. Dtypes: type_dict's, else "__dtype__" hints, else
+  // inferred from those, else float32.
   static std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                                               const std::map<std::string, Shape>& shapes,
                                               GradReq grad_req = GradReq::kWrite,
                                               const std::map<std::string, GradReq>& grad_reqs = {},
-                                              const Executor* shared_exec = nullptr);
+                                              const Executor* shared_exec = nullptr,
+                                              const std::map<std::string, DType>& type_dict = {});
 
   ~Executor();
 

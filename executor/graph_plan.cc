@@ -5,12 +5,10 @@
 
 namespace cohort {
 
-GraphPlan GraphPlan::Make(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
-                          const std::vector<bool>& arg_needs_grad,
-                          const std::vector<Shape>& aux_shapes) {
+GraphPlan GraphPlan::Make(const Symbol& symbol, const Bound& bound) {
   GraphPlan g;
   g.NumberEntries(symbol);
-  g.InferShapes(symbol, arg_shapes, arg_needs_grad, aux_shapes);
+  g.InferShapes(symbol, bound);
   g.FindReaders(symbol);
   g.PlanValues();
   g.PlanGradients();
@@ -31,6 +29,7 @@ void GraphPlan::NumberEntries(const Symbol& symbol) {
     }
   }
   shape.resize(entries);
+  dtype.assign(entries, DType::kFloat32);
   needs_grad.assign(entries, false);
   is_variable.assign(entries, false);
   is_head.assign(entries, false);
@@ -41,18 +40,16 @@ void GraphPlan::NumberEntries(const Symbol& symbol) {
   grad_plan.assign(entries, -1);
 }
 
-// One pass suffices, since every variable's shape is bound.
-void GraphPlan::InferShapes(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
-                            const std::vector<bool>& arg_needs_grad,
-                            const std::vector<Shape>& aux_shapes) {
+// One pass suffices, since every variable's shape and dtype is bound.
+void GraphPlan::InferShapes(const Symbol& symbol, const Bound& bound) {
   const std::vector<std::string> arg_names = symbol.ListArguments();
   const std::vector<std::string> aux_names = symbol.ListAuxiliaryStates();
   std::unordered_map<std::string, int> arg_index, aux_index;
   for (size_t i = 0; i < arg_names.size(); ++i) arg_index[arg_names[i]] = static_cast<int>(i);
   for (size_t i = 0; i < aux_names.size(); ++i) aux_index[aux_names[i]] = static_cast<int>(i);
   arg_entry.assign(arg_names.size(), -1);
-  needs_backward =
-      std::find(arg_needs_grad.begin(), arg_needs_grad.end(), true) != arg_needs_grad.end();
+  needs_backward = std::find(bound.arg_needs_grad.begin(), bound.arg_needs_grad.end(), true) !=
+                   bound.arg_needs_grad.end();
 
   for (const auto& node_ptr : order) {
     const SymbolNode& node = *node_ptr;
@@ -62,25 +59,55 @@ void GraphPlan::InferShapes(const Symbol& symbol, const std::vector<Shape>& arg_
       if (auto a = arg_index.find(node.name); a != arg_index.end()) {
         arg_of[e0] = a->second;
         arg_entry[a->second] = e0;
-        shape[e0] = arg_shapes[a->second];
-        needs_grad[e0] = arg_needs_grad[a->second];
+        shape[e0] = bound.arg_shapes[a->second];
+        dtype[e0] = bound.arg_dtypes[a->second];
+        needs_grad[e0] = bound.arg_needs_grad[a->second];
       } else {
         aux_of[e0] = aux_index.at(node.name);
-        shape[e0] = aux_shapes[aux_of[e0]];
+        shape[e0] = bound.aux_shapes[aux_of[e0]];
+        dtype[e0] = bound.aux_dtypes[aux_of[e0]];
       }
       continue;
     }
     std::vector<Shape> in, out(node.num_outputs()), aux;
+    op::TypeSlots in_types, out_types(node.num_outputs()), aux_types;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      (static_cast<int>(i) < node.num_arguments() ? in : aux)
-          .push_back(shape[EntryId(node.inputs[i])]);
+      const int e = EntryId(node.inputs[i]);
+      const bool is_arg = static_cast<int>(i) < node.num_arguments();
+      (is_arg ? in : aux).push_back(shape[e]);
+      (is_arg ? in_types : aux_types).push_back(dtype[e]);
     }
     node.impl->InferShape(in, out, aux);
-    for (int k = 0; k < node.num_outputs(); ++k) shape[e0 + k] = out[k];
+    try {
+      node.impl->InferType(in_types, out_types, aux_types);
+    } catch (const Error& err) {
+      COHORT_THROW() << "Bind: node '" << node.name << "' (" << node.op << "): " << err.message();
+    }
+    // Every slot the kernels touch must be of a type they compute in.
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const DType t = dtype[EntryId(node.inputs[i])];
+      COHORT_CHECK(node.impl->TakesDType(t))
+          << "Bind: node '" << node.name << "' (" << node.op << ") has no kernel for " << t
+          << " (input '" << node.inputs[i].node->name << "'); it takes "
+          << op::TakenDTypes(*node.impl) << ": Cast the input";
+    }
+    for (int k = 0; k < node.num_outputs(); ++k) {
+      shape[e0 + k] = out[k];
+      COHORT_CHECK(out_types[k].has_value()) << "Bind: node '" << node.name << "' (" << node.op
+                                             << "): cannot infer output " << k << "'s dtype";
+      dtype[e0 + k] = *out_types[k];
+      COHORT_CHECK(node.impl->TakesDType(dtype[e0 + k]))
+          << "Bind: node '" << node.name << "' (" << node.op << ") has no kernel for "
+          << dtype[e0 + k] << " outputs; it takes " << op::TakenDTypes(*node.impl);
+    }
     bool any = false;
     for (int i = 0; i < node.num_arguments(); ++i) any |= needs_grad[EntryId(node.inputs[i])];
     for (int k = 0; k < node.impl->NumVisibleOutputs(); ++k) needs_grad[e0 + k] = any;
   }
+}
+
+int64_t GraphPlan::Bytes(int entry) const {
+  return shape[entry].Size() * static_cast<int64_t>(DTypeSize(dtype[entry]));
 }
 
 void GraphPlan::FindReaders(const Symbol& symbol) {
@@ -132,7 +159,7 @@ void GraphPlan::PlanValues() {
     const int k = op_index[n], e0 = FirstEntry(node);
     for (int j = 0; j < node.num_outputs(); ++j) {
       const int e = e0 + j;
-      PlannedArray pa{shape[e].Size(), ForwardStep(k), ForwardStep(k)};
+      PlannedArray pa{Bytes(e), ForwardStep(k), ForwardStep(k)};
       const bool hidden = j >= node.impl->NumVisibleOutputs();
       if (runs_backward[k] && (node.impl->BackwardNeedsOutputs() || hidden)) {
         pa.last_step = BackwardStep(k);
@@ -148,7 +175,9 @@ void GraphPlan::PlanValues() {
       for (auto [in, out] : node.impl->ForwardInplace()) {
         if (out != j || in >= static_cast<int>(node.inputs.size())) continue;
         const int src = EntryId(node.inputs[in]);
-        if (!is_variable[src] && data_plan[src] >= 0) pa.inplace_of = data_plan[src];
+        if (!is_variable[src] && data_plan[src] >= 0 && dtype[src] == dtype[e]) {
+          pa.inplace_of = data_plan[src];
+        }
       }
       data_plan[e] = static_cast<int>(planned.size());
       planned.push_back(pa);
@@ -174,7 +203,7 @@ void GraphPlan::PlanGradients() {
       }
       if (!written) continue;  // nobody sends a gradient: the executor gives it zeros
       grad_plan[e] = static_cast<int>(planned.size());
-      planned.push_back({shape[e].Size(), first, BackwardStep(k)});
+      planned.push_back({Bytes(e), first, BackwardStep(k)});
     }
   }
 }

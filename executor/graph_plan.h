@@ -31,6 +31,7 @@ struct GraphPlan {
 
   // Per entry.
   std::vector<Shape> shape;
+  std::vector<DType> dtype;
   std::vector<bool> needs_grad, is_variable, is_head;
   std::vector<int> arg_of, aux_of;  // the argument / auxiliary state a variable entry binds, or -1
   std::vector<std::vector<Reader>> readers;
@@ -45,10 +46,14 @@ struct GraphPlan {
   std::vector<PlannedArray> planned;
   std::vector<int> data_plan, grad_plan;
 
-  // arg_needs_grad: per argument, whether its grad_req is not null.
-  static GraphPlan Make(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
-                        const std::vector<bool>& arg_needs_grad,
-                        const std::vector<Shape>& aux_shapes);
+  // The bound arrays' shapes and dtypes; arg_needs_grad: per argument, whether its grad_req is
+  // not null. A node whose kernels lack an inferred dtype is an error naming it.
+  struct Bound {
+    std::vector<Shape> arg_shapes, aux_shapes;
+    std::vector<DType> arg_dtypes, aux_dtypes;
+    std::vector<bool> arg_needs_grad;
+  };
+  static GraphPlan Make(const Symbol& symbol, const Bound& bound);
 
   size_t num_entries() const { return shape.size(); }
   int FirstEntry(const SymbolNode& node) const { return first_entry_.at(&node); }
@@ -59,8 +64,8 @@ struct GraphPlan {
  private:
   void NumberEntries(const Symbol& symbol);
   void PropagateZeroGradients();
-  void InferShapes(const Symbol& symbol, const std::vector<Shape>& arg_shapes,
-                   const std::vector<bool>& arg_needs_grad, const std::vector<Shape>& aux_shapes);
+  void InferShapes(const Symbol& symbol, const Bound& bound);
+  int64_t Bytes(int entry) const;
   void FindReaders(const Symbol& symbol);
   void PlanValues();
   void PlanGradients();

@@ -17,7 +17,7 @@ namespace cohort {
 // output over an input that nothing reads afterwards (in-place), sharing the input's block.
 // Every block is allocated once, at bind time: Forward and Backward allocate nothing.
 struct PlannedArray {
-  int64_t size = 0;         // in elements
+  int64_t size = 0;         // in bytes
   int first_step = 0;       // the step that writes it first
   int last_step = 0;        // the last step that reads it (>= first_step)
   int inplace_of = -1;      // an array whose block this one may take over at first_step
@@ -26,7 +26,7 @@ struct PlannedArray {
 
 struct MemoryPlan {
   std::vector<int> block_of;        // per array
-  std::vector<int64_t> block_size;  // per block, in elements
+  std::vector<int64_t> block_size;  // per block, in bytes
   int64_t total() const;
 };
 

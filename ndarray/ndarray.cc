@@ -64,6 +64,15 @@ NDArray NDArray::Reshape(const Shape& shape) const {
   return NDArray(storage_, offset_, shape, dtype_);
 }
 
+NDArray NDArray::View(const Shape& shape, DType dtype) const {
+  CheckNotNone("View");
+  COHORT_CHECK(shape.is_known()) << "View as unknown shape " << shape;
+  const size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  COHORT_CHECK_LE(bytes, nbytes()) << "View of " << shape_ << " " << dtype_ << " as " << shape
+                                   << " " << dtype << " needs more bytes than it has";
+  return NDArray(storage_, offset_, shape, dtype);
+}
+
 void CastElements(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t n) {
   DispatchDType(src_dtype, [&](auto src_tag) {
     using From = decltype(src_tag);

@@ -67,6 +67,9 @@ class NDArray {
   NDArray At(int64_t i) const;
   // A view with another shape of at most as many elements (as MXNet's Reshape).
   NDArray Reshape(const Shape& shape) const;
+  // A view of this array's bytes as another dtype and shape, of at most as many bytes (the
+  // executor carves its planned blocks into arrays of every dtype this way).
+  NDArray View(const Shape& shape, DType dtype) const;
 
   // Copies into dst, which must have the same shape; contexts may differ, and so may dtypes
   // (values convert as ConvertValue does).

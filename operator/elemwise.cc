@@ -1,6 +1,6 @@
 // Elementwise arithmetic on the CPU: elemwise_add/_sub/_mul/_div on equal shapes, and the scalar
 // forms (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar),
-// with elemwise.h's functions.
+// with elemwise.h's functions, in every numeric dtype (gradients: float32 and float64).
 #include "operator/elemwise.h"
 #include "operator/common/kernel_util.h"
 
@@ -12,46 +12,110 @@ void BinaryForwardGpu(const OpContext& ctx, BinaryKind kind, const NDArray& lhs,
 void BinaryBackwardGpu(const OpContext& ctx, BinaryKind kind, const NDArray& out_grad,
                        const std::vector<NDArray>& in, const std::vector<GradReq>& req,
                        const std::vector<NDArray>& in_grad);
-void ScalarForwardGpu(const OpContext& ctx, ScalarKind kind, float scalar, const NDArray& in,
+void ScalarForwardGpu(const OpContext& ctx, ScalarKind kind, double scalar, const NDArray& in,
                       const NDArray& out);
-void ScalarBackwardGpu(const OpContext& ctx, ScalarKind kind, float scalar, GradReq req,
+void ScalarBackwardGpu(const OpContext& ctx, ScalarKind kind, double scalar, GradReq req,
                        const NDArray& out_grad, const NDArray* in, const NDArray& in_grad);
 
 namespace {
 
-// One loop per kind, the kind a constant inside it (vectorized, no dispatch per element).
-template <BinaryKind kKind>
-[[gnu::always_inline]] inline void BinaryLoop(int64_t n, const float* a, const float* b, float* y) {
+// One loop per kind and type, the kind a constant inside it (vectorized, no dispatch per
+// element); half types compute in float (for float32 the conversions are no-ops).
+template <typename T, BinaryKind kKind>
+[[gnu::always_inline]] inline void BinaryLoop(int64_t n, const T* a, const T* b, T* y) {
+  using C = ComputeType<T>;
   COHORT_ELEMENTWISE
-  for (int64_t i = 0; i < n; ++i) y[i] = BinaryValue(kKind, a[i], b[i]);
-}
-template <ScalarKind kKind>
-[[gnu::always_inline]] inline void ScalarLoop(int64_t n, const float* x, float s, float* y) {
-  COHORT_ELEMENTWISE
-  for (int64_t i = 0; i < n; ++i) y[i] = ScalarValue(kKind, x[i], s);
-}
-// The gradients likewise, the kind (and the side, the request) fixed outside the loop.
-template <BinaryKind kKind>
-void BinaryGradLoop(GradReq req, int side, int64_t n, const float* dy, const float* a,
-                    const float* b, float* dx) {
-  if (side == 0) {
-    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad(kKind, 0, dy[i], a, b, i); });
-  } else {
-    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad(kKind, 1, dy[i], a, b, i); });
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = ConvertValue<T>(BinaryValue<C>(kKind, ConvertValue<C>(a[i]), ConvertValue<C>(b[i])));
   }
 }
-void BinaryGradCpu(BinaryKind kind, GradReq req, int side, int64_t n, const float* dy,
-                   const float* a, const float* b, float* dx) {
+template <typename T, ScalarKind kKind>
+[[gnu::always_inline]] inline void ScalarLoop(int64_t n, const T* x, T scalar, T* y) {
+  using C = ComputeType<T>;
+  const C s = ConvertValue<C>(scalar);
+  COHORT_ELEMENTWISE
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = ConvertValue<T>(ScalarValue<C>(kKind, ConvertValue<C>(x[i]), s));
+}
+template <typename T>
+void BinaryForwardCpu(BinaryKind kind, int64_t n, const T* a, const T* b, T* y) {
   switch (kind) {
-    case BinaryKind::kAdd: return BinaryGradLoop<BinaryKind::kAdd>(req, side, n, dy, a, b, dx);
-    case BinaryKind::kSub: return BinaryGradLoop<BinaryKind::kSub>(req, side, n, dy, a, b, dx);
-    case BinaryKind::kMul: return BinaryGradLoop<BinaryKind::kMul>(req, side, n, dy, a, b, dx);
-    case BinaryKind::kDiv: return BinaryGradLoop<BinaryKind::kDiv>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kAdd: return BinaryLoop<T, BinaryKind::kAdd>(n, a, b, y);
+    case BinaryKind::kSub: return BinaryLoop<T, BinaryKind::kSub>(n, a, b, y);
+    case BinaryKind::kMul: return BinaryLoop<T, BinaryKind::kMul>(n, a, b, y);
+    case BinaryKind::kDiv: return BinaryLoop<T, BinaryKind::kDiv>(n, a, b, y);
   }
 }
-template <ScalarKind kKind>
-void ScalarGradLoop(GradReq req, int64_t n, const float* dy, const float* x, float s, float* dx) {
-  WriteGrad(req, n, dx, [&](int64_t i) { return ScalarGrad(kKind, dy[i], x, s, i); });
+template <typename T>
+void ScalarForwardCpu(ScalarKind kind, int64_t n, const T* x, T s, T* y) {
+  switch (kind) {
+    case ScalarKind::kPlus: return ScalarLoop<T, ScalarKind::kPlus>(n, x, s, y);
+    case ScalarKind::kMinus: return ScalarLoop<T, ScalarKind::kMinus>(n, x, s, y);
+    case ScalarKind::kRMinus: return ScalarLoop<T, ScalarKind::kRMinus>(n, x, s, y);
+    case ScalarKind::kMul: return ScalarLoop<T, ScalarKind::kMul>(n, x, s, y);
+    case ScalarKind::kDiv: return ScalarLoop<T, ScalarKind::kDiv>(n, x, s, y);
+    case ScalarKind::kRDiv: return ScalarLoop<T, ScalarKind::kRDiv>(n, x, s, y);
+    case ScalarKind::kMaximum: return ScalarLoop<T, ScalarKind::kMaximum>(n, x, s, y);
+    case ScalarKind::kMinimum: return ScalarLoop<T, ScalarKind::kMinimum>(n, x, s, y);
+  }
+}
+
+// The gradients likewise, the kind (and the side, the request) fixed outside the loop.
+template <typename T, BinaryKind kKind>
+void BinaryGradLoop(GradReq req, int side, int64_t n, const T* dy, const T* a, const T* b, T* dx) {
+  if (side == 0) {
+    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad<T>(kKind, 0, dy[i], a, b, i); });
+  } else {
+    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad<T>(kKind, 1, dy[i], a, b, i); });
+  }
+}
+template <typename T>
+void BinaryGradCpu(BinaryKind kind, GradReq req, int side, int64_t n, const T* dy, const T* a,
+                   const T* b, T* dx) {
+  switch (kind) {
+    case BinaryKind::kAdd: return BinaryGradLoop<T, BinaryKind::kAdd>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kSub: return BinaryGradLoop<T, BinaryKind::kSub>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kMul: return BinaryGradLoop<T, BinaryKind::kMul>(req, side, n, dy, a, b, dx);
+    case BinaryKind::kDiv: return BinaryGradLoop<T, BinaryKind::kDiv>(req, side, n, dy, a, b, dx);
+  }
+}
+template <typename T, ScalarKind kKind>
+void ScalarGradLoop(GradReq req, int64_t n, const T* dy, const T* x, T s, T* dx) {
+  WriteGrad(req, n, dx, [&](int64_t i) { return ScalarGrad<T>(kKind, dy[i], x, s, i); });
+}
+template <typename T>
+void ScalarGradCpu(ScalarKind kind, GradReq r, int64_t n, const T* dy, const T* x, T s, T* dx) {
+  switch (kind) {
+    case ScalarKind::kPlus: return ScalarGradLoop<T, ScalarKind::kPlus>(r, n, dy, x, s, dx);
+    case ScalarKind::kMinus: return ScalarGradLoop<T, ScalarKind::kMinus>(r, n, dy, x, s, dx);
+    case ScalarKind::kRMinus: return ScalarGradLoop<T, ScalarKind::kRMinus>(r, n, dy, x, s, dx);
+    case ScalarKind::kMul: return ScalarGradLoop<T, ScalarKind::kMul>(r, n, dy, x, s, dx);
+    case ScalarKind::kDiv: return ScalarGradLoop<T, ScalarKind::kDiv>(r, n, dy, x, s, dx);
+    case ScalarKind::kRDiv: return ScalarGradLoop<T, ScalarKind::kRDiv>(r, n, dy, x, s, dx);
+    case ScalarKind::kMaximum: return ScalarGradLoop<T, ScalarKind::kMaximum>(r, n, dy, x, s, dx);
+    case ScalarKind::kMinimum: return ScalarGradLoop<T, ScalarKind::kMinimum>(r, n, dy, x, s, dx);
+  }
+}
+
+// Calls fn(T{}) for the numeric dtypes the forward kernels take (ElementwiseTakes).
+template <typename Fn>
+void DispatchNumeric(const std::string& op, DType dtype, Fn&& fn) {
+  DispatchDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      COHORT_THROW() << op << ": no kernel for bool arrays";
+    } else {
+      fn(tag);
+    }
+  });
+}
+// The same for gradients: float32 and float64 (half-precision gradients come with mixed
+// precision; integer arrays have none).
+template <typename Fn>
+void DispatchGradient(const std::string& op, DType dtype, Fn&& fn) {
+  if (dtype == DType::kFloat32) return fn(float{});
+  if (dtype == DType::kFloat64) return fn(double{});
+  COHORT_THROW() << op << ": no gradient for " << dtype << " arrays (float32 and float64 have one)";
 }
 
 class Binary : public Operator {
@@ -71,20 +135,15 @@ class Binary : public Operator {
     }
     return ShapeKnown(out[0]);
   }
+  bool TakesDType(DType dtype) const override { return ElementwiseTakes(dtype); }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, BinaryForwardGpu(ctx, kind_, in[0], in[1], out[0]));
-    const float* a = F(in[0]);
-    const float* b = F(in[1]);
-    float* y = F(out[0]);
-    const int64_t n = out[0].size();
-    switch (kind_) {
-      case BinaryKind::kAdd: return BinaryLoop<BinaryKind::kAdd>(n, a, b, y);
-      case BinaryKind::kSub: return BinaryLoop<BinaryKind::kSub>(n, a, b, y);
-      case BinaryKind::kMul: return BinaryLoop<BinaryKind::kMul>(n, a, b, y);
-      case BinaryKind::kDiv: return BinaryLoop<BinaryKind::kDiv>(n, a, b, y);
-    }
+    DispatchNumeric(type(), out[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      BinaryForwardCpu<T>(kind_, out[0].size(), in[0].data<T>(), in[1].data<T>(), out[0].data<T>());
+    });
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -92,15 +151,17 @@ class Binary : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, BinaryBackwardGpu(ctx, kind_, out_grad[0], in, req, in_grad));
-    const float* dy = F(out_grad[0]);
-    const int64_t n = out_grad[0].size();
-    const float* a = BackwardNeedsInputs() ? F(in[0]) : nullptr;
-    const float* b = BackwardNeedsInputs() ? F(in[1]) : nullptr;
-    for (int side = 0; side < 2; ++side) {
-      if (req[side] == GradReq::kNull) continue;
-      float* dx = F(in_grad[side]);
-      BinaryGradCpu(kind_, req[side], side, n, dy, a, b, dx);
-    }
+    DispatchGradient(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* dy = out_grad[0].data<T>();
+      const int64_t n = out_grad[0].size();
+      const T* a = BackwardNeedsInputs() ? in[0].data<T>() : nullptr;
+      const T* b = BackwardNeedsInputs() ? in[1].data<T>() : nullptr;
+      for (int side = 0; side < 2; ++side) {
+        if (req[side] == GradReq::kNull) continue;
+        BinaryGradCpu<T>(kind_, req[side], side, n, dy, a, b, in_grad[side].data<T>());
+      }
+    });
   }
 
   bool BackwardNeedsInputs() const override { return BinaryGradReadsInputs(kind_); }
@@ -116,7 +177,7 @@ class Scalar : public Operator {
  public:
   Scalar(ScalarKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
     ParamReader r(name, attrs);
-    scalar_ = static_cast<float>(r.Float("scalar", 1.0));
+    scalar_ = r.Float("scalar", 1.0);
     r.Bool("is_int", false);  // MXNet 1.9 records whether the scalar was an integer
     r.Finish();
   }
@@ -125,24 +186,16 @@ class Scalar : public Operator {
                   std::vector<Shape>&) const override {
     return InferSameShape(in, out, type());
   }
+  bool TakesDType(DType dtype) const override { return ElementwiseTakes(dtype); }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, ScalarForwardGpu(ctx, kind_, scalar_, in[0], out[0]));
-    const float* x = F(in[0]);
-    float* y = F(out[0]);
-    const int64_t n = out[0].size();
-    const float s = scalar_;
-    switch (kind_) {
-      case ScalarKind::kPlus: return ScalarLoop<ScalarKind::kPlus>(n, x, s, y);
-      case ScalarKind::kMinus: return ScalarLoop<ScalarKind::kMinus>(n, x, s, y);
-      case ScalarKind::kRMinus: return ScalarLoop<ScalarKind::kRMinus>(n, x, s, y);
-      case ScalarKind::kMul: return ScalarLoop<ScalarKind::kMul>(n, x, s, y);
-      case ScalarKind::kDiv: return ScalarLoop<ScalarKind::kDiv>(n, x, s, y);
-      case ScalarKind::kRDiv: return ScalarLoop<ScalarKind::kRDiv>(n, x, s, y);
-      case ScalarKind::kMaximum: return ScalarLoop<ScalarKind::kMaximum>(n, x, s, y);
-      case ScalarKind::kMinimum: return ScalarLoop<ScalarKind::kMinimum>(n, x, s, y);
-    }
+    DispatchNumeric(type(), out[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      ScalarForwardCpu<T>(kind_, out[0].size(), in[0].data<T>(), ConvertValue<T>(scalar_),
+                          out[0].data<T>());
+    });
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -153,22 +206,12 @@ class Scalar : public Operator {
     COHORT_GPU_DISPATCH(ctx,
                         ScalarBackwardGpu(ctx, kind_, scalar_, req[0], out_grad[0],
                                           BackwardNeedsInputs() ? &in[0] : nullptr, in_grad[0]));
-    const float* dy = F(out_grad[0]);
-    const float* x = BackwardNeedsInputs() ? F(in[0]) : nullptr;
-    float* dx = F(in_grad[0]);
-    const int64_t n = out_grad[0].size();
-    const GradReq r = req[0];
-    const float s = scalar_;
-    switch (kind_) {
-      case ScalarKind::kPlus: return ScalarGradLoop<ScalarKind::kPlus>(r, n, dy, x, s, dx);
-      case ScalarKind::kMinus: return ScalarGradLoop<ScalarKind::kMinus>(r, n, dy, x, s, dx);
-      case ScalarKind::kRMinus: return ScalarGradLoop<ScalarKind::kRMinus>(r, n, dy, x, s, dx);
-      case ScalarKind::kMul: return ScalarGradLoop<ScalarKind::kMul>(r, n, dy, x, s, dx);
-      case ScalarKind::kDiv: return ScalarGradLoop<ScalarKind::kDiv>(r, n, dy, x, s, dx);
-      case ScalarKind::kRDiv: return ScalarGradLoop<ScalarKind::kRDiv>(r, n, dy, x, s, dx);
-      case ScalarKind::kMaximum: return ScalarGradLoop<ScalarKind::kMaximum>(r, n, dy, x, s, dx);
-      case ScalarKind::kMinimum: return ScalarGradLoop<ScalarKind::kMinimum>(r, n, dy, x, s, dx);
-    }
+    DispatchGradient(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      ScalarGradCpu<T>(kind_, req[0], out_grad[0].size(), out_grad[0].data<T>(),
+                       BackwardNeedsInputs() ? in[0].data<T>() : nullptr, static_cast<T>(scalar_),
+                       in_grad[0].data<T>());
+    });
   }
 
   bool BackwardNeedsInputs() const override { return ScalarGradReadsInput(kind_); }
@@ -178,7 +221,7 @@ class Scalar : public Operator {
 
  private:
   ScalarKind kind_;
-  float scalar_;
+  double scalar_;
 };
 
 }  // namespace

@@ -1,11 +1,15 @@
 // Elementwise arithmetic (elemwise_add/_sub/_mul/_div and the scalar forms _plus_scalar, ...,
 // _maximum_scalar and _minimum_scalar):
 // the kinds and each one's value and gradients, shared by the CPU loops (elemwise.cc) and the
-// CUDA kernels (elemwise.cu).
+// CUDA kernels (elemwise.cu). Values are computed in an element type's ComputeType (float for
+// the half types); integers stay exact, wrapping on overflow as numpy does, and a division by
+// zero gives 0 (numpy's floor_divide; MXNet 1.9 dies of SIGFPE).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "base/dtype.h"
 #include "base/host_device.h"
 
 namespace cohort::op {
@@ -13,51 +17,101 @@ namespace cohort::op {
 enum class BinaryKind { kAdd, kSub, kMul, kDiv };
 enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv, kMaximum, kMinimum };
 
-COHORT_HOST_DEVICE float BinaryValue(BinaryKind kind, float a, float b) {
-  switch (kind) {
-    case BinaryKind::kAdd: return a + b;
-    case BinaryKind::kSub: return a - b;
-    case BinaryKind::kMul: return a * b;
-    case BinaryKind::kDiv: return a / b;
+// The dtypes the elementwise kernels compute in: every numeric type (not bool).
+inline bool ElementwiseTakes(DType dtype) { return dtype != DType::kBool; }
+
+// a + b, a - b, a * b for integers wrap (in the unsigned type: signed overflow is undefined).
+template <typename T>
+COHORT_HOST_DEVICE T WrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
   }
-  return 0;
+}
+template <typename T>
+COHORT_HOST_DEVICE T WrapSub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+COHORT_HOST_DEVICE T WrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+// Integer division truncates (C++, MXNet); by zero it gives 0, and min / -1 wraps.
+template <typename T>
+COHORT_HOST_DEVICE T Divide(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == T(0)) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return WrapSub(T(0), a);
+    }
+    return static_cast<T>(a / b);
+  } else {
+    return a / b;
+  }
+}
+
+template <typename T>
+COHORT_HOST_DEVICE T BinaryValue(BinaryKind kind, T a, T b) {
+  switch (kind) {
+    case BinaryKind::kAdd: return WrapAdd(a, b);
+    case BinaryKind::kSub: return WrapSub(a, b);
+    case BinaryKind::kMul: return WrapMul(a, b);
+    case BinaryKind::kDiv: return Divide(a, b);
+  }
+  return T(0);
 }
 
 // The gradient of `side` (0: lhs, 1: rhs) at element i for head gradient g. a and b are read
-// only by kMul and kDiv (BinaryGradReadsInputs) and may be null for the others.
-COHORT_HOST_DEVICE float BinaryGrad(BinaryKind kind, int side, float g, const float* a,
-                                    const float* b, int64_t i) {
+// only by kMul and kDiv (BinaryGradReadsInputs) and may be null for the others. Floating types.
+template <typename T>
+COHORT_HOST_DEVICE T BinaryGrad(BinaryKind kind, int side, T g, const T* a, const T* b, int64_t i) {
   switch (kind) {
     case BinaryKind::kAdd: return g;
     case BinaryKind::kSub: return side == 0 ? g : -g;
     case BinaryKind::kMul: return g * (side == 0 ? b[i] : a[i]);
     case BinaryKind::kDiv: return side == 0 ? g / b[i] : -g * a[i] / (b[i] * b[i]);
   }
-  return 0;
+  return T(0);
 }
 inline bool BinaryGradReadsInputs(BinaryKind kind) {
   return kind == BinaryKind::kMul || kind == BinaryKind::kDiv;
 }
 
-COHORT_HOST_DEVICE float ScalarValue(ScalarKind kind, float x, float s) {
+// The scalar is converted to the array's type first, as MXNet does (int32 + 2.5 adds 2).
+template <typename T>
+COHORT_HOST_DEVICE T ScalarValue(ScalarKind kind, T x, T s) {
   switch (kind) {
-    case ScalarKind::kPlus: return x + s;
-    case ScalarKind::kMinus: return x - s;
-    case ScalarKind::kRMinus: return s - x;
-    case ScalarKind::kMul: return x * s;
-    case ScalarKind::kDiv: return x / s;
-    case ScalarKind::kRDiv: return s / x;
+    case ScalarKind::kPlus: return WrapAdd(x, s);
+    case ScalarKind::kMinus: return WrapSub(x, s);
+    case ScalarKind::kRMinus: return WrapSub(s, x);
+    case ScalarKind::kMul: return WrapMul(x, s);
+    case ScalarKind::kDiv: return Divide(x, s);
+    case ScalarKind::kRDiv: return Divide(s, x);
     // A NaN input is the result (broadcast_maximum's rule).
     case ScalarKind::kMaximum: return x > s || x != x ? x : s;
     case ScalarKind::kMinimum: return x < s || x != x ? x : s;
   }
-  return 0;
+  return T(0);
 }
 
 // The gradient at element i for head gradient g; x is read only by kRDiv, kMaximum and kMinimum
 // (ScalarGradReadsInput) and may be null for the others. maximum passes the gradient where
 // x >= s, minimum where x <= s, as MXNet's _backward_maximum_scalar / _minimum_scalar do.
-COHORT_HOST_DEVICE float ScalarGrad(ScalarKind kind, float g, const float* x, float s, int64_t i) {
+// Floating types.
+template <typename T>
+COHORT_HOST_DEVICE T ScalarGrad(ScalarKind kind, T g, const T* x, T s, int64_t i) {
   switch (kind) {
     case ScalarKind::kPlus:
     case ScalarKind::kMinus: return g;
@@ -65,10 +119,10 @@ COHORT_HOST_DEVICE float ScalarGrad(ScalarKind kind, float g, const float* x, fl
     case ScalarKind::kMul: return g * s;
     case ScalarKind::kDiv: return g / s;
     case ScalarKind::kRDiv: return g * (-s / (x[i] * x[i]));
-    case ScalarKind::kMaximum: return x[i] >= s ? g : 0.0f;
-    case ScalarKind::kMinimum: return x[i] <= s ? g : 0.0f;
+    case ScalarKind::kMaximum: return x[i] >= s ? g : T(0);
+    case ScalarKind::kMinimum: return x[i] <= s ? g : T(0);
   }
-  return 0;
+  return T(0);
 }
 inline bool ScalarGradReadsInput(ScalarKind kind) {
   return kind == ScalarKind::kRDiv || kind == ScalarKind::kMaximum || kind == ScalarKind::kMinimum;

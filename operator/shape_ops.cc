@@ -37,6 +37,8 @@ class Relabel : public Operator {
   bool IsIdentity() const override { return true; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  // Forward moves bytes, of any dtype; gradients are float32.
+  bool TakesDType(DType) const override { return true; }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -328,6 +329,84 @@ Symbol::Shapes Symbol::InferShape(const std::map<std::string, Shape>& known) con
     const Shape& s = shapes[e.node.get()][e.index];
     result.complete &= op::ShapeKnown(s);
     result.outputs.push_back(s);
+  }
+  return result;
+}
+
+std::optional<DType> Symbol::DTypeHint(const SymbolNode& variable) {
+  auto hint = variable.attrs.find("__dtype__");
+  if (hint == variable.attrs.end()) return std::nullopt;
+  const std::string& text = hint->second;
+  int32_t flag = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), flag);
+  std::optional<DType> dtype;
+  if (ec == std::errc() && end == text.data() + text.size()) dtype = DTypeFromFlag(flag);
+  // -1 is MXNet's "unknown"
+  if (!dtype && flag == -1 && ec == std::errc()) return std::nullopt;
+  COHORT_CHECK(dtype) << "variable '" << variable.name << "': __dtype__ '" << text
+                      << "' is no MXNet type flag (0 float32, 1 float64, 2 float16, 3 uint8, "
+                         "4 int32, 5 int8, 6 int64, 7 bool, 12 bfloat16)";
+  return dtype;
+}
+
+Symbol::Types Symbol::InferType(const std::map<std::string, DType>& known) const {
+  const auto order = TopoOrder();
+  std::unordered_map<const SymbolNode*, op::TypeSlots> types;  // per node, per output
+  std::set<std::string> used;
+  for (const auto& node : order) {
+    types[node.get()].resize(node->num_outputs());
+    if (!node->is_variable()) continue;
+    if (auto it = known.find(node->name); it != known.end()) {
+      types[node.get()][0] = it->second;
+      used.insert(node->name);
+    } else {
+      types[node.get()][0] = DTypeHint(*node);
+    }
+  }
+  for (const auto& [name, dtype] : known) {
+    COHORT_CHECK(used.count(name)) << "InferType: '" << name << "' is not an input of the symbol";
+  }
+  bool changed = true;
+  for (int pass = 0; changed && pass < 100; ++pass) {
+    changed = false;
+    for (const auto& node : order) {
+      if (node->is_variable()) continue;
+      const int num_args = node->num_arguments();
+      op::TypeSlots in, aux;
+      for (size_t i = 0; i < node->inputs.size(); ++i) {
+        const NodeEntry& e = node->inputs[i];
+        (static_cast<int>(i) < num_args ? in : aux).push_back(types[e.node.get()][e.index]);
+      }
+      op::TypeSlots& out = types[node.get()];
+      const op::TypeSlots before_out = out;
+      try {
+        node->impl->InferType(in, out, aux);
+        for (size_t i = 0; i < node->inputs.size(); ++i) {
+          const NodeEntry& e = node->inputs[i];
+          const auto& inferred = static_cast<int>(i) < num_args ? in[i] : aux[i - num_args];
+          auto& slot = types[e.node.get()][e.index];
+          const bool was_known = slot.has_value();
+          op::AssignType(slot, inferred, node->op, "input '" + e.node->name + "'");
+          changed |= !was_known && slot.has_value();
+        }
+      } catch (const Error& err) {
+        COHORT_THROW() << "InferType: node '" << node->name << "' (" << node->op
+                       << "): " << err.message();
+      }
+      for (size_t i = 0; i < out.size(); ++i) changed |= !before_out[i] && out[i];
+    }
+  }
+  Types result;
+  result.complete = true;
+  for (const auto& [node, is_aux] : Variables()) {
+    const auto& t = types[node.get()][0];
+    result.complete &= t.has_value();
+    (is_aux ? result.auxiliary : result.arguments).push_back(t);
+  }
+  for (const NodeEntry& e : outputs_) {
+    const auto& t = types[e.node.get()][e.index];
+    result.complete &= t.has_value();
+    result.outputs.push_back(t);
   }
   return result;
 }

@@ -88,6 +88,17 @@ class Symbol {
   // error naming the node and the input; unknown names in `known` are an error too.
   Shapes InferShape(const std::map<std::string, Shape>& known) const;
 
+  struct Types {
+    op::TypeSlots arguments, outputs, auxiliary;  // unknown ones are nullopt
+    bool complete = false;
+  };
+  // Element types from any subset of argument types and "__dtype__" attributes (Note [Operator
+  // dtypes]), as InferShape: a conflict throws naming the node; so does an unknown name.
+  Types InferType(const std::map<std::string, DType>& known) const;
+  // The type a variable's "__dtype__" attribute gives (MXNet's type flag), if it has one; a
+  // malformed one is an error naming the variable.
+  static std::optional<DType> DTypeHint(const SymbolNode& variable);
+
   std::string ToJSON() const;
   // MXNet 1.x symbol JSON ("attrs", or the older "param"/"attr"); errors name the node.
   static Symbol FromJSON(const std::string& json);

@@ -21,8 +21,8 @@ namespace cohort::op {
 
 // dx[i] = grad(i), or += for kAdd, over [0, n): one loop per request, so that the branch is
 // not inside the loop and the loop vectorizes (with grad a lambda the compiler can inline).
-template <typename Grad>
-[[gnu::always_inline]] inline void WriteGrad(GradReq req, int64_t n, float* dx, Grad grad) {
+template <typename T, typename Grad>
+[[gnu::always_inline]] inline void WriteGrad(GradReq req, int64_t n, T* dx, Grad grad) {
   if (req == GradReq::kAdd) {
     COHORT_ELEMENTWISE
     for (int64_t i = 0; i < n; ++i) dx[i] += grad(i);

@@ -59,6 +59,7 @@ OpRegistry::OpRegistry() {
   RegisterArange(*this);
   RegisterRandom(*this);
   RegisterIndexOps(*this);
+  RegisterCast(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {
@@ -235,6 +236,59 @@ bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::
   AssignShape(out[0], in[0], op, "output");
   AssignShape(in[0], out[0], op, "data");
   return ShapeKnown(in[0]);
+}
+
+// Note [Operator dtypes]
+// Types are inferred as shapes are (Symbol::InferType): each op fills the unknown types of its
+// slots from the known ones, over passes until nothing changes; variables start from the types
+// bound or given (`__dtype__`, type_dict) and whatever stays unknown is float32. Most ops give
+// every slot one type (MXNet's ElemwiseType), so a float16 network infers float16 throughout;
+// an op whose slots differ (Cast, whose output is its `dtype`) says so. What an op's kernels
+// compute in is separate (TakesDType): binding refuses a node whose inputs or outputs have a
+// type its kernels lack, naming it, so a kernel never reads memory as the wrong type.
+bool Operator::InferType(TypeSlots& in, TypeSlots& out, TypeSlots& aux) const {
+  if (in.empty()) {
+    for (auto& t : out) AssignType(t, DType::kFloat32, type(), "output");
+  }
+  return InferSameType(*this, in, out, aux);
+}
+
+void AssignType(std::optional<DType>& slot, std::optional<DType> value, const std::string& op,
+                const std::string& what) {
+  if (!value) return;
+  if (!slot) {
+    slot = value;
+    return;
+  }
+  COHORT_CHECK(*slot == *value) << op << ": " << what << " is " << *slot << " but " << *value
+                                << " is expected (give every input of the op one dtype, or Cast)";
+}
+
+bool InferSameType(const Operator& op, TypeSlots& in, TypeSlots& out, TypeSlots& aux) {
+  std::optional<DType> common;
+  for (const TypeSlots* slots : {&in, &out, &aux}) {
+    for (const auto& t : *slots) common = common ? common : t;
+  }
+  if (!common) return false;
+  const std::vector<std::string> args = op.ListArguments();
+  const std::vector<std::string> auxs = op.ListAuxiliaryStates();
+  for (size_t i = 0; i < in.size(); ++i) {
+    AssignType(in[i], common, op.type(), "input '" + (i < args.size() ? args[i] : "?") + "'");
+  }
+  for (auto& t : out) AssignType(t, common, op.type(), "output");
+  for (size_t i = 0; i < aux.size(); ++i) {
+    AssignType(aux[i], common, op.type(),
+               "auxiliary state '" + (i < auxs.size() ? auxs[i] : "?") + "'");
+  }
+  return true;
+}
+
+std::string TakenDTypes(const Operator& op) {
+  std::string list;
+  for (DType d : kAllDTypes) {
+    if (op.TakesDType(d)) list += (list.empty() ? "" : ", ") + std::string(DTypeName(d));
+  }
+  return list;
 }
 
 }  // namespace op

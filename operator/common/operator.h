@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,9 @@ class GpuResources;  // operator/common/gpu_resources.h
 
 // String attributes, as in MXNet's symbol JSON ("num_hidden": "128").
 using Attrs = std::map<std::string, std::string>;
+
+// Element types of an op's slots, as InferShape's shapes: nullopt is unknown.
+using TypeSlots = std::vector<std::optional<DType>>;
 
 // What an operator's kernels may use while they run.
 struct OpContext {
@@ -67,6 +71,14 @@ class Operator {
   // known ones. Returns false when it cannot finish yet; throws on shapes that conflict.
   virtual bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                           std::vector<Shape>& aux) const = 0;
+
+  // Fills unknown element types of arguments, outputs and aux states from the known ones (Note
+  // [Operator dtypes], operator.cc). The default gives every slot one type, as MXNet's
+  // ElemwiseType; an op without arguments outputs float32. Returns false when it cannot finish
+  // yet; throws on types that conflict.
+  virtual bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots& aux) const;
+  // Whether the kernels compute in `dtype`; binding checks every input and output of the node.
+  virtual bool TakesDType(DType dtype) const { return dtype == DType::kFloat32; }
 
   // out_req says how to write each output (kWrite, or kNull for outputs nobody needs).
   virtual void Forward(const OpContext& ctx, const std::vector<NDArray>& in,
@@ -195,6 +207,7 @@ void RegisterSlice(OpRegistry& r);
 void RegisterArange(OpRegistry& r);
 void RegisterRandom(OpRegistry& r);
 void RegisterIndexOps(OpRegistry& r);
+void RegisterCast(OpRegistry& r);
 
 // Shape helpers for InferShape: a shape is "unknown" when ndim is 0 or a dim is below zero.
 bool ShapeKnown(const Shape& s);
@@ -205,6 +218,13 @@ bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::
 int NormalizeAxis(int axis, const Shape& s, const std::string& op);
 // Sets `slot` to `value` when unknown; throws naming `what` when both are known and differ.
 void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what);
+// The same for element types; an unknown `value` changes nothing.
+void AssignType(std::optional<DType>& slot, std::optional<DType> value, const std::string& op,
+                const std::string& what);
+// Every slot of one type, taken from any known one (the default InferType).
+bool InferSameType(const Operator& op, TypeSlots& in, TypeSlots& out, TypeSlots& aux);
+// The dtypes `op` takes, as "float32, float64" (for errors).
+std::string TakenDTypes(const Operator& op);
 
 }  // namespace op
 }  // namespace cohort

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "base/host_device.h"
 #include "operator/common/operator.h"
@@ -29,7 +30,8 @@ COHORT_HOST_DEVICE float SumInOrder(const float* v, int64_t count, int64_t strid
 }
 
 // dst[i] = v (kWrite) or dst[i] += v (kAdd); callers skip kNull.
-COHORT_HOST_DEVICE void AssignReq(GradReq req, float* dst, int64_t i, float v) {
+template <typename T>
+COHORT_HOST_DEVICE void AssignReq(GradReq req, T* dst, int64_t i, std::type_identity_t<T> v) {
   if (req == GradReq::kAdd)
     dst[i] += v;
   else

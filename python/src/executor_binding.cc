@@ -18,13 +18,16 @@ std::map<std::string, Shape> ShapesFromPython(const py::dict& shapes, const std:
 std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, const std::string& ctx,
                                      const py::dict& shapes, const std::string& grad_req,
                                      const std::map<std::string, std::string>& grad_reqs,
-                                     const Executor* shared_exec) {
+                                     const Executor* shared_exec,
+                                     const std::map<std::string, std::string>& type_dict) {
   std::map<std::string, GradReq> reqs;
   for (const auto& [name, req] : grad_reqs) reqs[name] = ParseGradReq(req);
   const std::map<std::string, Shape> known = ShapesFromPython(shapes, "simple_bind");
   const GradReq req = ParseGradReq(grad_req);
+  std::map<std::string, DType> types;
+  for (const auto& [name, dtype] : type_dict) types[name] = ParseDType(dtype);
   py::gil_scoped_release release;
-  return Executor::SimpleBind(symbol, ContextFromText(ctx), known, req, reqs, shared_exec);
+  return Executor::SimpleBind(symbol, ContextFromText(ctx), known, req, reqs, shared_exec, types);
 }
 
 std::unique_ptr<Executor> Bind(const Symbol& symbol, const std::string& ctx,
@@ -45,7 +48,8 @@ std::unique_ptr<Executor> Bind(const Symbol& symbol, const std::string& ctx,
 void RegisterExecutor(py::module_& m) {
   py::class_<Executor>(m, "ExecutorHandle")
       .def_static("simple_bind", &SimpleBind, py::arg("symbol"), py::arg("ctx"), py::arg("shapes"),
-                  py::arg("grad_req"), py::arg("grad_reqs"), py::arg("shared_exec").none(true))
+                  py::arg("grad_req"), py::arg("grad_reqs"), py::arg("shared_exec").none(true),
+                  py::arg("type_dict") = std::map<std::string, std::string>{})
       .def_static("bind", &Bind, py::arg("symbol"), py::arg("ctx"), py::arg("args"),
                   py::arg("grads"), py::arg("grad_reqs"), py::arg("aux"),
                   py::arg("shared_exec").none(true))

@@ -88,15 +88,34 @@ void RegisterSymbol(py::module_& m) {
              return out;
            })
       // (arg_shapes, out_shapes, aux_shapes, complete); unknown shapes are ().
-      .def("infer_shape", [](const Symbol& s, const py::dict& known) {
-        std::map<std::string, Shape> shapes;
-        for (const auto& [name, shape] : known) {
-          const std::string key = py::str(name);
-          shapes[key] = ShapeFromPython(shape, "infer_shape: " + key);
-        }
-        const Symbol::Shapes r = s.InferShape(shapes);
-        return py::make_tuple(Shapes(r.arguments), Shapes(r.outputs), Shapes(r.auxiliary),
-                              r.complete);
+      .def("infer_shape",
+           [](const Symbol& s, const py::dict& known) {
+             std::map<std::string, Shape> shapes;
+             for (const auto& [name, shape] : known) {
+               const std::string key = py::str(name);
+               shapes[key] = ShapeFromPython(shape, "infer_shape: " + key);
+             }
+             const Symbol::Shapes r = s.InferShape(shapes);
+             return py::make_tuple(Shapes(r.arguments), Shapes(r.outputs), Shapes(r.auxiliary),
+                                   r.complete);
+           })
+      // (arg_types, out_types, aux_types, complete) as dtype names; unknown ones are None.
+      .def("infer_type", [](const Symbol& s, const std::map<std::string, std::string>& known) {
+        std::map<std::string, DType> types;
+        for (const auto& [name, dtype] : known) types[name] = ParseDType(dtype);
+        const Symbol::Types r = s.InferType(types);
+        auto names = [](const op::TypeSlots& slots) {
+          py::list out;
+          for (const auto& t : slots) {
+            if (t) {
+              out.append(std::string(DTypeName(*t)));
+            } else {
+              out.append(py::none());
+            }
+          }
+          return out;
+        };
+        return py::make_tuple(names(r.arguments), names(r.outputs), names(r.auxiliary), r.complete);
       });
 
   // Every name an operator answers to: canonical names, then aliases.

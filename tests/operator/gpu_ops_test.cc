@@ -357,6 +357,8 @@ const GpuCase kCases[] = {
     {"RandomNormal", "_random_normal", {{"shape", "(20, 30)"}, {"loc", "1"}, {"scale", "2"}}, {}},
     // The mask is dropout.h's hash of the seed and the element on both: equal in training too.
     {"Dropout", "Dropout", {{"p", "0.3"}}, {S({20, 30})}},
+    // The harness's arrays are float32; other dtypes: tests/executor/dtype_test.cc's GPU case.
+    {"Cast", "Cast", {{"dtype", "float32"}}, {S({4, 5})}},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GpuOps, ::testing::ValuesIn(kCases),

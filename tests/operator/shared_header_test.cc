@@ -71,7 +71,10 @@ std::set<std::string> SharedFunctors(const std::string& header) {
 bool Uses(const std::string& code, const std::set<std::string>& functions,
           const std::set<std::string>& functors = {}) {
   for (const std::string& name : functions) {
-    if (std::regex_search(code, std::regex("\\b" + name + "\\s*[({]"))) return true;
+    // A call, with or without template arguments (BinaryValue<C>(...)).
+    if (std::regex_search(code, std::regex("\\b" + name + "\\s*(<[^;(){}]*>)?\\s*[({]"))) {
+      return true;
+    }
   }
   for (const std::string& name : functors) {
     if (std::regex_search(code, std::regex("\\b" + name + "\\b"))) return true;

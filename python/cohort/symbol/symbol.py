@@ -12,6 +12,24 @@ from ..name import NameManager
 __all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'zeros', 'ones', 'maximum',
            'minimum']
 
+def _dtype_name(dtype, what):
+    """A dtype given as numpy dtype, numpy type or name, as Cohort's name for it."""
+    if isinstance(dtype, str) and dtype == 'bfloat16':
+        return dtype
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        raise TypeError('%s: %r is not a dtype' % (what, dtype)) from None
+
+
+def _np_type(name):
+    """A dtype name from the core as MXNet returns it: the numpy type (bfloat16, which numpy
+    lacks, as its name); None stays None."""
+    if name is None or name == 'bfloat16':
+        return name
+    return np.dtype(name).type
+
+
 # MXNet's type flags, which __dtype__ attributes hold.
 _DTYPE_FLAG = {'float32': 0, 'float64': 1, 'float16': 2, 'uint8': 3, 'int32': 4, 'int8': 5,
                'int64': 6, 'bool': 7, 'bfloat16': 12}
@@ -150,20 +168,31 @@ class Symbol:
         fix = lambda shapes: [tuple(0 if d < 0 else d for d in s) for s in shapes]
         return fix(args_s), fix(outs_s), fix(aux_s)
 
+    def _infer_type(self, args, kwargs):
+        if args and kwargs:
+            raise ValueError('infer_type: give types by position or by name, not both')
+        names = self.list_arguments()
+        if len(args) > len(names):
+            raise ValueError('infer_type: %d types for %d arguments' % (len(args), len(names)))
+        given = dict(zip(names, args)) if args else dict(kwargs)
+        known = {name: _dtype_name(dtype, "infer_type: '%s'" % name)
+                 for name, dtype in given.items() if dtype is not None}
+        arg_t, out_t, aux_t, complete = self._handle.infer_type(known)
+        as_types = lambda names: [_np_type(n) for n in names]
+        return as_types(arg_t), as_types(out_t), as_types(aux_t), complete
+
     def infer_type(self, *args, **kwargs):
-        """(arg_types, out_types, aux_types). Cohort's kernels compute in float32 today: given
-        types must be float32, and every type is."""
-        given = dict(zip(self.list_arguments(), args)) if args else dict(kwargs)
-        for name, dtype in given.items():
-            if dtype is not None and np.dtype(dtype) != np.float32:
-                raise MXNetError("infer_type: '%s' is %s; Cohort's operators take float32 "
-                                 "today" % (name, np.dtype(dtype).name))
-        f32 = np.float32
-        return ([f32] * len(self.list_arguments()), [f32] * len(self),
-                [f32] * len(self.list_auxiliary_states()))
+        """(arg_types, out_types, aux_types) as numpy types, from the types given by position
+        or name (and variables' dtype); (None, None, None) when they do not determine every
+        type; MXNetError when they conflict."""
+        arg_t, out_t, aux_t, complete = self._infer_type(args, kwargs)
+        if not complete:
+            return None, None, None
+        return arg_t, out_t, aux_t
 
     def infer_type_partial(self, *args, **kwargs):
-        return self.infer_type(*args, **kwargs)
+        """As infer_type, with None for the types left unknown."""
+        return self._infer_type(args, kwargs)[:3]
 
     # ---- JSON, copies, pickling
     def tojson(self):
@@ -252,10 +281,10 @@ class Symbol:
         """An executor with every array allocated from the input shapes given as keywords."""
         from ..executor import Executor, _check_ctx
         ctx = _check_ctx(ctx)
-        for name, dtype in (type_dict or {}).items():
-            if np.dtype(dtype) != np.float32:
-                raise MXNetError("simple_bind: type_dict['%s'] is %s; Cohort's operators take "
-                                 "float32 today" % (name, np.dtype(dtype).name))
+        if type_dict is not None and not isinstance(type_dict, dict):
+            raise TypeError('type_dict must be a dict of name to dtype, got %r' % (type_dict,))
+        types = {name: _dtype_name(dtype, "simple_bind: type_dict['%s']" % name)
+                 for name, dtype in (type_dict or {}).items()}
         arg_names = self.list_arguments()
         if isinstance(grad_req, str):
             req, reqs = grad_req, {}
@@ -274,7 +303,7 @@ class Symbol:
         shapes = self._known_shapes((), kwargs)
         handle = _cohort.ExecutorHandle.simple_bind(
             self._handle, ctx._text(), shapes, req, reqs,
-            shared_exec._handle if shared_exec is not None else None)
+            shared_exec._handle if shared_exec is not None else None, types)
         return Executor(handle, self, ctx)
 
     def bind(self, ctx, args, args_grad=None, grad_req='write', aux_states=None, group2ctx=None,

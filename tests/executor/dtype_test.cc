@@ -1,0 +1,202 @@
+// Dtypes through the graph (Note [Operator dtypes]): type inference with __dtype__ hints and
+// conflicts, Cast forward and backward, exact integer arithmetic, memory planned in bytes,
+// simple_bind's type_dict, and the refusal of a node whose kernels lack a dtype. The GPU case
+// (skipped without one) runs the same graphs on gpu:0 and compares.
+#include <gtest/gtest.h>
+
+#include <climits>
+
+#include "executor/executor.h"
+#include "ndarray/device_api.h"
+#include "symbol/ops.h"
+
+namespace cohort {
+namespace {
+
+Symbol Var(const std::string& name, const std::string& flag = "") {
+  return flag.empty() ? Symbol::Variable(name) : Symbol::Variable(name, {{"__dtype__", flag}});
+}
+Symbol CastTo(const Symbol& x, const std::string& dtype) {
+  return Symbol::Create("Cast", {x}, {{"dtype", dtype}});
+}
+
+TEST(InferType, SpreadsAKnownTypeAndHints) {
+  Symbol sum = Var("x") + Var("y");
+  Symbol::Types t = sum.InferType({{"x", DType::kInt32}});
+  ASSERT_TRUE(t.complete);
+  EXPECT_EQ(t.arguments[1], DType::kInt32);
+  EXPECT_EQ(t.outputs[0], DType::kInt32);
+  // Nothing known: incomplete, every slot unknown.
+  t = sum.InferType({});
+  EXPECT_FALSE(t.complete);
+  EXPECT_FALSE(t.outputs[0].has_value());
+  // "__dtype__" is MXNet's type flag (4: int32); a given type wins over nothing else.
+  t = (Var("x", "4") + Var("y")).InferType({});
+  ASSERT_TRUE(t.complete);
+  EXPECT_EQ(t.outputs[0], DType::kInt32);
+  // Cast's output is its dtype whatever its input.
+  t = CastTo(Var("x"), "float16").InferType({{"x", DType::kInt32}});
+  EXPECT_EQ(t.arguments[0], DType::kInt32);
+  EXPECT_EQ(t.outputs[0], DType::kFloat16);
+  // Most ops give every slot one type, as MXNet: a float16 FullyConnected infers float16.
+  Symbol fc = Symbol::Create("FullyConnected", {Var("d")}, {{"num_hidden", "2"}}, "fc");
+  t = fc.InferType({{"d", DType::kFloat16}});
+  EXPECT_EQ(t.arguments, (op::TypeSlots{DType::kFloat16, DType::kFloat16, DType::kFloat16}));
+}
+
+TEST(InferType, ConflictsAndBadHintsNameTheirNode) {
+  Symbol sum = Symbol::Create("elemwise_add", std::vector<Symbol>{Var("x"), Var("y")}, {}, "adder");
+  try {
+    sum.InferType({{"x", DType::kInt32}, {"y", DType::kFloat32}});
+    FAIL() << "int32 + float32 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("adder"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("int32"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(sum.InferType({{"z", DType::kInt32}}), Error);
+  try {
+    (Var("x", "float") + Var("y")).InferType({});
+    FAIL() << "a malformed __dtype__ was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("'x'"), std::string::npos) << e.message();
+  }
+}
+
+// Values float32 cannot hold (2^30 + 1), overflow that wraps, division by zero and min / -1:
+// exact, as numpy's int32 (MXNet 1.9 dies of SIGFPE on the division by zero).
+TEST(DTypeExecutor, Int32ArithmeticIsExact) {
+  Symbol net = Symbol::Group(
+      {Var("a") + Var("b"), Var("a") * Var("b"), Var("a") / Var("b"), Var("a") - Var("b")});
+  const std::vector<int32_t> a = {(1 << 30) + 1, INT_MAX, 7, -7, INT_MIN, 5};
+  const std::vector<int32_t> b = {2, 1, 2, 2, -1, 0};
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"a", {6}}, {"b", {6}}}, GradReq::kNull,
+                                   {}, nullptr, {{"a", DType::kInt32}});
+  EXPECT_EQ(exec->arg_dict().at("b").dtype(), DType::kInt32);
+  NDArray::FromVector<int32_t>({6}, a).CopyTo(exec->arg_dict().at("a"));
+  NDArray::FromVector<int32_t>({6}, b).CopyTo(exec->arg_dict().at("b"));
+  exec->Forward(false);
+  for (const NDArray& out : exec->outputs()) EXPECT_EQ(out.dtype(), DType::kInt32);
+  EXPECT_EQ(exec->outputs()[0].ToVector<int32_t>(),
+            (std::vector<int32_t>{(1 << 30) + 3, INT_MIN, 9, -5, INT_MAX, 5}));
+  EXPECT_EQ(exec->outputs()[1].ToVector<int32_t>(),
+            (std::vector<int32_t>{INT_MIN + 2, INT_MAX, 14, -14, INT_MIN, 0}));
+  EXPECT_EQ(exec->outputs()[2].ToVector<int32_t>(),
+            (std::vector<int32_t>{1 << 29, INT_MAX, 3, -3, INT_MIN, 0}));
+  EXPECT_EQ(exec->outputs()[3].ToVector<int32_t>(),
+            (std::vector<int32_t>{(1 << 30) - 1, INT_MAX - 1, 5, -9, INT_MIN + 1, 5}));
+}
+
+// MXNet converts the scalar to the array's type first: int32 + 2.5 adds 2, and 2 / 7 is 0.
+TEST(DTypeExecutor, ScalarsTakeTheArraysType) {
+  Symbol x = Var("x", "4");
+  Symbol net = Symbol::Group({x + 2.5, 2.0 / x, x * 2.5, x - 0.5});
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"x", {3}}}, GradReq::kNull);
+  NDArray::FromVector<int32_t>({3}, {7, -7, 3}).CopyTo(exec->arg_dict().at("x"));
+  exec->Forward(false);
+  EXPECT_EQ(exec->outputs()[0].ToVector<int32_t>(), (std::vector<int32_t>{9, -5, 5}));
+  EXPECT_EQ(exec->outputs()[1].ToVector<int32_t>(), (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ(exec->outputs()[2].ToVector<int32_t>(), (std::vector<int32_t>{14, -14, 6}));
+  EXPECT_EQ(exec->outputs()[3].ToVector<int32_t>(), (std::vector<int32_t>{7, -7, 3}));
+}
+
+// float32 -> float64 arithmetic -> float32: values and gradients through both casts, and the
+// float16 round trip rounds to half precision (1/3 -> 0.333251953125).
+TEST(DTypeExecutor, CastForwardAndBackward) {
+  Symbol x = Var("x");
+  Symbol wide = CastTo(x, "float64");
+  Symbol net = CastTo(wide * wide * 3.0, "float32");
+  Symbol grouped = Symbol::Group({net, CastTo(CastTo(x, "float16"), "float32")});
+  auto exec = Executor::SimpleBind(grouped, Context::CPU(), {{"x", {3}}});
+  NDArray::FromVector<float>({3}, {1.0f / 3, -2.0f, 0.5f}).CopyTo(exec->arg_dict().at("x"));
+  exec->Forward(true);
+  const std::vector<float> y = exec->outputs()[0].ToVector<float>();
+  EXPECT_FLOAT_EQ(y[0], 3 * (1.0f / 3) * (1.0f / 3));
+  EXPECT_FLOAT_EQ(y[1], 12.0f);
+  EXPECT_EQ(exec->outputs()[1].ToVector<float>()[0], 0.333251953125f);
+  EXPECT_EQ(exec->outputs()[1].ToVector<float>()[1], -2.0f);
+  exec->Backward({NDArray::Full({3}, 1.0), NDArray::Full({3}, 10.0)});
+  const std::vector<float> g = exec->grad_dict().at("x").ToVector<float>();
+  // d(3x²)/dx = 6x, plus the identity's 10 through the float16 round trip.
+  EXPECT_NEAR(g[0], 6 * (1.0f / 3) + 10, 1e-5);
+  EXPECT_NEAR(g[1], -12 + 10, 1e-5);
+  EXPECT_NEAR(g[2], 3 + 10, 1e-5);
+}
+
+// The plan counts bytes: the same chain in float64 plans twice the float32 bytes, in uint8 a
+// quarter.
+TEST(DTypeExecutor, MemoryIsPlannedInBytes) {
+  Symbol x = Var("x");
+  Symbol net = (x * 2.0 + 1.0) * 3.0;
+  auto planned = [&](DType t) {
+    return Executor::SimpleBind(net, Context::CPU(), {{"x", {1000}}}, GradReq::kNull, {}, nullptr,
+                                {{"x", t}})
+        ->planned_bytes();
+  };
+  const size_t f32 = planned(DType::kFloat32);
+  EXPECT_GE(f32, 4000u);
+  EXPECT_EQ(planned(DType::kFloat64), 2 * f32);
+  EXPECT_EQ(planned(DType::kUint8), f32 / 4);
+}
+
+TEST(DTypeExecutor, BindRefusesADtypeTheKernelsLack) {
+  Symbol fc = Symbol::Create("FullyConnected", {Var("data")}, {{"num_hidden", "2"}}, "fc1");
+  try {
+    Executor::SimpleBind(fc, Context::CPU(), {{"data", {2, 3}}}, GradReq::kWrite, {}, nullptr,
+                         {{"data", DType::kInt32}});
+    FAIL() << "an int32 FullyConnected was bound";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("fc1"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("int32"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("float32"), std::string::npos) << e.message();
+  }
+  // Arrays bound by the caller: their dtypes are the graph's.
+  Symbol sum = Var("a") + Var("b");
+  const NDArray i32 = NDArray::Zeros({2}, DType::kInt32);
+  const NDArray f32 = NDArray::Zeros({2});
+  EXPECT_THROW(Executor::Bind(sum, Context::CPU(), {i32, f32}, {NDArray(), NDArray()},
+                              {GradReq::kNull, GradReq::kNull}, {}),
+               Error);
+  // A gradient of another dtype than its argument.
+  EXPECT_THROW(Executor::Bind(sum, Context::CPU(), {f32, f32}, {i32, f32},
+                              {GradReq::kWrite, GradReq::kWrite}, {}),
+               Error);
+}
+
+// float16 and uint8 arithmetic as numpy's: half rounding, uint8 wrapping.
+TEST(DTypeExecutor, HalfAndByteArithmetic) {
+  Symbol net = Var("a") * Var("b") + 1.0;
+  auto run = [&](DType t, const std::vector<double>& a, const std::vector<double>& b) {
+    auto exec = Executor::SimpleBind(net, Context::CPU(), {{"a", {2}}, {"b", {2}}}, GradReq::kNull,
+                                     {}, nullptr, {{"a", t}});
+    NDArray::FromVector<double>({2}, a).CopyTo(exec->arg_dict().at("a"));
+    NDArray::FromVector<double>({2}, b).CopyTo(exec->arg_dict().at("b"));
+    exec->Forward(false);
+    EXPECT_EQ(exec->outputs()[0].dtype(), t);
+    return exec->outputs()[0].ToVector<double>();
+  };
+  EXPECT_EQ(run(DType::kFloat16, {1.5, 2.25}, {1.5, 2.25}), (std::vector<double>{3.25, 6.0625}));
+  EXPECT_EQ(run(DType::kUint8, {250, 3}, {2, 3}), (std::vector<double>{245, 10}));
+}
+
+// The same graphs on gpu:0 and the CPU: integers exact, casts equal.
+TEST(DTypeExecutor, GpuMatchesCpu) {
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  Symbol a = Var("a"), b = Var("b");
+  Symbol net = Symbol::Group({a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64")});
+  const std::vector<int32_t> av = {(1 << 30) + 1, INT_MAX, -7, INT_MIN, 5, 1000};
+  const std::vector<int32_t> bv = {2, 1, 2, -1, 0, 3};
+  std::vector<std::vector<double>> results[2];
+  for (int side = 0; side < 2; ++side) {
+    const Context ctx = side == 0 ? Context::CPU() : Context::GPU(0);
+    auto exec = Executor::SimpleBind(net, ctx, {{"a", {6}}, {"b", {6}}}, GradReq::kNull, {},
+                                     nullptr, {{"a", DType::kInt32}});
+    NDArray::FromVector<int32_t>({6}, av).CopyTo(exec->arg_dict().at("a"));
+    NDArray::FromVector<int32_t>({6}, bv).CopyTo(exec->arg_dict().at("b"));
+    exec->Forward(false);
+    for (const NDArray& out : exec->outputs()) results[side].push_back(out.ToVector<double>());
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+}  // namespace
+}  // namespace cohort

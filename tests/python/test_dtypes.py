@@ -1,0 +1,87 @@
+"""Dtypes from Python, against MXNet 1.9.1's behaviour: infer_type's numpy types, Cast,
+integer NDArray arithmetic (exact), simple_bind's type_dict and variables' dtype."""
+import numpy as np
+import pytest
+
+import cohort as mx
+
+
+def test_infer_type_returns_numpy_types_as_mxnet():
+    x, y = mx.sym.var('x', dtype='int32'), mx.sym.var('y')
+    # MXNet 1.9.1: ([int32, int32], [int32], []) both with and without the keyword.
+    assert (x + y).infer_type(x='int32') == ([np.int32, np.int32], [np.int32], [])
+    assert (x + y).infer_type() == ([np.int32, np.int32], [np.int32], [])
+    c = mx.sym.Cast(x, dtype='float16')
+    assert c.infer_type(x=np.int32) == ([np.int32], [np.float16], [])
+    fc = mx.sym.FullyConnected(mx.sym.var('d'), num_hidden=2)
+    assert fc.infer_type(d='float16') == ([np.float16] * 3, [np.float16], [])
+    # Positional, in list_arguments order.
+    assert (mx.sym.var('a') * mx.sym.var('b')).infer_type(np.float64)[1] == [np.float64]
+
+
+def test_infer_type_unknown_and_partial():
+    s = mx.sym.var('a') + mx.sym.var('b')
+    assert s.infer_type() == (None, None, None)
+    assert s.infer_type_partial() == ([None, None], [None], [])
+
+
+def test_infer_type_conflict_is_an_error_naming_the_node():
+    s = mx.sym.elemwise_add(mx.sym.var('a'), mx.sym.var('b'), name='adder')
+    with pytest.raises(mx.base.MXNetError, match='adder'):
+        s.infer_type(a='int32', b='float32')
+    with pytest.raises(TypeError):
+        s.infer_type(a='no such type')
+
+
+def test_integer_ndarray_arithmetic_is_exact():
+    big = (1 << 30) + 1  # not a float32
+    a = mx.nd.array([big, 7, -7, 3], dtype='int32')
+    b = mx.nd.array([2, 2, 2, 1], dtype='int32')
+    assert (a + b).dtype == np.int32
+    np.testing.assert_array_equal((a + b).asnumpy(), [big + 2, 9, -5, 4])
+    np.testing.assert_array_equal((a * b).asnumpy(), [(big * 2) - (1 << 32), 14, -14, 3])
+    np.testing.assert_array_equal((a / b).asnumpy(), [big // 2, 3, -3, 3])  # truncates
+    # MXNet converts the scalar to the array's type: +2.5 adds 2, -0.5 subtracts 0.
+    np.testing.assert_array_equal((a + 2.5).asnumpy(), [big + 2, 9, -5, 5])
+    np.testing.assert_array_equal((a - 0.5).asnumpy(), [big, 7, -7, 3])
+    np.testing.assert_array_equal((2 / a[1:3]).asnumpy(), [0, 0])
+    u = mx.nd.array([250, 3], dtype='uint8')
+    np.testing.assert_array_equal((u + u).asnumpy(), [244, 6])  # wraps, as MXNet
+    i64 = mx.nd.array([1 << 40, -(1 << 40)], dtype='int64')
+    np.testing.assert_array_equal((i64 + 1).asnumpy(), [(1 << 40) + 1, -(1 << 40) + 1])
+
+
+def test_half_arithmetic_and_cast():
+    h = mx.nd.array([1.5, 2.25], dtype='float16')
+    assert (h * h).dtype == np.float16
+    np.testing.assert_array_equal((h + 1).asnumpy(), [2.5, 3.25])
+    a = mx.nd.array([7, -7, 3], dtype='int32')
+    c = mx.nd.cast(a, dtype='float16')
+    assert c.dtype == np.float16
+    np.testing.assert_array_equal(mx.nd.Cast(a, dtype='uint8').asnumpy(), [7, 249, 3])
+    third = mx.nd.array([1 / 3.0]).astype('float16')
+    assert third.asnumpy()[0] == np.float16(1 / 3.0)
+
+
+def test_simple_bind_type_dict_and_var_dtype():
+    x = mx.sym.var('x')
+    net = mx.sym.Cast(x * 2, dtype='float32')
+    exe = net.simple_bind(mx.cpu(), x=(3,), type_dict={'x': 'float64'}, grad_req='write')
+    assert exe.arg_dict['x'].dtype == np.float64
+    assert exe.grad_dict['x'].dtype == np.float64
+    exe.forward(is_train=True, x=np.array([1.0, 2.0, 3.0]))
+    assert exe.outputs[0].dtype == np.float32
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), [2, 4, 6])
+    exe.backward(mx.nd.ones((3,)))
+    np.testing.assert_array_equal(exe.grad_dict['x'].asnumpy(), [2, 2, 2])
+    v = mx.sym.var('v', dtype='int64')
+    exe = (v + 1).simple_bind(mx.cpu(), v=(2,), grad_req='null')
+    assert exe.arg_dict['v'].dtype == np.int64
+
+
+def test_a_kernel_without_the_dtype_is_refused_by_name():
+    fc = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=2, name='fc1')
+    with pytest.raises(mx.base.MXNetError, match='fc1'):
+        fc.simple_bind(mx.cpu(), data=(2, 3), type_dict={'data': 'int32'})
+    with pytest.raises(TypeError):
+        fc.simple_bind(mx.cpu(), data=(2, 3), type_dict=['int32'])
