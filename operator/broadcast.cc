@@ -64,56 +64,65 @@ BroadcastLayout BroadcastLayout::Make(const Shape& a, const Shape& b, const Shap
 
 namespace {
 
+// One output element from its inputs, computed in T's ComputeType (a no-op for float32).
+template <typename T, BroadcastKind kKind>
+[[gnu::always_inline]] inline T Apply(T a, T b) {
+  using C = ComputeType<T>;
+  return ConvertValue<T>(BroadcastValue<C>(kKind, ConvertValue<C>(a), ConvertValue<C>(b)));
+}
+
 // One output row of `n` elements; sa and sb are the inputs' strides along it (0 or 1).
-template <BroadcastKind kKind>
-[[gnu::always_inline]] inline void ForwardRow(int64_t n, const float* a, int64_t sa, const float* b,
-                                              int64_t sb, float* y) {
+template <typename T, BroadcastKind kKind>
+[[gnu::always_inline]] inline void ForwardRow(int64_t n, const T* a, int64_t sa, const T* b,
+                                              int64_t sb, T* y) {
   if (sa == 1 && sb == 1) {
     COHORT_ELEMENTWISE
-    for (int64_t k = 0; k < n; ++k) y[k] = BroadcastValue(kKind, a[k], b[k]);
+    for (int64_t k = 0; k < n; ++k) y[k] = Apply<T, kKind>(a[k], b[k]);
   } else if (sa == 1) {
-    const float bv = b[0];
+    const T bv = b[0];
     COHORT_ELEMENTWISE
-    for (int64_t k = 0; k < n; ++k) y[k] = BroadcastValue(kKind, a[k], bv);
+    for (int64_t k = 0; k < n; ++k) y[k] = Apply<T, kKind>(a[k], bv);
   } else if (sb == 1) {
-    const float av = a[0];
+    const T av = a[0];
     COHORT_ELEMENTWISE
-    for (int64_t k = 0; k < n; ++k) y[k] = BroadcastValue(kKind, av, b[k]);
+    for (int64_t k = 0; k < n; ++k) y[k] = Apply<T, kKind>(av, b[k]);
   } else {
-    const float v = BroadcastValue(kKind, a[0], b[0]);
+    const T v = Apply<T, kKind>(a[0], b[0]);
     for (int64_t k = 0; k < n; ++k) y[k] = v;
   }
 }
 
-template <BroadcastKind kKind>
-void ForwardRows(const BroadcastLayout& l, int64_t first, int64_t last, const float* a,
-                 const float* b, float* y) {
+template <typename T, BroadcastKind kKind>
+void ForwardRows(const BroadcastLayout& l, int64_t first, int64_t last, const T* a, const T* b,
+                 T* y) {
   const int64_t n = l.ndim > 0 ? l.out_dim[l.ndim - 1] : 1;
   const int64_t sa = l.ndim > 0 ? l.stride[0][l.ndim - 1] : 0;
   const int64_t sb = l.ndim > 0 ? l.stride[1][l.ndim - 1] : 0;
   for (int64_t r = first; r < last; ++r) {
     const int64_t i = r * n;
-    ForwardRow<kKind>(n, a + BroadcastSource(l, 0, i), sa, b + BroadcastSource(l, 1, i), sb, y + i);
+    ForwardRow<T, kKind>(n, a + BroadcastSource(l, 0, i), sa, b + BroadcastSource(l, 1, i), sb,
+                         y + i);
   }
 }
 
+template <typename T>
 void BroadcastForward(BroadcastKind kind, const BroadcastLayout& l, int64_t first, int64_t last,
-                      const float* a, const float* b, float* y) {
+                      const T* a, const T* b, T* y) {
   using K = BroadcastKind;
   switch (kind) {
-    case K::kAdd: return ForwardRows<K::kAdd>(l, first, last, a, b, y);
-    case K::kSub: return ForwardRows<K::kSub>(l, first, last, a, b, y);
-    case K::kMul: return ForwardRows<K::kMul>(l, first, last, a, b, y);
-    case K::kDiv: return ForwardRows<K::kDiv>(l, first, last, a, b, y);
-    case K::kMaximum: return ForwardRows<K::kMaximum>(l, first, last, a, b, y);
-    case K::kMinimum: return ForwardRows<K::kMinimum>(l, first, last, a, b, y);
-    case K::kPower: return ForwardRows<K::kPower>(l, first, last, a, b, y);
-    case K::kEqual: return ForwardRows<K::kEqual>(l, first, last, a, b, y);
-    case K::kNotEqual: return ForwardRows<K::kNotEqual>(l, first, last, a, b, y);
-    case K::kGreater: return ForwardRows<K::kGreater>(l, first, last, a, b, y);
-    case K::kGreaterEqual: return ForwardRows<K::kGreaterEqual>(l, first, last, a, b, y);
-    case K::kLesser: return ForwardRows<K::kLesser>(l, first, last, a, b, y);
-    case K::kLesserEqual: return ForwardRows<K::kLesserEqual>(l, first, last, a, b, y);
+    case K::kAdd: return ForwardRows<T, K::kAdd>(l, first, last, a, b, y);
+    case K::kSub: return ForwardRows<T, K::kSub>(l, first, last, a, b, y);
+    case K::kMul: return ForwardRows<T, K::kMul>(l, first, last, a, b, y);
+    case K::kDiv: return ForwardRows<T, K::kDiv>(l, first, last, a, b, y);
+    case K::kMaximum: return ForwardRows<T, K::kMaximum>(l, first, last, a, b, y);
+    case K::kMinimum: return ForwardRows<T, K::kMinimum>(l, first, last, a, b, y);
+    case K::kPower: return ForwardRows<T, K::kPower>(l, first, last, a, b, y);
+    case K::kEqual: return ForwardRows<T, K::kEqual>(l, first, last, a, b, y);
+    case K::kNotEqual: return ForwardRows<T, K::kNotEqual>(l, first, last, a, b, y);
+    case K::kGreater: return ForwardRows<T, K::kGreater>(l, first, last, a, b, y);
+    case K::kGreaterEqual: return ForwardRows<T, K::kGreaterEqual>(l, first, last, a, b, y);
+    case K::kLesser: return ForwardRows<T, K::kLesser>(l, first, last, a, b, y);
+    case K::kLesserEqual: return ForwardRows<T, K::kLesserEqual>(l, first, last, a, b, y);
   }
 }
 
@@ -208,16 +217,21 @@ class Broadcast : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const BroadcastLayout l = BroadcastLayout::Make(in[0].shape(), in[1].shape(), out[0].shape());
     COHORT_GPU_DISPATCH(ctx, BroadcastForwardGpu(ctx, kind_, l, in[0], in[1], out[0]));
-    const float* a = F(in[0]);
-    const float* b = F(in[1]);
-    float* y = F(out[0]);
     const int64_t row = l.ndim > 0 ? l.out_dim[l.ndim - 1] : 1;
     const int64_t rows = out[0].size() / std::max<int64_t>(row, 1);
-    ParallelChunks(
-        rows, ChunksFor(ctx, out[0].size() / kMinChunk),
-        [&](int64_t, int64_t b0, int64_t e0) { BroadcastForward(kind_, l, b0, e0, a, b, y); },
-        ctx.arena);
+    DispatchArithmetic(type(), out[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = in[0].data<T>();
+      const T* b = in[1].data<T>();
+      T* y = out[0].data<T>();
+      ParallelChunks(
+          rows, ChunksFor(ctx, out[0].size() / kMinChunk),
+          [&](int64_t, int64_t b0, int64_t e0) { BroadcastForward<T>(kind_, l, b0, e0, a, b, y); },
+          ctx.arena);
+    });
   }
+  // Forward in every numeric dtype; Backward reads float32 (FloatsOf checks).
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>& in, const std::vector<NDArray>&,

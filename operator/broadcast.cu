@@ -6,13 +6,27 @@
 
 namespace cohort::op {
 
+namespace {
+
+template <typename T>
+void BroadcastForwardTyped(const GpuResources::Impl& g, BroadcastKind k, const BroadcastLayout& l,
+                           const NDArray& a, const NDArray& b, const NDArray& out) {
+  using C = ComputeType<T>;
+  const T* pa = static_cast<const T*>(a.raw_data());
+  const T* pb = static_cast<const T*>(b.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  ForEach(g, out.size(), [=] __device__(int64_t i) {
+    y[i] = ConvertValue<T>(BroadcastValue<C>(k, ConvertValue<C>(pa[BroadcastSource(l, 0, i)]),
+                                             ConvertValue<C>(pb[BroadcastSource(l, 1, i)])));
+  });
+}
+
+}  // namespace
+
 void BroadcastForwardGpu(const OpContext& ctx, BroadcastKind k, const BroadcastLayout& l,
                          const NDArray& a, const NDArray& b, const NDArray& out) {
-  const float* pa = G(a);
-  const float* pb = G(b);
-  float* y = G(out);
-  ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t i) {
-    y[i] = BroadcastValue(k, pa[BroadcastSource(l, 0, i)], pb[BroadcastSource(l, 1, i)]);
+  DispatchArithmetic("broadcast", out.dtype(), [&](auto tag) {
+    BroadcastForwardTyped<decltype(tag)>(Gpu(ctx), k, l, a, b, out);
   });
 }
 

@@ -2,11 +2,13 @@
 // broadcast_equal/not_equal/greater/greater_equal/lesser/lesser_equal) and `where`: the kinds,
 // the index layout that maps an output element to each input's element, and the values and
 // gradients, shared by the CPU kernels (broadcast.cc) and the CUDA kernels (broadcast.cu).
+// Forward computes in every numeric dtype (half types in float); gradients are float32.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "operator/common/exact_math.h"
 #include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
@@ -27,24 +29,26 @@ enum class BroadcastKind {
   kLesserEqual
 };
 
-COHORT_HOST_DEVICE float BroadcastValue(BroadcastKind kind, float a, float b) {
+// Any numeric T, as numpy (operator/common/exact_math.h); comparisons give 1 or 0 in T.
+template <typename T>
+COHORT_HOST_DEVICE T BroadcastValue(BroadcastKind kind, T a, T b) {
   switch (kind) {
-    case BroadcastKind::kAdd: return a + b;
-    case BroadcastKind::kSub: return a - b;
-    case BroadcastKind::kMul: return a * b;
-    case BroadcastKind::kDiv: return a / b;
+    case BroadcastKind::kAdd: return WrapAdd(a, b);
+    case BroadcastKind::kSub: return WrapSub(a, b);
+    case BroadcastKind::kMul: return WrapMul(a, b);
+    case BroadcastKind::kDiv: return Divide(a, b);
     // A NaN on either side is the result, as in MXNet (a NaN must not vanish inside a network).
     case BroadcastKind::kMaximum: return a > b || a != a ? a : b;
     case BroadcastKind::kMinimum: return a < b || a != a ? a : b;
-    case BroadcastKind::kPower: return powf(a, b);
-    case BroadcastKind::kEqual: return a == b ? 1.0f : 0.0f;
-    case BroadcastKind::kNotEqual: return a != b ? 1.0f : 0.0f;
-    case BroadcastKind::kGreater: return a > b ? 1.0f : 0.0f;
-    case BroadcastKind::kGreaterEqual: return a >= b ? 1.0f : 0.0f;
-    case BroadcastKind::kLesser: return a < b ? 1.0f : 0.0f;
-    case BroadcastKind::kLesserEqual: return a <= b ? 1.0f : 0.0f;
+    case BroadcastKind::kPower: return Power(a, b);
+    case BroadcastKind::kEqual: return a == b ? T(1) : T(0);
+    case BroadcastKind::kNotEqual: return a != b ? T(1) : T(0);
+    case BroadcastKind::kGreater: return a > b ? T(1) : T(0);
+    case BroadcastKind::kGreaterEqual: return a >= b ? T(1) : T(0);
+    case BroadcastKind::kLesser: return a < b ? T(1) : T(0);
+    case BroadcastKind::kLesserEqual: return a <= b ? T(1) : T(0);
   }
-  return 0;
+  return T(0);
 }
 
 // ∂y/∂a (side 0) or ∂y/∂b (side 1) at (a, b); MXNet's choices where it is not defined:

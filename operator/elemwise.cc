@@ -97,27 +97,6 @@ void ScalarGradCpu(ScalarKind kind, GradReq r, int64_t n, const T* dy, const T* 
   }
 }
 
-// Calls fn(T{}) for the numeric dtypes the forward kernels take (ElementwiseTakes).
-template <typename Fn>
-void DispatchNumeric(const std::string& op, DType dtype, Fn&& fn) {
-  DispatchDType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      COHORT_THROW() << op << ": no kernel for bool arrays";
-    } else {
-      fn(tag);
-    }
-  });
-}
-// The same for gradients: float32 and float64 (half-precision gradients come with mixed
-// precision; integer arrays have none).
-template <typename Fn>
-void DispatchGradient(const std::string& op, DType dtype, Fn&& fn) {
-  if (dtype == DType::kFloat32) return fn(float{});
-  if (dtype == DType::kFloat64) return fn(double{});
-  COHORT_THROW() << op << ": no gradient for " << dtype << " arrays (float32 and float64 have one)";
-}
-
 class Binary : public Operator {
  public:
   Binary(BinaryKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
@@ -135,12 +114,12 @@ class Binary : public Operator {
     }
     return ShapeKnown(out[0]);
   }
-  bool TakesDType(DType dtype) const override { return ElementwiseTakes(dtype); }
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, BinaryForwardGpu(ctx, kind_, in[0], in[1], out[0]));
-    DispatchNumeric(type(), out[0].dtype(), [&](auto tag) {
+    DispatchArithmetic(type(), out[0].dtype(), [&](auto tag) {
       using T = decltype(tag);
       BinaryForwardCpu<T>(kind_, out[0].size(), in[0].data<T>(), in[1].data<T>(), out[0].data<T>());
     });
@@ -186,12 +165,12 @@ class Scalar : public Operator {
                   std::vector<Shape>&) const override {
     return InferSameShape(in, out, type());
   }
-  bool TakesDType(DType dtype) const override { return ElementwiseTakes(dtype); }
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, ScalarForwardGpu(ctx, kind_, scalar_, in[0], out[0]));
-    DispatchNumeric(type(), out[0].dtype(), [&](auto tag) {
+    DispatchArithmetic(type(), out[0].dtype(), [&](auto tag) {
       using T = decltype(tag);
       ScalarForwardCpu<T>(kind_, out[0].size(), in[0].data<T>(), ConvertValue<T>(scalar_),
                           out[0].data<T>());

@@ -62,49 +62,33 @@ void ScalarBackwardTyped(const GpuResources::Impl& g, ScalarKind k, double scala
           [=] __device__(int64_t i) { AssignReq(req, dx, i, ScalarGrad<T>(k, dy[i], x, s, i)); });
 }
 
-// The dtypes as on the CPU (elemwise.cc): forward every numeric type, gradients float32 and
-// float64.
-template <typename Fn>
-void Numeric(DType dtype, Fn&& fn) {
-  COHORT_CHECK(ElementwiseTakes(dtype)) << "elementwise kernels: no kernel for " << dtype;
-  DispatchDType(dtype, [&](auto tag) {
-    if constexpr (!std::is_same_v<decltype(tag), bool>) fn(tag);
-  });
-}
-template <typename Fn>
-void Floating(DType dtype, Fn&& fn) {
-  if (dtype == DType::kFloat32) return fn(float{});
-  if (dtype == DType::kFloat64) return fn(double{});
-  COHORT_THROW() << "elementwise gradients: none for " << dtype
-                 << " (float32 and float64 have one)";
-}
-
 }  // namespace
 
 void BinaryForwardGpu(const OpContext& ctx, BinaryKind k, const NDArray& lhs, const NDArray& rhs,
                       const NDArray& out) {
-  Numeric(out.dtype(),
-          [&](auto tag) { BinaryForwardTyped<decltype(tag)>(Gpu(ctx), k, lhs, rhs, out); });
+  DispatchArithmetic("elementwise", out.dtype(), [&](auto tag) {
+    BinaryForwardTyped<decltype(tag)>(Gpu(ctx), k, lhs, rhs, out);
+  });
 }
 
 void BinaryBackwardGpu(const OpContext& ctx, BinaryKind k, const NDArray& out_grad,
                        const std::vector<NDArray>& in, const std::vector<GradReq>& req,
                        const std::vector<NDArray>& in_grad) {
-  Floating(out_grad.dtype(), [&](auto tag) {
+  DispatchGradient("elementwise", out_grad.dtype(), [&](auto tag) {
     BinaryBackwardTyped<decltype(tag)>(Gpu(ctx), k, out_grad, in, req, in_grad);
   });
 }
 
 void ScalarForwardGpu(const OpContext& ctx, ScalarKind k, double s, const NDArray& in,
                       const NDArray& out) {
-  Numeric(out.dtype(),
-          [&](auto tag) { ScalarForwardTyped<decltype(tag)>(Gpu(ctx), k, s, in, out); });
+  DispatchArithmetic("elementwise", out.dtype(),
+                     [&](auto tag) { ScalarForwardTyped<decltype(tag)>(Gpu(ctx), k, s, in, out); });
 }
 
 void ScalarBackwardGpu(const OpContext& ctx, ScalarKind k, double s, GradReq req,
                        const NDArray& out_grad, const NDArray* in, const NDArray& in_grad) {
   if (req == GradReq::kNull) return;
-  Floating(out_grad.dtype(), [&](auto tag) {
+  DispatchGradient("elementwise", out_grad.dtype(), [&](auto tag) {
     ScalarBackwardTyped<decltype(tag)>(Gpu(ctx), k, s, req, out_grad, in, in_grad);
   });
 }

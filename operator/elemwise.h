@@ -11,56 +11,12 @@
 
 #include "base/dtype.h"
 #include "base/host_device.h"
+#include "operator/common/exact_math.h"
 
 namespace cohort::op {
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv };
 enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv, kMaximum, kMinimum };
-
-// The dtypes the elementwise kernels compute in: every numeric type (not bool).
-inline bool ElementwiseTakes(DType dtype) { return dtype != DType::kBool; }
-
-// a + b, a - b, a * b for integers wrap (in the unsigned type: signed overflow is undefined).
-template <typename T>
-COHORT_HOST_DEVICE T WrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return a + b;
-  }
-}
-template <typename T>
-COHORT_HOST_DEVICE T WrapSub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
-  } else {
-    return a - b;
-  }
-}
-template <typename T>
-COHORT_HOST_DEVICE T WrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else {
-    return a * b;
-  }
-}
-// Integer division truncates (C++, MXNet); by zero it gives 0, and min / -1 wraps.
-template <typename T>
-COHORT_HOST_DEVICE T Divide(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    if (b == T(0)) return T(0);
-    if constexpr (std::is_signed_v<T>) {
-      if (b == T(-1)) return WrapSub(T(0), a);
-    }
-    return static_cast<T>(a / b);
-  } else {
-    return a / b;
-  }
-}
 
 template <typename T>
 COHORT_HOST_DEVICE T BinaryValue(BinaryKind kind, T a, T b) {

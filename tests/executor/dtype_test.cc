@@ -178,11 +178,39 @@ TEST(DTypeExecutor, HalfAndByteArithmetic) {
   EXPECT_EQ(run(DType::kUint8, {250, 3}, {2, 3}), (std::vector<double>{245, 10}));
 }
 
+// Broadcasting in int64: exact beyond 2^53, comparisons 1/0 in the array's type, an exact
+// integer power (3^39 needs 62 bits) and a negative exponent 0 as numpy's integer power.
+TEST(DTypeExecutor, Int64BroadcastIsExact) {
+  Symbol a = Var("a"), b = Var("b");
+  auto op = [](const char* name, const Symbol& x, const Symbol& y) {
+    return Symbol::Create(name, std::vector<Symbol>{x, y});
+  };
+  Symbol net = Symbol::Group(
+      {op("broadcast_add", a, b), op("broadcast_greater", a, b), op("broadcast_power", b, a)});
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"a", {2, 1}}, {"b", {1, 2}}},
+                                   GradReq::kNull, {}, nullptr, {{"a", DType::kInt64}});
+  const int64_t big = (int64_t{1} << 53) + 1;  // not a double
+  NDArray::FromVector<int64_t>({2, 1}, {big, -1}).CopyTo(exec->arg_dict().at("a"));
+  NDArray::FromVector<int64_t>({1, 2}, {2, 3}).CopyTo(exec->arg_dict().at("b"));
+  exec->Forward(false);
+  EXPECT_EQ(exec->outputs()[0].ToVector<int64_t>(), (std::vector<int64_t>{big + 2, big + 3, 1, 2}));
+  EXPECT_EQ(exec->outputs()[1].ToVector<int64_t>(), (std::vector<int64_t>{1, 1, 0, 0}));
+  // b ** a: 2^big and 3^big wrap (odd exponent), 2^-1 and 3^-1 are 0.
+  NDArray::FromVector<int64_t>({2, 1}, {39, -1}).CopyTo(exec->arg_dict().at("a"));
+  exec->Forward(false);
+  int64_t three39 = 1;
+  for (int i = 0; i < 39; ++i) three39 *= 3;
+  EXPECT_EQ(exec->outputs()[2].ToVector<int64_t>(),
+            (std::vector<int64_t>{int64_t{1} << 39, three39, 0, 0}));
+}
+
 // The same graphs on gpu:0 and the CPU: integers exact, casts equal.
 TEST(DTypeExecutor, GpuMatchesCpu) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
   Symbol a = Var("a"), b = Var("b");
-  Symbol net = Symbol::Group({a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64")});
+  Symbol net =
+      Symbol::Group({a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64"),
+                     Symbol::Create("broadcast_power", std::vector<Symbol>{b, a * 0.0 + 3.0})});
   const std::vector<int32_t> av = {(1 << 30) + 1, INT_MAX, -7, INT_MIN, 5, 1000};
   const std::vector<int32_t> bv = {2, 1, 2, -1, 0, 3};
   std::vector<std::vector<double>> results[2];

@@ -51,6 +51,23 @@ def test_integer_ndarray_arithmetic_is_exact():
     np.testing.assert_array_equal((i64 + 1).asnumpy(), [(1 << 40) + 1, -(1 << 40) + 1])
 
 
+def test_integer_comparisons_powers_and_broadcasts_as_mxnet():
+    a = mx.nd.array([7, -7, 3], dtype='int32')
+    # MXNet 1.9.1: a ** 2 is [49 49 9] int32; comparisons give 1/0 in the array's dtype.
+    sq = a ** 2
+    assert sq.dtype == np.int32
+    np.testing.assert_array_equal(sq.asnumpy(), [49, 49, 9])
+    np.testing.assert_array_equal((a == 3).asnumpy(), [0, 0, 1])
+    np.testing.assert_array_equal((a > 0).asnumpy(), [1, 0, 1])
+    assert (a > 0).dtype == np.int32
+    col = mx.nd.array([[1 << 40], [-2]], dtype='int64')
+    row = mx.nd.array([[1, 2, 3]], dtype='int64')
+    np.testing.assert_array_equal(mx.nd.broadcast_add(col, row).asnumpy(),
+                                  np.array([[1 << 40], [-2]]) + np.array([[1, 2, 3]]))
+    np.testing.assert_array_equal(mx.nd.broadcast_maximum(col, row).asnumpy(),
+                                  np.maximum(np.array([[1 << 40], [-2]]), [[1, 2, 3]]))
+
+
 def test_half_arithmetic_and_cast():
     h = mx.nd.array([1.5, 2.25], dtype='float16')
     assert (h * h).dtype == np.float16
