@@ -153,15 +153,21 @@ void BinaryClassificationMetric::UpdateOne(const NDArray& label, const NDArray& 
     else
       (truth ? fn : tn) += 1;
   }
-  state_[2] += tp;
-  state_[3] += fp;
-  state_[4] += fn;
-  state_[5] += tn;
+  const double counts[4] = {tp, fp, fn, tn};
+  for (int k = 0; k < 4; ++k) {
+    state_[2 + k] += counts[k];
+    call_[k] += counts[k];
+  }
+  if (average_ == Average::kMicro) state_[1] += static_cast<double>(pred.shape()[0]);
+}
+
+void BinaryClassificationMetric::Update(const std::vector<NDArray>& labels,
+                                        const std::vector<NDArray>& preds) {
+  std::fill(std::begin(call_), std::end(call_), 0.0);
+  EvalMetric::Update(labels, preds);
   if (average_ == Average::kMacro) {
-    state_[0] += Score(tp, fp, fn, tn);
+    state_[0] += Score(call_[0], call_[1], call_[2], call_[3]);
     state_[1] += 1;
-  } else {
-    state_[1] += static_cast<double>(pred.shape()[0]);
   }
 }
 
@@ -243,12 +249,9 @@ void PearsonCorrelation::UpdateOne(const NDArray& label, const NDArray& pred) {
   const double n = static_cast<double>(pred.size());
   const double sums[6] = {n, sx, sy, sxx, syy, sxy};
   for (int i = 0; i < 6; ++i) state_[2 + i] += sums[i];
-  if (average_ == Average::kMacro) {
-    state_[0] += Correlation(n, sx, sy, sxx, syy, sxy);
-    state_[1] += 1;
-  } else {
-    state_[1] += n;
-  }
+  // num_inst counts outputs, as MXNet 1.9.1's (the micro value reads the sums alone).
+  if (average_ == Average::kMacro) state_[0] += Correlation(n, sx, sy, sxx, syy, sxy);
+  state_[1] += 1;
 }
 
 double PearsonCorrelation::Value() const {
@@ -259,35 +262,82 @@ double PearsonCorrelation::Value() const {
 
 // ---- Cross-entropy and perplexity ---------------------------------------------------------
 
+// Note [Metric sums as MXNet's]
+// MXNet 1.9.1 sums an output's log terms in float32 before adding them to its float64 sums:
+// cross-entropy and nll_loss with numpy (`(-numpy.log(prob + eps)).sum()`, numpy's pairwise
+// summation), perplexity with NDArray ops (log, then sum in order). Its tests compare values
+// with ==, so these sums follow the same float32 steps; the logs are the C library's logf
+// (numpy's vectorized float32 log differs from it in the last bit for some inputs).
+
+namespace {
+
+// numpy's pairwise summation of float32 (PW_BLOCKSIZE 128, eight accumulators) of term(0..n).
+template <typename Term>
+float NumpyPairwiseSum(int64_t first, int64_t n, const Term& term) {
+  if (n < 8) {
+    float sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += term(first + i);
+    return sum;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int j = 0; j < 8; ++j) r[j] = term(first + j);
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += term(first + i + j);
+    }
+    float sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += term(first + i);
+    return sum;
+  }
+  int64_t half = n / 2;
+  half -= half % 8;
+  return NumpyPairwiseSum(first, half, term) + NumpyPairwiseSum(first + half, n - half, term);
+}
+
+}  // namespace
+
 void CrossEntropy::UpdateOne(const NDArray& label, const NDArray& pred) {
   const int64_t n = ClassRows(name_, label, pred), classes = pred.size() / std::max<int64_t>(n, 1);
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
-  double sum = 0, count = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  const float eps = static_cast<float>(eps_);
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {  // labels checked before any sum
     const int64_t target = ClassOf(name_, l[i]);
     if (ignore_label_ && target == *ignore_label_) continue;
     CheckLabel(name_, target, classes);
-    sum -= std::log(static_cast<double>(p[i * classes + target]) + eps_);
-    count += 1;
+    ++count;
   }
-  state_[0] += sum;
-  state_[1] += count;
+  const auto term = [&](int64_t i) {
+    return -std::log(p[i * classes + ClassOf(name_, l[i])] + eps);
+  };
+  float sum = 0;
+  if (!ignore_label_) {
+    sum = NumpyPairwiseSum(0, n, term);
+  } else {  // MXNet's cross-entropy has no ignore_label: in order
+    for (int64_t i = 0; i < n; ++i) {
+      if (ClassOf(name_, l[i]) != *ignore_label_) sum += term(i);
+    }
+  }
+  state_[0] += static_cast<double>(sum);
+  state_[1] += static_cast<double>(count);
 }
 
 void Perplexity::UpdateOne(const NDArray& label, const NDArray& pred) {
   const int64_t n = ClassRows(name_, label, pred), classes = pred.size() / std::max<int64_t>(n, 1);
   const float* l = HostFloats(label, 0);
   const float* p = HostFloats(pred, 1);
-  double sum = 0, count = 0;
+  float sum = 0;
+  double count = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t target = ClassOf(name_, l[i]);
     if (ignore_label_ && target == *ignore_label_) continue;
     CheckLabel(name_, target, classes);
-    sum -= std::log(std::max(1e-10, static_cast<double>(p[i * classes + target])));
+    sum += std::log(std::max(1e-10f, p[i * classes + target]));
     count += 1;
   }
-  state_[0] += sum;
+  state_[0] -= static_cast<double>(sum);
   state_[1] += count;
 }
 

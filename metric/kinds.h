@@ -51,6 +51,11 @@ enum class Average { kMacro, kMicro };
 // Binary classification scores from pred (batch, 2) and labels 0/1: F1 and Matthews correlation.
 // State: sum, num, then true positives, false positives, false negatives, true negatives.
 class BinaryClassificationMetric : public EvalMetric {
+ public:
+  // "macro" scores each Update call (all its outputs' counts together) and averages the calls,
+  // as MXNet 1.9.1: num_inst counts calls; "micro" scores the counts of every update.
+  void Update(const std::vector<NDArray>& labels, const std::vector<NDArray>& preds) override;
+
  protected:
   BinaryClassificationMetric(std::string name, Average average)
       : EvalMetric(std::move(name), 6), average_(average) {}
@@ -60,6 +65,7 @@ class BinaryClassificationMetric : public EvalMetric {
   virtual double Score(double tp, double fp, double fn, double tn) const = 0;
 
   Average average_;
+  double call_[4] = {};  // tp, fp, fn, tn of the current Update call
 };
 
 class F1 : public BinaryClassificationMetric {
@@ -126,6 +132,7 @@ class PearsonCorrelation : public EvalMetric {
 
 // -log(p[label] + eps) averaged over samples, from pred (batch, classes) probabilities:
 // cross-entropy ("cross-entropy") and negative log-likelihood ("nll-loss") are the same sum.
+// Each output's sum is float32 summed as numpy sums (Note [Metric sums as MXNet's]).
 class CrossEntropy : public EvalMetric {
  public:
   // Predictions (..., classes): every row of classes, e.g. each position of a sequence.
@@ -144,7 +151,8 @@ class CrossEntropy : public EvalMetric {
   std::optional<int64_t> ignore_label_;
 };
 
-// exp of the mean of -log(max(1e-10, p[label])) over labels other than ignore_label.
+// exp of the mean of -log(max(1e-10, p[label])) over labels other than ignore_label; each
+// output's sum in float32, in order, as MXNet's NDArray sum (Note [Metric sums as MXNet's]).
 class Perplexity : public EvalMetric {
  public:
   explicit Perplexity(std::optional<int64_t> ignore_label = std::nullopt,

@@ -10,6 +10,18 @@ void ArgReduceGpu(const OpContext& ctx, const ArgReduceParam& p, const NDArray& 
                   const NDArray& out);
 void ZeroGradGpu(const OpContext& ctx, const NDArray& grad);  // arange.cu
 
+OneHotParam OneHotParam::Parse(const Attrs& attrs) {
+  ParamReader r("one_hot", attrs);
+  OneHotParam p;
+  p.depth = r.Int("depth");
+  COHORT_CHECK(p.depth > 0) << "one_hot: depth must be positive, got " << p.depth;
+  p.on_value = static_cast<float>(r.Float("on_value", 1.0));
+  p.off_value = static_cast<float>(r.Float("off_value", 0.0));
+  r.Enum("dtype", {"float32"}, "float32");  // other dtypes: not yet
+  r.Finish();
+  return p;
+}
+
 ArgReduceParam ArgReduceParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   ArgReduceParam p;
@@ -99,6 +111,42 @@ class ArgReduce : public Operator {
   ArgReduceParam p_;
 };
 
+// one_hot(indices, depth): rows of `depth` with on_value at each index's position.
+class OneHot : public Operator {
+ public:
+  explicit OneHot(const Attrs& attrs) : p_(OneHotParam::Parse(attrs)) {}
+  std::vector<std::string> ListArguments() const override { return {"indices"}; }
+  bool PassesGradient() const override { return false; }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    COHORT_CHECK(in[0].ndim() < Shape::kMaxNdim)
+        << "one_hot: indices of " << in[0].ndim() << " dimensions leave no room for depth";
+    std::vector<int64_t> dims(in[0].begin(), in[0].end());
+    dims.push_back(p_.depth);
+    AssignShape(out[0], Shape(std::span<const int64_t>(dims)), type(), "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, OneHotGpu(ctx, p_, in[0], out[0]));
+    const float* x = F(in[0]);
+    float* y = F(out[0]);
+    for (int64_t j = 0; j < out[0].size(); ++j) y[j] = OneHotValue(p_, x, j);
+  }
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {}
+
+ private:
+  OneHotParam p_;
+};
+
 }  // namespace
 
 void RegisterIndexOps(OpRegistry& r) {
@@ -106,6 +154,7 @@ void RegisterIndexOps(OpRegistry& r) {
     const std::string op = name;
     r.Register(op, [op](const Attrs& a) { return std::make_unique<ArgReduce>(op, a); });
   }
+  r.Register("one_hot", [](const Attrs& a) { return std::make_unique<OneHot>(a); });
 }
 
 }  // namespace cohort::op

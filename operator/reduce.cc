@@ -1,6 +1,6 @@
-// sum, mean and max over axes on the CPU, with reduce.h's functions: rows split over the
-// device's arena where the axes allow (Note [Reduce as rows]), else output elements (forward)
-// and input elements (backward).
+// sum, mean, max, min, prod, nansum, nanprod and norm over axes on the CPU, with reduce.h's
+// functions: rows split over the device's arena where the axes allow (Note [Reduce as rows]), else
+// output elements (forward) and input elements (backward).
 #include "operator/reduce.h"
 #include "operator/common/kernel_util.h"
 
@@ -18,7 +18,22 @@ void ReduceBackwardGpu(const OpContext& ctx, ReduceKind kind, const BroadcastLay
 ReduceParam ReduceParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   ReduceParam p;
-  p.kind = op == "sum" ? ReduceKind::kSum : op == "mean" ? ReduceKind::kMean : ReduceKind::kMax;
+  const std::pair<const char*, ReduceKind> kinds[] = {
+      {"sum", ReduceKind::kSum},         {"mean", ReduceKind::kMean},
+      {"max", ReduceKind::kMax},         {"min", ReduceKind::kMin},
+      {"prod", ReduceKind::kProd},       {"nansum", ReduceKind::kNanSum},
+      {"nanprod", ReduceKind::kNanProd}, {"norm", ReduceKind::kNorm2}};
+  for (auto [name, kind] : kinds) {
+    if (op == name) p.kind = kind;
+  }
+  if (op == "norm") {  // MXNet's norm: ord 1 or 2 (the default); out_dtype None or float32
+    const int64_t ord = r.Int("ord", 2);
+    if (ord != 1 && ord != 2) {
+      COHORT_THROW() << "norm: ord " << ord << " is not supported (1 or 2)";
+    }
+    p.kind = ord == 1 ? ReduceKind::kNorm1 : ReduceKind::kNorm2;
+    r.Enum("out_dtype", {"None", "float32"}, "None");
+  }
   auto it = attrs.find("axis");
   if (it != attrs.end() && it->second != "None") {  // "()" is an empty tuple: every axis
     for (int64_t a : r.Tuple("axis", Shape())) p.axes.push_back(static_cast<int>(a));
@@ -66,7 +81,8 @@ Shape ReduceParam::OutShape(const Shape& in) const {
 
 ReduceRowsShape ReduceParam::RowsShape(const Shape& in) const {
   const uint32_t reduced = ReducedAxes(*this, in);
-  if (in.Size() == 0) return {};  // nothing to read: the general path writes what is due
+  if (in.Size() == 0 || !ReducesAsRows(kind))
+    return {};  // nothing to read: the general path writes what is due
   // The axes of extent > 1 must run reduced (lead), kept (outer), reduced (size), kept (inner),
   // each run possibly empty.
   ReduceRowsShape r;
@@ -193,8 +209,8 @@ class Reduce : public Operator {
  public:
   Reduce(const std::string& name, const Attrs& attrs) : p_(ReduceParam::Parse(name, attrs)) {}
 
-  bool BackwardNeedsInputs() const override { return p_.kind == ReduceKind::kMax; }
-  bool BackwardNeedsOutputs() const override { return p_.kind == ReduceKind::kMax; }
+  bool BackwardNeedsInputs() const override { return ReduceGradReadsInput(p_.kind); }
+  bool BackwardNeedsOutputs() const override { return ReduceGradReadsOutput(p_.kind); }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
@@ -233,9 +249,8 @@ class Reduce : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
-    const bool max = p_.kind == ReduceKind::kMax;
-    const float* x = max ? FloatsOf(in[0]) : nullptr;
-    const float* y = max ? FloatsOf(out[0]) : nullptr;
+    const float* x = ReduceGradReadsInput(p_.kind) ? FloatsOf(in[0]) : nullptr;
+    const float* y = ReduceGradReadsOutput(p_.kind) ? FloatsOf(out[0]) : nullptr;
     if (const ReduceRowsShape s = p_.RowsShape(in_grad[0].shape()); s.rows) {
       const ReduceGradRows rows{p_.kind,  req[0],
                                 FloatsOf(out_grad[0]), x,
@@ -272,12 +287,13 @@ class Reduce : public Operator {
 }  // namespace
 
 void RegisterReduce(OpRegistry& r) {
-  for (const char* name : {"sum", "mean", "max"}) {
+  for (const char* name : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Reduce>(n, a); });
   }
   r.Alias("sum_axis", "sum");
   r.Alias("max_axis", "max");
+  r.Alias("min_axis", "min");
 }
 
 }  // namespace cohort::op

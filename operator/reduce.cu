@@ -1,7 +1,7 @@
-// sum, mean and max over axes on the GPU (Note [GPU kernels]): rows over blocks or threads when
-// the reduced axes are one run (Note [Reduce as rows]), else one thread per output element
-// reducing its inputs in order (forward) and one per input element (backward), with reduce.h's
-// functions as on the CPU.
+// sum, mean, max, min, prod, nansum, nanprod and norm over axes on the GPU (Note [GPU kernels]):
+// rows over blocks or threads when the reduced axes are one run (Note [Reduce as rows]), else one
+// thread per output element reducing its inputs in order (forward) and one per input element
+// (backward), with reduce.h's functions as on the CPU.
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/reduce.h"
 

@@ -1,8 +1,8 @@
-// sum, mean and max over axes: the parameters, and each output element's reduction and each
-// input element's gradient, shared by the CPU kernel (reduce.cc) and the CUDA kernel
-// (reduce.cu). The reduced shape (the input's with reduced axes 1) broadcasts to the input's,
-// so broadcast.h's layout maps between the two (Note [Broadcast layout]): an output element
-// reduces the input elements that broadcast from it, in order.
+// sum, mean, max, min, prod, nansum, nanprod and norm over axes: the parameters, and each output
+// element's reduction and each input element's gradient, shared by the CPU kernel (reduce.cc) and
+// the CUDA kernel (reduce.cu). The reduced shape (the input's with reduced axes 1) broadcasts to
+// the input's, so broadcast.h's layout maps between the two (Note [Broadcast layout]): an output
+// element reduces the input elements that broadcast from it, in order.
 #pragma once
 
 #include <cmath>
@@ -13,7 +13,9 @@
 
 namespace cohort::op {
 
-enum class ReduceKind { kSum, kMean, kMax };
+// sum, mean and max also run as rows (Note [Reduce as rows]); the others through the layout.
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kNanSum, kNanProd, kNorm1, kNorm2 };
+inline bool ReducesAsRows(ReduceKind kind) { return kind <= ReduceKind::kMax; }
 
 // The input of a reduction as (lead, outer, size, inner) rows (Note [Reduce as rows]).
 struct ReduceRowsShape {
@@ -41,16 +43,46 @@ struct ReduceInput {
   COHORT_HOST_DEVICE float operator()(int64_t i) const { return x[i]; }
 };
 
+// The element a kind reduces: NaN as 0 for nansum and 1 for nanprod, |x| for the 1-norm, x² for
+// the 2-norm.
+struct ReduceTerm {
+  ReduceKind kind;
+  const float* x;
+  COHORT_HOST_DEVICE float operator()(int64_t i) const {
+    const float v = x[i];
+    switch (kind) {
+      case ReduceKind::kNanSum: return v != v ? 0.0f : v;
+      case ReduceKind::kNanProd: return v != v ? 1.0f : v;
+      case ReduceKind::kNorm1: return fabsf(v);
+      case ReduceKind::kNorm2: return v * v;
+      default: return v;
+    }
+  }
+};
+struct ProdOp {
+  COHORT_HOST_DEVICE float operator()(float a, float b) const { return a * b; }
+};
+struct MinKeepingNaNOp {  // a NaN on either side is the result, and stays once there
+  COHORT_HOST_DEVICE float operator()(float a, float b) const { return a > b || b != b ? b : a; }
+};
+
 // Output element j; the layout is BroadcastLayout::Make(kept, kept, input shape) and `count`
-// the number of input elements per output element.
+// the number of input elements per output element. Elements combine in order.
 COHORT_HOST_DEVICE float ReduceValue(ReduceKind kind, const BroadcastLayout& l, int64_t j,
                                      const float* x, int64_t count) {
   const ReduceInput term{x};
+  const ReduceTerm mapped{kind, x};
   switch (kind) {
     case ReduceKind::kSum: return BroadcastGather(l, 0, j, term);
     case ReduceKind::kMean: return BroadcastGather(l, 0, j, term) / static_cast<float>(count);
-    // A NaN anywhere among the elements is the maximum, as in MXNet.
+    // A NaN anywhere among the elements is the maximum (minimum), as in MXNet.
     case ReduceKind::kMax: return BroadcastReduce(l, 0, j, term, MaxKeepingNaNOp{}, -INFINITY);
+    case ReduceKind::kMin: return BroadcastReduce(l, 0, j, term, MinKeepingNaNOp{}, INFINITY);
+    case ReduceKind::kProd:
+    case ReduceKind::kNanProd: return BroadcastReduce(l, 0, j, mapped, ProdOp{}, 1.0f);
+    case ReduceKind::kNanSum:
+    case ReduceKind::kNorm1: return BroadcastGather(l, 0, j, mapped);
+    case ReduceKind::kNorm2: return sqrtf(BroadcastGather(l, 0, j, mapped));
   }
   return 0;
 }
@@ -144,7 +176,8 @@ struct ReduceGradRows {
 };
 
 // The gradient of input element i: its output's head gradient (divided by count for mean; for
-// max only where x equals the maximum, ties all included, as MXNet does).
+// max and min only where x equals the extreme, ties all included; prod's y / x and the norms'
+// sign(x) and x / y, as MXNet's backward ops; nothing for a NaN that nansum or nanprod skipped).
 COHORT_HOST_DEVICE float ReduceGrad(ReduceKind kind, const BroadcastLayout& l, int64_t i,
                                     const float* dy, const float* x, const float* y,
                                     int64_t count) {
@@ -152,9 +185,23 @@ COHORT_HOST_DEVICE float ReduceGrad(ReduceKind kind, const BroadcastLayout& l, i
   switch (kind) {
     case ReduceKind::kSum: return dy[j];
     case ReduceKind::kMean: return dy[j] / static_cast<float>(count);
-    case ReduceKind::kMax: return x[i] == y[j] ? dy[j] : 0.0f;
+    case ReduceKind::kMax:
+    case ReduceKind::kMin: return x[i] == y[j] ? dy[j] : 0.0f;
+    case ReduceKind::kProd: return dy[j] * (y[j] / x[i]);
+    case ReduceKind::kNanSum: return x[i] != x[i] ? 0.0f : dy[j];
+    case ReduceKind::kNanProd: return x[i] != x[i] ? 0.0f : dy[j] * (y[j] / x[i]);
+    case ReduceKind::kNorm1: return x[i] > 0 ? dy[j] : (x[i] < 0 ? -dy[j] : 0.0f);
+    case ReduceKind::kNorm2: return dy[j] * (x[i] / y[j]);
   }
   return 0;
+}
+// What a kind's gradient reads.
+inline bool ReduceGradReadsInput(ReduceKind kind) {
+  return kind != ReduceKind::kSum && kind != ReduceKind::kMean;
+}
+inline bool ReduceGradReadsOutput(ReduceKind kind) {
+  return kind == ReduceKind::kMax || kind == ReduceKind::kMin || kind == ReduceKind::kProd ||
+         kind == ReduceKind::kNanProd || kind == ReduceKind::kNorm2;
 }
 
 }  // namespace cohort::op

@@ -304,6 +304,46 @@ class Concat : public Operator {
   ConcatParam p_;
 };
 
+// shape_array and size_array: the input's shape or size as an int64 array (its data unread).
+class ShapeArray : public Operator {
+ public:
+  ShapeArray(const std::string& name, const Attrs& attrs) : size_only_(name == "size_array") {
+    ParamReader(name, attrs).Finish();
+  }
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    AssignShape(out[0], Shape({size_only_ ? 1 : in[0].ndim()}), type(), "output");
+    return true;
+  }
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], DType::kInt64, type(), "output");
+    return in[0].has_value();
+  }
+  bool TakesDType(DType) const override { return true; }
+  bool PassesGradient() const override { return false; }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    ShapeValues s;
+    s.ndim = in[0].shape().ndim();
+    s.size_only = size_only_;
+    for (int d = 0; d < s.ndim; ++d) s.dims[d] = in[0].shape()[d];
+    COHORT_GPU_DISPATCH(ctx, ShapeArrayGpu(ctx, s, out[0]));
+    int64_t* y = out[0].data<int64_t>();
+    for (int64_t k = 0; k < out[0].size(); ++k) y[k] = ShapeValue(s, k);
+  }
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {}
+
+ private:
+  bool size_only_;
+};
+
 }  // namespace
 
 void RegisterShapeOps(OpRegistry& r) {
@@ -314,6 +354,10 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register("expand_dims", [](const Attrs& a) { return std::make_unique<ExpandDims>(a); });
   r.Register("squeeze", [](const Attrs& a) { return std::make_unique<Squeeze>(a); });
   r.Register("Concat", [](const Attrs& a) { return std::make_unique<Concat>(a); });
+  for (const char* name : {"shape_array", "size_array"}) {
+    std::string n = name;
+    r.Register(n, [n](const Attrs& a) { return std::make_unique<ShapeArray>(n, a); });
+  }
   r.Alias("concat", "Concat");
 }
 

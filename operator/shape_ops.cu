@@ -69,4 +69,9 @@ void ConcatBackwardGpu(const OpContext& ctx, const NDArray& out_grad,
   }
 }
 
+void ShapeArrayGpu(const OpContext& ctx, const ShapeValues& s, const NDArray& out) {
+  int64_t* y = static_cast<int64_t*>(out.raw_data());
+  ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t k) { y[k] = ShapeValue(s, k); });
+}
+
 }  // namespace cohort::op

@@ -1,6 +1,7 @@
 // Flatten, Reshape, expand_dims, squeeze and Concat: Concat's parameters and the layout of its
 // joined array, which the CPU kernel (shape_ops.cc) and the CUDA kernel (shape_ops.cu) both use.
-// The others only relabel memory (copies where the planner did not share it).
+// The others only relabel memory (copies where the planner did not share it). shape_array and
+// size_array write the input's shape (or size) as int64, as MXNet does.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +38,21 @@ COHORT_HOST_DEVICE int64_t ConcatJoinedIndex(int64_t k, int64_t width, int64_t r
                                              int64_t offset) {
   return k / width * row + offset + k % width;
 }
+
+// shape_array's (all) or size_array's (size_only) value k of a shape.
+struct ShapeValues {
+  int64_t dims[Shape::kMaxNdim] = {};
+  int ndim = 0;
+  bool size_only = false;
+};
+COHORT_HOST_DEVICE int64_t ShapeValue(const ShapeValues& s, int64_t k) {
+  if (!s.size_only) return s.dims[k];
+  int64_t size = 1;
+  for (int d = 0; d < s.ndim; ++d) size *= s.dims[d];
+  return size;
+}
+
+// shape_ops.cu (Note [GPU kernels]): out[k] = ShapeValue(s, k).
+void ShapeArrayGpu(const OpContext& ctx, const ShapeValues& s, const NDArray& out);
 
 }  // namespace cohort::op

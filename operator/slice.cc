@@ -1,5 +1,7 @@
 // slice_axis and SliceChannel (split) on the CPU, with slice.h's index map: a window is copied
 // (forward) or written back (backward) one contiguous run of `size · inner` floats at a time.
+// slice, slice_like and flip: an element at a time through the strided window.
+#include <charconv>
 #include <cstring>
 
 #include "operator/common/kernel_util.h"
@@ -37,6 +39,136 @@ SliceChannelParam SliceChannelParam::Parse(const std::string& op, const Attrs& a
   r.Finish();
   COHORT_CHECK_GT(p.num_outputs, 0) << op << ": num_outputs must be positive";
   return p;
+}
+
+namespace {
+
+// "(None, 2, -1)", "[1,2]", "3" or "()": integers and Nones.
+std::vector<std::optional<int64_t>> OptionalInts(const std::string& op, const std::string& key,
+                                                 const std::string& text) {
+  std::string body;
+  for (char c : text) {
+    if (c != '(' && c != ')' && c != '[' && c != ']' && c != ' ') body += c;
+  }
+  std::vector<std::optional<int64_t>> out;
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t comma = body.find(',', start);
+    if (comma == std::string::npos) comma = body.size();
+    const std::string item = body.substr(start, comma - start);
+    if (item == "None") {
+      out.emplace_back();
+    } else if (!item.empty()) {
+      int64_t v = 0;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+      COHORT_CHECK(ec == std::errc() && end == item.data() + item.size())
+          << op << ": " << key << " '" << text << "' is not a tuple of integers and None";
+      out.push_back(v);
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::optional<int64_t> At(const std::vector<std::optional<int64_t>>& v, int d) {
+  return d < static_cast<int>(v.size()) ? v[d] : std::nullopt;
+}
+
+}  // namespace
+
+StridedParam StridedParam::Parse(const std::string& op, const Attrs& attrs) {
+  // The tuples hold Nones, which ParamReader does not read: they are parsed here, and the
+  // reader checks that nothing else was given.
+  Attrs rest = attrs;
+  ParamReader r(op, rest);
+  StridedParam p;
+  auto text = [&](const std::string& key, bool required) -> std::string {
+    auto it = attrs.find(key);
+    COHORT_CHECK(it != attrs.end() || !required)
+        << op << ": the parameter '" << key << "' is required";
+    rest.erase(key);
+    return it == attrs.end() ? "()" : it->second;
+  };
+  if (op == "slice") {
+    p.kind = StridedKind::kSlice;
+    p.begin = OptionalInts(op, "begin", text("begin", true));
+    p.end = OptionalInts(op, "end", text("end", true));
+    p.step = OptionalInts(op, "step", text("step", false));
+    COHORT_CHECK(p.begin.size() == p.end.size() &&
+                 (p.step.empty() || p.step.size() == p.begin.size()))
+        << "slice: begin, end and step must have as many entries";
+  } else {
+    p.kind = op == "slice_like" ? StridedKind::kSliceLike : StridedKind::kFlip;
+    for (const auto& a :
+         OptionalInts(op, "axis", text(op == "slice_like" ? "axes" : "axis", op != "slice_like"))) {
+      COHORT_CHECK(a.has_value()) << op << ": an axis is None";
+      p.axes.push_back(static_cast<int>(*a));
+    }
+  }
+  r.Finish();
+  return p;
+}
+
+StridedWindow StridedParam::Window(const Shape& in, const Shape& like) const {
+  const char* op = kind == StridedKind::kSlice       ? "slice"
+                   : kind == StridedKind::kSliceLike ? "slice_like"
+                                                     : "flip";
+  StridedWindow w;
+  w.ndim = in.ndim();
+  int64_t stride = 1;
+  std::vector<int64_t> strides(in.ndim());
+  for (int d = in.ndim() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= in[d];
+  }
+  std::vector<bool> listed(in.ndim(), axes.empty() && kind == StridedKind::kSliceLike);
+  for (int a : axes) listed[NormalizeAxis(a, in, op)] = true;
+  if (kind == StridedKind::kSlice) {
+    COHORT_CHECK(static_cast<int>(begin.size()) <= in.ndim())
+        << "slice: " << begin.size() << " axes given for an input of shape " << in;
+  }
+  if (kind == StridedKind::kSliceLike && axes.empty()) {
+    COHORT_CHECK(like.ndim() == in.ndim())
+        << "slice_like: shape_like " << like << " and data " << in << " differ in dimensions";
+  }
+  for (int d = 0; d < in.ndim(); ++d) {
+    const int64_t dim = in[d];
+    int64_t first = 0, count = dim, step = 1;
+    if (kind == StridedKind::kSlice) {
+      step = At(this->step, d).value_or(1);
+      COHORT_CHECK(step != 0) << "slice: step 0 on axis " << d;
+      auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; };
+      if (step > 0) {
+        int64_t b = At(begin, d).value_or(0), e = At(end, d).value_or(dim);
+        b = clamp(b < 0 ? b + dim : b, 0, dim);
+        e = clamp(e < 0 ? e + dim : e, 0, dim);
+        first = b;
+        count = e > b ? (e - b + step - 1) / step : 0;
+      } else {
+        int64_t b = At(begin, d).value_or(dim - 1);
+        b = clamp(b < 0 ? b + dim : b, -1, dim - 1);
+        int64_t e = -1;
+        if (auto given = At(end, d)) e = clamp(*given < 0 ? *given + dim : *given, -1, dim - 1);
+        first = b;
+        count = b > e ? (b - e - step - 1) / -step : 0;
+      }
+    } else if (kind == StridedKind::kSliceLike && listed[d]) {
+      COHORT_CHECK(d < like.ndim() && like[d] <= dim)
+          << "slice_like: axis " << d << " of " << in << " cannot take the extent of " << like;
+      count = like[d];
+    } else if (kind == StridedKind::kFlip && listed[d]) {
+      first = dim - 1;
+      step = -1;
+    }
+    w.out_dim[d] = count;
+    w.step[d] = step * strides[d];
+    if (count > 0) w.offset += first * strides[d];
+  }
+  return w;
+}
+
+Shape StridedParam::OutShape(const StridedWindow& w) {
+  return Shape(std::span<const int64_t>(w.out_dim, static_cast<size_t>(w.ndim)));
 }
 
 namespace {
@@ -190,6 +322,67 @@ class SliceChannel : public Operator {
   SliceChannelParam p_;
 };
 
+// slice (crop), slice_like and flip (reverse): any window of strides.
+class Strided : public Operator {
+ public:
+  Strided(const std::string& name, const Attrs& attrs) : p_(StridedParam::Parse(name, attrs)) {}
+
+  std::vector<std::string> ListArguments() const override {
+    if (p_.kind == StridedKind::kSliceLike) return {"data", "shape_like"};
+    return {"data"};
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    const bool like = p_.kind == StridedKind::kSliceLike;
+    if (!ShapeKnown(in[0]) || (like && !ShapeKnown(in[1]))) return false;
+    AssignShape(out[0], StridedParam::OutShape(p_.Window(in[0], like ? in[1] : Shape())), type(),
+                "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const StridedWindow w = WindowOf(in);
+    COHORT_GPU_DISPATCH(ctx, StridedForwardGpu(ctx, w, in[0], out[0]));
+    const float* x = F(in[0]);
+    float* y = F(out[0]);
+    ParallelChunks(
+        out[0].size(), ChunksFor(ctx, out[0].size() / (1 << 14)),
+        [&](int64_t, int64_t first, int64_t last) {
+          for (int64_t i = first; i < last; ++i) y[i] = x[StridedSource(w, i)];
+        },
+        ctx.arena);
+  }
+
+  // Every output element has its own input element, so the scatter has no conflicts.
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const StridedWindow w = WindowOf(in);
+    const bool zero_like = req.size() > 1 && req[1] == GradReq::kWrite;
+    COHORT_GPU_DISPATCH(ctx, StridedBackwardGpu(ctx, w, req[0], out_grad[0], in_grad[0],
+                                                zero_like ? &in_grad[1] : nullptr));
+    if (zero_like) std::fill_n(F(in_grad[1]), in_grad[1].size(), 0.0f);
+    if (req[0] == GradReq::kNull) return;
+    const float* dy = F(out_grad[0]);
+    float* dx = F(in_grad[0]);
+    if (req[0] == GradReq::kWrite) std::fill_n(dx, in_grad[0].size(), 0.0f);
+    for (int64_t i = 0; i < out_grad[0].size(); ++i) dx[StridedSource(w, i)] += dy[i];
+  }
+
+ private:
+  StridedWindow WindowOf(const std::vector<NDArray>& in) const {
+    return p_.Window(in[0].shape(), p_.kind == StridedKind::kSliceLike ? in[1].shape() : Shape());
+  }
+
+  StridedParam p_;
+};
+
 }  // namespace
 
 void RegisterSlice(OpRegistry& r) {
@@ -197,6 +390,12 @@ void RegisterSlice(OpRegistry& r) {
   r.Register("SliceChannel",
              [](const Attrs& a) { return std::make_unique<SliceChannel>("SliceChannel", a); });
   r.Alias("split", "SliceChannel");
+  for (const char* name : {"slice", "slice_like", "flip"}) {
+    std::string n = name;
+    r.Register(n, [n](const Attrs& a) { return std::make_unique<Strided>(n, a); });
+  }
+  r.Alias("crop", "slice");
+  r.Alias("reverse", "flip");
 }
 
 }  // namespace cohort::op

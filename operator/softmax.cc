@@ -1,4 +1,4 @@
-// softmax and log_softmax on the CPU: softmax.h's row bodies, one row at a time.
+// softmax, log_softmax and softmin on the CPU: softmax.h's row bodies, one row at a time.
 #include "operator/softmax.h"
 #include "operator/common/kernel_util.h"
 
@@ -40,8 +40,11 @@ COHORT_CPU_CLONES void RunSoftmaxGradRows(const SoftmaxGradRows& body, int64_t f
 
 class Softmax : public Operator {
  public:
-  Softmax(bool log, const Attrs& attrs)
-      : log_(log), p_(SoftmaxParam::Parse(log ? "log_softmax" : "softmax", attrs)) {}
+  // softmin(x, t) is softmax(-x / t): softmax with the temperature negated.
+  Softmax(const std::string& name, const Attrs& attrs)
+      : log_(name == "log_softmax"), p_(SoftmaxParam::Parse(name, attrs)) {
+    if (name == "softmin") p_.temperature = -p_.temperature;
+  }
 
   bool BackwardNeedsInputs() const override { return false; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
@@ -89,8 +92,10 @@ class Softmax : public Operator {
 }  // namespace
 
 void RegisterSoftmax(OpRegistry& r) {
-  r.Register("softmax", [](const Attrs& a) { return std::make_unique<Softmax>(false, a); });
-  r.Register("log_softmax", [](const Attrs& a) { return std::make_unique<Softmax>(true, a); });
+  for (const char* name : {"softmax", "log_softmax", "softmin"}) {
+    std::string n = name;
+    r.Register(n, [n](const Attrs& a) { return std::make_unique<Softmax>(n, a); });
+  }
 }
 
 }  // namespace cohort::op

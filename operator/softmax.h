@@ -1,5 +1,6 @@
-// softmax and log_softmax along an axis, with temperature: the parameters and the row bodies
-// (Note [Row lanes]) that the CPU kernel (softmax.cc) and the CUDA kernel (softmax.cu) both run.
+// softmax, log_softmax and softmin along an axis, with temperature: the parameters and the row
+// bodies (Note [Row lanes]) that the CPU kernel (softmax.cc) and the CUDA kernel (softmax.cu) both
+// run.
 #pragma once
 
 #include <cmath>
@@ -19,8 +20,9 @@ struct SoftmaxParam {
   static SoftmaxParam Parse(const std::string& op, const Attrs& attrs);
 };
 
-// y = softmax((x - max) / t), or its log, over each row. y may be x. One exponential per
-// element (FastExp, which vectorizes), summed in float: a row's sum is of terms in (0, 1].
+// y = softmax((x - max) / t), or its log, over each row (softmin: t negated). y may be x. One
+// exponential per element (FastExp, which vectorizes), summed in float: a row's sum is of terms in
+// (0, 1].
 struct SoftmaxRows {
   const float* x;
   float* y;
@@ -39,7 +41,9 @@ struct SoftmaxRows {
   COHORT_HOST_DEVICE void Row(Lanes lanes, int64_t base, Stride s) const {
     const float* xr = x + base;
     float* yr = y + base;
-    const float max = RowMax(lanes, xr, size, s);
+    // The largest x / t: the row's maximum, or its minimum for a negative t (softmin).
+    const float max = t > 0 ? RowMax(lanes, xr, size, s)
+                            : -lanes.Max(size, [&](int64_t c) { return -xr[c * s]; });
     const float inv_t = 1.0f / t;
     float total;
     if (log) {

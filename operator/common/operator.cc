@@ -37,6 +37,10 @@ OpRegistry& OpRegistry::Get() {
   return registry;
 }
 
+// replicate.cc and sort.cc (declared here rather than in operator.h, which every kernel includes).
+void RegisterReplicate(OpRegistry& r);
+void RegisterSort(OpRegistry& r);
+
 OpRegistry::OpRegistry() {
   RegisterFullyConnected(*this);
   RegisterActivations(*this);
@@ -60,6 +64,8 @@ OpRegistry::OpRegistry() {
   RegisterRandom(*this);
   RegisterIndexOps(*this);
   RegisterCast(*this);
+  RegisterReplicate(*this);
+  RegisterSort(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {

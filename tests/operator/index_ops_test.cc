@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "tests/operator/op_harness.h"
 
@@ -52,6 +53,30 @@ TEST(IndexOps, TheFirstOfEqualElementsWinsAndBadAxesAreNamed) {
   std::vector<Shape> in = {Shape{2, 3}}, out(1), aux;
   EXPECT_THROW(op->InferShape(in, out, aux), Error);
   EXPECT_FALSE(op->PassesGradient());
+}
+
+// sort.h's order: ties keep their positions (stable), a NaN sorts as the largest value (last
+// ascending, first descending), axis None sorts the flattened input, and topk's k < 1 keeps all.
+TEST(Sorting, StableWithNaNsLastAndFlattened) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto run = [&](const std::string& op, const op::Attrs& attrs, const Shape& shape,
+                 const std::vector<float>& x) {
+    testing::OpInstance inst = testing::MakeOp(op, attrs, {shape});
+    NDArray::FromVector<float>(shape, x).CopyTo(inst.in[0]);
+    inst.Forward(false);
+    return inst;
+  };
+  const std::vector<float> x = {2, nan, 1, 2, -1};
+  EXPECT_EQ(run("argsort", {}, {5}, x).out[0].ToVector<float>(),
+            (std::vector<float>{4, 2, 0, 3, 1}));
+  EXPECT_EQ(run("argsort", {{"is_ascend", "False"}}, {5}, x).out[0].ToVector<float>(),
+            (std::vector<float>{1, 0, 3, 2, 4}));
+  testing::OpInstance flat =
+      run("topk", {{"axis", "None"}, {"k", "0"}, {"ret_typ", "value"}}, {2, 2}, {3, 1, 4, 2});
+  EXPECT_EQ(flat.out[0].shape(), Shape({4}));
+  EXPECT_EQ(flat.out[0].ToVector<float>(), (std::vector<float>{4, 3, 2, 1}));
+  EXPECT_THROW(testing::MakeOp("topk", {{"ret_typ", "all"}}, {{3}}), Error);
+  EXPECT_THROW(testing::MakeOp("argsort", {{"dtype", "int32"}}, {{3}}), Error);
 }
 
 }  // namespace

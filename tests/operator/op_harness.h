@@ -45,8 +45,14 @@ inline OpInstance MakeOp(const std::string& name, const op::Attrs& attrs,
   std::vector<Shape> aux(inst.op->ListAuxiliaryStates().size());
   for (size_t i = 0; i < given.size() && i < in.size(); ++i) in[i] = given[i];
   EXPECT_TRUE(inst.op->InferShape(in, out, aux)) << name << ": shapes not inferred";
+  // float32 inputs; outputs of the type the op infers (shape_array's int64).
+  op::TypeSlots in_types(in.size(), DType::kFloat32), out_types(out.size());
+  op::TypeSlots aux_types(aux.size(), DType::kFloat32);
+  inst.op->InferType(in_types, out_types, aux_types);
   for (const Shape& s : in) inst.in.push_back(NDArray::Zeros(s));
-  for (const Shape& s : out) inst.out.push_back(NDArray::Zeros(s));
+  for (size_t k = 0; k < out.size(); ++k) {
+    inst.out.push_back(NDArray::Zeros(out[k], out_types[k].value_or(DType::kFloat32)));
+  }
   for (const Shape& s : aux) inst.aux.push_back(NDArray::Zeros(s));
   return inst;
 }

@@ -155,5 +155,49 @@ TEST(ReduceRows, MaxKeepsNaNInRowsApart) {
   }
 }
 
+// nansum and nanprod skip NaNs (and send them no gradient); min and max keep them, as numpy's
+// nansum / nanprod / min / max do.
+TEST(ReduceThroughTheLayout, NaNsAsNumpy) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {1, nan, 3, -2, 0.5f, nan};  // rows (1, nan, 3), (-2, 0.5, nan)
+  auto run = [&](const std::string& op) {
+    OpInstance inst = MakeOp(op, {{"axis", "1"}}, {{2, 3}});
+    NDArray::FromVector<float>({2, 3}, x).CopyTo(inst.in[0]);
+    inst.Forward(true);
+    return inst;
+  };
+  OpInstance nansum = run("nansum");
+  EXPECT_EQ(nansum.out[0].ToVector<float>(), (std::vector<float>{4, -1.5f}));
+  OpInstance nanprod = run("nanprod");
+  EXPECT_EQ(nanprod.out[0].ToVector<float>(), (std::vector<float>{3, -1}));
+  const std::vector<float> min = run("min").out[0].ToVector<float>();
+  EXPECT_TRUE(std::isnan(min[0]) && std::isnan(min[1]));
+  // Gradients: nothing to a NaN; nanprod's is the product of the others.
+  const NDArray head = NDArray::Full({2}, 1.0);
+  const NDArray grad = NDArray::Zeros({2, 3});
+  nanprod.op->Backward({}, {head}, nanprod.in, nanprod.out, {GradReq::kWrite}, {grad}, {});
+  const std::vector<float> g = grad.ToVector<float>();
+  EXPECT_EQ(g, (std::vector<float>{3, 0, 1, 0.5f, -2, 0}));
+  nansum.op->Backward({}, {head}, nansum.in, nansum.out, {GradReq::kWrite}, {grad}, {});
+  EXPECT_EQ(grad.ToVector<float>(), (std::vector<float>{1, 0, 1, 1, 1, 0}));
+}
+
+TEST(ReduceThroughTheLayout, NormsAndProducts) {
+  OpInstance l2 = MakeOp("norm", {}, {{2, 2}});
+  NDArray::FromVector<float>({2, 2}, {3, 0, -4, 0}).CopyTo(l2.in[0]);
+  l2.Forward(false);
+  EXPECT_EQ(l2.out[0].shape(), Shape({1}));  // MXNet 1.x's (1,) for a full reduction
+  EXPECT_FLOAT_EQ(l2.out[0].ToVector<float>()[0], 5);
+  OpInstance l1 = MakeOp("norm", {{"ord", "1"}, {"axis", "0"}}, {{2, 2}});
+  NDArray::FromVector<float>({2, 2}, {3, -1, -4, 2}).CopyTo(l1.in[0]);
+  l1.Forward(false);
+  EXPECT_EQ(l1.out[0].ToVector<float>(), (std::vector<float>{7, 3}));
+  EXPECT_THROW(MakeOp("norm", {{"ord", "3"}}, {{2, 2}}), Error);
+  OpInstance prod = MakeOp("prod", {}, {{4}});
+  NDArray::FromVector<float>({4}, {2, -3, 0.5f, 4}).CopyTo(prod.in[0]);
+  prod.Forward(false);
+  EXPECT_FLOAT_EQ(prod.out[0].ToVector<float>()[0], -12);
+}
+
 }  // namespace
 }  // namespace cohort::testing

@@ -1,0 +1,173 @@
+// sort, argsort and topk on the CPU: each row's positions sorted by sort.h's order (rows split
+// over the arena), then the first `kept` written as values, positions or a mask.
+#include "operator/sort.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+SortParam SortParam::Parse(const std::string& op, const Attrs& attrs) {
+  ParamReader r(op, attrs);
+  SortParam p;
+  const bool topk = op == "topk";
+  p.ascend = !topk;
+  if (auto it = attrs.find("axis"); it != attrs.end() && it->second == "None") {
+    r.OptionalInt("axis");
+    p.axis.reset();
+  } else {
+    p.axis = static_cast<int>(r.Int("axis", -1));
+  }
+  p.ascend = r.Bool("is_ascend", p.ascend);
+  if (topk) {
+    p.k = r.Int("k", 1);
+    static const char* const kNames[] = {"value", "indices", "mask", "both"};
+    p.ret = r.EnumValue("ret_typ", kNames, SortOutput::kIndices);
+  } else {
+    p.ret = op == "sort" ? SortOutput::kValue : SortOutput::kIndices;
+  }
+  if (op != "sort") {  // positions are float32 (other dtypes: not yet)
+    r.Enum("dtype", {"float32"}, "float32");
+  }
+  r.Finish();
+  return p;
+}
+
+void SortParam::Rows(const Shape& in, int64_t* outer, int64_t* size, int64_t* inner) const {
+  if (!axis) {
+    *outer = *inner = 1;
+    *size = in.Size();
+    return;
+  }
+  const int a = NormalizeAxis(*axis, in, "sort");
+  *outer = *inner = 1;
+  for (int d = 0; d < a; ++d) *outer *= in[d];
+  for (int d = a + 1; d < in.ndim(); ++d) *inner *= in[d];
+  *size = in[a];
+}
+
+Shape SortParam::OutShape(const Shape& in) const {
+  if (!axis) return Shape({Kept(in.Size())});
+  Shape out = in;
+  const int a = NormalizeAxis(*axis, in, "sort");
+  out[a] = Kept(in[a]);
+  return out;
+}
+
+namespace {
+
+class Sort : public Operator {
+ public:
+  Sort(const std::string& name, const Attrs& attrs) : p_(SortParam::Parse(name, attrs)) {}
+
+  // Value outputs keep their positions (hidden unless ret_typ is both) for the gradient.
+  std::vector<std::string> ListOutputs() const override {
+    if (p_.ret == SortOutput::kValue || p_.ret == SortOutput::kBoth) return {"output", "indices"};
+    return {"output"};
+  }
+  int NumVisibleOutputs() const override { return p_.ret == SortOutput::kBoth ? 2 : 1; }
+  bool PassesGradient() const override {
+    return p_.ret == SortOutput::kValue || p_.ret == SortOutput::kBoth;
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    if (p_.axis) NormalizeAxis(*p_.axis, in[0], type());  // names a bad axis
+    const Shape kept = p_.OutShape(in[0]);
+    AssignShape(out[0], p_.ret == SortOutput::kMask ? in[0] : kept, type(), "output");
+    if (out.size() > 1) AssignShape(out[1], kept, type(), "indices");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const bool values = p_.ret == SortOutput::kValue || p_.ret == SortOutput::kBoth;
+    const NDArray none;
+    const NDArray& value_out = values ? out[0] : none;
+    const NDArray& position_out = values ? out[1] : p_.ret == SortOutput::kIndices ? out[0] : none;
+    const NDArray& mask_out = p_.ret == SortOutput::kMask ? out[0] : none;
+    COHORT_GPU_DISPATCH(ctx, SortForwardGpu(ctx, p_, in[0], value_out, position_out, mask_out));
+    int64_t outer, size, inner;
+    p_.Rows(in[0].shape(), &outer, &size, &inner);
+    const int64_t kept = p_.Kept(size);
+    const float* x = F(in[0]);
+    float* v = value_out.is_none() ? nullptr : F(value_out);
+    float* pos = position_out.is_none() ? nullptr : F(position_out);
+    float* mask = mask_out.is_none() ? nullptr : F(mask_out);
+    const bool ascend = p_.ascend;
+    ParallelChunks(
+        outer * inner, ChunksFor(ctx, outer * inner * size / (1 << 14)),
+        [&](int64_t, int64_t first, int64_t last) {
+          thread_local std::vector<int64_t> order;  // reused: no allocation once grown
+          order.resize(static_cast<size_t>(size));
+          for (int64_t r = first; r < last; ++r) {
+            const int64_t o = r / inner, i = r % inner;
+            const float* row = x + o * size * inner + i;
+            std::iota(order.begin(), order.end(), int64_t{0});
+            std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+              return SortsBefore(row[a * inner], a, row[b * inner], b, ascend);
+            });
+            const int64_t out_row = o * kept * inner + i;
+            for (int64_t j = 0; j < kept; ++j) {
+              if (v) v[out_row + j * inner] = row[order[j] * inner];
+              if (pos) pos[out_row + j * inner] = static_cast<float>(order[j]);
+            }
+            if (mask) {
+              float* m = mask + o * size * inner + i;
+              for (int64_t j = 0; j < size; ++j) m[order[j] * inner] = j < kept ? 1.0f : 0.0f;
+            }
+          }
+        },
+        ctx.arena);
+  }
+
+  // The values' gradient goes to the positions they came from; the rest of dx is zero.
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    // Positions and masks have no gradient: a written one is zero.
+    const NDArray none;
+    const NDArray& positions = PassesGradient() ? out[1] : none;
+    COHORT_GPU_DISPATCH(ctx, SortBackwardGpu(ctx, p_, req[0], out_grad[0], positions, in_grad[0]));
+    if (positions.is_none()) {
+      if (req[0] == GradReq::kWrite) std::fill_n(F(in_grad[0]), in_grad[0].size(), 0.0f);
+      return;
+    }
+    int64_t outer, size, inner;
+    p_.Rows(in_grad[0].shape(), &outer, &size, &inner);
+    const int64_t kept = p_.Kept(size);
+    const float* dy = F(out_grad[0]);
+    const float* pos = F(positions);
+    float* dx = F(in_grad[0]);
+    if (req[0] == GradReq::kWrite) std::fill_n(dx, in_grad[0].size(), 0.0f);
+    for (int64_t r = 0; r < outer * inner; ++r) {
+      const int64_t o = r / inner, i = r % inner;
+      for (int64_t j = 0; j < kept; ++j) {
+        const int64_t from = o * kept * inner + j * inner + i;
+        dx[o * size * inner + static_cast<int64_t>(pos[from]) * inner + i] += dy[from];
+      }
+    }
+  }
+
+ private:
+  SortParam p_;
+};
+
+}  // namespace
+
+void RegisterSort(OpRegistry& r) {
+  for (const char* name : {"sort", "argsort", "topk"}) {
+    std::string n = name;
+    r.Register(n, [n](const Attrs& a) { return std::make_unique<Sort>(n, a); });
+  }
+}
+
+}  // namespace cohort::op
