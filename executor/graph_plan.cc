@@ -92,6 +92,10 @@ void GraphPlan::InferShapes(const Symbol& symbol, const Bound& bound) {
           << op::TakenDTypes(*node.impl) << ": Cast the input";
     }
     for (int k = 0; k < node.num_outputs(); ++k) {
+      // An extent of 0 or below is unknown: memory cannot be planned for it.
+      COHORT_CHECK(op::ShapeKnown(out[k]))
+          << "Bind: node '" << node.name << "' (" << node.op << "): cannot infer output " << k
+          << "'s shape (got " << out[k] << ")";
       shape[e0 + k] = out[k];
       COHORT_CHECK(out_types[k].has_value()) << "Bind: node '" << node.name << "' (" << node.op
                                              << "): cannot infer output " << k << "'s dtype";

@@ -160,9 +160,12 @@ StridedWindow StridedParam::Window(const Shape& in, const Shape& like) const {
       first = dim - 1;
       step = -1;
     }
+    // An extent of 0 means "unknown" to MXNet 1.x shapes (and Cohort's): an empty window is
+    // refused rather than made.
+    COHORT_CHECK(count > 0) << op << ": the window of axis " << d << " of " << in << " is empty";
     w.out_dim[d] = count;
     w.step[d] = step * strides[d];
-    if (count > 0) w.offset += first * strides[d];
+    w.offset += first * strides[d];
   }
   return w;
 }

@@ -1,8 +1,107 @@
 """What the generated operator functions of cohort.nd and cohort.sym share: the registry's names
 and how Python values become the operators' string attributes (as MXNet writes them)."""
+import ast
+import inspect
+import json
+import os
+
 import numpy as np
 
 from . import _cohort
+
+_SIGNATURES = None
+
+
+def signature_of(op):
+    """MXNet 1.9.1's inputs and parameters of `op` (scripts/make_op_signatures.py), or None."""
+    global _SIGNATURES
+    if _SIGNATURES is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_signatures.json')
+        try:
+            with open(path) as f:
+                _SIGNATURES = json.load(f)
+        except OSError:
+            _SIGNATURES = {}
+    return _SIGNATURES.get(op)
+
+
+def split_positional(op, args, kwargs, is_input):
+    """MXNet's positional calling convention: argument i fills slot i of MXNet's signature,
+    the inputs and then the parameters (clip(x, 0, 1), one_hot(i, 3), Dropout(x, 0.5); but
+    FullyConnected(x, 3) gives 3 for the weight, an error). Returns the inputs and the keywords
+    with the positional parameters added."""
+    sig = signature_of(op)
+    if sig is None or sig['var_inputs']:
+        input_slots, params = len(args), []
+    else:
+        input_slots, params = len(sig['inputs']), [p['name'] for p in sig['params']]
+    inputs = list(args[:input_slots])
+    for i, a in enumerate(inputs):
+        if not is_input(a):
+            slot = sig['inputs'][i] if sig and not sig['var_inputs'] else 'input %d' % i
+            raise TypeError('%s: positional argument %d is the input %s and must be an array '
+                            'or symbol, got %s' % (op, i, slot, type(a).__name__))
+    rest = args[input_slots:]
+    if len(rest) > len(params):
+        raise TypeError('%s takes %d positional arguments (%s), got %d'
+                        % (op, input_slots + len(params),
+                           ', '.join((sig['inputs'] if sig else []) + params), len(args)))
+    kwargs = dict(kwargs)
+    for name, value in zip(params, rest):
+        if is_input(value):
+            raise TypeError('%s: positional argument for the parameter %s is an array or '
+                            'symbol' % (op, name))
+        if name in kwargs:
+            raise TypeError('%s got the parameter %s by position and by keyword' % (op, name))
+        kwargs[name] = value
+    return inputs, kwargs
+
+
+class _Required:
+    def __repr__(self):
+        return '<required>'
+
+
+_REQUIRED = _Required()
+
+
+def _default_value(text):
+    if text is None:
+        return _REQUIRED
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def describe(function, op, input_kind, extra_doc):
+    """Gives `function` MXNet's signature and docstring for `op` (help() lists its inputs and
+    parameters with their types and defaults)."""
+    sig = signature_of(op)
+    if sig is None:
+        function.__doc__ = extra_doc
+        return
+    P = inspect.Parameter
+    parameters = []
+    if sig['var_inputs']:
+        parameters.append(P(sig['inputs'][0] if sig['inputs'] else 'data', P.VAR_POSITIONAL))
+    else:
+        parameters += [P(name, P.POSITIONAL_OR_KEYWORD, default=None) for name in sig['inputs']]
+    kind = P.KEYWORD_ONLY if sig['var_inputs'] else P.POSITIONAL_OR_KEYWORD
+    for p in sig['params']:
+        if p['name'] in ('name', 'out', 'attr', 'ctx'):
+            continue
+        parameters.append(P(p['name'], kind, default=_default_value(p['default'])))
+    parameters.append(P('kwargs', P.VAR_KEYWORD))
+    function.__signature__ = inspect.Signature(parameters)
+    lines = [sig['doc'], '', 'Parameters', '----------']
+    for name in sig['inputs']:
+        lines += ['%s : %s' % (name, input_kind), '    An input.']
+    for p in sig['params']:
+        required = 'required' if p['required'] else 'optional, default=%s' % p['default']
+        lines += ['%s : %s, %s' % (p['name'], p['type'], required), '    ' + p['doc']]
+    lines += ['', extra_doc]
+    function.__doc__ = '\n'.join(lines)
 
 
 def op_names():

@@ -3,8 +3,10 @@ listing, shape inference, attributes, JSON and pickling round trips."""
 import copy
 import json
 import os
+import inspect
 import pickle
 
+import numpy as np
 import pytest
 
 import cohort as mx
@@ -126,8 +128,10 @@ def test_json_copies_and_pickling_round_trip():
 
 def test_bad_arguments():
     x = mx.sym.var('x')
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError):  # MXNet's order: data, weight, bias, num_hidden
         mx.sym.FullyConnected(x, 3)
+    with pytest.raises(TypeError):
+        mx.sym.clip(x, 0, 1, 2)
     with pytest.raises(mx.MXNetError):
         mx.sym.FullyConnected(x, num_hidden=3, frobnicate=1)
     with pytest.raises(mx.MXNetError):
@@ -142,6 +146,21 @@ def test_bad_arguments():
         x.infer_shape(x=3)
     with pytest.raises(mx.MXNetError):
         x.infer_shape(y=(2,))
+
+
+def test_parameters_by_position_in_mxnets_order():
+    x = mx.sym.var('x')
+    assert mx.sym.Dropout(x, 0.3).attr('p') == '0.3'
+    c = mx.sym.clip(x, -1, 2, name='c')
+    assert (c.attr('a_min'), c.attr('a_max')) == ('-1', '2')
+    np.testing.assert_array_equal(mx.nd.one_hot(mx.nd.array([2, 0]), 3).asnumpy(),
+                                  [[0, 0, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(mx.nd.array([[-2, 5]]).clip(0, 1).asnumpy(), [[0, 1]])
+    with pytest.raises(TypeError):
+        mx.sym.Dropout(x, 0.3, p=0.4)  # by position and by keyword
+    params = inspect.signature(mx.sym.Convolution).parameters
+    assert list(params)[:5] == ['data', 'weight', 'bias', 'kernel', 'stride']
+    assert 'num_filter : int (non-negative), required' in mx.sym.Convolution.__doc__
 
 
 def test_composition_replaces_inputs():

@@ -3,7 +3,7 @@ import from the C++ registry, and MXNet's fluent methods (x.sum(), x.argmax(axis
 import types
 
 from .. import _cohort
-from .._ops import attrs_of, register_operators
+from .._ops import attrs_of, describe, register_operators, split_positional
 from .ndarray import NDArray, invoke
 
 # NDArray methods that call the operator of the same name on the array (MXNet's fluent methods).
@@ -26,10 +26,7 @@ def make_function(op):
         out = kwargs.pop('out', None)
         kwargs.pop('name', None)
         ctx = kwargs.pop('ctx', None)
-        for i, a in enumerate(args):
-            if not isinstance(a, NDArray):
-                raise TypeError('%s: positional argument %d must be an NDArray, got %s; give '
-                                'parameters by keyword' % (op, i, type(a).__name__))
+        args, kwargs = split_positional(op, args, kwargs, lambda a: isinstance(a, NDArray))
         arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
         attributes = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
         inputs = list(args)
@@ -51,8 +48,9 @@ def make_function(op):
 
     function.__name__ = op
     function.__qualname__ = op
-    function.__doc__ = ('Runs the %s operator on NDArrays (inputs by position or by name, '
-                        'parameters by keyword); returns its output, or a list of outputs.' % op)
+    describe(function, op, 'NDArray',
+             'Runs the %s operator on NDArrays (inputs by position or by name, then parameters '
+             'by position or keyword); returns its output, or a list of outputs.' % op)
     return function
 
 

@@ -2,7 +2,7 @@
 C++ registry, and the fluent methods (data.sum(axis=1))."""
 import types
 
-from .._ops import attrs_of, register_operators
+from .._ops import attrs_of, describe, register_operators, split_positional
 from ..attribute import AttrScope
 from ..name import NameManager
 from .symbol import Symbol, _create
@@ -15,10 +15,7 @@ def make_function(op):
     def function(*args, **kwargs):
         name = kwargs.pop('name', None)
         attr = kwargs.pop('attr', None)
-        for i, a in enumerate(args):
-            if not isinstance(a, Symbol):
-                raise TypeError('%s: positional argument %d must be a Symbol, got %s; give '
-                                'parameters by keyword' % (op, i, type(a).__name__))
+        args, kwargs = split_positional(op, args, kwargs, lambda a: isinstance(a, Symbol))
         keywords = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
         attrs = attrs_of({k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})
         if op in ('Concat', 'concat', 'add_n', 'ElementWiseSum') and 'num_args' not in attrs:
@@ -29,9 +26,9 @@ def make_function(op):
 
     function.__name__ = op
     function.__qualname__ = op
-    function.__doc__ = ('Applies the %s operator: inputs are Symbols (by position or name), '
-                        'parameters keywords; an input not given becomes a variable '
-                        '<name>_<input>.' % op)
+    describe(function, op, 'Symbol',
+             'Applies the %s operator: inputs are Symbols (by position or name), then parameters '
+             'by position or keyword; an input not given becomes a variable <name>_<input>.' % op)
     return function
 
 
