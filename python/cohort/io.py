@@ -10,7 +10,8 @@ from .base import mx_real_t
 from .ndarray import NDArray
 from .ndarray.ndarray import array
 
-__all__ = ['DataDesc', 'DataBatch', 'DataIter', 'NDArrayIter', 'CSVIter', 'MNISTIter']
+__all__ = ['DataDesc', 'DataBatch', 'DataIter', 'NDArrayIter', 'CSVIter', 'MNISTIter',
+           'ResizeIter', 'PrefetchingIter']
 
 
 class DataDesc(namedtuple('DataDesc', ['name', 'shape'])):
@@ -243,3 +244,7 @@ class MNISTIter(_NativeIter):
         handle = _cohort.mnist_iter(image, label, bool(flat), batch_size, bool(shuffle), seed,
                                     data_name, label_name)
         super().__init__(handle, batch_size)
+
+
+# The wrappers over any DataIter (last: they build on the classes above).
+from .io_wrappers import PrefetchingIter, ResizeIter  # noqa: E402,F401

@@ -151,3 +151,42 @@ def test_mnist_iter_reads_fashion_mnist():
     b = next(iter(it))
     assert b.data[0].shape == (100, 784) and b.label[0].shape == (100,)
     assert 0 <= b.data[0].asnumpy().min() and b.data[0].asnumpy().max() < 1
+
+
+def test_resize_iter_as_mxnet():
+    it = mx.io.NDArrayIter(np.arange(40, dtype='f').reshape(10, 4), np.arange(10, dtype='f'),
+                           batch_size=4)  # 3 batches, the last padded
+    resized = mx.io.ResizeIter(it, 5)
+    firsts = [b.data[0].asnumpy()[0, 0] for b in resized]
+    # Wraps around after 3 batches: MXNet 1.9.1 gives the same.
+    assert firsts == [0, 16, 32, 0, 16]
+    assert resized.provide_data == it.provide_data and resized.batch_size == 4
+    resized.reset()
+    assert next(resized).data[0].asnumpy()[0, 0] == 0
+    with pytest.raises(TypeError):
+        mx.io.ResizeIter([1, 2], 3)
+
+
+def test_prefetching_iter_joins_and_renames():
+    a = mx.io.NDArrayIter({'data': np.arange(12, dtype='f').reshape(6, 2)}, batch_size=3)
+    b = mx.io.NDArrayIter({'data': -np.arange(12, dtype='f').reshape(6, 2)}, batch_size=3)
+    p = mx.io.PrefetchingIter([a, b], rename_data=[{'data': 'data_1'}, {'data': 'data_2'}])
+    assert [d.name for d in p.provide_data] == ['data_1', 'data_2']
+    assert p.batch_size == 3
+    for epoch in range(2):
+        batches = list(p)
+        assert len(batches) == 2
+        np.testing.assert_array_equal(batches[1].data[0].asnumpy(), [[6, 7], [8, 9], [10, 11]])
+        np.testing.assert_array_equal(batches[1].data[1].asnumpy(),
+                                      -np.array([[6, 7], [8, 9], [10, 11]]))
+        p.reset()
+
+    class Failing(mx.io.DataIter):
+        provide_data = [mx.io.DataDesc('data', (2, 2))]
+        provide_label = []
+
+        def next(self):
+            raise RuntimeError('disk gone')
+
+    with pytest.raises(RuntimeError, match='disk gone'):
+        next(mx.io.PrefetchingIter(Failing()))
