@@ -11,7 +11,7 @@ from .ndarray import NDArray
 from .ndarray.ndarray import array
 
 __all__ = ['DataDesc', 'DataBatch', 'DataIter', 'NDArrayIter', 'CSVIter', 'MNISTIter',
-           'ResizeIter', 'PrefetchingIter']
+           'ImageRecordIter', 'ResizeIter', 'PrefetchingIter']
 
 
 class DataDesc(namedtuple('DataDesc', ['name', 'shape'])):
@@ -244,6 +244,62 @@ class MNISTIter(_NativeIter):
         handle = _cohort.mnist_iter(image, label, bool(flat), batch_size, bool(shuffle), seed,
                                     data_name, label_name)
         super().__init__(handle, batch_size)
+
+
+class ImageRecordIter(_NativeIter):
+    """Images in MXNet's RecordIO (.rec, with its .idx when given): decoded, resized (shorter
+    side to `resize`), cropped to data_shape (random with rand_crop, else centered), mirrored
+    with rand_mirror, then (pixel - mean) / std * scale, on preprocess_threads threads
+    (Note [Image records] in io/image_record_iter.h). MXNet's keywords; one Cohort does not
+    know, or an augmenter it does not have yet, is an error naming it."""
+
+    # MXNet's augmenters that Cohort has not: accepted only at their "off" value.
+    _NOT_YET = {'max_rotate_angle': 0, 'max_aspect_ratio': 0, 'max_shear_ratio': 0,
+                'max_random_scale': 1, 'min_random_scale': 1, 'random_h': 0, 'random_s': 0,
+                'random_l': 0, 'max_random_illumination': 0, 'max_random_contrast': 0,
+                'rotate': -1, 'fill_value': 255, 'pad': 0, 'mean_img': '',
+                'max_img_size': 1e10, 'min_img_size': 0, 'max_crop_size': -1,
+                'min_crop_size': -1, 'inter_method': 1, 'seed_aug': None}
+    # Keywords that change nothing here (threads, buffers, logging, the image's dtype).
+    _IGNORED = ('prefetch_buffer', 'verbose', 'dtype', 'ctx', 'shuffle_chunk_size',
+                'shuffle_chunk_seed', 'num_parts_check', 'silent')
+
+    def __init__(self, path_imgrec, data_shape, batch_size, path_imgidx='', label_width=1,
+                 resize=-1, rand_crop=False, rand_mirror=False, mean_r=0.0, mean_g=0.0,
+                 mean_b=0.0, std_r=1.0, std_g=1.0, std_b=1.0, scale=1.0, shuffle=False, seed=0,
+                 round_batch=True, preprocess_threads=4, num_parts=1, part_index=0,
+                 data_name='data', label_name='softmax_label', **kwargs):
+        for key, value in kwargs.items():
+            if key in self._NOT_YET:
+                if value != self._NOT_YET[key] and value is not None:
+                    raise ValueError('ImageRecordIter: %s=%r is an augmenter Cohort does not '
+                                     'have yet' % (key, value))
+            elif key not in self._IGNORED:
+                raise TypeError('ImageRecordIter: unknown keyword %r' % key)
+        if not isinstance(path_imgrec, str) or not isinstance(path_imgidx, str):
+            raise TypeError('ImageRecordIter: path_imgrec and path_imgidx must be str')
+        data_shape = tuple(int(d) for d in data_shape)
+        if len(data_shape) != 3:
+            raise ValueError('ImageRecordIter: data_shape must be (channels, height, width), '
+                             'got %r' % (data_shape,))
+        handle = _cohort.image_record_iter(
+            path_imgrec, path_imgidx, list(data_shape), int(batch_size), int(resize),
+            bool(rand_crop), bool(rand_mirror), [float(mean_r), float(mean_g), float(mean_b)],
+            [float(std_r), float(std_g), float(std_b)], float(scale), bool(shuffle), int(seed),
+            int(label_width), int(preprocess_threads), bool(round_batch), int(num_parts),
+            int(part_index))
+        self._names = {'data': data_name, 'softmax_label': label_name}
+        super().__init__(handle, batch_size)
+
+    @property
+    def provide_data(self):
+        return [DataDesc(self._names.get(d.name, d.name), d.shape, d.dtype, d.layout)
+                for d in super().provide_data]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(self._names.get(d.name, d.name), d.shape, d.dtype, d.layout)
+                for d in super().provide_label]
 
 
 # The wrappers over any DataIter (last: they build on the classes above).

@@ -1,6 +1,7 @@
 // Data iterators of the C++ core (NDArrayIter, MNISTIter, CSVIter) and the DataDesc/DataBatch
 // conversions the Python io module and the executor manager share.
 #include "io/csv_iter.h"
+#include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
 #include "io/ndarray_iter.h"
 #include "python/src/bindings.h"
@@ -114,6 +115,42 @@ void RegisterIO(py::module_& m) {
       py::arg("data_csv"), py::arg("data_shape"), py::arg("label_csv"), py::arg("label_shape"),
       py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("last_batch_handle"),
       py::arg("data_name"), py::arg("label_name"));
+  // MXNet's ImageRecordIter keywords, checked and converted by cohort.io.ImageRecordIter.
+  m.def(
+      "image_record_iter",
+      [](const std::string& path_imgrec, const std::string& path_imgidx,
+         const std::vector<int64_t>& data_shape, int64_t batch_size, int64_t resize, bool rand_crop,
+         bool rand_mirror, const std::vector<float>& mean, const std::vector<float>& std,
+         float scale, bool shuffle, uint64_t seed, int64_t label_width, int preprocess_threads,
+         bool round_batch, int num_parts, int part_index) {
+        COHORT_CHECK(data_shape.size() == 3 && mean.size() == 3 && std.size() == 3)
+            << "ImageRecordIter: data_shape, mean and std take 3 values";
+        ImageRecordIterOptions o;
+        o.path_imgrec = path_imgrec;
+        o.path_imgidx = path_imgidx;
+        std::copy(data_shape.begin(), data_shape.end(), o.data_shape.begin());
+        o.batch_size = batch_size;
+        o.resize = resize;
+        o.rand_crop = rand_crop;
+        o.rand_mirror = rand_mirror;
+        std::copy(mean.begin(), mean.end(), o.mean.begin());
+        std::copy(std.begin(), std.end(), o.std.begin());
+        o.scale = scale;
+        o.shuffle = shuffle;
+        o.seed = seed;
+        o.label_width = label_width;
+        o.preprocess_threads = preprocess_threads;
+        o.last_batch = round_batch ? LastBatchHandle::kPad : LastBatchHandle::kDiscard;
+        o.num_parts = num_parts;
+        o.part_index = part_index;
+        py::gil_scoped_release release;
+        return std::unique_ptr<DataIter>(std::make_unique<ImageRecordIter>(o));
+      },
+      py::arg("path_imgrec"), py::arg("path_imgidx"), py::arg("data_shape"), py::arg("batch_size"),
+      py::arg("resize"), py::arg("rand_crop"), py::arg("rand_mirror"), py::arg("mean"),
+      py::arg("std"), py::arg("scale"), py::arg("shuffle"), py::arg("seed"), py::arg("label_width"),
+      py::arg("preprocess_threads"), py::arg("round_batch"), py::arg("num_parts"),
+      py::arg("part_index"));
 }
 
 }  // namespace cohort::python

@@ -190,3 +190,32 @@ def test_prefetching_iter_joins_and_renames():
 
     with pytest.raises(RuntimeError, match='disk gone'):
         next(mx.io.PrefetchingIter(Failing()))
+
+
+def test_image_record_iter_serves_mxnets_batches(data_dir):
+    """The batches MXNet 1.9.1's ImageRecordIter served for the same keywords
+    (scripts/make_mxnet_image_record_fixture.py)."""
+    folder = os.path.join(data_dir, 'image_records')
+    expected = mx.nd.load(os.path.join(folder, 'expected.params'))
+    it = mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'), data_shape=(3, 12, 12),
+                               batch_size=4, mean_r=10, mean_g=20, mean_b=30, std_r=2, std_g=3,
+                               std_b=4, scale=0.5, shuffle=False, preprocess_threads=1,
+                               prefetch_buffer=1, label_name='label')
+    assert [d.name for d in it.provide_label] == ['label']
+    batches = list(it)
+    assert len(batches) == 2
+    for b, batch in enumerate(batches):
+        np.testing.assert_allclose(batch.data[0].asnumpy(),
+                                   expected['center_data_b%d' % b].asnumpy(), atol=1e-4)
+        np.testing.assert_array_equal(batch.label[0].asnumpy(),
+                                      expected['center_label_b%d' % b].asnumpy())
+        assert batch.pad == expected['center_pad_b%d' % b].asscalar()
+    with pytest.raises(TypeError, match='frobnicate'):
+        mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'),
+                              data_shape=(3, 12, 12), batch_size=2, frobnicate=1)
+    with pytest.raises(ValueError, match='max_rotate_angle'):
+        mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'),
+                              data_shape=(3, 12, 12), batch_size=2, max_rotate_angle=10)
+    with pytest.raises(mx.MXNetError, match='nothing.rec'):
+        mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'nothing.rec'),
+                              data_shape=(3, 12, 12), batch_size=2)
