@@ -64,6 +64,13 @@ NDArray NDArray::Reshape(const Shape& shape) const {
   return NDArray(storage_, offset_, shape, dtype_);
 }
 
+NDArray NDArray::Wrap(void* data, const Shape& shape, DType dtype, Context ctx,
+                      std::function<void()> release) {
+  COHORT_CHECK(shape.is_known()) << "Wrap: unknown shape " << shape;
+  const size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  return NDArray(Storage::Wrap(data, bytes, ctx, std::move(release)), 0, shape, dtype);
+}
+
 NDArray NDArray::View(const Shape& shape, DType dtype) const {
   CheckNotNone("View");
   COHORT_CHECK(shape.is_known()) << "View as unknown shape " << shape;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -42,6 +43,11 @@ class NDArray {
                             Context ctx = Context::CPU()) {
     return FromVector<T>(shape, std::span<const T>(values), ctx);
   }
+
+  // An array over memory owned elsewhere (zero-copy from DLPack): `data` holds shape's elements
+  // of dtype, row-major, on ctx; `release` runs when the last array over it is dropped.
+  static NDArray Wrap(void* data, const Shape& shape, DType dtype, Context ctx,
+                      std::function<void()> release);
 
   bool is_none() const { return storage_ == nullptr; }
   const Shape& shape() const { return shape_; }

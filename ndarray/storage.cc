@@ -79,7 +79,21 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
   return std::make_shared<Storage>(Key(), data, bytes, ctx);
 }
 
+std::shared_ptr<Storage> Storage::Wrap(void* data, size_t bytes, Context ctx,
+                                       std::function<void()> release) {
+  auto storage = std::make_shared<Storage>(Key(), data, bytes, ctx);
+  storage->release_ = std::move(release);
+  return storage;
+}
+
 Storage::~Storage() {
+  if (release_) {
+    try {
+      release_();
+    } catch (...) {  // a destructor must not throw
+    }
+    return;
+  }
   if (!data_) return;
   try {
     switch (ctx_.type) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "base/context.h"
@@ -18,6 +19,10 @@ class Storage {
 
   // A block of `bytes` on ctx; zero bytes gives a valid Storage with a null data pointer.
   static std::shared_ptr<Storage> Alloc(size_t bytes, Context ctx);
+  // A block owned elsewhere (a DLPack producer's tensor): `release` runs, instead of a free,
+  // when the last array over it is dropped.
+  static std::shared_ptr<Storage> Wrap(void* data, size_t bytes, Context ctx,
+                                       std::function<void()> release);
 
   // Only Alloc makes a Storage (the key is private); public so make_shared can call it.
   struct Key {
@@ -38,6 +43,7 @@ class Storage {
   void* data_;
   size_t size_;
   Context ctx_;
+  std::function<void()> release_;  // set for wrapped blocks
 };
 
 // Frees the GPU blocks cached by device `device`'s pool (no-op without CUDA).

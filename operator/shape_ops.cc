@@ -225,6 +225,65 @@ class Reshape : public Relabel {
   bool reverse_;
 };
 
+// reshape_like(lhs, rhs): lhs under rhs's shape, or lhs's axes [lhs_begin, lhs_end) replaced by
+// rhs's [rhs_begin, rhs_end) (MXNet 1.9's ranges; None: the start or the end). rhs only gives a
+// shape: its gradient is zero.
+class ReshapeLike : public Relabel {
+ public:
+  explicit ReshapeLike(const Attrs& attrs) {
+    ParamReader r("reshape_like", attrs);
+    lhs_begin_ = r.OptionalInt("lhs_begin");
+    lhs_end_ = r.OptionalInt("lhs_end");
+    rhs_begin_ = r.OptionalInt("rhs_begin");
+    rhs_end_ = r.OptionalInt("rhs_end");
+    r.Finish();
+  }
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0]) || !ShapeKnown(in[1])) return false;
+    const auto [lb, le] = Range(in[0], lhs_begin_, lhs_end_, "lhs");
+    const auto [rb, re] = Range(in[1], rhs_begin_, rhs_end_, "rhs");
+    std::vector<int64_t> dims(in[0].begin(), in[0].begin() + lb);
+    dims.insert(dims.end(), in[1].begin() + rb, in[1].begin() + re);
+    dims.insert(dims.end(), in[0].begin() + le, in[0].end());
+    const Shape shape{std::span<const int64_t>(dims)};
+    COHORT_CHECK(shape.ndim() > 0 && shape.Size() == in[0].Size())
+        << "reshape_like: lhs " << in[0] << " cannot take the shape " << shape;
+    AssignShape(out[0], shape, type(), "output");
+    return true;
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>& out,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>& aux) const override {
+    if (req[1] == GradReq::kWrite) {
+      COHORT_GPU_DISPATCH(ctx, {
+        ZeroGpu(ctx, in_grad[1]);
+        Relabel::Backward(ctx, out_grad, in, out, req, in_grad, aux);
+      });
+      in_grad[1].Fill(0);
+    }
+    Relabel::Backward(ctx, out_grad, in, out, req, in_grad, aux);
+  }
+
+ private:
+  // [begin, end) of `s`'s axes (negative: from the end; None: the start, the end).
+  static std::pair<int, int> Range(const Shape& s, std::optional<int64_t> begin,
+                                   std::optional<int64_t> end, const char* side) {
+    const int n = s.ndim();
+    const int b = begin ? static_cast<int>(*begin < 0 ? *begin + n : *begin) : 0;
+    const int e = end ? static_cast<int>(*end < 0 ? *end + n : *end) : n;
+    COHORT_CHECK(0 <= b && b <= e && e <= n)
+        << "reshape_like: " << side << " axes [" << b << ", " << e << ") of " << s;
+    return {b, e};
+  }
+
+  std::optional<int64_t> lhs_begin_, lhs_end_, rhs_begin_, rhs_end_;
+};
+
 // Joins its inputs along `dim`.
 class Concat : public Operator {
  public:
@@ -354,6 +413,7 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register("expand_dims", [](const Attrs& a) { return std::make_unique<ExpandDims>(a); });
   r.Register("squeeze", [](const Attrs& a) { return std::make_unique<Squeeze>(a); });
   r.Register("Concat", [](const Attrs& a) { return std::make_unique<Concat>(a); });
+  r.Register("reshape_like", [](const Attrs& a) { return std::make_unique<ReshapeLike>(a); });
   for (const char* name : {"shape_array", "size_array"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<ShapeArray>(n, a); });

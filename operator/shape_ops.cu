@@ -74,4 +74,6 @@ void ShapeArrayGpu(const OpContext& ctx, const ShapeValues& s, const NDArray& ou
   ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t k) { y[k] = ShapeValue(s, k); });
 }
 
+void ZeroGpu(const OpContext& ctx, const NDArray& a) { ZeroOnStream(Gpu(ctx), a); }
+
 }  // namespace cohort::op

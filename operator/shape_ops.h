@@ -1,7 +1,8 @@
 // Flatten, Reshape, expand_dims, squeeze and Concat: Concat's parameters and the layout of its
 // joined array, which the CPU kernel (shape_ops.cc) and the CUDA kernel (shape_ops.cu) both use.
 // The others only relabel memory (copies where the planner did not share it). shape_array and
-// size_array write the input's shape (or size) as int64, as MXNet does.
+// size_array write the input's shape (or size) as int64, as MXNet does; reshape_like relabels
+// lhs with (part of) rhs's shape.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +53,8 @@ COHORT_HOST_DEVICE int64_t ShapeValue(const ShapeValues& s, int64_t k) {
   return size;
 }
 
-// shape_ops.cu (Note [GPU kernels]): out[k] = ShapeValue(s, k).
+// shape_ops.cu (Note [GPU kernels]): out[k] = ShapeValue(s, k); a zeroed array.
 void ShapeArrayGpu(const OpContext& ctx, const ShapeValues& s, const NDArray& out);
+void ZeroGpu(const OpContext& ctx, const NDArray& a);
 
 }  // namespace cohort::op

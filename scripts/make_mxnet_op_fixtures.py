@@ -215,6 +215,18 @@ CASES = [
     ("one_hot", "one_hot", {"depth": "4", "on_value": "2.5", "off_value": "-1"}, [(2, 3)], False),
     ("shape_array", "shape_array", {}, [(2, 3, 4)], False),
     ("size_array", "size_array", {}, [(2, 3, 4)], False),
+    ("reshape_like", "reshape_like", {}, [(2, 6), (3, 4)], True),
+    ("reshape_like_ranges", "reshape_like",
+     {"lhs_begin": "1", "lhs_end": "None", "rhs_begin": "0", "rhs_end": "2"},
+     [(2, 6), (3, 2, 5)], True),
+    ("pad_constant", "Pad", {"mode": "constant", "pad_width": "(0, 0, 0, 0, 1, 2, 2, 1)",
+                             "constant_value": "0.5"}, [(2, 2, 3, 4)], True),
+    ("pad_edge", "Pad", {"mode": "edge", "pad_width": "(0, 0, 0, 0, 2, 1, 1, 3)"},
+     [(1, 2, 3, 4)], True),
+    ("pad_reflect", "Pad", {"mode": "reflect", "pad_width": "(0, 0, 0, 0, 2, 1, 1, 3)"},
+     [(1, 2, 3, 4)], True),
+    ("pad_reflect_5d", "Pad", {"mode": "reflect", "pad_width": "(0, 0, 0, 0, 1, 1, 2, 0, 0, 1)"},
+     [(1, 1, 2, 3, 2)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",

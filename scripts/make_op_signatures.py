@@ -22,8 +22,9 @@ OUT = os.path.join(ROOT, 'python', 'cohort', '_signatures.json')
 
 
 def cohort_op_names(build_python):
-    code = 'import cohort._ops as o; print("\\n".join(o.op_names()))'
-    env = dict(os.environ, PYTHONPATH=build_python)
+    # The extension alone (the package's import reads the table this script writes).
+    code = 'import _cohort; print("\\n".join(_cohort.op_names()))'
+    env = dict(os.environ, PYTHONPATH=os.path.join(build_python, 'cohort'))
     text = subprocess.check_output(['/usr/bin/python3', '-c', code], env=env, text=True)
     return text.split()
 

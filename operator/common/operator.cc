@@ -37,9 +37,11 @@ OpRegistry& OpRegistry::Get() {
   return registry;
 }
 
-// replicate.cc and sort.cc (declared here rather than in operator.h, which every kernel includes).
+// replicate.cc, sort.cc and pad.cc (declared here rather than in operator.h, which every kernel
+// includes).
 void RegisterReplicate(OpRegistry& r);
 void RegisterSort(OpRegistry& r);
+void RegisterPad(OpRegistry& r);
 
 OpRegistry::OpRegistry() {
   RegisterFullyConnected(*this);
@@ -66,6 +68,7 @@ OpRegistry::OpRegistry() {
   RegisterCast(*this);
   RegisterReplicate(*this);
   RegisterSort(*this);
+  RegisterPad(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {

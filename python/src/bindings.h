@@ -23,6 +23,7 @@ void RegisterImperative(py::module_& m);
 void RegisterIO(py::module_& m);
 void RegisterMetric(py::module_& m);
 void RegisterManager(py::module_& m);
+void RegisterDLPack(py::module_& m);
 
 // A tuple or list of ints as a Shape; TypeError/ValueError naming `what` otherwise.
 Shape ShapeFromPython(const py::handle& value, const std::string& what);

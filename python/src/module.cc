@@ -61,6 +61,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterIO(m);
   RegisterMetric(m);
   RegisterManager(m);
+  RegisterDLPack(m);
   m.def("num_gpus", &device::Count);
 }
 

@@ -244,3 +244,24 @@ def test_argmax_and_numpy_dispatch():
     np.testing.assert_array_equal(mx.nd.argmin(a, axis=0).asnumpy(), [0, 1, 0])
     assert a.argmax().asnumpy().tolist() == [3]  # flattened
     np.testing.assert_array_equal(mx.nd.argmax_channel(a).asnumpy(), [1, 0])
+
+
+def test_dlpack_both_ways_without_a_copy():
+    a = mx.nd.array(np.arange(6).reshape(2, 3), dtype='int32')
+    n = np.from_dlpack(a)  # numpy consumes Cohort's capsule
+    assert n.ctypes.data == a.handle.address and n.dtype == np.int32
+    np.testing.assert_array_equal(n, [[0, 1, 2], [3, 4, 5]])
+    src = np.arange(8, dtype=np.float64).reshape(2, 4)
+    b = mx.nd.from_dlpack(src)  # Cohort consumes numpy's
+    assert b.handle.address == src.ctypes.data and b.dtype == np.float64 and b.shape == (2, 4)
+    src[0, 0] = 42  # the same memory
+    assert b.asnumpy()[0, 0] == 42
+    del src
+    np.testing.assert_array_equal((b + 1).asnumpy()[1], [5, 6, 7, 8])  # still alive
+    c = mx.nd.from_dlpack(mx.nd.to_dlpack_for_read(mx.nd.ones((3,))))
+    np.testing.assert_array_equal(c.asnumpy(), [1, 1, 1])
+    assert a.__dlpack_device__() == (1, 0)
+    with pytest.raises(ValueError, match='row-major'):
+        mx.nd.from_dlpack(np.ones((3, 4))[:, ::2])
+    with pytest.raises(TypeError):
+        mx.nd.from_dlpack(3)

@@ -97,6 +97,22 @@ class NDArray:
             return self._handle.copy_to_context('cpu:0')
         return self._handle
 
+    # ---- DLPack (zero-copy exchange with numpy, PyTorch, CuPy, ...)
+    def __dlpack__(self, stream=None):
+        """A 'dltensor' capsule sharing this array's memory (the array stays alive while it is
+        used). GPU arrays: wait for their kernels first (wait_to_read)."""
+        self.wait_to_read()
+        return _cohort.to_dlpack(self._handle)
+
+    def __dlpack_device__(self):
+        return _cohort.dlpack_device(self._handle)
+
+    def to_dlpack_for_read(self):
+        return self.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        return self.__dlpack__()
+
     def __array__(self, dtype=None):
         view = np.asarray(self._host())
         return view if dtype is None else view.astype(dtype, copy=False)
@@ -391,6 +407,20 @@ def load(fname):
     names, handles = _cohort.load(fname)
     arrays = [NDArray(h) for h in handles]
     return dict(zip(names, arrays)) if names else arrays
+
+
+def from_dlpack(dlpack):
+    """An NDArray sharing the memory of a DLPack capsule or of an object with __dlpack__ (a
+    numpy array, a torch tensor, ...); row-major tensors only."""
+    return NDArray(_cohort.from_dlpack(dlpack))
+
+
+def to_dlpack_for_read(data):
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data):
+    return data.to_dlpack_for_write()
 
 
 def waitall():
