@@ -53,6 +53,15 @@ class Lookup : public Operator {
   }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  // The indices keep their own dtype; the table and the output share one (float32 kernels).
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], in[table_arg_], type(), "output");
+    AssignType(in[table_arg_], out[0], type(), ListArguments()[table_arg_]);
+    return in[1 - table_arg_].has_value() && out[0].has_value();
+  }
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kInt32 || dtype == DType::kInt64;
+  }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -78,12 +87,14 @@ class Lookup : public Operator {
     const NDArray& indices = in[1 - table_arg_];
     const int64_t rows = table.shape()[0], d = table.size() / rows;
     COHORT_GPU_DISPATCH(ctx, EmbeddingForwardGpu(ctx, indices, table, out[0], rows, d, Wraps()));
-    const float* idx = F(indices);
     const float* w = F(table);
     float* y = F(out[0]);
-    for (int64_t i = 0; i < indices.size(); ++i) {
-      std::memcpy(y + i * d, w + Row(idx[i], i, rows) * d, d * sizeof(float));
-    }
+    DispatchIndex(indices.dtype(), [&](auto tag) {
+      const auto* idx = static_cast<const decltype(tag)*>(indices.raw_data());
+      for (int64_t i = 0; i < indices.size(); ++i) {
+        std::memcpy(y + i * d, w + Row(idx[i], i, rows) * d, d * sizeof(float));
+      }
+    });
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -97,23 +108,26 @@ class Lookup : public Operator {
     if (req[ii] == GradReq::kWrite) in_grad[ii].Fill(0);  // indices get no gradient
     if (req[ti] == GradReq::kNull) return;
     if (req[ti] == GradReq::kWrite) in_grad[ti].Fill(0);
-    const float* idx = F(in[ii]);
     const float* dy = F(out_grad[0]);
     float* dw = F(in_grad[ti]);
-    for (int64_t i = 0; i < in[ii].size(); ++i) {
-      float* dst = dw + Row(idx[i], i, rows) * d;
-      const float* src = dy + i * d;
-      for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
-    }
+    DispatchIndex(in[ii].dtype(), [&](auto tag) {
+      const auto* idx = static_cast<const decltype(tag)*>(in[ii].raw_data());
+      for (int64_t i = 0; i < in[ii].size(); ++i) {
+        float* dst = dw + Row(idx[i], i, rows) * d;
+        const float* src = dy + i * d;
+        for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
+      }
+    });
   }
 
  private:
   bool Wraps() const { return mode_ == TakeMode::kWrap; }
 
-  int64_t Row(float index, int64_t position, int64_t rows) const {
+  template <typename I>
+  int64_t Row(I index, int64_t position, int64_t rows) const {
     if (mode_ == TakeMode::kRaise) {
       COHORT_CHECK(EmbeddingIndexValid(index, rows))
-          << type() << ": index " << index << " at position " << position << " is outside [0, "
+          << type() << ": index " << +index << " at position " << position << " is outside [0, "
           << rows << ")";
     }
     return EmbeddingRow(index, rows, Wraps());

@@ -204,20 +204,58 @@ TEST(DTypeExecutor, Int64BroadcastIsExact) {
             (std::vector<int64_t>{int64_t{1} << 39, three39, 0, 0}));
 }
 
+// Indices of any index dtype look up the same rows: Embedding and take with int32 and int64
+// indices equal float32 ones, and the table's gradient too.
+TEST(DTypeExecutor, IntegerIndicesLookUpRows) {
+  Symbol emb = Symbol::Create("Embedding", std::vector<Symbol>{Var("data")},
+                              {{"input_dim", "4"}, {"output_dim", "3"}}, "emb");
+  Symbol net =
+      Symbol::Group({emb, Symbol::Create("take", std::vector<Symbol>{Var("table"), Var("data")})});
+  std::vector<std::vector<float>> outputs, grads;
+  for (DType t : {DType::kFloat32, DType::kInt32, DType::kInt64}) {
+    auto exec =
+        Executor::SimpleBind(net, Context::CPU(), {{"data", {2, 3}}, {"table", {5, 2}}},
+                             GradReq::kWrite, {{"data", GradReq::kNull}}, nullptr, {{"data", t}});
+    EXPECT_EQ(exec->arg_dict().at("data").dtype(), t);
+    EXPECT_EQ(exec->outputs()[0].dtype(), DType::kFloat32);
+    NDArray::FromVector<double>({2, 3}, {3, 0, 2, 1, 1, 0}).CopyTo(exec->arg_dict().at("data"));
+    std::vector<float> w(12), table(10);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f * static_cast<float>(i);
+    for (size_t i = 0; i < table.size(); ++i) table[i] = -1.0f * static_cast<float>(i);
+    NDArray::FromVector<float>({4, 3}, w).CopyTo(exec->arg_dict().at("emb_weight"));
+    NDArray::FromVector<float>({5, 2}, table).CopyTo(exec->arg_dict().at("table"));
+    exec->Forward(true);
+    exec->Backward({NDArray::Full({2, 3, 3}, 1.0), NDArray::Full({2, 3, 2}, 1.0)});
+    outputs.push_back(exec->outputs()[0].ToVector<float>());
+    std::vector<float> out1 = exec->outputs()[1].ToVector<float>();
+    outputs.back().insert(outputs.back().end(), out1.begin(), out1.end());
+    grads.push_back(exec->grad_dict().at("emb_weight").ToVector<float>());
+  }
+  EXPECT_EQ(outputs[0][0], 4.5f);  // row 3 of the embedding, column 0
+  EXPECT_EQ(outputs[1], outputs[0]);
+  EXPECT_EQ(outputs[2], outputs[0]);
+  // Rows 0 and 1 are read twice, rows 2 and 3 once.
+  EXPECT_EQ(grads[0], (std::vector<float>{2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(grads[1], grads[0]);
+  EXPECT_EQ(grads[2], grads[0]);
+}
+
 // The same graphs on gpu:0 and the CPU: integers exact, casts equal.
 TEST(DTypeExecutor, GpuMatchesCpu) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
   Symbol a = Var("a"), b = Var("b");
   Symbol net =
       Symbol::Group({a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64"),
+                     Symbol::Create("take", std::vector<Symbol>{Var("t"), b}),
                      Symbol::Create("broadcast_power", std::vector<Symbol>{b, a * 0.0 + 3.0})});
   const std::vector<int32_t> av = {(1 << 30) + 1, INT_MAX, -7, INT_MIN, 5, 1000};
   const std::vector<int32_t> bv = {2, 1, 2, -1, 0, 3};
   std::vector<std::vector<double>> results[2];
   for (int side = 0; side < 2; ++side) {
     const Context ctx = side == 0 ? Context::CPU() : Context::GPU(0);
-    auto exec = Executor::SimpleBind(net, ctx, {{"a", {6}}, {"b", {6}}}, GradReq::kNull, {},
-                                     nullptr, {{"a", DType::kInt32}});
+    auto exec = Executor::SimpleBind(net, ctx, {{"a", {6}}, {"b", {6}}, {"t", {5, 2}}},
+                                     GradReq::kNull, {}, nullptr, {{"a", DType::kInt32}});
+    exec->arg_dict().at("t").Fill(1.5);
     NDArray::FromVector<int32_t>({6}, av).CopyTo(exec->arg_dict().at("a"));
     NDArray::FromVector<int32_t>({6}, bv).CopyTo(exec->arg_dict().at("b"));
     exec->Forward(false);

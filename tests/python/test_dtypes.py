@@ -102,3 +102,15 @@ def test_a_kernel_without_the_dtype_is_refused_by_name():
         fc.simple_bind(mx.cpu(), data=(2, 3), type_dict={'data': 'int32'})
     with pytest.raises(TypeError):
         fc.simple_bind(mx.cpu(), data=(2, 3), type_dict=['int32'])
+
+
+def test_integer_indices_for_embedding_and_take():
+    weight = mx.nd.array(np.arange(12).reshape(4, 3))
+    for dtype in ('float32', 'int32', 'int64'):
+        idx = mx.nd.array([[3, 0], [1, 1]], dtype=dtype)
+        out = mx.nd.Embedding(idx, weight, input_dim=4, output_dim=3)
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out.asnumpy()[0, 0], [9, 10, 11])
+        np.testing.assert_array_equal(mx.nd.take(weight, idx).asnumpy(), out.asnumpy())
+    with pytest.raises(mx.base.MXNetError, match='uint8'):
+        mx.nd.take(weight, mx.nd.array([1], dtype='uint8'))
