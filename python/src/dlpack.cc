@@ -2,6 +2,7 @@
 // to_dlpack_for_read/write) and any producer's capsule as an NDArray (nd.from_dlpack), for
 // numpy, PyTorch, CuPy and the like. The structs are DLPack's ABI (v0.8, dlpack.h), written out
 // here: Debian's python3-numpy does not ship the header.
+#include <algorithm>
 #include <cstring>
 
 #include "ndarray/ndarray.h"
@@ -125,6 +126,13 @@ NDArray FromDLPack(const py::object& source) {
   }
   const DType dtype = FromDL(t.dtype);
   std::vector<int64_t> dims(t.shape, t.shape + t.ndim);
+  // MXNet 1.x's shapes have no scalars and no zero extents (they mean "unknown").
+  if (dims.empty() ||
+      std::find_if(dims.begin(), dims.end(), [](int64_t d) { return d <= 0; }) != dims.end()) {
+    throw py::value_error(
+        "from_dlpack: a scalar or empty tensor (a zero extent) has no MXNet "
+        "1.x shape");
+  }
   if (t.strides) {  // only row-major (compact) tensors: a view of another layout needs a copy
     int64_t expected = 1;
     for (int d = t.ndim - 1; d >= 0; --d) {

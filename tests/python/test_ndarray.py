@@ -265,3 +265,5 @@ def test_dlpack_both_ways_without_a_copy():
         mx.nd.from_dlpack(np.ones((3, 4))[:, ::2])
     with pytest.raises(TypeError):
         mx.nd.from_dlpack(3)
+    with pytest.raises(ValueError, match='empty'):
+        mx.nd.from_dlpack(np.ones((0, 3)))
