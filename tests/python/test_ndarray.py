@@ -267,3 +267,26 @@ def test_dlpack_both_ways_without_a_copy():
         mx.nd.from_dlpack(3)
     with pytest.raises(ValueError, match='empty'):
         mx.nd.from_dlpack(np.ones((0, 3)))
+
+
+def test_mxnet_ndarray_helpers(tmp_path):
+    """concatenate, moveaxis, onehot_encode and load_frombuffer as MXNet 1.x's test_ndarray
+    uses them."""
+    parts = [np.random.uniform(-1, 1, s).astype('f') for s in [(2, 3, 4), (2, 2, 4), (2, 1, 4)]]
+    joined = mx.nd.concatenate([mx.nd.array(p) for p in parts], axis=1)
+    np.testing.assert_array_equal(joined.asnumpy(), np.concatenate(parts, axis=1))
+    x = mx.nd.array(np.arange(12).reshape(2, 2, 3))
+    np.testing.assert_array_equal(mx.nd.moveaxis(x, 0, 2).asnumpy(),
+                                  np.moveaxis(np.arange(12).reshape(2, 2, 3), 0, 2))
+    assert mx.nd.moveaxis(x, 2, 0).shape == (3, 2, 2)
+    out = mx.nd.zeros((3, 4))
+    mx.nd.onehot_encode(mx.nd.array([1, 3, 0]), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(4)[[1, 3, 0]])
+    fname = str(tmp_path / 'a.params')
+    mx.nd.save(fname, {'w': mx.nd.ones((2, 2))})
+    with open(fname, 'rb') as f:
+        data = f.read()
+    loaded = mx.nd.load_frombuffer(data)
+    np.testing.assert_array_equal(loaded['w'].asnumpy(), np.ones((2, 2)))
+    with pytest.raises(mx.MXNetError):
+        mx.nd.load_frombuffer(data[:-10])  # torn: an error, as MXNet

@@ -1,9 +1,10 @@
 """cohort.nd: MXNet 1.x's NDArray API on Cohort's arrays and kernels."""
 import sys as _sys
 
-from .ndarray import (NDArray, add, arange, array, concat, divide, empty, equal, from_dlpack, full,
-                      greater, greater_equal, invoke, lesser, lesser_equal, load, maximum, minimum,
-                      multiply, not_equal, ones, power, save, subtract, to_dlpack_for_read,
+from .ndarray import (NDArray, add, arange, array, concat, concatenate, divide, empty, equal,
+                      from_dlpack, full, greater, greater_equal, invoke, lesser, lesser_equal, load,
+                      load_frombuffer, maximum, minimum, moveaxis, multiply, not_equal,
+                      onehot_encode, ones, power, save, subtract, to_dlpack_for_read,
                       to_dlpack_for_write, waitall, zeros)
 from . import register as _register
 from . import random

@@ -382,6 +382,54 @@ def concat(*data, **kwargs):
     return invoke('Concat', list(data), num_args=len(data), dim=dim, **kwargs)
 
 
+def concatenate(arrays, axis=0, always_copy=True):
+    """MXNet 1.x's concatenate: the arrays joined along `axis` (a new array even for one)."""
+    if not isinstance(arrays, (list, tuple)) or not arrays or \
+            not all(isinstance(a, NDArray) for a in arrays):
+        raise TypeError('concatenate: expected a non-empty list of NDArrays')
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return invoke('Concat', list(arrays), num_args=len(arrays), dim=axis)
+
+
+def moveaxis(tensor, source, destination):
+    """The array with axis `source` moved to `destination` (numpy's moveaxis), as a transpose."""
+    if not isinstance(tensor, NDArray):
+        raise TypeError('moveaxis: expected an NDArray, got %s' % type(tensor).__name__)
+    ndim = tensor.ndim
+    try:
+        source, destination = int(source), int(destination)
+    except TypeError:
+        raise TypeError('moveaxis: source and destination must be ints') from None
+    if not -ndim <= source < ndim or not -ndim <= destination < ndim:
+        raise ValueError('moveaxis: axis out of range for an array of %d dimensions' % ndim)
+    order = [a for a in range(ndim) if a != source % ndim]
+    order.insert(destination % ndim, source % ndim)
+    return invoke('transpose', [tensor], axes=tuple(order))
+
+
+def onehot_encode(indices, out):
+    """MXNet 1.x's legacy one-hot encoding into `out` (rows of out.shape[1]); returns out."""
+    if not isinstance(indices, NDArray) or not isinstance(out, NDArray):
+        raise TypeError('onehot_encode: indices and out must be NDArrays')
+    if out.ndim != 2 or indices.shape != (out.shape[0],):
+        raise ValueError('onehot_encode: out must be (n, depth) for n indices, got %s and %s'
+                         % (indices.shape, out.shape))
+    invoke('one_hot', [indices], depth=out.shape[1]).copyto(out)
+    return out
+
+
+def load_frombuffer(buf):
+    """The arrays of a .params file's bytes (mx.nd.save's format): a dict or a list."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError('load_frombuffer: expected bytes, got %s' % type(buf).__name__)
+    import tempfile  # the C++ reader checks every byte of a file; hand it one
+    with tempfile.NamedTemporaryFile(suffix='.params') as f:
+        f.write(bytes(buf))
+        f.flush()
+        return load(f.name)
+
+
 def save(fname, data):
     """Saves an NDArray, a list of them or a dict str -> NDArray (MXNet's .params format)."""
     if isinstance(data, NDArray):
