@@ -5,12 +5,17 @@
 
 #include <gmock/gmock.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "base/logging.h"
 #include "base/stop_signal.h"
@@ -494,7 +499,14 @@ class SignalDuringNext : public DataIter {
   SignalDuringNext(DataIter& inner, int n, int signo) : inner_(inner), n_(n), signo_(signo) {}
   void Reset() override { inner_.Reset(); }
   bool Next() override {
-    if (++calls_ == n_) std::raise(signo_);
+    // To the process, as a scheduler sends it: the signal thread takes it (Note [Signals on a
+    // thread of their own]); the step goes on once it is recorded.
+    if (++calls_ == n_) {
+      kill(getpid(), signo_);
+      for (int i = 0; i < 5000 && StopSignal() == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
     return inner_.Next();
   }
   const DataBatch& Value() const override { return inner_.Value(); }
