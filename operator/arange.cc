@@ -31,7 +31,12 @@ ArangeParam ArangeParam::Parse(const std::string& op, const Attrs& attrs) {
   } else if (auto axis = optional("axis")) {
     p.axis = static_cast<int>(*axis);
   }
-  r.Enum("dtype", {"float32"}, "float32");
+  if (op == "_arange") {
+    p.dtype = ParseDType(r.Enum(
+        "dtype", {"float32", "float64", "float16", "int32", "int64", "int8", "uint8"}, "float32"));
+  } else {
+    r.Enum("dtype", {"float32"}, "float32");
+  }
   if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
   r.Finish();
   COHORT_CHECK(p.step != 0) << op << ": step must not be 0";
@@ -42,8 +47,11 @@ ArangeParam ArangeParam::Parse(const std::string& op, const Attrs& attrs) {
 namespace {
 
 void FillArange(const ArangeParam& p, const NDArray& out) {
-  float* y = F(out);
-  for (int64_t i = 0; i < out.size(); ++i) y[i] = ArangeValue(p.start, p.step, p.repeat, i);
+  DispatchDType(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* y = out.data<T>();
+    for (int64_t i = 0; i < out.size(); ++i) y[i] = ArangeValue<T>(p.start, p.step, p.repeat, i);
+  });
 }
 
 class Arange : public Operator {
@@ -51,6 +59,12 @@ class Arange : public Operator {
   explicit Arange(const Attrs& attrs) : p_(ArangeParam::Parse("_arange", attrs)) {}
 
   std::vector<std::string> ListArguments() const override { return {}; }
+  // The output is `dtype` (MXNet's _arange dtype).
+  bool InferType(TypeSlots&, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], p_.dtype, type(), "output");
+    return true;
+  }
+  bool TakesDType(DType dtype) const override { return dtype != DType::kBool; }
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }

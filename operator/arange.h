@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/dtype.h"
 #include "base/host_device.h"
 #include "operator/common/operator.h"
 
@@ -17,14 +18,17 @@ struct ArangeParam {
   double step = 1;
   int64_t repeat = 1;
   std::optional<int> axis;  // _contrib_arange_like: None means the data's whole shape
+  DType dtype = DType::kFloat32;  // _arange's output
 
   // `op` is "_arange" or "_contrib_arange_like".
   static ArangeParam Parse(const std::string& op, const Attrs& attrs);
 };
 
-// The value at flat position i: start + ⌊i / repeat⌋ · step.
-COHORT_HOST_DEVICE float ArangeValue(double start, double step, int64_t repeat, int64_t i) {
-  return static_cast<float>(start + static_cast<double>(i / repeat) * step);
+// The value at flat position i: start + ⌊i / repeat⌋ · step, computed in double and converted
+// to T (float32 by default; _arange's dtype: integers exact up to 2^53).
+template <typename T = float>
+COHORT_HOST_DEVICE T ArangeValue(double start, double step, int64_t repeat, int64_t i) {
+  return ConvertValue<T>(start + static_cast<double>(i / repeat) * step);
 }
 
 }  // namespace cohort::op

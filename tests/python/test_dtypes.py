@@ -114,3 +114,13 @@ def test_integer_indices_for_embedding_and_take():
         np.testing.assert_array_equal(mx.nd.take(weight, idx).asnumpy(), out.asnumpy())
     with pytest.raises(mx.base.MXNetError, match='uint8'):
         mx.nd.take(weight, mx.nd.array([1], dtype='uint8'))
+
+
+def test_arange_in_other_dtypes_as_mxnet():
+    # MXNet's test_arange: exact int32 values up to 10000**2.
+    got = mx.nd.arange(start=0, stop=10000 ** 2, step=10001, dtype='int32')
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got.asnumpy(), np.arange(0, 10000 ** 2, 10001, dtype=np.int32))
+    assert mx.nd.arange(0, 3, dtype='float64').dtype == np.float64
+    np.testing.assert_array_equal(mx.nd.arange(1, 4, repeat=2, dtype='int64').asnumpy(),
+                                  [1, 1, 2, 2, 3, 3])
