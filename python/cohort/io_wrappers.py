@@ -7,7 +7,23 @@ import threading
 from .io import DataBatch, DataDesc, DataIter
 
 
-class ResizeIter(DataIter):
+class _ServesCurrentBatch(DataIter):
+    """The DataIter getters of a wrapper that keeps its batch in self.current_batch."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_ServesCurrentBatch):
     """`size` batches an epoch from `data_iter`, starting it again when it runs out (and at
     reset, when reset_internal)."""
 
@@ -45,20 +61,8 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        return self.current_batch.data
 
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
-
-
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_ServesCurrentBatch):
     """The batches of `iters` (one DataIter or a list, read in step), each made ahead by a
     thread; rename_data / rename_label map each iterator's names ({'data': 'data_1'}). A batch
     joins the iterators' data and labels in order."""
@@ -168,15 +172,3 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
