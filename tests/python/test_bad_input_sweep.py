@@ -8,6 +8,13 @@ import pytest
 
 import cohort as mx
 
+@pytest.fixture(autouse=True)
+def in_scratch_directory(tmp_path, monkeypatch):
+    """Junk names reach save functions as file names: they land in a scratch folder, not the
+    checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 JUNK = [None, 'x', object(), -1, 2 ** 70, 1.5, float('nan'), (), (-1, -5), [None], {'a': 1}]
 
 
