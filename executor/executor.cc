@@ -5,6 +5,7 @@
 #include <chrono>
 #include <sstream>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 #include "executor/graph_plan.h"
@@ -118,6 +119,17 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
   COHORT_CHECK(arg_grads.size() == args.size() && grad_reqs.size() == args.size())
       << "Bind: " << arg_grads.size() << " gradient arrays and " << grad_reqs.size()
       << " grad_reqs for " << args.size() << " arguments";
+  // Variables of one name are one input bound to the last array of that name (as MXNet binds
+  // them); a gradient through several such variables would be summed nowhere (MXNet returns one
+  // reader's share), so it is refused.
+  std::map<std::string, int> uses;
+  for (const auto& n : arg_names) ++uses[n];
+  for (size_t i = 0; i < args.size(); ++i) {
+    COHORT_CHECK(uses[arg_names[i]] == 1 || grad_reqs[i] == GradReq::kNull)
+        << "Bind: " << uses[arg_names[i]] << " variables are named '" << arg_names[i]
+        << "' and its gradient is asked for (grad_req " << GradReqName(grad_reqs[i])
+        << "): give each variable its own name, or use one variable twice";
+  }
   std::map<std::string, Shape> known;
   // Every array must live where the kernels run (host arrays for cpu contexts).
   auto on_ctx = [&](const NDArray& a) { return a.ctx().SameMemory(ctx); };
@@ -413,7 +425,11 @@ void Executor::FindFinalGradients(const GraphPlan& g) {
   for (size_t i = 0; i < args_.size(); ++i) {
     if (grad_reqs_[i] == GradReq::kNull) continue;
     int last_writer = -1;
-    for (auto [consumer, is_arg] : g.readers[g.arg_entry[i]]) {
+    // Variables of one name are one input, bound to the last array given under that name (as
+    // MXNet binds them): an earlier position of the name reads nothing, its gradient is zero.
+    static const std::remove_cvref_t<decltype(g.readers[0])> kNoReaders;
+    const int entry = g.arg_entry[i];
+    for (auto [consumer, is_arg] : entry < 0 ? kNoReaders : g.readers[entry]) {
       if (is_arg && steps_[consumer]->backward && (last_writer < 0 || consumer < last_writer)) {
         last_writer = consumer;
       }

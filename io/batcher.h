@@ -57,6 +57,8 @@ class Batcher {
   const std::vector<DataDesc>& provide_data() const { return batch_.provide_data; }
   const std::vector<DataDesc>& provide_label() const { return batch_.provide_label; }
   int64_t batch_size() const { return options_.batch_size; }
+  // This epoch's order of the samples (shuffled by the seed; MXNet's NDArrayIter.idx).
+  const std::vector<int64_t>& order() const { return order_; }
   // DataIter::AllLabels: the labels of every sample this iterator may serve (under the default
   // sharding, the whole data set), when the batches hold them as float32.
   std::optional<HeldLabels> AllLabels() const;
@@ -96,6 +98,7 @@ class BatcherIter : public DataIter {
   int64_t batch_size() const override { return batcher_->batch_size(); }
   // Samples in this iterator's part.
   int64_t num_samples() const { return batcher_->num_samples(); }
+  const std::vector<int64_t>& order() const { return batcher_->order(); }
   std::optional<HeldLabels> AllLabels() const override { return batcher_->AllLabels(); }
   std::string DescribeLabelOf(int64_t index) const override {
     const int64_t number = label_lines_.empty() ? index + label_first_ : label_lines_.at(index);

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <map>
 #include <numeric>
 #include <thread>
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "ndarray/params_io.h"
 
 namespace cohort {
 namespace {
@@ -103,7 +106,61 @@ ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options)
   batch_.provide_data.push_back({"data", data_shape, DType::kFloat32, "NCHW"});
   batch_.provide_label.push_back({"softmax_label", label_shape, DType::kFloat32, ""});
   batch_.index.resize(o.batch_size);
+  if (const std::string bad = o.augment.Check(); !bad.empty()) {
+    COHORT_THROW() << "image records '" << rec << "': " << bad;
+  }
+  if (!o.mean_img.empty()) LoadOrComputeMeanImage();
   Reset();
+}
+
+void ImageRecordIter::LoadOrComputeMeanImage() {
+  const ImageRecordIterOptions& o = options_;
+  const auto [channels, height, width] = o.data_shape;
+  const Shape shape{channels, height, width};
+  std::error_code ec;
+  if (std::filesystem::exists(o.mean_img, ec)) {
+    const std::map<std::string, NDArray> arrays = LoadParams(o.mean_img);
+    auto it = arrays.find("mean_img");
+    if (it == arrays.end() || it->second.shape() != shape) {
+      throw DataError(
+          "mean_img '" + o.mean_img + "': expected an array 'mean_img' of shape " +
+              shape.ToString() + " (data_shape)" +
+              (it == arrays.end() ? ", found none" : ", found " + it->second.shape().ToString()),
+          __FILE__, __LINE__);
+    }
+    mean_image_ = it->second.CopyTo(Context::CPU()).ToVector<float>();
+    return;
+  }
+  Log().info("image records '{}': computing the mean image into '{}'", o.path_imgrec, o.mean_img);
+  std::vector<double> sum(static_cast<size_t>(shape.Size()), 0.0);
+  Slot& s = slots_[0];
+  std::vector<float> label(static_cast<size_t>(o.label_width));
+  int64_t counted = 0;
+  for (int64_t record = 0; record < num_records(); ++record) {
+    reader_.Seek(offsets_[record], record);
+    if (!reader_.Next(&s.record)) FailAt(record, "the file ends before this record");
+    const Image* img = Prepare(s, record, /*random=*/false, label.data());
+    if (!img) {
+      if (!o.skip_bad) FailAt(record, s.error);
+      continue;
+    }
+    const int64_t y0 = (img->height - height) / 2, x0 = (img->width - width) / 2;
+    for (int64_t k = 0; k < channels; ++k) {
+      for (int64_t y = 0; y < height; ++y) {
+        for (int64_t x = 0; x < width; ++x) {
+          sum[(k * height + y) * width + x] +=
+              img->at(static_cast<int>(y0 + y), static_cast<int>(x0 + x), static_cast<int>(k));
+        }
+      }
+    }
+    ++counted;
+  }
+  COHORT_CHECK(counted > 0) << "mean_img: no record of '" << o.path_imgrec << "' decodes";
+  mean_image_.resize(sum.size());
+  for (size_t i = 0; i < sum.size(); ++i) {
+    mean_image_[i] = static_cast<float>(sum[i] / static_cast<double>(counted));
+  }
+  SaveParams(o.mean_img, {{"mean_img", NDArray::FromVector<float>(shape, mean_image_)}});
 }
 
 void ImageRecordIter::Reset() {
@@ -163,11 +220,8 @@ bool ImageRecordIter::Next() {
   return true;
 }
 
-// Decodes and augments record `record` into batch slot `slot`; an undecodable image leaves its
-// message in the slot (skip_bad decides), any other fault throws.
-void ImageRecordIter::Process(int64_t slot, int64_t record) {
+const Image* ImageRecordIter::Prepare(Slot& s, int64_t record, bool random, float* label) {
   const ImageRecordIterOptions& o = options_;
-  Slot& s = slots_[slot];
   s.error.clear();
   ImageRecordHeader header;
   std::string_view image;
@@ -181,7 +235,6 @@ void ImageRecordIter::Process(int64_t slot, int64_t record) {
     FailAt(record, "has " + std::to_string(labels) + " label(s), label_width is " +
                        std::to_string(o.label_width));
   }
-  float* label = static_cast<float*>(batch_.label[0].raw_data()) + slot * o.label_width;
   if (header.flag > 0) {
     std::copy(header.labels.begin(), header.labels.end(), label);
   } else {
@@ -193,37 +246,71 @@ void ImageRecordIter::Process(int64_t slot, int64_t record) {
     DecodeImage(image, static_cast<int>(channels), &s.decoded);
   } catch (const Error& e) {
     s.error = e.message();
-    return;
+    return nullptr;
   }
-  const Image* img = &s.decoded;
+  Image* img = &s.decoded;
   if (o.resize > 0) {
     ResizeShorterSide(*img, o.resize, &s.resized);
     img = &s.resized;
+  }
+  if (random && (o.augment.warps() || o.augment.jitters_hsl())) {
+    SampleRandom draws(Mix(AugmentBits(record) ^ 0x5eed));
+    if (o.augment.warps()) {
+      WarpAffine(*img, o.augment, draws, &s.warped);
+      img = &s.warped;
+    }
+    if (o.augment.jitters_hsl()) JitterHsl(img, o.augment, draws);
   }
   if (img->height < height || img->width < width) {
     s.error = "image of " + std::to_string(img->width) + "x" + std::to_string(img->height) +
               (o.resize > 0 ? " after resize" : "") + " is smaller than data_shape's " +
               std::to_string(width) + "x" + std::to_string(height);
-    return;
+    return nullptr;
   }
-  const uint64_t bits = Mix(Mix(Mix(o.seed) ^ static_cast<uint64_t>(epoch_)) ^
-                            static_cast<uint64_t>(record));
+  return img;
+}
+
+uint64_t ImageRecordIter::AugmentBits(int64_t record) const {
+  const uint64_t seed =
+      options_.seed_aug >= 0 ? static_cast<uint64_t>(options_.seed_aug) : options_.seed;
+  return Mix(Mix(Mix(seed) ^ static_cast<uint64_t>(epoch_)) ^ static_cast<uint64_t>(record));
+}
+
+// Decodes and augments record `record` into batch slot `slot`; an undecodable image leaves its
+// message in the slot (skip_bad decides), any other fault throws.
+void ImageRecordIter::Process(int64_t slot, int64_t record) {
+  const ImageRecordIterOptions& o = options_;
+  Slot& s = slots_[slot];
+  float* label = static_cast<float*>(batch_.label[0].raw_data()) + slot * o.label_width;
+  const Image* img = Prepare(s, record, /*random=*/true, label);
+  if (!img) return;
+  const auto [channels, height, width] = o.data_shape;
+  const uint64_t bits = AugmentBits(record);
   int64_t y0 = (img->height - height) / 2, x0 = (img->width - width) / 2;
   if (o.rand_crop) {
     y0 = static_cast<int64_t>((bits >> 1) % static_cast<uint64_t>(img->height - height + 1));
     x0 = static_cast<int64_t>(Mix(bits) % static_cast<uint64_t>(img->width - width + 1));
   }
   const bool mirror = o.rand_mirror && (bits & 1) != 0;
+  SampleRandom draws(Mix(bits ^ 0xc0105));
+  const float contrast =
+      1 + draws.Uniform(-o.augment.max_random_contrast, o.augment.max_random_contrast);
+  const float illumination =
+      draws.Uniform(-o.augment.max_random_illumination, o.augment.max_random_illumination);
   float* out = static_cast<float*>(batch_.data[0].raw_data()) + slot * channels * height * width;
   const int c = img->channels;
   for (int64_t k = 0; k < channels; ++k) {
-    const float mean = o.mean[k], factor = o.scale / o.std[k];
+    const float factor = o.scale / o.std[k];
+    const float* mean_plane =
+        mean_image_.empty() ? nullptr : mean_image_.data() + k * height * width;
     for (int64_t y = 0; y < height; ++y) {
       const uint8_t* row = &img->pixels[(static_cast<size_t>(y0 + y) * img->width + x0) * c + k];
       float* dst = out + (k * height + y) * width;
+      const float* mean_row = mean_plane ? mean_plane + y * width : nullptr;
       for (int64_t x = 0; x < width; ++x) {
         const int64_t from = mirror ? width - 1 - x : x;
-        dst[x] = (static_cast<float>(row[from * c]) - mean) * factor;
+        const float mean = mean_row ? mean_row[x] : o.mean[k];
+        dst[x] = ((static_cast<float>(row[from * c]) - mean) * contrast + illumination) * factor;
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include "base/thread_arena.h"
 #include "io/data_iter.h"
+#include "io/image_augment.h"
 #include "io/image_codec.h"
 #include "io/recordio.h"
 
@@ -37,6 +38,11 @@ struct ImageRecordIterOptions {
   int part_index = 0;
   bool skip_bad = false;    // an undecodable image is logged and replaced (see the Note)
   int64_t max_batches = 0;  // per epoch; 0: all
+  // The per-pixel mean (MXNet's mean_img): a .params file holding "mean_img" of data_shape,
+  // computed over every record (center crops, no random augmentation) and written when missing.
+  std::string mean_img;
+  ImageAugmentOptions augment;  // Note [Image augmenters]
+  int64_t seed_aug = -1;        // the augmenters' seed; -1: `seed`
 };
 
 // Note [Image records]
@@ -83,10 +89,16 @@ class ImageRecordIter : public DataIter {
   // One batch slot's work space, reused from batch to batch.
   struct Slot {
     std::string record;
-    Image decoded, resized;
+    Image decoded, resized, warped;
     std::string error;  // empty when the sample is good
   };
+  // Decodes `record` into `s` (its labels into `label`) and applies resize and, with `random`,
+  // the warp and HSL jitter; returns the image to crop, or null with s.error set.
+  const Image* Prepare(Slot& s, int64_t record, bool random, float* label);
   void Process(int64_t slot, int64_t record);
+  void LoadOrComputeMeanImage();
+  // The sample's random bits this epoch, from seed_aug (or seed) (Note [Image records]).
+  uint64_t AugmentBits(int64_t record) const;
   [[noreturn]] void FailAt(int64_t record, const std::string& what) const;
 
   ImageRecordIterOptions options_;
@@ -98,6 +110,7 @@ class ImageRecordIter : public DataIter {
   std::vector<Slot> slots_;
   std::unique_ptr<ThreadArena> arena_;
   DataBatch batch_;
+  std::vector<float> mean_image_;  // (channels, height, width) when mean_img is given
 };
 
 }  // namespace cohort

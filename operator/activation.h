@@ -33,7 +33,7 @@ constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // its 1/√(2π)
 // GPU's switch never diverges.
 COHORT_HOST_DEVICE float ActivationValue(ActType act, float x, float slope) {
   switch (act) {
-    case ActType::kRelu: return x > 0 ? x : 0.0f;
+    case ActType::kRelu: return x > 0 || x != x ? x : 0.0f;  // NaN stays NaN, as in MXNet
     case ActType::kSigmoid: return FastSigmoid(x);
     case ActType::kTanh: return FastTanh(x);
     case ActType::kSoftrelu: return x > 20 ? x : log1pf(expf(x));

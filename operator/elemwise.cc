@@ -152,6 +152,91 @@ class Binary : public Operator {
   BinaryKind kind_;
 };
 
+// add_n / ElementWiseSum: the sum of num_args arrays of one shape, as running elemwise_add
+// (the same per-element BinaryValue on CPU and GPU); each input's gradient is the output's.
+class AddN : public Operator {
+ public:
+  explicit AddN(const Attrs& attrs) {
+    ParamReader r("add_n", attrs);
+    num_args_ = static_cast<int>(r.Int("num_args"));
+    r.Finish();
+    COHORT_CHECK(num_args_ >= 1 && num_args_ <= 4096)
+        << "add_n: num_args " << num_args_ << ", expected 1 to 4096";
+  }
+  std::vector<std::string> ListArguments() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < num_args_; ++i) names.push_back("arg" + std::to_string(i));
+    return names;
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    for (int pass = 0; pass < 2; ++pass) {  // any known shape determines the others
+      for (size_t i = 0; i < in.size(); ++i) {
+        AssignShape(out[0], in[i], type(), "output");
+        AssignShape(in[i], out[0], type(), "arg" + std::to_string(i));
+      }
+    }
+    return ShapeKnown(out[0]);
+  }
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const NDArray& y = out[0];
+    if (in.size() == 1) {  // a copy: + 0
+      COHORT_GPU_DISPATCH(ctx, ScalarForwardGpu(ctx, ScalarKind::kPlus, 0.0, in[0], y));
+    } else {
+      COHORT_GPU_DISPATCH(ctx, [&] {
+        BinaryForwardGpu(ctx, BinaryKind::kAdd, in[0], in[1], y);
+        for (size_t k = 2; k < in.size(); ++k) {
+          BinaryForwardGpu(ctx, BinaryKind::kAdd, y, in[k], y);
+        }
+      }());
+    }
+    DispatchArithmetic(type(), y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if (in.size() == 1) {
+        ScalarForwardCpu<T>(ScalarKind::kPlus, y.size(), in[0].data<T>(), T(0), y.data<T>());
+        return;
+      }
+      BinaryForwardCpu<T>(BinaryKind::kAdd, y.size(), in[0].data<T>(), in[1].data<T>(),
+                          y.data<T>());
+      for (size_t k = 2; k < in.size(); ++k) {
+        BinaryForwardCpu<T>(BinaryKind::kAdd, y.size(), y.data<T>(), in[k].data<T>(), y.data<T>());
+      }
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, [&] {
+      for (size_t k = 0; k < req.size(); ++k) {
+        if (req[k] == GradReq::kNull) continue;
+        BinaryBackwardGpu(ctx, BinaryKind::kAdd, out_grad[0], {NDArray(), NDArray()},
+                          {req[k], GradReq::kNull}, {in_grad[k], NDArray()});
+      }
+    }());
+    DispatchGradient(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (size_t k = 0; k < req.size(); ++k) {
+        if (req[k] == GradReq::kNull) continue;
+        BinaryGradCpu<T>(BinaryKind::kAdd, req[k], 0, out_grad[0].size(), out_grad[0].data<T>(),
+                         nullptr, nullptr, in_grad[k].data<T>());
+      }
+    });
+  }
+
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+ private:
+  int num_args_ = 0;
+};
+
 class Scalar : public Operator {
  public:
   Scalar(ScalarKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
@@ -226,6 +311,8 @@ void RegisterElemwise(OpRegistry& r) {
                              {"_div", "elemwise_div"}}) {
     r.Alias(alias, name);
   }
+  r.Register("add_n", [](const Attrs& a) { return std::make_unique<AddN>(a); });
+  r.Alias("ElementWiseSum", "add_n");
   const std::pair<const char*, ScalarKind> scalar[] = {
       {"_plus_scalar", ScalarKind::kPlus},     {"_minus_scalar", ScalarKind::kMinus},
       {"_rminus_scalar", ScalarKind::kRMinus}, {"_mul_scalar", ScalarKind::kMul},

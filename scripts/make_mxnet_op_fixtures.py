@@ -227,6 +227,7 @@ CASES = [
      [(1, 2, 3, 4)], True),
     ("pad_reflect_5d", "Pad", {"mode": "reflect", "pad_width": "(0, 0, 0, 0, 1, 1, 2, 0, 0, 1)"},
      [(1, 1, 2, 3, 2)], True),
+    ("add_n", "add_n", {"num_args": "3"}, [(2, 3), (2, 3), (2, 3)], True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",

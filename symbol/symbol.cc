@@ -94,7 +94,13 @@ Symbol Symbol::Create(const std::string& op, const std::map<std::string, Symbol>
   for (const std::string& slot : slots) {
     auto it = inputs.find(slot);
     if (it == inputs.end()) {
-      node->inputs.push_back(Variable(node->name + "_" + slot).outputs_[0]);
+      // The parameters it makes carry the node's __attributes__ (__lr_mult__, __wd_mult__,
+      // __ctx_group__), as MXNet's do: the optimizer and group2ctx read them there.
+      op::Attrs inherited;
+      for (const auto& [key, value] : attrs) {
+        if (key.size() > 4 && key.starts_with("__") && key.ends_with("__")) inherited[key] = value;
+      }
+      node->inputs.push_back(Variable(node->name + "_" + slot, inherited).outputs_[0]);
       continue;
     }
     COHORT_CHECK_EQ(it->second.outputs_.size(), size_t{1})

@@ -17,5 +17,9 @@ from . import io
 from . import metric
 from . import executor_manager
 from . import test_utils
+from . import util
+from .util import np_shape, is_np_shape, set_np_shape, use_np_shape
+from . import autograd
+from . import runtime
 
 __version__ = '0.1.0'

@@ -115,6 +115,10 @@ def attr_text(value):
         return value
     if isinstance(value, (bool, np.bool_)):
         return 'True' if value else 'False'
+    if isinstance(value, np.ndarray):  # broadcast_to(shape=np.array([10, 4])) as MXNet takes it
+        value = value.tolist()
+        if not isinstance(value, list):
+            return attr_text(value)
     if isinstance(value, (list, tuple)):
         return str(tuple(attr_text_item(v) for v in value))
     if isinstance(value, type) and issubclass(value, np.generic):

@@ -153,11 +153,12 @@ class _NativeIter(DataIter):
             return self._batch
         raise StopIteration
 
+    # MXNet's C++-backed iterators (MXDataIter) give the first array; NDArrayIter a list.
     def getdata(self):
-        return self._batch.data
+        return self._batch.data[0]
 
     def getlabel(self):
-        return self._batch.label
+        return self._batch.label[0] if self._batch.label else None
 
     def getpad(self):
         return self._batch.pad
@@ -220,6 +221,18 @@ class NDArrayIter(_NativeIter):
                                       bool(shuffle), seed, last_batch_handle)
         super().__init__(handle, batch_size)
 
+    def getdata(self):
+        return self._batch.data
+
+    def getlabel(self):
+        return self._batch.label
+
+    @property
+    def idx(self):
+        """The samples' order this epoch (MXNet's NDArrayIter.idx): batch i serves
+        idx[i * batch_size:(i + 1) * batch_size]."""
+        return self._handle.order
+
 
 class CSVIter(_NativeIter):
     """Rows of a CSV file as samples of data_shape, labels from label_csv (zeros without)."""
@@ -227,11 +240,12 @@ class CSVIter(_NativeIter):
     def __init__(self, data_csv, data_shape, label_csv=None, label_shape=(1,), batch_size=1,
                  round_batch=True, shuffle=False, seed=0, data_name='data',
                  label_name='softmax_label', dtype='float32', **kwargs):
-        if np.dtype(dtype) != np.float32:
-            raise ValueError("CSVIter: dtype %s; Cohort's CSV iterator serves float32" % dtype)
+        if np.dtype(dtype) not in (np.float32, np.int32, np.int64):
+            raise ValueError('CSVIter: dtype %s; expected float32, int32 or int64' % dtype)
         handle = _cohort.csv_iter(data_csv, tuple(data_shape), label_csv or '',
                                   tuple(label_shape), batch_size, bool(shuffle), seed,
-                                  'pad' if round_batch else 'discard', data_name, label_name)
+                                  'pad' if round_batch else 'discard', data_name, label_name,
+                                  np.dtype(dtype).name)
         super().__init__(handle, batch_size)
 
 
@@ -249,17 +263,21 @@ class MNISTIter(_NativeIter):
 class ImageRecordIter(_NativeIter):
     """Images in MXNet's RecordIO (.rec, with its .idx when given): decoded, resized (shorter
     side to `resize`), cropped to data_shape (random with rand_crop, else centered), mirrored
-    with rand_mirror, then (pixel - mean) / std * scale, on preprocess_threads threads
-    (Note [Image records] in io/image_record_iter.h). MXNet's keywords; one Cohort does not
-    know, or an augmenter it does not have yet, is an error naming it."""
+    with rand_mirror, after MXNet's random warp and HSL jitter when asked, then ((pixel - mean)
+    * contrast + illumination) / std * scale, the mean per channel or mean_img's per pixel, on
+    preprocess_threads threads (Note [Image records] in io/image_record_iter.h). MXNet's
+    keywords; one Cohort does not know, or an augmenter it does not have yet, is an error
+    naming it."""
 
-    # MXNet's augmenters that Cohort has not: accepted only at their "off" value.
-    _NOT_YET = {'max_rotate_angle': 0, 'max_aspect_ratio': 0, 'max_shear_ratio': 0,
-                'max_random_scale': 1, 'min_random_scale': 1, 'random_h': 0, 'random_s': 0,
-                'random_l': 0, 'max_random_illumination': 0, 'max_random_contrast': 0,
-                'rotate': -1, 'fill_value': 255, 'pad': 0, 'mean_img': '',
-                'max_img_size': 1e10, 'min_img_size': 0, 'max_crop_size': -1,
-                'min_crop_size': -1, 'inter_method': 1, 'seed_aug': None}
+    # MXNet's random augmenters (Note [Image augmenters] in io/image_augment.h), with their
+    # defaults; the ones Cohort has not (pad, crop sizes, interpolation) only at their "off"
+    # value.
+    _AUGMENTERS = {'max_rotate_angle': 0, 'rotate': -1, 'max_shear_ratio': 0,
+                   'max_random_scale': 1, 'min_random_scale': 1, 'max_aspect_ratio': 0,
+                   'max_img_size': 1e10, 'min_img_size': 0, 'fill_value': 255, 'random_h': 0,
+                   'random_s': 0, 'random_l': 0, 'max_random_contrast': 0,
+                   'max_random_illumination': 0}
+    _NOT_YET = {'pad': 0, 'max_crop_size': -1, 'min_crop_size': -1, 'inter_method': 1}
     # Keywords that change nothing here (threads, buffers, logging, the image's dtype).
     _IGNORED = ('prefetch_buffer', 'verbose', 'dtype', 'ctx', 'shuffle_chunk_size',
                 'shuffle_chunk_seed', 'num_parts_check', 'silent')
@@ -268,9 +286,16 @@ class ImageRecordIter(_NativeIter):
                  resize=-1, rand_crop=False, rand_mirror=False, mean_r=0.0, mean_g=0.0,
                  mean_b=0.0, std_r=1.0, std_g=1.0, std_b=1.0, scale=1.0, shuffle=False, seed=0,
                  round_batch=True, preprocess_threads=4, num_parts=1, part_index=0,
-                 data_name='data', label_name='softmax_label', **kwargs):
+                 data_name='data', label_name='softmax_label', mean_img='', seed_aug=None,
+                 **kwargs):
+        augment = {}
         for key, value in kwargs.items():
-            if key in self._NOT_YET:
+            if key in self._AUGMENTERS:
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    raise TypeError('ImageRecordIter: %s must be a number, got %r'
+                                    % (key, value))
+                augment[key] = float(value)
+            elif key in self._NOT_YET:
                 if value != self._NOT_YET[key] and value is not None:
                     raise ValueError('ImageRecordIter: %s=%r is an augmenter Cohort does not '
                                      'have yet' % (key, value))
@@ -287,7 +312,7 @@ class ImageRecordIter(_NativeIter):
             bool(rand_crop), bool(rand_mirror), [float(mean_r), float(mean_g), float(mean_b)],
             [float(std_r), float(std_g), float(std_b)], float(scale), bool(shuffle), int(seed),
             int(label_width), int(preprocess_threads), bool(round_batch), int(num_parts),
-            int(part_index))
+            int(part_index), str(mean_img), -1 if seed_aug is None else int(seed_aug), augment)
         self._names = {'data': data_name, 'softmax_label': label_name}
         super().__init__(handle, batch_size)
 

@@ -4,13 +4,15 @@ CompositeEvalMetric, CustomMetric and np over user functions; create by name, fu
 import json
 from collections import OrderedDict
 
+import numpy
+
 from . import _cohort
 from .base import string_types
 from .ndarray import NDArray
 
 __all__ = ['EvalMetric', 'CompositeEvalMetric', 'Accuracy', 'TopKAccuracy', 'F1', 'MCC', 'MAE',
            'MSE', 'RMSE', 'CrossEntropy', 'NegativeLogLikelihood', 'Perplexity',
-           'PearsonCorrelation', 'Loss', 'CustomMetric', 'np', 'create', 'check_label_shapes']
+           'PearsonCorrelation', 'PCC', 'Loss', 'CustomMetric', 'np', 'create', 'check_label_shapes']
 
 
 def check_label_shapes(labels, preds, wrap=False, shape=False):
@@ -107,8 +109,9 @@ class _NativeMetric(EvalMetric):
     The global sums are the local ones plus those set aside by reset_local."""
 
     def __init__(self, kind, name, options, output_names=None, label_names=None, **kwargs):
-        self._handle = _cohort.MetricHandle.create(
-            kind, dict({'name': name}, **{k: str(v) for k, v in options.items()}))
+        self._kind = kind
+        self._options = dict({'name': name}, **{k: str(v) for k, v in options.items()})
+        self._handle = _cohort.MetricHandle.create(kind, self._options)
         self._scratch = self._handle.clone()
         self._set_aside = None
         super().__init__(name, output_names=output_names, label_names=label_names,
@@ -117,6 +120,20 @@ class _NativeMetric(EvalMetric):
     @property
     def handle(self):
         return self._handle
+
+    def __getstate__(self):
+        """Pickling and copy.deepcopy: the C++ metric travels as its kind, options and sums."""
+        state = dict(self.__dict__)
+        state['_handle'] = self._handle.state()
+        del state['_scratch']
+        return state
+
+    def __setstate__(self, state):
+        sums = state.pop('_handle')
+        self.__dict__.update(state)
+        self._handle = _cohort.MetricHandle.create(self._kind, self._options)
+        self._handle.set_state(sums)
+        self._scratch = self._handle.clone()
 
     def update(self, labels, preds):
         labels, preds = check_label_shapes(labels, preds, True)
@@ -340,6 +357,82 @@ class CustomMetric(EvalMetric):
         raise NotImplementedError('CustomMetric cannot be serialized')
 
 
+class PCC(EvalMetric):
+    """MXNet's multiclass Matthews correlation (PCC) over a K x K confusion matrix that grows
+    with the largest class seen; one instance per update, as MXNet counts it."""
+
+    def __init__(self, name='pcc', output_names=None, label_names=None, has_global_stats=True):
+        self.k = 2
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=has_global_stats)
+
+    def _grow(self, inc):
+        self.lcm = numpy.pad(self.lcm, ((0, inc), (0, inc)), 'constant', constant_values=(0))
+        self.gcm = numpy.pad(self.gcm, ((0, inc), (0, inc)), 'constant', constant_values=(0))
+        self.k += inc
+
+    @staticmethod
+    def _calc_mcc(cmat):
+        n = cmat.sum()
+        x = cmat.sum(axis=1)
+        y = cmat.sum(axis=0)
+        cov_xx = numpy.sum(x * (n - x))
+        cov_yy = numpy.sum(y * (n - y))
+        if cov_xx == 0 or cov_yy == 0:
+            return float('nan')
+        i = cmat.diagonal()
+        cov_xy = numpy.sum(i * n - x * y)
+        return cov_xy / (cov_xx * cov_yy) ** 0.5
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            label = label.astype('int32', copy=False).asnumpy()
+            pred = pred.asnumpy()
+            if pred.shape != label.shape:
+                pred = pred.argmax(axis=1)
+            else:
+                pred = pred.astype('int32', copy=False)
+            if label.size and (label.min() < 0 or pred.min() < 0):
+                raise ValueError('%s: classes must be >= 0, got labels from %d and predictions '
+                                 'from %d' % (self.name, label.min(), pred.min()))
+            n = max(pred.max(), label.max()) if label.size else 0
+            if n >= self.k:
+                self._grow(int(n) + 1 - self.k)
+            bcm = numpy.zeros((self.k, self.k))
+            for i, j in zip(pred.ravel(), label.ravel()):
+                bcm[i, j] += 1
+            self.lcm += bcm
+            self.gcm += bcm
+        self.num_inst += 1
+        self.global_num_inst += 1
+
+    @property
+    def sum_metric(self):
+        return self._calc_mcc(self.lcm) * self.num_inst
+
+    @sum_metric.setter
+    def sum_metric(self, value):
+        pass  # derived from the confusion matrix
+
+    @property
+    def global_sum_metric(self):
+        return self._calc_mcc(self.gcm) * self.global_num_inst
+
+    @global_sum_metric.setter
+    def global_sum_metric(self, value):
+        pass
+
+    def reset(self):
+        self.global_num_inst = 0.
+        self.gcm = numpy.zeros((self.k, self.k))
+        self.reset_local()
+
+    def reset_local(self):
+        self.num_inst = 0.
+        self.lcm = numpy.zeros((self.k, self.k))
+
+
 def np(numpy_feval, name=None, allow_extra_outputs=False):
     """A CustomMetric of a function over numpy arrays."""
     def feval(label, pred):
@@ -354,7 +447,7 @@ _REGISTRY = {
     'mse': MSE, 'rmse': RMSE, 'ce': CrossEntropy, 'cross-entropy': CrossEntropy,
     'crossentropy': CrossEntropy, 'nll_loss': NegativeLogLikelihood,
     'negativeloglikelihood': NegativeLogLikelihood, 'perplexity': Perplexity,
-    'pearsonr': PearsonCorrelation, 'pcc': PearsonCorrelation,
+    'pearsonr': PearsonCorrelation, 'pcc': PCC,
     'pearsoncorrelation': PearsonCorrelation, 'loss': Loss, 'composite': CompositeEvalMetric,
     'compositeevalmetric': CompositeEvalMetric, 'customMetric': CustomMetric,
     'custommetric': CustomMetric,

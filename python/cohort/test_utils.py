@@ -1,18 +1,24 @@
 """Helpers for tests (the part of MXNet 1.x's mxnet.test_utils that its executor, symbol,
 NDArray, io and metric tests use): default contexts and dtypes, random arrays and shapes,
 comparisons that name where arrays differ, and environment variables."""
+import contextlib
+import gzip
 import os
+import shutil
+import sys
 
 import numpy as np
 
 from .context import Context, current_context
 from .ndarray import NDArray
 from .ndarray.ndarray import array
+from .util import use_np  # noqa: F401 (MXNet's test_utils re-exports it)
 
 __all__ = ['default_context', 'set_default_context', 'default_dtype', 'get_atol', 'get_rtol',
            'random_arrays', 'rand_shape_2d', 'rand_shape_3d', 'rand_shape_nd', 'rand_ndarray',
            'same', 'almost_equal', 'assert_almost_equal', 'assert_exception', 'set_env_var',
-           'np_reduce']
+           'np_reduce', 'random_sample', 'discard_stderr', 'use_np', 'check_consistency',
+           'get_mnist_ubyte', 'get_cifar10']
 
 
 def default_context():
@@ -131,3 +137,161 @@ def np_reduce(dat, axis, keepdims, numpy_reduce_func):
             keepdims_shape[i] = 1
         ret = ret.reshape(tuple(keepdims_shape))
     return ret
+
+
+def random_sample(population, k):
+    """k elements of population in a random order (np.random decides)."""
+    assert 0 <= k <= len(population)
+    population_copy = population[:]
+    np.random.shuffle(population_copy)
+    return population_copy[0:k]
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Discards what is written to the process's stderr (file descriptor 2) inside the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, 'w') as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+_FASHION_MNIST = '/usr/share/datasets/fashion-mnist'
+_MNIST_FILES = ['train-images-idx3-ubyte', 'train-labels-idx1-ubyte', 't10k-images-idx3-ubyte',
+                't10k-labels-idx1-ubyte']
+
+
+def get_mnist_ubyte():
+    """The MNIST-format files under ./data. MXNet downloads MNIST; Cohort has no network, so
+    files already in ./data are used, or else Debian's Fashion-MNIST (dataset-fashion-mnist: the
+    same format and sizes, 60,000 and 10,000 images of 28x28) is unpacked there."""
+    os.makedirs('data', exist_ok=True)
+    for name in _MNIST_FILES:
+        path = os.path.join('data', name)
+        if os.path.exists(path):
+            continue
+        source = os.path.join(_FASHION_MNIST, name + '.gz')
+        if not os.path.exists(source):
+            raise FileNotFoundError('%s is missing and there is no network to download MNIST: '
+                                    'put the file there, or install dataset-fashion-mnist (%s)'
+                                    % (path, source))
+        with gzip.open(source, 'rb') as src, open(path + '.part', 'wb') as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(path + '.part', path)
+
+
+def get_cifar10():
+    """The CIFAR-10 record files under ./data/cifar. MXNet downloads them; Cohort has no network,
+    so they must be there already (train.rec, test.rec, train.lst, test.lst)."""
+    missing = [n for n in ('train.rec', 'test.rec', 'train.lst', 'test.lst')
+               if not os.path.exists(os.path.join('data', 'cifar', n))]
+    if missing:
+        raise FileNotFoundError('data/cifar lacks %s and there is no network to download '
+                                'CIFAR-10: put the files there' % ', '.join(missing))
+
+
+def _tolerance(tol, dtype, default):
+    if isinstance(tol, dict):
+        return tol.get(np.dtype(dtype), default)
+    return default if tol is None else tol
+
+
+_DEFAULT_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4,
+                 np.dtype(np.float64): 1e-5, np.dtype(np.uint8): 0, np.dtype(np.int32): 0,
+                 np.dtype(np.int64): 0}
+_DEFAULT_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+                 np.dtype(np.float64): 1e-20, np.dtype(np.uint8): 0, np.dtype(np.int32): 0,
+                 np.dtype(np.int64): 0}
+
+
+def check_consistency(sym, ctx_list, scale=1.0, grad_req='write', arg_params=None,
+                      aux_params=None, rtol=None, atol=None, raise_on_err=True,
+                      ground_truth=None, equal_nan=False, use_uniform=False,
+                      rand_type=np.float64):
+    """Runs `sym` (or one symbol per context) forward and backward on every context of ctx_list
+    (dicts of ctx, input shapes and type_dict) from the same random inputs, and checks that
+    outputs and gradients agree with those of the most precise run (or ground_truth). Returns
+    the ground truth: output and gradient arrays by name, as numpy arrays."""
+    if not isinstance(ctx_list, (list, tuple)) or not ctx_list:
+        raise ValueError('check_consistency: ctx_list must be a non-empty list of dicts')
+    syms = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    if len(syms) != len(ctx_list):
+        raise ValueError('check_consistency: %d symbols for %d contexts'
+                         % (len(syms), len(ctx_list)))
+    output_names = syms[0].list_outputs()
+    arg_names = syms[0].list_arguments()
+    exes = []
+    for s, spec in zip(syms, ctx_list):
+        spec = dict(spec)
+        ctx = spec.pop('ctx')
+        type_dict = spec.pop('type_dict', {})
+        if s.list_arguments() != arg_names:
+            raise ValueError('check_consistency: the symbols have different arguments')
+        exes.append(s.simple_bind(ctx=ctx, grad_req=grad_req, type_dict=type_dict, **spec))
+    arg_params = dict(arg_params or {})
+    aux_params = dict(aux_params or {})
+    for name, arr in exes[0].arg_dict.items():
+        if name not in arg_params:
+            arg_params[name] = (np.random.uniform(-scale, scale, arr.shape) if use_uniform
+                                else np.random.normal(size=arr.shape, scale=scale)
+                                ).astype(rand_type)
+    for name, arr in exes[0].aux_dict.items():
+        if name not in aux_params:
+            aux_params[name] = np.zeros(arr.shape, dtype=rand_type)
+    for exe in exes:
+        for name, arr in exe.arg_dict.items():
+            arr[:] = np.asarray(arg_params[name]).astype(arr.dtype)
+        for name, arr in exe.aux_dict.items():
+            arr[:] = np.asarray(aux_params[name]).astype(arr.dtype)
+    dtypes = [np.dtype(exe.outputs[0].dtype) for exe in exes]
+    max_idx = int(np.argmax([np.dtype(d).itemsize for d in dtypes]))
+
+    def check(results, what):
+        truth = results[max_idx] if ground_truth is None else ground_truth
+        for i, result in enumerate(results):
+            if i == max_idx and ground_truth is None:
+                continue
+            for name in truth:
+                if name not in result:
+                    continue
+                r = _tolerance(rtol, dtypes[i], _DEFAULT_RTOL.get(dtypes[i], 1e-4))
+                a = _tolerance(atol, dtypes[i], _DEFAULT_ATOL.get(dtypes[i], 1e-3))
+                try:
+                    assert_almost_equal(truth[name], result[name], rtol=r, atol=a,
+                                        equal_nan=equal_nan,
+                                        names=('%s %s of %s' % (what, name, ctx_list[max_idx]),
+                                               '%s %s of %s' % (what, name, ctx_list[i])))
+                except AssertionError as e:
+                    print('Predict Err: ctx %d vs ctx %d at %s' % (i, max_idx, name))
+                    if raise_on_err:
+                        raise e
+                    print(e)
+
+    for exe in exes:
+        exe.forward(is_train=False)
+    check([dict(zip(output_names, [o.asnumpy() for o in exe.outputs])) for exe in exes],
+          'forward')
+    if grad_req == 'null':
+        return {k: v for k, v in zip(output_names, [o.asnumpy() for o in exes[max_idx].outputs])}
+    for exe in exes:
+        exe.forward(is_train=True)
+    out_grads = [np.random.normal(size=o.shape, scale=scale).astype(rand_type)
+                 for o in exes[0].outputs]
+    for exe in exes:
+        exe.backward([array(g.astype(o.dtype), ctx=o.context)
+                      for g, o in zip(out_grads, exe.outputs)])
+    results = []
+    for exe in exes:
+        result = dict(zip(output_names, [o.asnumpy() for o in exe.outputs]))
+        for name, g in exe.grad_dict.items():
+            if g is not None:
+                result[name] = g.asnumpy()
+        results.append(result)
+    check(results, 'train')
+    return results[max_idx] if ground_truth is None else ground_truth

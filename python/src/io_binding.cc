@@ -1,5 +1,11 @@
 // Data iterators of the C++ core (NDArrayIter, MNISTIter, CSVIter) and the DataDesc/DataBatch
 // conversions the Python io module and the executor manager share.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <map>
+
 #include "io/csv_iter.h"
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
@@ -67,7 +73,13 @@ void RegisterIO(py::module_& m) {
                              [](const DataIter& it) { return Descs(it.provide_data()); })
       .def_property_readonly("provide_label",
                              [](const DataIter& it) { return Descs(it.provide_label()); })
-      .def_property_readonly("batch_size", &DataIter::batch_size);
+      .def_property_readonly("batch_size", &DataIter::batch_size)
+      .def_property_readonly("order", [](const DataIter& it) -> py::object {
+        const auto* batched = dynamic_cast<const BatcherIter*>(&it);
+        if (!batched) return py::none();
+        return py::array_t<int64_t>(static_cast<py::ssize_t>(batched->order().size()),
+                                    batched->order().data());
+      });
 
   m.def(
       "ndarray_iter",
@@ -100,8 +112,9 @@ void RegisterIO(py::module_& m) {
       [](const std::string& data_csv, const py::handle& data_shape, const std::string& label_csv,
          const py::handle& label_shape, int64_t batch_size, bool shuffle, uint64_t seed,
          const std::string& last_batch_handle, const std::string& data_name,
-         const std::string& label_name) {
+         const std::string& label_name, const std::string& dtype) {
         CSVIterOptions o;
+        o.dtype = ParseDType(dtype);
         o.data_csv = data_csv;
         o.data_shape = ShapeFromPython(data_shape, "data_shape");
         o.label_csv = label_csv;
@@ -114,7 +127,7 @@ void RegisterIO(py::module_& m) {
       },
       py::arg("data_csv"), py::arg("data_shape"), py::arg("label_csv"), py::arg("label_shape"),
       py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"), py::arg("last_batch_handle"),
-      py::arg("data_name"), py::arg("label_name"));
+      py::arg("data_name"), py::arg("label_name"), py::arg("dtype"));
   // MXNet's ImageRecordIter keywords, checked and converted by cohort.io.ImageRecordIter.
   m.def(
       "image_record_iter",
@@ -122,7 +135,8 @@ void RegisterIO(py::module_& m) {
          const std::vector<int64_t>& data_shape, int64_t batch_size, int64_t resize, bool rand_crop,
          bool rand_mirror, const std::vector<float>& mean, const std::vector<float>& std,
          float scale, bool shuffle, uint64_t seed, int64_t label_width, int preprocess_threads,
-         bool round_batch, int num_parts, int part_index) {
+         bool round_batch, int num_parts, int part_index, const std::string& mean_img,
+         int64_t seed_aug, const std::map<std::string, double>& augment) {
         COHORT_CHECK(data_shape.size() == 3 && mean.size() == 3 && std.size() == 3)
             << "ImageRecordIter: data_shape, mean and std take 3 values";
         ImageRecordIterOptions o;
@@ -143,6 +157,35 @@ void RegisterIO(py::module_& m) {
         o.last_batch = round_batch ? LastBatchHandle::kPad : LastBatchHandle::kDiscard;
         o.num_parts = num_parts;
         o.part_index = part_index;
+        o.mean_img = mean_img;
+        o.seed_aug = seed_aug;
+        ImageAugmentOptions& a = o.augment;
+        const std::map<std::string, float*> floats = {
+            {"max_rotate_angle", &a.max_rotate_angle},
+            {"rotate", &a.rotate},
+            {"max_shear_ratio", &a.max_shear_ratio},
+            {"max_random_scale", &a.max_random_scale},
+            {"min_random_scale", &a.min_random_scale},
+            {"max_aspect_ratio", &a.max_aspect_ratio},
+            {"max_img_size", &a.max_img_size},
+            {"min_img_size", &a.min_img_size},
+            {"max_random_contrast", &a.max_random_contrast},
+            {"max_random_illumination", &a.max_random_illumination}};
+        const std::map<std::string, int*> ints = {{"fill_value", &a.fill_value},
+                                                  {"random_h", &a.random_h},
+                                                  {"random_s", &a.random_s},
+                                                  {"random_l", &a.random_l}};
+        for (const auto& [key, value] : augment) {
+          if (auto f = floats.find(key); f != floats.end()) {
+            *f->second = static_cast<float>(value);
+          } else if (auto i = ints.find(key); i != ints.end()) {
+            COHORT_CHECK(value == std::floor(value) && std::fabs(value) < 1e6)
+                << "ImageRecordIter: " << key << " must be an integer, got " << value;
+            *i->second = static_cast<int>(value);
+          } else {
+            COHORT_THROW() << "ImageRecordIter: unknown augmenter '" << key << "'";
+          }
+        }
         py::gil_scoped_release release;
         return std::unique_ptr<DataIter>(std::make_unique<ImageRecordIter>(o));
       },
@@ -150,7 +193,7 @@ void RegisterIO(py::module_& m) {
       py::arg("resize"), py::arg("rand_crop"), py::arg("rand_mirror"), py::arg("mean"),
       py::arg("std"), py::arg("scale"), py::arg("shuffle"), py::arg("seed"), py::arg("label_width"),
       py::arg("preprocess_threads"), py::arg("round_batch"), py::arg("num_parts"),
-      py::arg("part_index"));
+      py::arg("part_index"), py::arg("mean_img"), py::arg("seed_aug"), py::arg("augment"));
 }
 
 }  // namespace cohort::python

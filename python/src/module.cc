@@ -63,6 +63,24 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterManager(m);
   RegisterDLPack(m);
   m.def("num_gpus", &device::Count);
+  // What this build was compiled with, for cohort.runtime.Features.
+  py::dict built;
+#if COHORT_CUDA
+  built["CUDA"] = true;
+#else
+  built["CUDA"] = false;
+#endif
+#if COHORT_NCCL
+  built["NCCL"] = true;
+#else
+  built["NCCL"] = false;
+#endif
+#ifndef NDEBUG
+  built["DEBUG"] = true;
+#else
+  built["DEBUG"] = false;
+#endif
+  m.attr("build_features") = built;
 }
 
 }  // namespace cohort::python

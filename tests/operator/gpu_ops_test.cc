@@ -195,6 +195,7 @@ const GpuCase kCases[] = {
     {"Flatten", "Flatten", {}, {S({2, 3, 4})}},
     {"Reshape", "Reshape", {{"shape", "(4, -1)"}}, {S({2, 3, 4})}},
     {"Concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {S({2, 3, 4}), S({2, 5, 4})}},
+    {"AddN", "add_n", {{"num_args", "3"}}, {S({2, 3}), S({2, 3}), S({2, 3})}},
     {"Embedding",
      "Embedding",
      {{"input_dim", "10"}, {"output_dim", "4"}},

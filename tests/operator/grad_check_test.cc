@@ -139,6 +139,7 @@ const GradCase kCases[] = {
     {"squeeze", "squeeze", {}, {{2, 1, 3, 1}}, {0}},
     {"reshape", "Reshape", {{"shape", "(-1, 3)"}}, {{2, 3, 2}}, {0}},
     {"concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {{2, 1, 2}, {2, 3, 2}}, {0, 1}},
+    {"add_n", "add_n", {{"num_args", "3"}}, {{2, 3}, {2, 3}, {2, 3}}, {0, 1, 2}},
     {"block_grad", "BlockGrad", {}, {{2, 3}}, {}},
     {"gelu", "LeakyReLU", {{"act_type", "gelu"}}, {{4, 5}}, {0}},
     {"conv_depthwise",

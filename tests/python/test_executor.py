@@ -145,3 +145,18 @@ def test_copy_params_from_and_monitor():
     exe.forward()
     assert ('fc1_output', (2, 5)) in seen and ('loss_output', (1,)) in seen
     assert 'Total' in exe.debug_str()
+
+
+def test_variables_of_one_name_are_one_input():
+    # As MXNet 1.9.1 binds them: list_arguments holds the name twice and both read the last
+    # array given under it. Their gradient is refused (MXNet returns one reader's share; binding
+    # it crashed the interpreter here).
+    y = mx.sym.var('a') * mx.sym.var('a')
+    assert y.list_arguments() == ['a', 'a']
+    x, z = mx.nd.array([2.0, 3.0]), mx.nd.array([5.0, 7.0])
+    exe = y.bind(mx.cpu(), args=[x, z], grad_req='null')
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [25, 49])
+    with pytest.raises(mx.MXNetError, match="2 variables are named 'a'"):
+        y.bind(mx.cpu(), args=[x, z], args_grad=[mx.nd.zeros((2,)), mx.nd.zeros((2,))])
+    with pytest.raises(mx.MXNetError, match="named 'a'"):
+        y.simple_bind(mx.cpu(), a=(2,))

@@ -213,9 +213,121 @@ def test_image_record_iter_serves_mxnets_batches(data_dir):
     with pytest.raises(TypeError, match='frobnicate'):
         mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'),
                               data_shape=(3, 12, 12), batch_size=2, frobnicate=1)
-    with pytest.raises(ValueError, match='max_rotate_angle'):
+    with pytest.raises(ValueError, match='pad'):
         mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'),
-                              data_shape=(3, 12, 12), batch_size=2, max_rotate_angle=10)
+                              data_shape=(3, 12, 12), batch_size=2, pad=4)
     with pytest.raises(mx.MXNetError, match='nothing.rec'):
         mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'nothing.rec'),
                               data_shape=(3, 12, 12), batch_size=2)
+
+
+def _confusion_batch(cm):
+    labels, preds = [], []
+    for i, row in enumerate(cm):
+        for j, count in enumerate(row):
+            labels += [i] * count
+            preds += [np.identity(len(cm))[j]] * count
+    return [mx.nd.array(labels, dtype='int32')], [mx.nd.array(preds)]
+
+
+def test_pcc_equals_mxnet_and_grows_with_the_classes():
+    # Values printed by MXNet 1.9.1 for the same batches (mx.metric.create('pcc')).
+    m = mx.metric.create('pcc')
+    assert isinstance(m, mx.metric.PCC)
+    m.update(*_confusion_batch([[7, 3], [2, 5]]))
+    assert m.get() == ('pcc', pytest.approx(0.408491223118783, rel=1e-12))
+    m.update(*_confusion_batch([[3, 1, 0], [0, 4, 2], [1, 0, 6]]))
+    assert m.get()[1] == pytest.approx(0.592265043578376, rel=1e-12) and m.num_inst == 2
+    m.reset_local()
+    m.update(*_confusion_batch([[1, 2], [3, 4]]))
+    assert m.get()[1] == pytest.approx(-0.0890870806374748, rel=1e-12)
+    assert m.get_global()[1] == pytest.approx(0.4917597210371932, rel=1e-12)
+
+
+def test_native_metrics_deepcopy_and_pickle_with_their_sums():
+    import copy
+    import pickle
+    m = mx.metric.create('f1', average='micro')
+    m.update([mx.nd.array([0, 1, 1])], [mx.nd.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])])
+    m.reset_local()
+    m.update([mx.nd.array([1])], [mx.nd.array([[0.1, 0.9]])])
+    for twin in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert twin.get() == m.get() and twin.get_global() == m.get_global()
+        twin.update([mx.nd.array([0])], [mx.nd.array([[0.1, 0.9]])])
+        assert twin.get() != m.get()  # its own C++ metric, not m's
+
+
+def test_csv_iter_reads_integers_exactly(tmp_path):
+    for dtype, value in (('int32', 200000001), ('int64', 2 ** 40 + 1), ('float32', 1.5)):
+        data, label = tmp_path / 'data.csv', tmp_path / 'label.csv'
+        data.write_text('\n'.join([','.join([str(value)] * 4)] * 6) + '\n')
+        label.write_text('\n'.join(['3'] * 6) + '\n')
+        it = mx.io.CSVIter(data_csv=str(data), data_shape=(2, 2), label_csv=str(label),
+                           batch_size=3, dtype=dtype)
+        batch = next(iter(it))
+        assert it.getdata() is batch.data[0]  # MXNet's C++ iterators give the first array
+        assert batch.data[0].dtype == np.dtype(dtype) and batch.label[0].dtype == np.dtype(dtype)
+        assert (batch.data[0].asnumpy() == np.array(value, dtype=dtype)).all()
+    data.write_text('1.5,2,3,4\n')
+    with pytest.raises(mx.MXNetError, match=r"line 1, field 1: '1.5' is not an integer"):
+        mx.io.CSVIter(data_csv=str(data), data_shape=(2, 2), batch_size=1, dtype='int32')
+    with pytest.raises(ValueError, match='float32, int32 or int64'):
+        mx.io.CSVIter(data_csv=str(data), data_shape=(2, 2), batch_size=1, dtype='float16')
+
+
+def test_ndarray_iter_idx_is_the_order_served():
+    np.random.seed(3)
+    data = np.arange(10, dtype='float32').reshape(10, 1)
+    it = mx.io.NDArrayIter(data, batch_size=1, shuffle=True)
+    order = list(it.idx)
+    assert sorted(order) == list(range(10)) and order != list(range(10))
+    assert [int(b.data[0].asnumpy()[0, 0]) for b in it] == order
+    assert list(mx.io.NDArrayIter(data, batch_size=2).idx) == list(range(10))
+
+
+def _image_batches(folder, **kwargs):
+    it = mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'), data_shape=(3, 12, 12),
+                               batch_size=4, shuffle=False, preprocess_threads=2, **kwargs)
+    return np.concatenate([b.data[0].asnumpy() for b in it])
+
+
+AUGMENTERS = dict(rand_crop=True, rand_mirror=True, max_random_scale=1.3,
+                  max_random_illumination=3, max_rotate_angle=10, random_l=50, random_s=40,
+                  random_h=10, max_shear_ratio=0.5)
+
+
+def test_image_augmenters_follow_seed_aug(data_dir):
+    folder = os.path.join(data_dir, 'image_records')
+    plain = _image_batches(folder)
+    first = _image_batches(folder, seed_aug=3, **AUGMENTERS)
+    assert np.array_equal(first, _image_batches(folder, seed_aug=3, **AUGMENTERS))
+    assert not np.array_equal(first, _image_batches(folder, seed_aug=4, **AUGMENTERS))
+    assert not np.array_equal(first, plain)
+    # A warp of angle 0, scale 1 and no shear is the identity: the plain batches exactly.
+    assert np.array_equal(_image_batches(folder, rotate=0), plain)
+    # Illumination alone shifts each image by one constant in [-3, 3].
+    lit = _image_batches(folder, max_random_illumination=3, seed_aug=1) - plain
+    per_image = lit.reshape(len(lit), -1)
+    assert np.allclose(per_image, per_image[:, :1], atol=1e-4)
+    assert np.abs(per_image).max() <= 3 and np.abs(per_image[:, 0]).min() < 3
+    with pytest.raises(mx.MXNetError, match='max_shear_ratio'):
+        _image_batches(folder, max_shear_ratio=-1)
+    with pytest.raises(TypeError, match='random_h'):
+        _image_batches(folder, random_h='lots')
+
+
+def test_mean_img_is_computed_once_then_read(data_dir, tmp_path):
+    folder = os.path.join(data_dir, 'image_records')
+    mean_file = str(tmp_path / 'mean.bin')
+    plain = _image_batches(folder)[:6]  # the 6 records (the last batch pads with 2 repeats)
+    centred = _image_batches(folder, mean_img=mean_file)[:6]
+    saved = mx.nd.load(mean_file)
+    assert list(saved) == ['mean_img'] and saved['mean_img'].shape == (3, 12, 12)
+    np.testing.assert_allclose(saved['mean_img'].asnumpy(), plain.mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(centred, plain - plain.mean(axis=0), atol=1e-4)
+    mx.nd.save(mean_file, {'mean_img': mx.nd.ones((3, 12, 12))})  # read, not recomputed
+    np.testing.assert_allclose(_image_batches(folder, mean_img=mean_file)[:6], plain - 1,
+                               atol=1e-5)
+    mx.nd.save(mean_file, {'mean_img': mx.nd.ones((3, 4, 4))})
+    with pytest.raises(mx.MXNetError, match=r'mean_img .*expected an array .mean_img. of shape'):
+        _image_batches(folder, mean_img=mean_file)

@@ -110,8 +110,20 @@ def test_reshape_is_a_view_with_mxnet_codes():
     assert a.reshape((6, 4)).shape == (6, 4)
     assert a.reshape(0, -1).shape == (2, 12)
     assert a.reshape(-1).handle.address == a.handle.address
-    with pytest.raises(mx.MXNetError):
+    # MXNet's codes, shapes as MXNet 1.9.1 gives them; -2, -3, -4 and reverse stay views.
+    assert a.reshape(-2).shape == (2, 3, 4) and a.reshape(-3, -1).shape == (6, 4)
+    assert a.reshape(0, -4, 3, -1, 0).shape == (2, 3, 1, 4)
+    assert a.reshape(-1, 0, reverse=True).shape == (6, 4)
+    assert a.reshape(-3, -2).handle.address == a.handle.address
+    with pytest.raises(ValueError, match='Cannot reshape array of size 24'):
         a.reshape((5, 5))
+    with pytest.raises(mx.MXNetError, match='one and only one'):
+        a.reshape(-1, -1)
+    flat = a.flatten(inplace=True)
+    flat[0] = -1  # a view: the source changes
+    assert a.asnumpy()[0].min() == -1 and flat.shape == (2, 12)
+    assert a.expand_dims(1, inplace=True).shape == (2, 1, 3, 4)
+    assert mx.nd.ones((1, 3, 1)).squeeze(inplace=True).shape == (3,)
 
 
 def test_save_and_load_round_trip(tmp_path):
@@ -290,3 +302,37 @@ def test_mxnet_ndarray_helpers(tmp_path):
     np.testing.assert_array_equal(loaded['w'].asnumpy(), np.ones((2, 2)))
     with pytest.raises(mx.MXNetError):
         mx.nd.load_frombuffer(data[:-10])  # torn: an error, as MXNet
+
+
+def test_mxnet_creation_details():
+    # Shapes and values as MXNet 1.9.1 gives them.
+    assert mx.nd.array(np.ones([])).shape == ()
+    out = mx.nd.zeros((2, 2))
+    assert mx.nd.ones((2, 2), out=out) is out and out.asnumpy().sum() == 4
+    mx.nd.full((2, 2), 3, out=out)
+    assert out.asnumpy().sum() == 12
+    with pytest.raises(ValueError, match='out has shape'):
+        mx.nd.zeros((3,), out=out)
+    x = mx.nd.zeros((1, 2, 3, 4))
+    assert mx.nd.moveaxis(x, [0, 2], [3, 0]).shape == (3, 2, 4, 1)
+    assert mx.nd.moveaxis(x, range(4), range(4)).shape == (1, 2, 3, 4)
+    with pytest.raises(ValueError, match='repeated axis'):
+        mx.nd.moveaxis(x, [0, 0], [1, 2])
+    assert mx.nd.broadcast_to(mx.nd.ones((1, 4)), shape=np.array([3, 4])).shape == (3, 4)
+
+
+def test_relu_and_maximum_keep_nan():
+    x = mx.nd.array([np.nan, -1.0, 2.0])
+    out = mx.nd.relu(x).asnumpy()
+    assert np.isnan(out[0]) and list(out[1:]) == [0, 2]
+    assert np.isnan(mx.nd.maximum(x, mx.nd.zeros((3,))).asnumpy()[0])
+
+
+def test_add_n_and_element_wise_sum():
+    arrays = [mx.nd.array(np.full((2, 3), v)) for v in (1.0, 2.0, 4.0)]
+    np.testing.assert_array_equal(mx.nd.add_n(*arrays).asnumpy(), np.full((2, 3), 7.0))
+    np.testing.assert_array_equal(mx.nd.ElementWiseSum(*arrays[:1]).asnumpy(), np.ones((2, 3)))
+    ints = [mx.nd.array([2 ** 30, 1], dtype='int32')] * 2
+    assert mx.nd.add_n(*ints).asnumpy().tolist() == [-(2 ** 31), 2]  # wraps as numpy
+    with pytest.raises(mx.MXNetError):
+        mx.nd.add_n(mx.nd.ones((2,)), mx.nd.ones((3,)))

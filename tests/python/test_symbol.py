@@ -175,3 +175,15 @@ def test_composition_replaces_inputs():
         head(body, data=body)
     with pytest.raises(mx.MXNetError):
         head(nothing=body)
+
+
+def test_lr_mult_and_wd_mult_are_attributes_of_the_node_and_its_parameters():
+    s = mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=3, lr_mult=2, wd_mult=0, name='fc')
+    attrs = s.attr_dict()
+    for name in ('fc', 'fc_weight', 'fc_bias'):
+        assert attrs[name]['__lr_mult__'] == '2' and attrs[name]['lr_mult'] == '2'
+        assert attrs[name]['__wd_mult__'] == '0'
+    assert 'x' not in attrs  # given, not made by the node
+    with mx.AttrScope(ctx_group='dev1'):
+        t = mx.sym.FullyConnected(mx.sym.var('y'), num_hidden=3, name='fc2')
+    assert t.attr_dict()['fc2_weight']['__ctx_group__'] == 'dev1'

@@ -2,7 +2,7 @@
 import sys as _sys
 
 from .ndarray import (NDArray, add, arange, array, concat, concatenate, divide, empty, equal,
-                      from_dlpack, full, greater, greater_equal, invoke, lesser, lesser_equal, load,
+                      from_dlpack, from_numpy, full, greater, greater_equal, invoke, lesser, lesser_equal, load,
                       load_frombuffer, maximum, minimum, moveaxis, multiply, not_equal,
                       onehot_encode, ones, power, save, subtract, to_dlpack_for_read,
                       to_dlpack_for_write, waitall, zeros)

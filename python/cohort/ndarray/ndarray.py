@@ -41,10 +41,69 @@ def _shape(shape, what='shape'):
     raise TypeError('%s: expected an int or a tuple of ints, got %r' % (what, shape))
 
 
+def _reshape_dims(source, target, reverse=False):
+    """MXNet's Reshape shape codes against `source`: 0 copies a dimension, -1 infers one, -2
+    copies the rest, -3 merges two, -4 splits one into the next two values; reverse reads both
+    shapes from the right."""
+    if reverse:
+        source, target = source[::-1], target[::-1]
+    out, src, inferred, i = [], 0, -1, 0
+    try:
+        while i < len(target):
+            d = target[i]
+            if d > 0:
+                out.append(d)
+                src += 1
+            elif d == 0:
+                out.append(source[src])
+                src += 1
+            elif d == -1:
+                if inferred >= 0:
+                    raise MXNetError('reshape %s: one and only one dim can be inferred'
+                                     % (tuple(target),))
+                inferred = len(out)
+                out.append(1)
+                src += 1
+            elif d == -2:
+                out.extend(source[src:])
+                src = len(source)
+            elif d == -3:
+                out.append(source[src] * source[src + 1])
+                src += 2
+            elif d == -4:
+                d0, d1, d2 = source[src], target[i + 1], target[i + 2]
+                i += 2
+                src += 1
+                if d1 == -1:
+                    d1 = d0 // d2 if d2 else 0
+                if d2 == -1:
+                    d2 = d0 // d1 if d1 else 0
+                if d1 * d2 != d0:
+                    raise MXNetError('reshape %s: -4 splits %d into %d x %d'
+                                     % (tuple(target), d0, d1, d2))
+                out.extend([d1, d2])
+            else:
+                raise MXNetError('reshape %s: %d is not a dimension or a code (0, -1, -2, -3, '
+                                 '-4)' % (tuple(target), d))
+            i += 1
+    except IndexError:
+        raise MXNetError('reshape %s: the codes read past the %d dimensions of %s'
+                         % (tuple(target), len(source), tuple(source))) from None
+    if inferred >= 0:
+        known = int(np.prod(out, dtype=np.int64))
+        total = int(np.prod(source, dtype=np.int64))
+        if known == 0 or total % known:
+            raise ValueError('Cannot reshape array of size %d into shape %s'
+                             % (total, tuple(target)))
+        out[inferred] = total // known
+    return tuple(out[::-1] if reverse else out)
+
+
 class NDArray:
     """An n-dimensional array on a device. Copies of the handle share memory; indexing with an
     int or a slice of rows gives a view, as in MXNet."""
-    __slots__ = ('_handle', 'writable')
+    # _grad, _grad_req, _node: autograd's (Note [Imperative autograd] in autograd.py).
+    __slots__ = ('_handle', 'writable', '_grad', '_grad_req', '_node')
     __array_priority__ = 1000.0  # numpy defers `ndarray + NDArray` to NDArray.__radd__
 
     def __init__(self, handle, writable=True):
@@ -52,6 +111,9 @@ class NDArray:
             raise TypeError('NDArray wraps a handle; make arrays with cohort.nd.array, zeros, ...')
         self._handle = handle
         self.writable = writable
+        self._grad = None
+        self._grad_req = None
+        self._node = None
 
     # ---- attributes
     @property
@@ -166,21 +228,39 @@ class NDArray:
             shape = shape[0]
         if kwargs:
             raise TypeError('reshape: unknown argument(s) %s' % sorted(kwargs))
-        shape = _shape(shape)
-        if reverse or any(d < -1 for d in shape):
-            return invoke('Reshape', [self], shape=shape, reverse=reverse)
-        dims = [self.shape[i] if d == 0 else d for i, d in enumerate(shape)]
-        if dims.count(-1) > 1:
-            raise MXNetError('reshape: at most one -1 in %s' % (shape,))
-        if -1 in dims:
-            known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
-            if known == 0 or self.size % known:
-                raise MXNetError('reshape: cannot reshape %s into %s' % (self.shape, shape))
-            dims[dims.index(-1)] = self.size // known
+        dims = _reshape_dims(self.shape, _shape(shape), reverse)
         if int(np.prod(dims, dtype=np.int64)) != self.size:
-            raise MXNetError('reshape: cannot reshape array of shape %s into shape %s'
-                             % (self.shape, tuple(dims)))
+            raise ValueError('Cannot reshape array of size %d into shape %s'
+                             % (self.size, tuple(shape)))
         return NDArray(self._handle.reshape(tuple(dims)))
+
+    def flatten(self, inplace=False):
+        """(d0, d1 * d2 * ...); with inplace, a view of the same memory."""
+        if not inplace:
+            return invoke('Flatten', [self])
+        return self.reshape((self.shape[0] if self.ndim else 1, -1))
+
+    def squeeze(self, axis=None, inplace=False):
+        """Without the axes of size 1 (or the given ones); with inplace, a view."""
+        if not inplace:
+            return invoke('squeeze', [self], axis=axis)
+        axes = range(self.ndim) if axis is None else \
+            [a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+        for a in axes:
+            if axis is not None and self.shape[a] != 1:
+                raise MXNetError('squeeze: axis %d has size %d, not 1' % (a, self.shape[a]))
+        shape = tuple(d for i, d in enumerate(self.shape) if i not in axes or d != 1)
+        return self.reshape(shape if shape else (1,))
+
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of size 1 at `axis`; with inplace, a view."""
+        if not inplace:
+            return invoke('expand_dims', [self], axis=axis)
+        if not -self.ndim - 1 <= axis <= self.ndim:
+            raise MXNetError('expand_dims: axis %d out of range for %d dimensions'
+                             % (axis, self.ndim))
+        axis %= self.ndim + 1
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
     # ---- indexing
     def __len__(self):
@@ -199,7 +279,70 @@ class NDArray:
             return bool(self.asscalar())
         raise ValueError('The truth value of an NDArray with multiple elements is ambiguous.')
 
+    # ---- autograd (Note [Imperative autograd])
+    def attach_grad(self, grad_req='write', stype=None):
+        """Gives the array a zero gradient buffer (.grad) that backward() fills, and makes it a
+        leaf of what autograd.record() writes down."""
+        if stype not in (None, 'default'):
+            raise ValueError("attach_grad: Cohort's arrays are dense, stype %r" % (stype,))
+        from .. import autograd
+        autograd.mark_variables([self], [zeros(self.shape, ctx=self.context, dtype=self.dtype)],
+                                grad_req)
+
+    @property
+    def grad(self):
+        return self._grad
+
+    def detach(self):
+        """The same memory, without the recorded history."""
+        return NDArray(self._handle, self.writable)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        from .. import autograd
+        autograd.backward([self], None if out_grad is None else [out_grad], retain_graph,
+                          train_mode)
+
+    def _refuse_if_recorded(self):
+        from .. import autograd
+        if autograd.is_recording() and autograd._tracked(self):
+            raise MXNetError('Inplace operations (+=, -=, x[:]=, etc) are not supported when '
+                             'recording with autograd.')
+
+    def _recorded_getitem(self, key):
+        """Basic indexing (ints and slices) as the slice operator, so autograd records it."""
+        keys = key if isinstance(key, tuple) else (key,)
+        if len(keys) > self.ndim or not all(
+                isinstance(k, slice) or (isinstance(k, (int, np.integer))
+                                         and not isinstance(k, bool)) for k in keys):
+            raise MXNetError('indexing with %r while recording with autograd: only ints and '
+                             'slices are recorded' % (key,))
+        begin, end, step, drop = [], [], [], []
+        for axis, k in enumerate(keys):
+            if isinstance(k, slice):
+                b, e, st = k.indices(self.shape[axis])
+                begin.append(b)
+                end.append(e if e >= 0 else None)
+                step.append(st)
+            else:
+                i = int(k)
+                if i < -self.shape[axis] or i >= self.shape[axis]:
+                    raise IndexError('index %d is out of bounds for axis %d with size %d'
+                                     % (i, axis, self.shape[axis]))
+                i %= self.shape[axis]
+                begin.append(i)
+                end.append(i + 1)
+                step.append(1)
+                drop.append(axis)
+        out = invoke('slice', [self], begin=tuple(begin), end=tuple(end), step=tuple(step))
+        if drop:
+            shape = tuple(d for a, d in enumerate(out.shape) if a not in drop)
+            out = invoke('Reshape', [out], shape=shape if shape else (1,))
+        return out
+
     def __getitem__(self, key):
+        from .. import autograd
+        if autograd.is_recording() and autograd._tracked(self):
+            return self._recorded_getitem(key)
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and self.ndim > 0:
             i = int(key)
             if i < -self.shape[0] or i >= self.shape[0]:
@@ -213,6 +356,7 @@ class NDArray:
                      ctx=self.context, dtype=self.dtype)
 
     def __setitem__(self, key, value):
+        self._refuse_if_recorded()
         if not self.writable:
             raise ValueError('Cannot assign to readonly NDArray')
         if isinstance(value, NDArray):
@@ -277,6 +421,7 @@ class NDArray:
     def _inplace(self, result):
         if result is NotImplemented:
             return result
+        self._refuse_if_recorded()
         if not self.writable:
             raise ValueError('trying to add to a readonly NDArray')
         result.copyto(self)
@@ -299,6 +444,9 @@ class NDArray:
 _SCALAR_OPS = []
 
 
+py_slice = slice  # MXNet's name for the built-in slice, which its tests import from here
+
+
 def _scalar_ops():
     """The scalar forms the registry has (_plus_scalar, ...)."""
     if not _SCALAR_OPS:
@@ -316,7 +464,11 @@ def invoke(op, inputs, out=None, ctx=None, **kwargs):
             raise TypeError('%s: input %d must be an NDArray, got %s' % (op, i, type(x).__name__))
         handles.append(x._handle)
     where = inputs[0].context if inputs else _ctx(ctx)
-    outs = [NDArray(h) for h in _cohort.invoke(op, handles, attrs_of(kwargs), where._text())]
+    from .. import autograd
+    outs = [NDArray(h) for h in _cohort.invoke(op, handles, attrs_of(kwargs), where._text(),
+                                                autograd.is_training())]
+    autograd._record(op, inputs, kwargs, outs if out is None else
+                     (out if isinstance(out, (list, tuple)) else [out]))
     if out is not None:
         targets = out if isinstance(out, (list, tuple)) else [out]
         if len(targets) != len(outs):
@@ -342,7 +494,8 @@ def array(source_array, ctx=None, dtype=None):
             raise TypeError('source_array must be array like object') from None
         if source.dtype == object:
             raise TypeError('source_array must be array like object')
-    source = np.ascontiguousarray(source, dtype=_dtype_name(dtype))
+    # (np.ascontiguousarray would make a 0-d source 1-d; mx.nd.array(np.ones([])) is 0-d)
+    source = np.array(source, dtype=_dtype_name(dtype), order='C', copy=False)
     return NDArray(_cohort.from_numpy(source, ctx._text()))
 
 
@@ -353,6 +506,8 @@ def empty(shape, ctx=None, dtype=None):
 
 def full(shape, val, ctx=None, dtype=mx_real_t, out=None):
     """An array with every element `val`."""
+    if out is not None and tuple(out.shape) != tuple(_shape(shape)):
+        raise ValueError('full: out has shape %s, not %s' % (out.shape, tuple(_shape(shape))))
     out = empty(shape, ctx, dtype) if out is None else out
     out._handle.fill(float(val))
     return out
@@ -362,12 +517,22 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     """An array of zeros (dense storage only)."""
     if stype not in (None, 'default'):
         raise ValueError("stype: Cohort's arrays are dense ('default'), got %r" % (stype,))
-    return full(shape, 0, ctx, dtype or mx_real_t)
+    return full(shape, 0, ctx, dtype or mx_real_t, out=_out_of(kwargs, 'zeros'))
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
     """An array of ones."""
-    return full(shape, 1, ctx, dtype or mx_real_t)
+    return full(shape, 1, ctx, dtype or mx_real_t, out=_out_of(kwargs, 'ones'))
+
+
+def _out_of(kwargs, function):
+    out = kwargs.pop('out', None)
+    kwargs.pop('name', None)
+    if kwargs:
+        raise TypeError('%s: unknown argument(s) %s' % (function, ', '.join(sorted(kwargs))))
+    if out is not None and not isinstance(out, NDArray):
+        raise TypeError('%s: out must be an NDArray, got %s' % (function, type(out).__name__))
+    return out
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=mx_real_t):
@@ -393,18 +558,34 @@ def concatenate(arrays, axis=0, always_copy=True):
 
 
 def moveaxis(tensor, source, destination):
-    """The array with axis `source` moved to `destination` (numpy's moveaxis), as a transpose."""
+    """The array with axes `source` moved to `destination` (ints or sequences, numpy's
+    moveaxis), as a transpose."""
     if not isinstance(tensor, NDArray):
         raise TypeError('moveaxis: expected an NDArray, got %s' % type(tensor).__name__)
     ndim = tensor.ndim
-    try:
-        source, destination = int(source), int(destination)
-    except TypeError:
-        raise TypeError('moveaxis: source and destination must be ints') from None
-    if not -ndim <= source < ndim or not -ndim <= destination < ndim:
-        raise ValueError('moveaxis: axis out of range for an array of %d dimensions' % ndim)
-    order = [a for a in range(ndim) if a != source % ndim]
-    order.insert(destination % ndim, source % ndim)
+
+    def axes(value, what):
+        values = [value] if isinstance(value, (int, np.integer)) else value
+        try:
+            values = [int(a) for a in values]
+        except TypeError:
+            raise TypeError('moveaxis: %s must be an int or a sequence of ints, got %r'
+                            % (what, value)) from None
+        for a in values:
+            if not -ndim <= a < ndim:
+                raise ValueError('moveaxis: %s axis %d out of range for an array of %d '
+                                 'dimensions' % (what, a, ndim))
+        values = [a % ndim for a in values]
+        if len(set(values)) != len(values):
+            raise ValueError('moveaxis: repeated axis in %s %r' % (what, value))
+        return values
+    source, destination = axes(source, 'source'), axes(destination, 'destination')
+    if len(source) != len(destination):
+        raise ValueError('moveaxis: source and destination must have the same number of '
+                         'elements')
+    order = [a for a in range(ndim) if a not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
     return invoke('transpose', [tensor], axes=tuple(order))
 
 
@@ -455,6 +636,28 @@ def load(fname):
     names, handles = _cohort.load(fname)
     arrays = [NDArray(h) for h in handles]
     return dict(zip(names, arrays)) if names else arrays
+
+
+def from_numpy(ndarray, zero_copy=True):
+    """An NDArray of a C-contiguous numpy array: sharing its memory with zero_copy (the numpy
+    array is then made read-only, as MXNet does, so that writes go through the NDArray), else a
+    copy. A non-contiguous array is a ValueError."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError('from_numpy: expected a numpy.ndarray, got %s' % type(ndarray).__name__)
+    if not ndarray.flags['C_CONTIGUOUS']:
+        raise ValueError('from_numpy: only C-contiguous arrays are supported (use '
+                         'numpy.ascontiguousarray first)')
+    if not zero_copy or ndarray.size == 0 or ndarray.ndim == 0:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags['WRITEABLE']:
+        try:  # numpy exports only writeable memory through DLPack; read-only again below
+            ndarray.flags['WRITEABLE'] = True
+        except ValueError:
+            raise ValueError('from_numpy: zero_copy needs an array whose memory may be '
+                             'written (this one is a read-only view)') from None
+    result = from_dlpack(ndarray)
+    ndarray.flags['WRITEABLE'] = False
+    return result
 
 
 def from_dlpack(dlpack):

@@ -44,6 +44,8 @@ def make_function(op):
             if arrays:
                 raise TypeError('%s: inputs %s given without the ones before them (%s)'
                                 % (op, ', '.join(sorted(arrays)), ', '.join(slots)))
+        if op in ('Concat', 'concat', 'add_n', 'ElementWiseSum') and 'num_args' not in attributes:
+            attributes['num_args'] = len(inputs)
         return invoke(op, inputs, out=out, ctx=ctx, **attributes)
 
     function.__name__ = op

@@ -17,7 +17,15 @@ def make_function(op):
         attr = kwargs.pop('attr', None)
         args, kwargs = split_positional(op, args, kwargs, lambda a: isinstance(a, Symbol))
         keywords = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-        attrs = attrs_of({k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})
+        params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+        # MXNet's lr_mult= and wd_mult= keywords are the node's (and its made parameters')
+        # __lr_mult__ and __wd_mult__ attributes, not operator parameters.
+        multipliers = {'__%s__' % k: str(params.pop(k)) for k in ('lr_mult', 'wd_mult')
+                       if params.get(k) is not None}
+        params.pop('lr_mult', None)
+        params.pop('wd_mult', None)
+        attrs = attrs_of(params)
+        attrs.update(multipliers)
         if op in ('Concat', 'concat', 'add_n', 'ElementWiseSum') and 'num_args' not in attrs:
             attrs['num_args'] = str(len(args) + len(keywords))
         attrs.update(AttrScope.current().get(attr))

@@ -1,5 +1,8 @@
 """Symbol (MXNet 1.x's mxnet.symbol.Symbol) over Cohort's C++ graphs: variables, operators,
 listing, shape inference, JSON, and binding to executors."""
+import json
+import os
+
 import numpy as np
 
 from .. import _cohort
@@ -8,6 +11,7 @@ from ..attribute import AttrScope
 from ..base import MXNetError, NotImplementedForSymbol, is_number
 from ..context import current_context
 from ..name import NameManager
+from ..util import is_np_shape
 
 __all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'zeros', 'ones', 'maximum',
            'minimum']
@@ -196,12 +200,22 @@ class Symbol:
 
     # ---- JSON, copies, pickling
     def tojson(self):
-        return self._handle.tojson()
+        text = self._handle.tojson()
+        if is_np_shape():  # MXNet marks graphs saved under NumPy-shape semantics
+            graph = json.loads(text)
+            graph.setdefault('attrs', {})['is_np_shape'] = ['int', 1]
+            text = json.dumps(graph, indent=2)
+        return text
 
     def save(self, fname, remove_amp_cast=True):
         if not isinstance(fname, str):
             raise TypeError('fname need to be string')
-        self._handle.save(fname)
+        if is_np_shape():
+            with open(fname + '.tmp', 'w') as f:
+                f.write(self.tojson())
+            os.replace(fname + '.tmp', fname)
+        else:
+            self._handle.save(fname)
 
     def __copy__(self):
         return Symbol(self._handle)
