@@ -83,7 +83,10 @@ Batcher::Batcher(std::vector<BatchField> data, std::vector<BatchField> label,
 }
 
 void Batcher::StartEpoch() {
-  if (options_.shuffle) std::shuffle(order_.begin(), order_.end(), rng_);
+  if (options_.shuffle && (options_.reshuffle_each_epoch || !shuffled_)) {
+    std::shuffle(order_.begin(), order_.end(), rng_);
+    shuffled_ = true;
+  }
   stream_.assign(carry_.begin(), carry_.end());
   stream_.insert(stream_.end(), order_.begin(), order_.end());
   carry_.clear();

@@ -14,6 +14,8 @@ namespace cohort {
 struct BatchOptions {
   int64_t batch_size = 128;
   bool shuffle = false;
+  // With shuffle: a new order every epoch, or one order for all (MXNet's MNISTIter).
+  bool reshuffle_each_epoch = true;
   uint64_t seed = 0;
   LastBatchHandle last_batch = LastBatchHandle::kPad;
   // Data-parallel sharding: this iterator serves part `part_index` of `num_parts`.
@@ -82,6 +84,7 @@ class Batcher {
   std::vector<int64_t> stream_;  // rolled-over samples, then order_
   std::vector<int64_t> carry_;   // samples rolled over into the next epoch
   size_t cursor_ = 0;
+  bool shuffled_ = false;
   std::mt19937_64 rng_;
   DataBatch batch_;
 };

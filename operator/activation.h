@@ -49,7 +49,7 @@ COHORT_HOST_DEVICE float ActivationValue(ActType act, float x, float slope) {
 // f'(x) from the input x and the output y = f(x); x is 0 for the types that read y alone.
 COHORT_HOST_DEVICE float ActivationDerivative(ActType act, float x, float y, float slope) {
   switch (act) {
-    case ActType::kRelu: return y > 0 ? 1.0f : 0.0f;
+    case ActType::kRelu: return y != y ? y : (y > 0 ? 1.0f : 0.0f);  // NaN in, NaN out
     case ActType::kSigmoid: return y * (1 - y);
     case ActType::kTanh: return 1 - y * y;
     case ActType::kSoftrelu: return -expm1f(-y);  // sigmoid(x) = 1 - e^-y

@@ -63,6 +63,12 @@ ReplicateParam ReplicateParam::Parse(const std::string& op, const Attrs& attrs) 
     p.rhs_axes = OptionalAxes(r, attrs, "rhs_axes");
     COHORT_CHECK(p.lhs_axes.size() == p.rhs_axes.size())
         << "broadcast_like: lhs_axes and rhs_axes must name as many axes";
+    // Given but empty (MXNet refuses it too): leave them out to broadcast like the whole rhs.
+    for (const char* key : {"lhs_axes", "rhs_axes"}) {
+      auto it = attrs.find(key);
+      COHORT_CHECK(it == attrs.end() || it->second == "None" || !p.lhs_axes.empty())
+          << "broadcast_like: " << key << " is empty; give the axes, or leave both out";
+    }
   } else if (op == "tile") {
     p.kind = ReplicateKind::kTile;
     for (int64_t k : r.Tuple("reps", Shape())) p.reps.push_back(k);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 #include "operator/slice.h"
 
@@ -347,18 +348,24 @@ class Strided : public Operator {
     return true;
   }
 
+  // Copies take every numeric dtype; gradients are float32.
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
+
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const StridedWindow w = WindowOf(in);
     COHORT_GPU_DISPATCH(ctx, StridedForwardGpu(ctx, w, in[0], out[0]));
-    const float* x = F(in[0]);
-    float* y = F(out[0]);
-    ParallelChunks(
-        out[0].size(), ChunksFor(ctx, out[0].size() / (1 << 14)),
-        [&](int64_t, int64_t first, int64_t last) {
-          for (int64_t i = first; i < last; ++i) y[i] = x[StridedSource(w, i)];
-        },
-        ctx.arena);
+    DispatchArithmetic(type(), out[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = in[0].data<T>();
+      T* y = out[0].data<T>();
+      ParallelChunks(
+          out[0].size(), ChunksFor(ctx, out[0].size() / (1 << 14)),
+          [&](int64_t, int64_t first, int64_t last) {
+            for (int64_t i = first; i < last; ++i) y[i] = x[StridedSource(w, i)];
+          },
+          ctx.arena);
+    });
   }
 
   // Every output element has its own input element, so the scatter has no conflicts.
@@ -386,9 +393,102 @@ class Strided : public Operator {
   StridedParam p_;
 };
 
+// _slice_assign (lhs, rhs) and _slice_assign_scalar (lhs): lhs with a slice window replaced
+// (MXNet's x[begin:end:step] = rhs as an operator).
+class SliceAssign : public Operator {
+ public:
+  SliceAssign(bool scalar, const Attrs& attrs) : scalar_form_(scalar) {
+    Attrs window = attrs;
+    if (scalar) {
+      ParamReader r("_slice_assign_scalar", attrs);
+      value_ = r.Float("scalar", 0.0);
+      window.erase("scalar");
+    }
+    p_ = StridedParam::Parse("slice", window);
+  }
+  std::vector<std::string> ListArguments() const override {
+    if (scalar_form_) return {"lhs"};
+    return {"lhs", "rhs"};
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
+  std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], in[0], type(), "output");
+    AssignShape(in[0], out[0], type(), "lhs");
+    if (!ShapeKnown(in[0])) return false;
+    if (!scalar_form_) {
+      AssignShape(in[1], StridedParam::OutShape(p_.Window(in[0], Shape())), type(), "rhs");
+    }
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const StridedWindow w = p_.Window(in[0].shape(), Shape());
+    COHORT_GPU_DISPATCH(
+        ctx, SliceAssignForwardGpu(ctx, w, in[0], scalar_form_ ? nullptr : &in[1], value_, out[0]));
+    DispatchArithmetic(type(), out[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = in[0].data<T>();
+      T* y = out[0].data<T>();
+      if (a != y) std::copy_n(a, out[0].size(), y);
+      const int64_t n = StridedWindowSize(w);
+      if (scalar_form_) {
+        const T v = static_cast<T>(value_);
+        for (int64_t i = 0; i < n; ++i) y[StridedSource(w, i)] = v;
+      } else {
+        const T* b = in[1].data<T>();
+        for (int64_t i = 0; i < n; ++i) y[StridedSource(w, i)] = b[i];
+      }
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    const StridedWindow w = p_.Window(out_grad[0].shape(), Shape());
+    const GradReq rhs_req = scalar_form_ ? GradReq::kNull : req[1];
+    COHORT_GPU_DISPATCH(ctx, SliceAssignBackwardGpu(ctx, w, out_grad[0], req[0], in_grad[0],
+                                                    rhs_req, scalar_form_ ? nullptr : &in_grad[1]));
+    (void)in;
+    const float* dy = F(out_grad[0]);
+    const int64_t n = StridedWindowSize(w);
+    if (req[0] != GradReq::kNull) {
+      // Outside the window the head gradient, inside nothing (rhs replaced those elements).
+      std::vector<char> inside(static_cast<size_t>(out_grad[0].size()), 0);
+      for (int64_t i = 0; i < n; ++i) inside[StridedSource(w, i)] = 1;
+      float* dx = F(in_grad[0]);
+      for (int64_t i = 0; i < out_grad[0].size(); ++i) {
+        AssignReq(req[0], dx, i, inside[i] ? 0.0f : dy[i]);
+      }
+    }
+    if (rhs_req != GradReq::kNull) {
+      float* db = F(in_grad[1]);
+      for (int64_t i = 0; i < n; ++i) AssignReq(rhs_req, db, i, dy[StridedSource(w, i)]);
+    }
+  }
+
+ private:
+  bool scalar_form_;
+  double value_ = 0;
+  StridedParam p_;
+};
+
 }  // namespace
 
 void RegisterSlice(OpRegistry& r) {
+  r.Register("_slice_assign",
+             [](const Attrs& a) { return std::make_unique<SliceAssign>(false, a); });
+  r.Register("_slice_assign_scalar",
+             [](const Attrs& a) { return std::make_unique<SliceAssign>(true, a); });
+  r.Alias("_crop_assign", "_slice_assign");
+  r.Alias("_crop_assign_scalar", "_slice_assign_scalar");
   r.Register("slice_axis", [](const Attrs& a) { return std::make_unique<SliceAxis>(a); });
   r.Register("SliceChannel",
              [](const Attrs& a) { return std::make_unique<SliceChannel>("SliceChannel", a); });

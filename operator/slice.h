@@ -1,4 +1,5 @@
-// slice_axis and SliceChannel (split), and slice (crop), slice_like and flip (reverse): the
+// slice_axis and SliceChannel (split), slice (crop), slice_like and flip (reverse), and the
+// window assignments _slice_assign and _slice_assign_scalar: the
 // parameters and the index map from an output element to the input element it copies, shared
 // by the CPU kernel (slice.cc) and the CUDA kernel (slice.cu). slice_axis and SliceChannel take
 // a window [begin, begin + size) of one axis; slice, slice_like and flip a strided window of
@@ -63,6 +64,13 @@ COHORT_HOST_DEVICE int64_t StridedSource(const StridedWindow& w, int64_t i) {
   return source;
 }
 
+// The number of elements of a strided window.
+COHORT_HOST_DEVICE int64_t StridedWindowSize(const StridedWindow& w) {
+  int64_t n = 1;
+  for (int d = 0; d < w.ndim; ++d) n *= w.out_dim[d];
+  return n;
+}
+
 enum class StridedKind { kSlice, kSliceLike, kFlip };
 
 struct StridedParam {
@@ -84,5 +92,15 @@ void StridedForwardGpu(const OpContext& ctx, const StridedWindow& w, const NDArr
                        const NDArray& out);
 void StridedBackwardGpu(const OpContext& ctx, const StridedWindow& w, GradReq req,
                         const NDArray& out_grad, const NDArray& in_grad, const NDArray* like_grad);
+
+// _slice_assign (_crop_assign) and _slice_assign_scalar (_crop_assign_scalar): the output is
+// lhs with the window's elements StridedSource(w, i) replaced by rhs[i] (or by the scalar).
+// Forward takes every dtype; backward gives lhs the head gradient outside the window and rhs the
+// window's (float32).
+void SliceAssignForwardGpu(const OpContext& ctx, const StridedWindow& w, const NDArray& lhs,
+                           const NDArray* rhs, double scalar, const NDArray& out);
+void SliceAssignBackwardGpu(const OpContext& ctx, const StridedWindow& w, const NDArray& out_grad,
+                            GradReq lhs_req, const NDArray& lhs_grad, GradReq rhs_req,
+                            const NDArray* rhs_grad);
 
 }  // namespace cohort::op

@@ -24,7 +24,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "d
 # Cohort's gradient against finite differences instead.
 BACKWARD_BROKEN = {"sort"}
 # No gradient at all (MXNet's backward of these is an error or nothing): forward only.
-NO_BACKWARD = {"one_hot", "shape_array", "size_array"}
+NO_BACKWARD = {"one_hot", "shape_array", "size_array", "_slice_assign", "_slice_assign_scalar"}
 LOSS_OPS = {"SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput",
             "MAERegressionOutput", "MakeLoss"}
 
@@ -228,6 +228,11 @@ CASES = [
     ("pad_reflect_5d", "Pad", {"mode": "reflect", "pad_width": "(0, 0, 0, 0, 1, 1, 2, 0, 0, 1)"},
      [(1, 1, 2, 3, 2)], True),
     ("add_n", "add_n", {"num_args": "3"}, [(2, 3), (2, 3), (2, 3)], True),
+    ("slice_assign", "_slice_assign", {"begin": "(0, 1)", "end": "(2, None)", "step": "(1, 2)"},
+     [(3, 5), (2, 2)], True),
+    ("slice_assign_scalar", "_slice_assign_scalar",
+     {"begin": "(1, None)", "end": "(3, None)", "step": "(1, -1)", "scalar": "2.5"}, [(4, 3)],
+     True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",

@@ -102,6 +102,7 @@ void RegisterIO(py::module_& m) {
         o.data_name = data_name;
         o.label_name = label_name;
         o.batch = Options(batch_size, shuffle, seed, "pad");
+        o.batch.reshuffle_each_epoch = false;  // MXNet's MNISTIter keeps its one order
         py::gil_scoped_release release;
         return std::unique_ptr<DataIter>(std::make_unique<MNISTIter>(o));
       },

@@ -336,3 +336,36 @@ def test_add_n_and_element_wise_sum():
     assert mx.nd.add_n(*ints).asnumpy().tolist() == [-(2 ** 31), 2]  # wraps as numpy
     with pytest.raises(mx.MXNetError):
         mx.nd.add_n(mx.nd.ones((2,)), mx.nd.ones((3,)))
+
+
+def test_slice_assign_operators_and_int_slices():
+    x = mx.nd.array(np.arange(15).reshape(3, 5))
+    y = mx.nd._internal._crop_assign(x, -mx.nd.ones((2, 2)), begin=(0, 1), end=(2, None),
+                                     step=(1, 2))
+    expected = np.arange(15).reshape(3, 5).astype('f')
+    expected[0:2, 1::2] = -1
+    np.testing.assert_array_equal(y.asnumpy(), expected)
+    mx.nd._internal._crop_assign_scalar(x, scalar=5, begin=(1, None), end=(3, None), out=x)
+    expected = np.arange(15).reshape(3, 5).astype('f')
+    expected[1:3] = 5
+    np.testing.assert_array_equal(x.asnumpy(), expected)
+    ints = mx.nd.array(np.arange(12).reshape(3, 4), dtype='int32')
+    window = mx.nd.slice(ints, begin=(None, 3), end=(None, 0), step=(2, -2))
+    assert window.dtype == np.int32
+    np.testing.assert_array_equal(window.asnumpy(), np.arange(12).reshape(3, 4)[::2, 3:0:-2])
+    with pytest.raises(mx.MXNetError, match='rhs'):
+        mx.nd._internal._slice_assign(x, mx.nd.ones((3, 3)), begin=(0, 0), end=(2, 2))
+
+
+def test_index_arrays_eye_linspace_split_v2_and_contrib():
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert a[mx.nd.array([1, 1, 0]), mx.nd.array([0, 1, 0])].asnumpy().tolist() == [3, 4, 1]
+    np.testing.assert_array_equal(mx.nd.eye(3, 4, 1).asnumpy(), np.eye(3, 4, 1))
+    np.testing.assert_allclose(mx.nd.linspace(0, 1, 5).asnumpy(), [0, 0.25, 0.5, 0.75, 1])
+    parts = mx.nd.split_v2(mx.nd.array(np.arange(24).reshape(6, 4)), (2, 5))
+    assert [p.shape for p in parts] == [(2, 4), (3, 4), (1, 4)]
+    assert parts[2].asnumpy().tolist() == [[20, 21, 22, 23]]
+    x = mx.nd.array([1.0, np.inf, np.nan])
+    assert mx.nd.contrib.isinf(x).asnumpy().tolist() == [0, 1, 0]
+    assert mx.nd.contrib.isfinite(x).asnumpy().tolist() == [1, 0, 0]
+    assert mx.nd.contrib.isnan(x).asnumpy().tolist() == [0, 0, 1]

@@ -2,12 +2,13 @@
 import sys as _sys
 
 from .ndarray import (NDArray, add, arange, array, concat, concatenate, divide, empty, equal,
-                      from_dlpack, from_numpy, full, greater, greater_equal, invoke, lesser, lesser_equal, load,
+                      eye, from_dlpack, from_numpy, full, linspace, split_v2, greater, greater_equal, invoke, lesser, lesser_equal, load,
                       load_frombuffer, maximum, minimum, moveaxis, multiply, not_equal,
                       onehot_encode, ones, power, save, subtract, to_dlpack_for_read,
                       to_dlpack_for_write, waitall, zeros)
 from . import register as _register
 from . import random
+from . import contrib
 
 _internal = _register._internal
 _sys.modules[__name__ + '._internal'] = _internal

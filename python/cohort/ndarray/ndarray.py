@@ -41,6 +41,18 @@ def _shape(shape, what='shape'):
     raise TypeError('%s: expected an int or a tuple of ints, got %r' % (what, shape))
 
 
+def _numpy_key(key):
+    """An index for numpy: NDArrays (and float arrays) of positions become int64 arrays, as MXNet
+    reads them."""
+    if isinstance(key, tuple):
+        return tuple(_numpy_key(k) for k in key)
+    if isinstance(key, NDArray):
+        key = key.asnumpy()
+    if isinstance(key, np.ndarray) and key.dtype.kind == 'f':
+        key = key.astype(np.int64)
+    return key
+
+
 def _reshape_dims(source, target, reverse=False):
     """MXNet's Reshape shape codes against `source`: 0 copies a dimension, -1 infers one, -2
     copies the rest, -3 merges two, -4 splits one into the next two values; reverse reads both
@@ -352,8 +364,7 @@ class NDArray:
         if isinstance(key, slice) and key.step in (None, 1) and self.ndim > 0:
             begin, end, _ = key.indices(self.shape[0])
             return NDArray(self._handle.slice(begin, max(begin, end)))
-        return array(np.asarray(self)[key if not isinstance(key, NDArray) else key.asnumpy()],
-                     ctx=self.context, dtype=self.dtype)
+        return array(np.asarray(self)[_numpy_key(key)], ctx=self.context, dtype=self.dtype)
 
     def __setitem__(self, key, value):
         self._refuse_if_recorded()
@@ -364,10 +375,10 @@ class NDArray:
                 else value
             value = np.asarray(value)
         if self.context.device_type != 'gpu':
-            np.asarray(self._handle)[key] = value
+            np.asarray(self._handle)[_numpy_key(key)] = value
             return
         host = self.asnumpy()
-        host[key] = value
+        host[_numpy_key(key)] = value
         NDArray(_cohort.from_numpy(host, 'cpu:0')).copyto(self)
 
     # ---- arithmetic: elementwise ops of the same shape, broadcast ops otherwise, scalar forms
@@ -636,6 +647,51 @@ def load(fname):
     names, handles = _cohort.load(fname)
     arrays = [NDArray(h) for h in handles]
     return dict(zip(names, arrays)) if names else arrays
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+    """A 2-D array with ones on the k-th diagonal (N rows, M columns, M=0 meaning N)."""
+    return full_like_numpy(np.eye(int(N), int(M) or None, int(k)), ctx, dtype,
+                           _out_of(kwargs, 'eye'))
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=mx_real_t, **kwargs):
+    """`num` evenly spaced values from start to stop (stop included with endpoint)."""
+    values = np.linspace(float(start), float(stop), int(num), endpoint=bool(endpoint))
+    return full_like_numpy(values, ctx, dtype, _out_of(kwargs, 'linspace'))
+
+
+def full_like_numpy(values, ctx, dtype, out):
+    result = array(values, ctx=ctx, dtype=dtype or mx_real_t)
+    if out is None:
+        return result
+    result.copyto(out)
+    return out
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """numpy's split: into `sections` equal parts, or at the given indices, along `axis`; each
+    part is the slice_axis operator's output."""
+    if not isinstance(ary, NDArray):
+        raise TypeError('split_v2: expected an NDArray, got %s' % type(ary).__name__)
+    extent = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or extent % sections:
+            raise MXNetError('split_v2: %d sections do not divide axis %d of extent %d'
+                             % (sections, axis, extent))
+        bounds = [i * extent // sections for i in range(sections + 1)]
+    elif isinstance(indices_or_sections, (tuple, list)):
+        bounds = [0] + [min(max(int(i), 0), extent) for i in indices_or_sections] + [extent]
+    else:
+        raise TypeError('split_v2: indices_or_sections must be an int or a tuple of ints')
+    parts = []
+    for begin, end in zip(bounds[:-1], bounds[1:]):
+        part = invoke('slice_axis', [ary], axis=axis, begin=begin, end=max(begin, end))
+        if squeeze_axis and part.shape[axis] == 1:
+            part = part.reshape(part.shape[:axis % ary.ndim] + part.shape[axis % ary.ndim + 1:])
+        parts.append(part)
+    return parts if len(parts) > 1 else parts[0]
 
 
 def from_numpy(ndarray, zero_copy=True):
