@@ -1,4 +1,5 @@
-// argmax, argmin and argmax_channel on the CPU, with index_ops.h's positions.
+// argmax, argmin, argmax_channel, one_hot, pick and fill_element_0index on the CPU, with
+// index_ops.h's positions.
 #include "operator/index_ops.h"
 
 #include "operator/common/kernel_util.h"
@@ -147,9 +148,143 @@ class OneHot : public Operator {
   OneHotParam p_;
 };
 
+// Positions have no gradient: a written one is zeros.
+void ZeroPositionsGrad(const OpContext& ctx, const NDArray& grad) {
+  COHORT_GPU_DISPATCH(ctx, ZeroGradGpu(ctx, grad));
+  grad.Fill(0);
+}
+
+// pick(data, index): one element of each row along `axis` (Note in index_ops.h).
+class Pick : public Operator {
+ public:
+  explicit Pick(const Attrs& attrs) : p_(PickParam::Parse(attrs)) {}
+  std::vector<std::string> ListArguments() const override { return {"data", "index"}; }
+  bool BackwardNeedsInputs() const override { return true; }  // the index
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    const Shape o = p_.geometry.OutShape(in[0]);
+    AssignShape(out[0], o, type(), "output");
+    AssignShape(in[1], o, type(), "index");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    int64_t outer, size, inner;
+    p_.geometry.Rows(in[0].shape(), &outer, &size, &inner);
+    const float* x = F(in[0]);
+    const float* index = F(in[1]);
+    float* y = F(out[0]);
+    const int64_t n = outer * inner;
+    COHORT_GPU_DISPATCH(ctx, PickForwardGpu(ctx, x, index, n, size, inner, p_.wrap, y));
+    for (int64_t j = 0; j < n; ++j) y[j] = x[PickSource(index, j, size, inner, p_.wrap)];
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[1] == GradReq::kWrite) ZeroPositionsGrad(ctx, in_grad[1]);
+    if (req[0] == GradReq::kNull) return;
+    int64_t outer, size, inner;
+    p_.geometry.Rows(in[0].shape(), &outer, &size, &inner);
+    const float* dy = F(out_grad[0]);
+    const float* index = F(in[1]);
+    const int64_t n = outer * inner;
+    COHORT_GPU_DISPATCH(
+        ctx, PickBackwardGpu(ctx, dy, index, n, size, inner, p_.wrap, req[0], in_grad[0]));
+    float* dx = F(in_grad[0]);
+    if (req[0] == GradReq::kWrite) std::fill_n(dx, in_grad[0].size(), 0.0f);
+    for (int64_t j = 0; j < n; ++j) dx[PickSource(index, j, size, inner, p_.wrap)] += dy[j];
+  }
+
+ private:
+  PickParam p_;
+};
+
+// fill_element_0index(lhs, mhs, rhs): lhs (n, m) with element (r, rhs[r]) set to mhs[r].
+class FillElement : public Operator {
+ public:
+  explicit FillElement(const Attrs& attrs) { ParamReader("fill_element_0index", attrs).Finish(); }
+  std::vector<std::string> ListArguments() const override { return {"lhs", "mhs", "rhs"}; }
+  bool BackwardNeedsInputs() const override { return true; }  // the positions
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], in[0], type(), "output");
+    AssignShape(in[0], out[0], type(), "lhs");
+    if (!ShapeKnown(in[0])) return false;
+    COHORT_CHECK_EQ(in[0].ndim(), 2) << "fill_element_0index: lhs must be 2-D, got " << in[0];
+    AssignShape(in[1], Shape({in[0][0]}), type(), "mhs");
+    AssignShape(in[2], Shape({in[0][0]}), type(), "rhs");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, FillElementForwardGpu(ctx, in[0], in[1], in[2], out[0]));
+    const float* a = F(in[0]);
+    const float* m = F(in[1]);
+    const float* k = F(in[2]);
+    float* y = F(out[0]);
+    const int64_t rows = in[0].shape()[0], cols = in[0].shape()[1];
+    if (a != y) std::copy_n(a, out[0].size(), y);
+    for (int64_t r = 0; r < rows; ++r) y[PickSource(k, r, cols, 1, false)] = m[r];
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[2] == GradReq::kWrite) ZeroPositionsGrad(ctx, in_grad[2]);
+    COHORT_GPU_DISPATCH(ctx, FillElementBackwardGpu(ctx, out_grad[0], in[2], req[0], in_grad[0],
+                                                    req[1], in_grad[1]));
+    const float* dy = F(out_grad[0]);
+    const float* k = F(in[2]);
+    const int64_t rows = out_grad[0].shape()[0], cols = out_grad[0].shape()[1];
+    if (req[0] != GradReq::kNull) {
+      float* dx = F(in_grad[0]);
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        const bool filled = PickSource(k, i / cols, cols, 1, false) == i;
+        AssignReq(req[0], dx, i, filled ? 0.0f : dy[i]);
+      }
+    }
+    if (req[1] != GradReq::kNull) {
+      float* dm = F(in_grad[1]);
+      for (int64_t r = 0; r < rows; ++r) {
+        AssignReq(req[1], dm, r, dy[PickSource(k, r, cols, 1, false)]);
+      }
+    }
+  }
+};
+
 }  // namespace
 
+PickParam PickParam::Parse(const Attrs& attrs) {
+  ParamReader r("pick", attrs);
+  PickParam p;
+  if (auto it = attrs.find("axis"); it == attrs.end() || it->second != "None") {
+    p.geometry.axis = static_cast<int>(r.Int("axis", -1));
+  } else {
+    r.OptionalInt("axis");  // None: the flattened array
+  }
+  p.geometry.keepdims = r.Bool("keepdims", false);
+  p.wrap = r.Enum("mode", {"clip", "wrap"}, "clip") == "wrap";
+  r.Finish();
+  return p;
+}
+
 void RegisterIndexOps(OpRegistry& r) {
+  r.Register("pick", [](const Attrs& a) { return std::make_unique<Pick>(a); });
+  r.Alias("choose_element_0index", "pick");
+  r.Register("fill_element_0index",
+             [](const Attrs& a) { return std::make_unique<FillElement>(a); });
   for (const char* name : {"argmax", "argmin", "argmax_channel"}) {
     const std::string op = name;
     r.Register(op, [op](const Attrs& a) { return std::make_unique<ArgReduce>(op, a); });

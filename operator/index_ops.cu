@@ -23,4 +23,54 @@ void OneHotGpu(const OpContext& ctx, const OneHotParam& p, const NDArray& indice
   ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t j) { y[j] = OneHotValue(p, x, j); });
 }
 
+void PickForwardGpu(const OpContext& ctx, const float* x, const float* index, int64_t n,
+                    int64_t size, int64_t inner, bool wrap, float* y) {
+  ForEach(Gpu(ctx), n,
+          [=] __device__(int64_t j) { y[j] = x[PickSource(index, j, size, inner, wrap)]; });
+}
+
+void PickBackwardGpu(const OpContext& ctx, const float* dy, const float* index, int64_t n,
+                     int64_t size, int64_t inner, bool wrap, GradReq req,
+                     const NDArray& data_grad) {
+  const GpuResources::Impl& g = Gpu(ctx);
+  if (req == GradReq::kWrite) ZeroOnStream(g, data_grad);
+  float* dx = G(data_grad);
+  ForEach(g, n,
+          [=] __device__(int64_t j) { dx[PickSource(index, j, size, inner, wrap)] += dy[j]; });
+}
+
+void FillElementForwardGpu(const OpContext& ctx, const NDArray& lhs, const NDArray& mhs,
+                           const NDArray& index, const NDArray& out) {
+  const GpuResources::Impl& g = Gpu(ctx);
+  const float* a = G(lhs);
+  const float* m = G(mhs);
+  const float* k = G(index);
+  float* y = G(out);
+  const int64_t rows = lhs.shape()[0], cols = lhs.shape()[1];
+  if (a != y) ForEach(g, out.size(), [=] __device__(int64_t i) { y[i] = a[i]; });
+  ForEach(g, rows, [=] __device__(int64_t r) { y[PickSource(k, r, cols, 1, false)] = m[r]; });
+}
+
+void FillElementBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& index,
+                            GradReq lhs_req, const NDArray& lhs_grad, GradReq mhs_req,
+                            const NDArray& mhs_grad) {
+  const GpuResources::Impl& g = Gpu(ctx);
+  const float* dy = G(out_grad);
+  const float* k = G(index);
+  const int64_t rows = out_grad.shape()[0], cols = out_grad.shape()[1];
+  if (lhs_req != GradReq::kNull) {
+    float* dx = G(lhs_grad);
+    ForEach(g, rows * cols, [=] __device__(int64_t i) {
+      const bool filled = PickSource(k, i / cols, cols, 1, false) == i;
+      AssignReq(lhs_req, dx, i, filled ? 0.0f : dy[i]);
+    });
+  }
+  if (mhs_req != GradReq::kNull) {
+    float* dm = G(mhs_grad);
+    ForEach(g, rows, [=] __device__(int64_t r) {
+      AssignReq(mhs_req, dm, r, dy[PickSource(k, r, cols, 1, false)]);
+    });
+  }
+}
+
 }  // namespace cohort::op

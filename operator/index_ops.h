@@ -1,7 +1,8 @@
 // argmax, argmin and argmax_channel: the position of the largest (smallest) element along an
 // axis, shared by the CPU kernel (index_ops.cc) and the CUDA kernel (index_ops.cu). Positions
 // are float32, as MXNet returns them; the first of equal elements wins. And one_hot, from
-// positions back to rows of `depth`. No gradient.
+// positions back to rows of `depth`. No gradient. And pick and fill_element_0index, which read
+// positions.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,46 @@ COHORT_HOST_DEVICE float OneHotValue(const OneHotParam& p, const float* indices,
              ? p.on_value
              : p.off_value;
 }
+
+// pick (choose_element_0index): out[o, i] = x[o, index[o, i], i] along `axis`; an index out of
+// [0, size) is clipped (mode clip, MXNet's default) or wrapped (mode wrap). fill_element_0index:
+// lhs (n, m) with element (r, index[r]) replaced by mhs[r], indices clipped.
+struct PickParam {
+  ArgReduceParam geometry;  // axis and keepdims (argmax's shapes)
+  bool wrap = false;
+
+  static PickParam Parse(const Attrs& attrs);
+};
+
+// The element of x (as (outer, size, inner)) that output j (= o · inner + i) picks. A position
+// is truncated toward zero as MXNet casts it; NaN is taken as 0 (casting it is undefined).
+COHORT_HOST_DEVICE int64_t PickSource(const float* index, int64_t j, int64_t size, int64_t inner,
+                                      bool wrap) {
+  float v = index[j];
+  v = v != v ? 0.0f : v < -1e18f ? -1e18f : v > 1e18f ? 1e18f : v;
+  int64_t c = static_cast<int64_t>(v);
+  if (wrap) {
+    c %= size;
+    if (c < 0) c += size;
+  } else {
+    c = c < 0 ? 0 : c >= size ? size - 1 : c;
+  }
+  return j / inner * size * inner + c * inner + j % inner;
+}
+
+// index_ops.cu (Note [GPU kernels]). Backward scatters into data_grad (zeroed first for write);
+// every output has its own source element, so there are no conflicts.
+void PickForwardGpu(const OpContext& ctx, const float* x, const float* index, int64_t n,
+                    int64_t size, int64_t inner, bool wrap, float* y);
+void PickBackwardGpu(const OpContext& ctx, const float* dy, const float* index, int64_t n,
+                     int64_t size, int64_t inner, bool wrap, GradReq req, const NDArray& data_grad);
+// fill_element_0index: out = lhs with (r, index[r]) = mhs[r]; gradients: lhs the head's outside
+// those elements, mhs the head's at them.
+void FillElementForwardGpu(const OpContext& ctx, const NDArray& lhs, const NDArray& mhs,
+                           const NDArray& index, const NDArray& out);
+void FillElementBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArray& index,
+                            GradReq lhs_req, const NDArray& lhs_grad, GradReq mhs_req,
+                            const NDArray& mhs_grad);
 
 // index_ops.cu (Note [GPU kernels]).
 void OneHotGpu(const OpContext& ctx, const OneHotParam& p, const NDArray& indices,

@@ -233,6 +233,10 @@ CASES = [
     ("slice_assign_scalar", "_slice_assign_scalar",
      {"begin": "(1, None)", "end": "(3, None)", "step": "(1, -1)", "scalar": "2.5"}, [(4, 3)],
      True),
+    ("pick_clip", "pick", {"axis": "1"}, [(3, 4), (3,)], True),
+    ("pick_wrap_axis0", "pick", {"axis": "0", "mode": "wrap"}, [(3, 4), (4,)], True),
+    ("pick_keepdims_3d", "pick", {"axis": "-1", "keepdims": "True"}, [(2, 3, 4), (2, 3, 1)],
+     True),
 ]
 
 POSITIVE_OPS = {"sqrt", "log", "broadcast_div", "broadcast_power", "elemwise_div",
@@ -258,6 +262,8 @@ def make_inputs(name, op, shapes, sym, rng):
             args[arg] = rng.randint(0, 5, size=shape).astype("float32")
         elif op == "one_hot":
             args[arg] = rng.randint(-1, 6, size=shape).astype("float32")  # some out of range
+        elif op == "pick" and arg == "index":
+            args[arg] = rng.randint(-2, 6, size=shape).astype("float32")  # some out of range
         elif op == "take" and arg == "x1":
             args[arg] = rng.randint(-2, 8, size=shape).astype("float32")  # some out of range
         elif op == "where" and arg == "x0":

@@ -43,7 +43,8 @@ def mxnet_info(name):
     inputs, params = [], []
     for i in range(num_args.value):
         arg, kind, doc = py_str(names[i]), py_str(types[i]), py_str(descs[i])
-        if kind.startswith('NDArray-or-Symbol'):
+        # (legacy NDArray functions, fill_element_0index, type their inputs 'NDArray')
+        if kind.startswith('NDArray-or-Symbol') or kind.split(',')[0] == 'NDArray':
             inputs.append(arg)
             continue
         default = re.search(r"default=(.*)$", kind)

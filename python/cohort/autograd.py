@@ -8,7 +8,8 @@ it on the leaves' arrays with their .grad arrays as args_grad and their grad_req
 executor's forward and backward: the gradients are the Executor's own, from the same kernels, so
 nothing is implemented twice. The forward pass is computed again (a random operator, Dropout,
 draws afresh). Without retain_graph the record is freed, and a second backward over it is an
-error, as in MXNet. Basic indexing (ints and slices) of a recorded array is recorded as the slice
+error, as in MXNet. A CachedOp call is written down as its Symbol, composed in whole. Basic
+indexing (ints and slices) of a recorded array is recorded as the slice
 operator; assigning into a recorded array is refused, as MXNet refuses it."""
 import threading
 
@@ -146,8 +147,11 @@ def _graph(heads):
                              'another')
         if id(node) not in made:
             inputs = [symbol_of(x) for x in node.inputs]
-            create = getattr(sym, node.op, None) or getattr(sym._internal, node.op)
-            made[id(node)] = create(*inputs, name='autograd_op%d' % len(made), **node.attrs)
+            if isinstance(node.op, sym.Symbol):  # a CachedOp's graph, its inputs replaced
+                made[id(node)] = node.op(**dict(zip(node.op.list_inputs(), inputs)))
+            else:
+                create = getattr(sym, node.op, None) or getattr(sym._internal, node.op)
+                made[id(node)] = create(*inputs, name='autograd_op%d' % len(made), **node.attrs)
             nodes.append(node)
         out = made[id(node)]
         return out[index] if node.num_outputs > 1 else out

@@ -200,6 +200,8 @@ const GpuCase kCases[] = {
      "_slice_assign",
      {{"begin", "(0, 1)"}, {"end", "(2, None)"}, {"step", "(1, 2)"}},
      {S({3, 5}), S({2, 2})}},
+    {"Pick", "pick", {{"axis", "1"}, {"mode", "wrap"}}, {S({3, 4}), S({3})}, IntegersAt(1, 9)},
+    {"FillElement", "fill_element_0index", {}, {S({3, 4}), S({3}), S({3})}, IntegersAt(2, 4)},
     {"SliceAssignScalar",
      "_slice_assign_scalar",
      {{"begin", "(1, None)"}, {"end", "(3, None)"}, {"step", "(1, -1)"}, {"scalar", "2.5"}},

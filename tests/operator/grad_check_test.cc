@@ -145,6 +145,7 @@ const GradCase kCases[] = {
      {{"begin", "(0, 1)"}, {"end", "(2, None)"}, {"step", "(1, 2)"}},
      {{3, 5}, {2, 2}},
      {0, 1}},
+    {"pick", "pick", {{"axis", "1"}}, {{3, 4}, {3}}, {0}},
     {"slice_assign_scalar",
      "_slice_assign_scalar",
      {{"begin", "(1, None)"}, {"end", "(3, None)"}, {"step", "(1, -1)"}, {"scalar", "2.5"}},

@@ -130,3 +130,21 @@ def test_from_numpy_shares_memory_and_locks_the_source():
         mx.nd.from_numpy(np.ones((3, 2)).T)
     copy = mx.nd.from_numpy(np.ones(3), zero_copy=False)
     assert copy.dtype == np.float64
+
+
+def test_cached_op_runs_a_symbol_and_is_differentiated_whole():
+    net = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=2, name='fc') * 2
+    op = mx.nd.CachedOp(net)
+    data = mx.nd.array([[1.0, 2.0, 3.0]])
+    weight = mx.nd.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    bias = mx.nd.array([0.5, -0.5])
+    np.testing.assert_allclose(op(data, weight, bias).asnumpy(), [[9.0, 3.0]])
+    bias[:] = 0  # the same executor, fresh inputs
+    np.testing.assert_allclose(op(data, weight, bias).asnumpy(), [[8.0, 4.0]])
+    weight.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.sum(op(data, weight, bias) * 3)
+    y.backward()
+    np.testing.assert_allclose(weight.grad.asnumpy(), 6 * np.array([[1, 2, 3], [1, 2, 3]]))
+    with pytest.raises(ValueError, match='3 inputs'):
+        op(data)

@@ -369,3 +369,21 @@ def test_index_arrays_eye_linspace_split_v2_and_contrib():
     assert mx.nd.contrib.isinf(x).asnumpy().tolist() == [0, 1, 0]
     assert mx.nd.contrib.isfinite(x).asnumpy().tolist() == [1, 0, 0]
     assert mx.nd.contrib.isnan(x).asnumpy().tolist() == [0, 0, 1]
+
+
+def test_pick_choose_and_fill_element_as_mxnet():
+    # Values printed by MXNet 1.9.1 for the same calls.
+    x = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    assert mx.nd.pick(x, mx.nd.array([0, 1, 5]), axis=1).asnumpy().tolist() == [1, 4, 6]
+    assert mx.nd.pick(x, mx.nd.array([0, -1, 5]), axis=1, mode='wrap').asnumpy().tolist() == \
+        [1, 4, 6]
+    assert mx.nd.pick(x, mx.nd.array([[1], [0], [1]]), keepdims=True).shape == (3, 1)
+    assert mx.nd.choose_element_0index(x, mx.nd.array([1, 0, 1])).asnumpy().tolist() == \
+        [2, 3, 6]
+    filled = mx.nd.fill_element_0index(x, mx.nd.array([9, 8, 7]), mx.nd.array([1, 0, 1]))
+    assert filled.asnumpy().tolist() == [[1, 9], [8, 4], [5, 7]]
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.pick(x, mx.nd.array([1, 0, 1]), axis=1)
+    y.backward(mx.nd.array([10, 20, 30]))
+    assert x.grad.asnumpy().tolist() == [[0, 10], [20, 0], [0, 30]]

@@ -810,3 +810,53 @@ def lesser(lhs, rhs):
 
 def lesser_equal(lhs, rhs):
     return _ufunc(lhs, rhs, '__le__', '__ge__', lambda a, b: float(a <= b))
+
+
+class CachedOp:
+    """MXNet's CachedOp: a Symbol called like a function on NDArrays, its inputs in
+    sym.list_inputs() order; runs the Executor's forward (one bound executor per input shapes
+    and dtypes, kept), returns its output or the list of its outputs."""
+
+    def __init__(self, sym, flags=()):
+        from ..symbol import Symbol
+        if not isinstance(sym, Symbol):
+            raise TypeError('CachedOp: expected a Symbol, got %s' % type(sym).__name__)
+        self._sym = sym
+        self._inputs = sym.list_inputs()
+        self._aux = set(sym.list_auxiliary_states())
+        self._executors = {}
+
+    def __call__(self, *args, **kwargs):
+        out = kwargs.pop('out', None)
+        if kwargs:
+            raise TypeError('CachedOp: unknown argument(s) %s' % ', '.join(sorted(kwargs)))
+        if len(args) != len(self._inputs):
+            raise ValueError('CachedOp: %d inputs (%s), got %d' % (
+                len(self._inputs), ', '.join(self._inputs), len(args)))
+        for name, a in zip(self._inputs, args):
+            if not isinstance(a, NDArray):
+                raise TypeError('CachedOp: input %s must be an NDArray, got %s'
+                                % (name, type(a).__name__))
+        key = tuple((a.shape, str(a.dtype), str(a.context)) for a in args)
+        exe = self._executors.get(key)
+        if exe is None:
+            arrays = dict(zip(self._inputs, args))
+            exe = self._sym.bind(args[0].context if args else current_context(),
+                                 args={k: v for k, v in arrays.items() if k not in self._aux},
+                                 aux_states={k: v for k, v in arrays.items() if k in self._aux},
+                                 grad_req='null')
+            self._executors[key] = exe
+        else:
+            for name, a in zip(self._inputs, args):
+                target = exe.aux_dict[name] if name in self._aux else exe.arg_dict[name]
+                if target is not a and target.handle.address != a.handle.address:
+                    a.copyto(target)
+        from .. import autograd
+        outputs = [o.copy() for o in exe.forward(is_train=autograd.is_training())]
+        autograd._record(self._sym, list(args), {}, outputs)
+        if out is not None:
+            targets = out if isinstance(out, (list, tuple)) else [out]
+            for src, dst in zip(outputs, targets):
+                src.copyto(dst)
+            return out
+        return outputs[0] if len(outputs) == 1 else outputs
