@@ -1,4 +1,5 @@
-// _arange and _contrib_arange_like on the CPU, with arange.h's values. Neither passes a
+// _arange and _contrib_arange_like on the CPU, with arange.h's values, and _zeros, _ones and
+// _full as aranges of step 0. Neither passes a
 // gradient (arange_like's data gets zeros, as in MXNet).
 #include <cmath>
 
@@ -95,6 +96,57 @@ class Arange : public Operator {
   ArangeParam p_;
 };
 
+// _zeros, _ones and _full (mx.sym.zeros/ones/full): an array of `shape` and `dtype` holding one
+// value, an arange of step 0 (the same kernels).
+class Filled : public Operator {
+ public:
+  Filled(const std::string& op, const Attrs& attrs) {
+    ParamReader r(op, attrs);
+    shape_ = r.Tuple("shape", Shape());
+    dtype_ = ParseDType(r.Enum(
+        "dtype", {"float32", "float64", "float16", "int32", "int64", "int8", "uint8"}, "float32"));
+    value_ = op == "_ones" ? 1.0 : op == "_full" ? r.Float("value") : 0.0;
+    if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
+    r.Finish();
+    COHORT_CHECK(ShapeKnown(shape_))
+        << op << ": shape " << shape_ << " must be known (every dimension positive)";
+  }
+
+  std::vector<std::string> ListArguments() const override { return {}; }
+  bool InferType(TypeSlots&, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], dtype_, type(), "output");
+    return true;
+  }
+  bool TakesDType(DType dtype) const override { return dtype != DType::kBool; }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  bool InferShape(std::vector<Shape>&, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    AssignShape(out[0], shape_, type(), "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    ArangeParam p;
+    p.start = value_;
+    p.step = 0;
+    COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p, out[0]));
+    FillArange(p, out[0]);
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {}
+
+ private:
+  Shape shape_;
+  DType dtype_ = DType::kFloat32;
+  double value_ = 0;
+};
+
 class ArangeLike : public Operator {
  public:
   explicit ArangeLike(const Attrs& attrs) : p_(ArangeParam::Parse("_contrib_arange_like", attrs)) {}
@@ -137,6 +189,10 @@ class ArangeLike : public Operator {
 
 void RegisterArange(OpRegistry& r) {
   r.Register("_arange", [](const Attrs& a) { return std::make_unique<Arange>(a); });
+  for (const char* name : {"_zeros", "_ones", "_full"}) {
+    const std::string op = name;
+    r.Register(op, [op](const Attrs& a) { return std::make_unique<Filled>(op, a); });
+  }
   r.Register("_contrib_arange_like",
              [](const Attrs& a) { return std::make_unique<ArangeLike>(a); });
 }

@@ -5,6 +5,8 @@
 namespace cohort::op {
 
 // unary_math.cu (Note [GPU kernels]); `in` / `out` are null where backward does not read them.
+void UnaryTypedForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& in,
+                          const NDArray& out);
 void UnaryForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& in,
                      const NDArray& out);
 void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
@@ -85,8 +87,22 @@ class Unary : public Operator {
     return InferSameShape(in, out, type());
   }
 
+  bool TakesDType(DType dtype) const override { return UnaryTakes(p_.kind, dtype); }
+
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    if (out[0].dtype() != DType::kFloat32) {  // Note [Typed unary math]
+      COHORT_GPU_DISPATCH(ctx, UnaryTypedForwardGpu(ctx, p_, in[0], out[0]));
+      DispatchDType(out[0].dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* x = in[0].data<T>();
+        T* y = out[0].data<T>();
+        for (int64_t i = 0; i < out[0].size(); ++i) {
+          y[i] = UnaryTyped<T>(p_.kind, x[i], p_.a_min, p_.a_max);
+        }
+      });
+      return;
+    }
     COHORT_GPU_DISPATCH(ctx, UnaryForwardGpu(ctx, p_, in[0], out[0]));
     const float* x = F(in[0]);
     float* y = F(out[0]);

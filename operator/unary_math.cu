@@ -14,6 +14,27 @@ void UnaryForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& i
   ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t i) { y[i] = UnaryValue(k, x[i], lo, hi); });
 }
 
+namespace {
+
+template <typename T>
+void UnaryTypedForward(const GpuResources::Impl& g, const UnaryParam& p, const NDArray& in,
+                       const NDArray& out) {
+  const T* x = static_cast<const T*>(in.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  const UnaryKind k = p.kind;
+  const float lo = p.a_min, hi = p.a_max;
+  ForEach(g, in.size(), [=] __device__(int64_t i) { y[i] = UnaryTyped<T>(k, x[i], lo, hi); });
+}
+
+}  // namespace
+
+// Element types other than float32 (Note [Typed unary math]).
+void UnaryTypedForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& in,
+                          const NDArray& out) {
+  DispatchDType(out.dtype(),
+                [&](auto tag) { UnaryTypedForward<decltype(tag)>(Gpu(ctx), p, in, out); });
+}
+
 void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
                       const NDArray& out_grad, const NDArray* in, const NDArray* out,
                       const NDArray& in_grad) {

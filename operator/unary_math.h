@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
+#include "base/half.h"
 #include "base/host_device.h"
+#include "operator/common/exact_math.h"
 #include "operator/common/operator.h"
 
 namespace cohort::op {
@@ -84,6 +87,77 @@ COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float 
     case UnaryKind::kOnesLike: return 1.0f;
   }
   return 0;
+}
+
+// Element types other than float32 (Note [Typed unary math]).
+inline bool UnaryExactOnIntegers(UnaryKind kind) {
+  switch (kind) {
+    case UnaryKind::kCopy:
+    case UnaryKind::kAbs:
+    case UnaryKind::kSign:
+    case UnaryKind::kSquare:
+    case UnaryKind::kClip:
+    case UnaryKind::kFloor:
+    case UnaryKind::kCeil:
+    case UnaryKind::kRound:
+    case UnaryKind::kRint:
+    case UnaryKind::kFix:
+    case UnaryKind::kTrunc:
+    case UnaryKind::kZerosLike:
+    case UnaryKind::kOnesLike: return true;
+    default: return false;
+  }
+}
+inline bool UnaryTakes(UnaryKind kind, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kFloat16:
+    case DType::kBFloat16: return true;
+    case DType::kBool: return kind == UnaryKind::kZerosLike || kind == UnaryKind::kOnesLike;
+    default: return UnaryExactOnIntegers(kind);  // float64 and the integers
+  }
+}
+
+// Note [Typed unary math]
+// float16 and bfloat16 compute in float32 through UnaryValue, as MXNet computes them. float64
+// and the integer types take the functions that are exact on them (UnaryExactOnIntegers):
+// copies, abs, sign and square (integers wrapping as numpy's), clip (bounds compared in double),
+// the rounding functions (integers unchanged; float64 through the double functions), zeros_like
+// and ones_like. The others on float64 would lose its precision in float32 and are refused at
+// bind. Gradients are float32.
+template <typename T>
+COHORT_HOST_DEVICE T UnaryTyped(UnaryKind kind, T x, float a_min, float a_max) {
+  if constexpr (std::is_same_v<T, bool>) {  // zeros_like and ones_like (UnaryTakes)
+    return kind == UnaryKind::kOnesLike ? true : kind == UnaryKind::kZerosLike ? false : x;
+  } else if constexpr (!std::is_same_v<ComputeType<T>, T>) {  // the half types
+    return T(UnaryValue(kind, static_cast<float>(x), a_min, a_max));
+  } else {
+    switch (kind) {
+      case UnaryKind::kCopy: return x;
+      case UnaryKind::kAbs: return x < T(0) ? WrapSub(T(0), x) : x;
+      case UnaryKind::kSign: return x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0);
+      case UnaryKind::kSquare: return WrapMul(x, x);
+      case UnaryKind::kClip: {
+        const double v = static_cast<double>(x);
+        return v < a_min ? static_cast<T>(a_min) : v > a_max ? static_cast<T>(a_max) : x;
+      }
+      case UnaryKind::kZerosLike: return T(0);
+      case UnaryKind::kOnesLike: return T(1);
+      default: break;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      switch (kind) {
+        case UnaryKind::kFloor: return floor(x);
+        case UnaryKind::kCeil: return ceil(x);
+        case UnaryKind::kRound: return round(x);
+        case UnaryKind::kRint: return rint(x);
+        case UnaryKind::kFix:
+        case UnaryKind::kTrunc: return trunc(x);
+        default: return T(UnaryValue(kind, static_cast<float>(x), a_min, a_max));
+      }
+    }
+    return x;  // the rounding functions leave integers as they are
+  }
 }
 
 // Whether a function's derivative is nonzero somewhere: sign, the rounding functions,

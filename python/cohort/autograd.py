@@ -138,13 +138,10 @@ def _graph(heads):
         return variables[key]
 
     def symbol_of(array):
-        if array._node is None:
+        # An input whose record an earlier backward freed is a constant now, as in MXNet.
+        if array._node is None or array._node[0].freed:
             return variable(array)
         node, index = array._node
-        if node.freed:
-            raise MXNetError('the graph recorded for this array was freed by an earlier '
-                             'backward: pass retain_graph=True to the first backward to run '
-                             'another')
         if id(node) not in made:
             inputs = [symbol_of(x) for x in node.inputs]
             if isinstance(node.op, sym.Symbol):  # a CachedOp's graph, its inputs replaced
@@ -157,6 +154,10 @@ def _graph(heads):
         return out[index] if node.num_outputs > 1 else out
 
     for h in heads:
+        if h._node is not None and h._node[0].freed:
+            raise MXNetError('the graph recorded for this array was freed by an earlier '
+                             'backward: pass retain_graph=True to the first backward to run '
+                             'another')
         if h._node is None:
             raise MXNetError('cannot differentiate with respect to an array that was not '
                              'computed inside autograd.record() from arrays with attach_grad()')

@@ -370,6 +370,9 @@ const GpuCase kCases[] = {
     {"Take", "take", {}, {S({5, 3}), S({2, 4})}, IntegersAt(1, 5)},
     {"Arange", "_arange", {{"start", "2"}, {"stop", "11"}, {"step", "3"}, {"repeat", "2"}}, {}},
     {"ArangeLike", "_contrib_arange_like", {{"axis", "1"}, {"start", "1"}}, {S({2, 5})}},
+    {"Zeros", "_zeros", {{"shape", "(2, 3)"}}, {}},
+    {"Ones", "_ones", {{"shape", "(4,)"}, {"dtype", "float32"}}, {}},
+    {"Full", "_full", {{"shape", "(3, 2)"}, {"value", "2.5"}}, {}},
     // random.h's value of (seed, position) on both: the same numbers.
     {"RandomUniform", "_random_uniform", {{"shape", "(20, 30)"}, {"low", "-1"}, {"high", "2"}}, {}},
     {"RandomNormal", "_random_normal", {{"shape", "(20, 30)"}, {"loc", "1"}, {"scale", "2"}}, {}},

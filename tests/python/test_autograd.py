@@ -148,3 +148,16 @@ def test_cached_op_runs_a_symbol_and_is_differentiated_whole():
     np.testing.assert_allclose(weight.grad.asnumpy(), 6 * np.array([[1, 2, 3], [1, 2, 3]]))
     with pytest.raises(ValueError, match='3 inputs'):
         op(data)
+
+
+def test_an_output_of_a_freed_record_is_a_constant_in_the_next():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 2
+        z = mx.nd.sum(y * x)
+    z.backward()
+    with mx.autograd.record():
+        w = mx.nd.sum(y * x)  # y's record was freed: y is a constant here
+    w.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), y.asnumpy())

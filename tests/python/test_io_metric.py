@@ -331,3 +331,24 @@ def test_mean_img_is_computed_once_then_read(data_dir, tmp_path):
     mx.nd.save(mean_file, {'mean_img': mx.nd.ones((3, 4, 4))})
     with pytest.raises(mx.MXNetError, match=r'mean_img .*expected an array .mean_img. of shape'):
         _image_batches(folder, mean_img=mean_file)
+
+
+def test_mnist_iter_keeps_one_shuffled_order_as_mxnet():
+    # MXNet's MNISTIter shuffles once: after reset the batches come in the same order.
+    folder = '/usr/share/datasets/fashion-mnist'
+    if not os.path.exists(folder):
+        pytest.skip('dataset-fashion-mnist not installed')
+    it = mx.io.MNISTIter(image=os.path.join(folder, 't10k-images-idx3-ubyte.gz'),
+                         label=os.path.join(folder, 't10k-labels-idx1-ubyte.gz'),
+                         batch_size=100, shuffle=True, flat=True, seed=10)
+    it.iter_next()
+    first = it.getlabel().asnumpy().copy()
+    it.iter_next()
+    it.reset()
+    it.iter_next()
+    assert np.array_equal(it.getlabel().asnumpy(), first)
+    plain = mx.io.MNISTIter(image=os.path.join(folder, 't10k-images-idx3-ubyte.gz'),
+                            label=os.path.join(folder, 't10k-labels-idx1-ubyte.gz'),
+                            batch_size=100, shuffle=False, flat=True)
+    plain.iter_next()
+    assert not np.array_equal(plain.getlabel().asnumpy(), first)

@@ -387,3 +387,24 @@ def test_pick_choose_and_fill_element_as_mxnet():
         y = mx.nd.pick(x, mx.nd.array([1, 0, 1]), axis=1)
     y.backward(mx.nd.array([10, 20, 30]))
     assert x.grad.asnumpy().tolist() == [[0, 10], [20, 0], [0, 30]]
+
+
+def test_typed_unary_functions_as_mxnet():
+    big = mx.nd.array([2 ** 31 - 1, -(2 ** 31), -5, 7], dtype='int32')
+    for fn in (mx.nd.floor, mx.nd.ceil, mx.nd.round, mx.nd.rint, mx.nd.fix, mx.nd.trunc):
+        out = fn(big)
+        assert out.dtype == np.int32 and out.asnumpy().tolist() == big.asnumpy().tolist()
+    # abs and square wrap as numpy's int32 does; clip and sign exact.
+    np.testing.assert_array_equal(mx.nd.abs(big).asnumpy(), np.abs(big.asnumpy()))
+    np.testing.assert_array_equal(mx.nd.square(big).asnumpy(), np.square(big.asnumpy()))
+    assert mx.nd.clip(big, -6, 100).asnumpy().tolist() == [100, -6, -5, 7]
+    assert mx.nd.sign(big).asnumpy().tolist() == [1, -1, -1, 1]
+    halves = mx.nd.array([0.25, 4.0], dtype='float16')
+    out = mx.nd.sqrt(halves)
+    assert out.dtype == np.float16 and out.asnumpy().tolist() == [0.5, 2.0]
+    assert mx.nd.ones_like(halves).asnumpy().tolist() == [1.0, 1.0]
+    doubles = mx.nd.array([2.5, -2.5, 1 + 2 ** -40], dtype='float64')
+    assert mx.nd.round(doubles).asnumpy().tolist() == [3.0, -3.0, 1.0]
+    assert mx.nd.ceil(doubles).asnumpy().tolist() == [3.0, -2.0, 2.0]
+    with pytest.raises(mx.MXNetError, match='float64'):
+        mx.nd.exp(doubles)  # would lose float64's precision in float32: refused

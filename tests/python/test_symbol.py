@@ -187,3 +187,29 @@ def test_lr_mult_and_wd_mult_are_attributes_of_the_node_and_its_parameters():
     with mx.AttrScope(ctx_group='dev1'):
         t = mx.sym.FullyConnected(mx.sym.var('y'), num_hidden=3, name='fc2')
     assert t.attr_dict()['fc2_weight']['__ctx_group__'] == 'dev1'
+
+
+def test_zeros_ones_full_symbols():
+    z = mx.sym.zeros((2, 3))
+    assert z.infer_shape()[1] == [(2, 3)] and z.infer_type()[1] == [np.float32]
+    assert z.eval(mx.cpu())[0].asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
+    o = mx.sym.ones((4,), dtype='int32')
+    out = o.eval(mx.cpu())[0]
+    assert out.dtype == np.int32 and out.asnumpy().tolist() == [1, 1, 1, 1]
+    f = mx.sym.full((2, 2), 2.5) + mx.sym.var('x')
+    np.testing.assert_array_equal(f.eval(mx.cpu(), x=mx.nd.ones((2, 2)))[0].asnumpy(),
+                                  np.full((2, 2), 3.5))
+    with pytest.raises(mx.MXNetError, match='must be known'):
+        mx.sym.zeros((0, 3))
+
+
+def test_split_v2_symbol_and_pick_fluent():
+    x = mx.sym.var('x', shape=(6, 4))
+    parts = x.split_v2((2, 5), axis=0)
+    outs = parts.eval(mx.cpu(), x=mx.nd.array(np.arange(24).reshape(6, 4)))
+    assert [o.shape for o in outs] == [(2, 4), (3, 4), (1, 4)]
+    assert outs[2].asnumpy().tolist() == [[20, 21, 22, 23]]
+    with pytest.raises(mx.MXNetError, match='must be known'):
+        mx.sym.split_v2(mx.sym.var('y'), 2)
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert a.pick(mx.nd.array([1, 0])).asnumpy().tolist() == [2, 3]

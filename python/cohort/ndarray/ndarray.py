@@ -246,6 +246,9 @@ class NDArray:
                              % (self.size, tuple(shape)))
         return NDArray(self._handle.reshape(tuple(dims)))
 
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
+
     def flatten(self, inplace=False):
         """(d0, d1 * d2 * ...); with inplace, a view of the same memory."""
         if not inplace:

@@ -1,7 +1,8 @@
 """cohort.sym: MXNet 1.x's Symbol API on Cohort's graphs."""
 import sys as _sys
 
-from .symbol import Group, Symbol, Variable, load, load_json, maximum, minimum, ones, var, zeros
+from .symbol import (Group, Symbol, Variable, full, load, load_json, maximum, minimum, ones,
+                     split_v2, var, zeros)
 from . import register as _register
 
 _internal = _register._internal

@@ -199,6 +199,9 @@ class Symbol:
         return self._infer_type(args, kwargs)[:3]
 
     # ---- JSON, copies, pickling
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False, name=None):
+        return split_v2(self, indices_or_sections, axis, squeeze_axis, name)
+
     def tojson(self):
         text = self._handle.tojson()
         if is_np_shape():  # MXNet marks graphs saved under NumPy-shape semantics
@@ -422,6 +425,42 @@ def zeros(shape, dtype=None, **kwargs):
 def ones(shape, dtype=None, **kwargs):
     from . import _internal
     return _internal._ones(shape=shape, dtype=dtype, **kwargs)
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, name=None):
+    """numpy's split as symbols: equal sections or parts at the given indices along `axis`, each
+    a slice_axis node, grouped (one symbol when there is one part). The extent of the axis comes
+    from the input's shape, so the input's shape must be inferable from its variables' shapes."""
+    from .. import symbol as sym
+    if not isinstance(ary, Symbol):
+        raise TypeError('split_v2: expected a Symbol, got %s' % type(ary).__name__)
+    _, out_shapes, _ = ary.infer_shape_partial()
+    shape = out_shapes[0] if out_shapes else ()
+    if not shape or axis >= len(shape) or axis < -len(shape) or shape[axis] == 0:
+        raise MXNetError('split_v2: the extent of axis %d of the input must be known (give its '
+                         'variables shapes)' % axis)
+    extent = shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or extent % sections:
+            raise MXNetError('split_v2: %d sections do not divide axis %d of extent %d'
+                             % (sections, axis, extent))
+        bounds = [i * extent // sections for i in range(sections + 1)]
+    else:
+        bounds = [0] + [min(max(int(i), 0), extent) for i in indices_or_sections] + [extent]
+    parts = []
+    for k, (begin, end) in enumerate(zip(bounds[:-1], bounds[1:])):
+        part = sym.slice_axis(ary, axis=axis, begin=begin, end=max(begin, end),
+                              name=None if name is None else '%s_part%d' % (name, k))
+        if squeeze_axis and end - begin == 1:
+            part = sym.squeeze(part, axis=axis)
+        parts.append(part)
+    return parts[0] if len(parts) == 1 else Group(parts)
+
+
+def full(shape, val, dtype=None, **kwargs):
+    from . import _internal
+    return _internal._full(shape=shape, dtype=dtype, value=float(val), **kwargs)
 
 
 def _extremum(left, right, op, hint, scalar_op, scalar_hint, fn):
