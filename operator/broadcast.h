@@ -106,11 +106,11 @@ COHORT_HOST_DEVICE int64_t BroadcastSource(const BroadcastLayout& l, int side, i
 }
 
 // term(i) combined with `op` over the output elements i that read element j of input `side`
-// (Note [Broadcast layout]), in increasing i, starting from `init`.
+// (Note [Broadcast layout]), in increasing i, starting from `init` (in init's type).
 COHORT_EXEC_CHECK_DISABLE
-template <typename Term, typename Op>
-COHORT_HOST_DEVICE float BroadcastReduce(const BroadcastLayout& l, int side, int64_t j,
-                                         const Term& term, Op op, float init) {
+template <typename Term, typename Op, typename Acc>
+COHORT_HOST_DEVICE Acc BroadcastReduce(const BroadcastLayout& l, int side, int64_t j,
+                                       const Term& term, Op op, Acc init) {
   // The output offset of j's own coordinates, and the extents of the broadcast dimensions.
   int64_t base = 0, spread = 1;
   for (int d = l.ndim - 1; d >= 0; --d) {
@@ -122,7 +122,7 @@ COHORT_HOST_DEVICE float BroadcastReduce(const BroadcastLayout& l, int side, int
       j /= extent;
     }
   }
-  float acc = init;
+  Acc acc = init;
   for (int64_t k = 0; k < spread; ++k) {
     int64_t offset = base, rest = k;
     for (int d = l.ndim - 1; d >= 0; --d) {

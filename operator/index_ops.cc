@@ -2,6 +2,7 @@
 // index_ops.h's positions.
 #include "operator/index_ops.h"
 
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -89,14 +90,22 @@ class ArgReduce : public Operator {
     return true;
   }
 
+  // Any numeric dtype; positions come out in the input's dtype, as MXNet's.
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
+
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, ArgReduceGpu(ctx, p_, in[0], out[0]));
     int64_t outer, size, inner;
     p_.Rows(in[0].shape(), &outer, &size, &inner);
-    const float* x = F(in[0]);
-    float* y = F(out[0]);
-    for (int64_t j = 0; j < outer * inner; ++j) y[j] = ArgReduceAt(x, j, size, inner, p_.is_max);
+    DispatchArithmetic(type(), in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = in[0].data<T>();
+      T* y = out[0].data<T>();
+      for (int64_t j = 0; j < outer * inner; ++j) {
+        y[j] = static_cast<T>(ArgReduceAt<T>(x, j, size, inner, p_.is_max));
+      }
+    });
   }
 
   // Positions have no gradient (PassesGradient): a written one is zeros.

@@ -1,19 +1,32 @@
 // argmax, argmin, argmax_channel and one_hot on the GPU (Note [GPU kernels]): a thread an output
 // element, index_ops.h's functions, as on the CPU.
+#include "operator/common/exact_math.h"
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/index_ops.h"
 
 namespace cohort::op {
 
-void ArgReduceGpu(const OpContext& ctx, const ArgReduceParam& p, const NDArray& in,
-                  const NDArray& out) {
+namespace {
+
+template <typename T>
+void ArgReduceTyped(const GpuResources::Impl& g, const ArgReduceParam& p, const NDArray& in,
+                    const NDArray& out) {
   int64_t outer, size, inner;
   p.Rows(in.shape(), &outer, &size, &inner);
-  const float* x = G(in);
-  float* y = G(out);
+  const T* x = static_cast<const T*>(in.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
   const bool is_max = p.is_max;
-  ForEach(Gpu(ctx), outer * inner,
-          [=] __device__(int64_t j) { y[j] = ArgReduceAt(x, j, size, inner, is_max); });
+  ForEach(g, outer * inner, [=] __device__(int64_t j) {
+    y[j] = static_cast<T>(ArgReduceAt<T>(x, j, size, inner, is_max));
+  });
+}
+
+}  // namespace
+
+void ArgReduceGpu(const OpContext& ctx, const ArgReduceParam& p, const NDArray& in,
+                  const NDArray& out) {
+  DispatchArithmetic("argmax", in.dtype(),
+                     [&](auto tag) { ArgReduceTyped<decltype(tag)>(Gpu(ctx), p, in, out); });
 }
 
 void OneHotGpu(const OpContext& ctx, const OneHotParam& p, const NDArray& indices,

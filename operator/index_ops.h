@@ -1,13 +1,14 @@
 // argmax, argmin and argmax_channel: the position of the largest (smallest) element along an
 // axis, shared by the CPU kernel (index_ops.cc) and the CUDA kernel (index_ops.cu). Positions
-// are float32, as MXNet returns them; the first of equal elements wins. And one_hot, from
-// positions back to rows of `depth`. No gradient. And pick and fill_element_0index, which read
-// positions.
+// are float32, as MXNet returns them; the first of equal elements wins, and the first NaN wins. And
+// one_hot, from positions back to rows of `depth`. No gradient. And pick and fill_element_0index,
+// which read positions.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
+#include "base/half.h"
 #include "base/host_device.h"
 #include "operator/common/operator.h"
 
@@ -27,14 +28,18 @@ struct ArgReduceParam {
 
 // Output element j (j = o · inner + i): the position along the axis of the extreme element of
 // x[o, :, i].
-COHORT_HOST_DEVICE float ArgReduceAt(const float* x, int64_t j, int64_t size, int64_t inner,
+// Any element type (compared in its ComputeType); the position is returned as a float.
+template <typename T = float>
+COHORT_HOST_DEVICE float ArgReduceAt(const T* x, int64_t j, int64_t size, int64_t inner,
                                      bool is_max) {
-  const float* row = x + j / inner * size * inner + j % inner;
+  using C = ComputeType<T>;
+  const T* row = x + j / inner * size * inner + j % inner;
   int64_t best = 0;
-  float v = row[0];
+  C v = static_cast<C>(row[0]);
   for (int64_t c = 1; c < size; ++c) {
-    const float y = row[c * inner];
-    if (is_max ? y > v : y < v) {
+    const C y = static_cast<C>(row[c * inner]);
+    // The first NaN is the extreme, as numpy's argmax and argmin take it.
+    if (v == v && (y != y || (is_max ? y > v : y < v))) {
       v = y;
       best = c;
     }

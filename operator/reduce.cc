@@ -9,6 +9,8 @@ namespace cohort::op {
 // reduce.cu (Note [GPU kernels]); x and y are null where the kind does not read them.
 void ReduceRowsGpu(const OpContext& ctx, const ReduceRows& rows, int64_t outer);
 void ReduceGradRowsGpu(const OpContext& ctx, const ReduceGradRows& rows, int64_t outer);
+void ReduceTypedForwardGpu(const OpContext& ctx, ReduceKind kind, const BroadcastLayout& l,
+                           int64_t count, const NDArray& in, const NDArray& out);
 void ReduceForwardGpu(const OpContext& ctx, ReduceKind kind, const BroadcastLayout& l,
                       int64_t count, const NDArray& in, const NDArray& out);
 void ReduceBackwardGpu(const OpContext& ctx, ReduceKind kind, const BroadcastLayout& l,
@@ -220,8 +222,25 @@ class Reduce : public Operator {
     return true;
   }
 
+  bool TakesDType(DType dtype) const override { return ReduceTakes(p_.kind, dtype); }
+
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    if (out[0].dtype() != DType::kFloat32) {  // Note [Typed reductions]
+      const Shape kept = p_.KeptShape(in[0].shape());
+      const BroadcastLayout l = BroadcastLayout::Make(kept, kept, in[0].shape());
+      const int64_t count = in[0].size() / std::max<int64_t>(kept.Size(), 1);
+      COHORT_GPU_DISPATCH(ctx, ReduceTypedForwardGpu(ctx, p_.kind, l, count, in[0], out[0]));
+      DispatchArithmetic(type(), out[0].dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* x = in[0].data<T>();
+        T* y = out[0].data<T>();
+        for (int64_t j = 0; j < out[0].size(); ++j) {
+          y[j] = ReduceValueTyped<T>(p_.kind, l, j, x, count);
+        }
+      });
+      return;
+    }
     if (const ReduceRowsShape s = p_.RowsShape(in[0].shape()); s.rows) {
       const ReduceRows rows{p_.kind, FloatsOf(in[0]), FloatsOf(out[0]), s.size,
                             s.inner,  s.lead,          s.outer * s.size * s.inner};

@@ -23,6 +23,27 @@ void ReduceForwardGpu(const OpContext& ctx, ReduceKind k, const BroadcastLayout&
           [=] __device__(int64_t j) { y[j] = ReduceValue(k, l, j, x, count); });
 }
 
+namespace {
+
+template <typename T>
+void ReduceTypedForward(const GpuResources::Impl& g, ReduceKind k, const BroadcastLayout& l,
+                        int64_t count, const NDArray& in, const NDArray& out) {
+  const T* x = static_cast<const T*>(in.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  ForEach(g, out.size(),
+          [=] __device__(int64_t j) { y[j] = ReduceValueTyped<T>(k, l, j, x, count); });
+}
+
+}  // namespace
+
+// Element types other than float32 (Note [Typed reductions]).
+void ReduceTypedForwardGpu(const OpContext& ctx, ReduceKind k, const BroadcastLayout& l,
+                           int64_t count, const NDArray& in, const NDArray& out) {
+  DispatchArithmetic("reduce", out.dtype(), [&](auto tag) {
+    ReduceTypedForward<decltype(tag)>(Gpu(ctx), k, l, count, in, out);
+  });
+}
+
 void ReduceBackwardGpu(const OpContext& ctx, ReduceKind k, const BroadcastLayout& l, int64_t count,
                        GradReq req, const NDArray& out_grad, const float* x, const float* y,
                        const NDArray& in_grad) {

@@ -6,9 +6,13 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <string>
+#include <type_traits>
 
+#include "base/half.h"
 #include "operator/broadcast.h"
+#include "operator/common/exact_math.h"
 #include "operator/common/shared_kernel.h"
 
 namespace cohort::op {
@@ -85,6 +89,88 @@ COHORT_HOST_DEVICE float ReduceValue(ReduceKind kind, const BroadcastLayout& l, 
     case ReduceKind::kNorm2: return sqrtf(BroadcastGather(l, 0, j, mapped));
   }
   return 0;
+}
+
+// Note [Typed reductions]
+// Element types other than float32 take the general path (an output element at a time through
+// the layout), accumulating in double for float64, in float for the half types (as MXNet), and in
+// 64 bits for integers, which wrap to the element type as numpy's and MXNet's int32 sums do:
+// sums, products, max and min are exact; an integer mean is the (wrapped) sum divided by the
+// count, truncated toward zero, as MXNet computes it; nansum and nanprod on integers are sum and
+// prod. The norms take the floating types only. Gradients are float32.
+template <typename T>
+struct ReduceAccOf {
+  using type = std::conditional_t<std::is_floating_point_v<T>, double,
+                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+};
+template <>
+struct ReduceAccOf<float16> {
+  using type = float;
+};
+template <>
+struct ReduceAccOf<bfloat16> {
+  using type = float;
+};
+
+inline bool ReduceTakes(ReduceKind kind, DType dtype) {
+  if (dtype == DType::kBool) return false;
+  const bool floating = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
+                        dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  return floating || (kind != ReduceKind::kNorm1 && kind != ReduceKind::kNorm2);
+}
+
+template <typename T>
+COHORT_HOST_DEVICE T ReduceValueTyped(ReduceKind kind, const BroadcastLayout& l, int64_t j,
+                                      const T* x, int64_t count) {
+  using A = typename ReduceAccOf<T>::type;
+  constexpr bool kFloating = !std::is_integral_v<A>;
+  const auto term = [x, kind](int64_t i) {
+    const A v = static_cast<A>(x[i]);
+    if constexpr (kFloating) {
+      if (kind == ReduceKind::kNanSum && v != v) return A(0);
+      if (kind == ReduceKind::kNanProd && v != v) return A(1);
+      if (kind == ReduceKind::kNorm1) return v < 0 ? -v : v;
+      if (kind == ReduceKind::kNorm2) return v * v;
+    }
+    return v;
+  };
+  const auto add = [](A a, A b) { return WrapAdd(a, b); };
+  const auto mul = [](A a, A b) { return WrapMul(a, b); };
+  // A NaN anywhere is the extreme, and stays (as MXNet's max and min).
+  const auto max = [](A a, A b) { return a < b || b != b ? b : a; };
+  const auto min = [](A a, A b) { return a > b || b != b ? b : a; };
+  A lowest, highest;
+  if constexpr (kFloating) {
+    lowest = -INFINITY;
+    highest = INFINITY;
+  } else {
+    lowest = std::numeric_limits<A>::lowest();
+    highest = std::numeric_limits<A>::max();
+  }
+  switch (kind) {
+    case ReduceKind::kMax: return static_cast<T>(BroadcastReduce(l, 0, j, term, max, lowest));
+    case ReduceKind::kMin: return static_cast<T>(BroadcastReduce(l, 0, j, term, min, highest));
+    case ReduceKind::kProd:
+    case ReduceKind::kNanProd: return static_cast<T>(BroadcastReduce(l, 0, j, term, mul, A(1)));
+    case ReduceKind::kMean: {
+      const A sum = BroadcastReduce(l, 0, j, term, add, A(0));
+      const A n = static_cast<A>(count > 0 ? count : 1);
+      if constexpr (kFloating) {
+        return static_cast<T>(sum / n);
+      } else {  // the sum wrapped to T first, as MXNet's int32 mean divides it
+        return static_cast<T>(static_cast<A>(static_cast<T>(sum)) / n);
+      }
+    }
+    case ReduceKind::kNorm2: {
+      const A sum = BroadcastReduce(l, 0, j, term, add, A(0));
+      if constexpr (kFloating) {
+        return static_cast<T>(sqrt(static_cast<double>(sum)));
+      } else {
+        return static_cast<T>(sum);  // not taken (ReduceTakes)
+      }
+    }
+    default: return static_cast<T>(BroadcastReduce(l, 0, j, term, add, A(0)));
+  }
 }
 
 // Note [Reduce as rows]

@@ -408,3 +408,42 @@ def test_typed_unary_functions_as_mxnet():
     assert mx.nd.ceil(doubles).asnumpy().tolist() == [3.0, -2.0, 2.0]
     with pytest.raises(mx.MXNetError, match='float64'):
         mx.nd.exp(doubles)  # would lose float64's precision in float32: refused
+
+
+def test_typed_reductions_as_mxnet():
+    # Values printed by MXNet 1.9.1 for the same int32 calls (sums wrap; the mean divides the
+    # wrapped sum, truncating).
+    a = mx.nd.array([[1, 2, 4], [2 ** 30, 2 ** 30, 5]], dtype='int32')
+    assert a.sum().dtype == np.int32 and a.sum().asnumpy().tolist() == [-2147483636]
+    assert a.sum(axis=1).asnumpy().tolist() == [7, -2147483643]
+    assert a.mean(axis=1).asnumpy().tolist() == [2, -715827881]
+    assert a.max(axis=0).asnumpy().tolist() == [2 ** 30, 2 ** 30, 5]
+    assert a.min(axis=1).asnumpy().tolist() == [1, 5]
+    assert a.prod(axis=1).asnumpy().tolist() == [8, 0]
+    assert mx.nd.array([-3, 2], dtype='int32').mean().asnumpy().tolist() == [0]
+    big = mx.nd.array([2 ** 53, 1, 1], dtype='int64')
+    assert big.sum().asnumpy().tolist() == [2 ** 53 + 2]  # exact beyond float's 24 bits
+    d = np.array([[1e-20, 1.0, -1.0], [0.1, 0.2, 0.3]])
+    x = mx.nd.array(d, dtype='float64')
+    np.testing.assert_array_equal(x.sum(axis=1).asnumpy(), d.sum(axis=1))  # in order, in double
+    np.testing.assert_allclose(x.norm().asnumpy(), [np.sqrt((d ** 2).sum())], rtol=1e-15)
+    h = mx.nd.array([0.5, 1.5, np.nan], dtype='float16')
+    assert h.max().dtype == np.float16 and np.isnan(h.max().asnumpy()[0])
+    assert mx.nd.nansum(h).asnumpy().tolist() == [2.0]
+    with pytest.raises(mx.MXNetError, match='norm'):
+        mx.nd.norm(a)
+
+
+def test_argmax_and_argmin_take_the_first_nan_as_numpy():
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [4.0, 2.0, 2.0, 1.0]], dtype='f')
+    a = mx.nd.array(x)
+    assert mx.nd.argmax(a, axis=1).asnumpy().tolist() == np.argmax(x, axis=1).tolist()
+    assert mx.nd.argmin(a, axis=1).asnumpy().tolist() == np.argmin(x, axis=1).tolist()
+
+
+def test_argmax_in_other_dtypes_gives_positions_in_that_dtype():
+    for dtype in ('float64', 'float16', 'int32', 'int64'):
+        a = mx.nd.array([[3, 9, 9], [-1, -5, 2]], dtype=dtype)
+        out = mx.nd.argmax(a, axis=1)
+        assert out.dtype == np.dtype(dtype) and out.asnumpy().tolist() == [1, 2]
+        assert mx.nd.argmin(a, axis=0).asnumpy().tolist() == [1, 1, 1]
