@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -29,8 +30,9 @@ SortParam SortParam::Parse(const std::string& op, const Attrs& attrs) {
   } else {
     p.ret = op == "sort" ? SortOutput::kValue : SortOutput::kIndices;
   }
-  if (op != "sort") {  // positions are float32 (other dtypes: not yet)
-    r.Enum("dtype", {"float32"}, "float32");
+  if (op != "sort") {
+    p.position_dtype = ParseDType(
+        r.Enum("dtype", {"float32", "float16", "float64", "int32", "int64", "uint8"}, "float32"));
   }
   r.Finish();
   return p;
@@ -74,6 +76,16 @@ class Sort : public Operator {
   }
   bool BackwardNeedsInputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
+  // Values and the mask in the data's dtype, positions in `dtype`.
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    const bool positions_first = p_.ret == SortOutput::kIndices;
+    if (!positions_first) AssignType(in[0], out[0], type(), "data");
+    AssignType(out[0], positions_first ? std::optional(p_.position_dtype) : in[0], type(),
+               "output");
+    if (out.size() > 1) AssignType(out[1], p_.position_dtype, type(), "indices");
+    return in[0].has_value();
+  }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -96,35 +108,41 @@ class Sort : public Operator {
     int64_t outer, size, inner;
     p_.Rows(in[0].shape(), &outer, &size, &inner);
     const int64_t kept = p_.Kept(size);
-    const float* x = F(in[0]);
-    float* v = value_out.is_none() ? nullptr : F(value_out);
-    float* pos = position_out.is_none() ? nullptr : F(position_out);
-    float* mask = mask_out.is_none() ? nullptr : F(mask_out);
+    void* pos = position_out.is_none() ? nullptr : position_out.raw_data();
+    const DType pos_dtype = p_.position_dtype;
     const bool ascend = p_.ascend;
-    ParallelChunks(
-        outer * inner, ChunksFor(ctx, outer * inner * size / (1 << 14)),
-        [&](int64_t, int64_t first, int64_t last) {
-          thread_local std::vector<int64_t> order;  // reused: no allocation once grown
-          order.resize(static_cast<size_t>(size));
-          for (int64_t r = first; r < last; ++r) {
-            const int64_t o = r / inner, i = r % inner;
-            const float* row = x + o * size * inner + i;
-            std::iota(order.begin(), order.end(), int64_t{0});
-            std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-              return SortsBefore(row[a * inner], a, row[b * inner], b, ascend);
-            });
-            const int64_t out_row = o * kept * inner + i;
-            for (int64_t j = 0; j < kept; ++j) {
-              if (v) v[out_row + j * inner] = row[order[j] * inner];
-              if (pos) pos[out_row + j * inner] = static_cast<float>(order[j]);
+    DispatchArithmetic(type(), in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using C = ComputeType<T>;
+      const T* x = in[0].data<T>();
+      T* v = value_out.is_none() ? nullptr : value_out.data<T>();
+      T* mask = mask_out.is_none() ? nullptr : mask_out.data<T>();
+      ParallelChunks(
+          outer * inner, ChunksFor(ctx, outer * inner * size / (1 << 14)),
+          [&](int64_t, int64_t first, int64_t last) {
+            thread_local std::vector<int64_t> order;  // reused: no allocation once grown
+            order.resize(static_cast<size_t>(size));
+            for (int64_t r = first; r < last; ++r) {
+              const int64_t o = r / inner, i = r % inner;
+              const T* row = x + o * size * inner + i;
+              std::iota(order.begin(), order.end(), int64_t{0});
+              std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                return SortsBefore<C>(static_cast<C>(row[a * inner]), a,
+                                      static_cast<C>(row[b * inner]), b, ascend);
+              });
+              const int64_t out_row = o * kept * inner + i;
+              for (int64_t j = 0; j < kept; ++j) {
+                if (v) v[out_row + j * inner] = row[order[j] * inner];
+                if (pos) StorePosition(pos, pos_dtype, out_row + j * inner, order[j]);
+              }
+              if (mask) {
+                T* m = mask + o * size * inner + i;
+                for (int64_t j = 0; j < size; ++j) m[order[j] * inner] = T(j < kept ? 1 : 0);
+              }
             }
-            if (mask) {
-              float* m = mask + o * size * inner + i;
-              for (int64_t j = 0; j < size; ++j) m[order[j] * inner] = j < kept ? 1.0f : 0.0f;
-            }
-          }
-        },
-        ctx.arena);
+          },
+          ctx.arena);
+    });
   }
 
   // The values' gradient goes to the positions they came from; the rest of dx is zero.
@@ -145,14 +163,15 @@ class Sort : public Operator {
     p_.Rows(in_grad[0].shape(), &outer, &size, &inner);
     const int64_t kept = p_.Kept(size);
     const float* dy = F(out_grad[0]);
-    const float* pos = F(positions);
+    const void* pos = positions.raw_data();
+    const DType pos_dtype = positions.dtype();
     float* dx = F(in_grad[0]);
     if (req[0] == GradReq::kWrite) std::fill_n(dx, in_grad[0].size(), 0.0f);
     for (int64_t r = 0; r < outer * inner; ++r) {
       const int64_t o = r / inner, i = r % inner;
       for (int64_t j = 0; j < kept; ++j) {
         const int64_t from = o * kept * inner + j * inner + i;
-        dx[o * size * inner + static_cast<int64_t>(pos[from]) * inner + i] += dy[from];
+        dx[o * size * inner + LoadPosition(pos, pos_dtype, from) * inner + i] += dy[from];
       }
     }
   }

@@ -2,30 +2,44 @@
 // rank in its row by sort.h's order (a row's elements compared with all the others: rows of up
 // to a few thousand) and writes itself there if kept; backward scatters the values' gradient to
 // their positions (distinct within a row: no races).
+#include "operator/common/exact_math.h"
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/sort.h"
 
 namespace cohort::op {
 
-void SortForwardGpu(const OpContext& ctx, const SortParam& p, const NDArray& in,
-                    const NDArray& values, const NDArray& positions, const NDArray& mask) {
+namespace {
+
+template <typename T>
+void SortForwardTyped(const GpuResources::Impl& g, const SortParam& p, const NDArray& in,
+                      const NDArray& values, const NDArray& positions, const NDArray& mask) {
   int64_t outer, size, inner;
   p.Rows(in.shape(), &outer, &size, &inner);
   const int64_t kept = p.Kept(size);
-  const float* x = G(in);
-  float* v = values.is_none() ? nullptr : G(values);
-  float* pos = positions.is_none() ? nullptr : G(positions);
-  float* m = mask.is_none() ? nullptr : G(mask);
+  const T* x = static_cast<const T*>(in.raw_data());
+  T* v = values.is_none() ? nullptr : static_cast<T*>(values.raw_data());
+  void* pos = positions.is_none() ? nullptr : positions.raw_data();
+  T* m = mask.is_none() ? nullptr : static_cast<T*>(mask.raw_data());
+  const DType pos_dtype = p.position_dtype;
   const bool ascend = p.ascend;
-  ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t e) {
+  ForEach(g, in.size(), [=] __device__(int64_t e) {
     const int64_t o = e / (size * inner), c = e / inner % size, i = e % inner;
-    const float* row = x + o * size * inner + i;
-    const int64_t rank = SortRank(row, size, inner, c, ascend);
-    if (m) m[e] = rank < kept ? 1.0f : 0.0f;
+    const T* row = x + o * size * inner + i;
+    const int64_t rank = SortRank<T>(row, size, inner, c, ascend);
+    if (m) m[e] = T(rank < kept ? 1 : 0);
     if (rank >= kept) return;
     const int64_t to = o * kept * inner + rank * inner + i;
     if (v) v[to] = row[c * inner];
-    if (pos) pos[to] = static_cast<float>(c);
+    if (pos) StorePosition(pos, pos_dtype, to, c);
+  });
+}
+
+}  // namespace
+
+void SortForwardGpu(const OpContext& ctx, const SortParam& p, const NDArray& in,
+                    const NDArray& values, const NDArray& positions, const NDArray& mask) {
+  DispatchArithmetic("sort", in.dtype(), [&](auto tag) {
+    SortForwardTyped<decltype(tag)>(Gpu(ctx), p, in, values, positions, mask);
   });
 }
 
@@ -39,11 +53,12 @@ void SortBackwardGpu(const OpContext& ctx, const SortParam& p, GradReq req, cons
   p.Rows(dx.shape(), &outer, &size, &inner);
   const int64_t kept = p.Kept(size);
   const float* d = G(dy);
-  const float* pos = G(positions);
+  const void* pos = positions.raw_data();
+  const DType pos_dtype = positions.dtype();
   float* out = G(dx);
   ForEach(g, dy.size(), [=] __device__(int64_t from) {
     const int64_t o = from / (kept * inner), i = from % inner;
-    out[o * size * inner + static_cast<int64_t>(pos[from]) * inner + i] += d[from];
+    out[o * size * inner + LoadPosition(pos, pos_dtype, from) * inner + i] += d[from];
   });
 }
 

@@ -140,9 +140,18 @@ def attr_text_item(value):
     return value
 
 
-def attrs_of(kwargs):
-    """The string attributes of an operator's keyword parameters (None means its default)."""
-    return {k: attr_text(v) for k, v in kwargs.items() if v is not None}
+def attrs_of(kwargs, op=None):
+    """The string attributes of an operator's keyword parameters. None means the default, except
+    for a parameter MXNet types "... or None" (topk's axis=None: the flattened array), which gets
+    'None' as MXNet passes it."""
+    nullable = set()
+    if op is not None and any(v is None for v in kwargs.values()):
+        sig = signature_of(op) or {}
+        # ("boolean or None" parameters mean their default by None: left out)
+        nullable = {p['name'] for p in sig.get('params', [])
+                    if 'None' in (p['type'] or '') and not (p['type'] or '').startswith('boolean')}
+    return {k: 'None' if v is None else attr_text(v) for k, v in kwargs.items()
+            if v is not None or k in nullable}
 
 
 def register_operators(namespace, internal, make_function, cls, fluent):

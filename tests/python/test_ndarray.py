@@ -447,3 +447,37 @@ def test_argmax_in_other_dtypes_gives_positions_in_that_dtype():
         out = mx.nd.argmax(a, axis=1)
         assert out.dtype == np.dtype(dtype) and out.asnumpy().tolist() == [1, 2]
         assert mx.nd.argmin(a, axis=0).asnumpy().tolist() == [1, 1, 1]
+
+
+def test_sort_topk_argsort_in_other_dtypes_as_mxnet():
+    # Values and dtypes printed by MXNet 1.9.1 for the same calls.
+    a = mx.nd.array([[3, 2 ** 40 + 1, -7, 2 ** 40]], dtype='int64')
+    assert mx.nd.sort(a).asnumpy().tolist() == [[-7, 3, 2 ** 40, 2 ** 40 + 1]]
+    values, positions = mx.nd.topk(a, k=2, ret_typ='both', dtype='int32')
+    assert values.dtype == np.int64 and values.asnumpy().tolist() == [[2 ** 40 + 1, 2 ** 40]]
+    assert positions.dtype == np.int32 and positions.asnumpy().tolist() == [[1, 3]]
+    assert mx.nd.argsort(a, dtype='float64').dtype == np.float64
+    mask = mx.nd.topk(a, k=1, ret_typ='mask')
+    assert mask.dtype == np.int64 and mask.asnumpy().tolist() == [[0, 1, 0, 0]]
+    d = np.random.RandomState(2).uniform(-1, 1, (3, 7))
+    x = mx.nd.array(d, dtype='float64')
+    np.testing.assert_array_equal(mx.nd.sort(x, axis=1, is_ascend=False).asnumpy(),
+                                  -np.sort(-d, axis=1))
+    np.testing.assert_array_equal(mx.nd.argsort(x, axis=0).asnumpy(), np.argsort(d, axis=0))
+    # The values' gradient goes back to their positions, whatever the positions' dtype.
+    w = mx.nd.array([[0.5, 3.0, 1.0]])
+    w.attach_grad()
+    with mx.autograd.record():
+        top = mx.nd.topk(w, k=2, ret_typ='value', dtype='int64')
+    top.backward(mx.nd.array([[10.0, 20.0]]))
+    assert w.grad.asnumpy().tolist() == [[0, 10, 20]]
+
+
+def test_axis_none_reaches_the_operator_as_mxnet_passes_it():
+    # MXNet passes an explicit None as 'None' where the parameter is "... or None": topk over
+    # the flattened array, not the default last axis.
+    a = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    assert mx.nd.topk(a, axis=None, k=5, ret_typ='value').asnumpy().tolist() == \
+        [23, 22, 21, 20, 19]
+    assert mx.nd.sort(a, axis=None).shape == (24,)
+    assert mx.nd.softmax(a, use_length=None).shape == (2, 3, 4)  # a boolean's None: default

@@ -213,3 +213,11 @@ def test_split_v2_symbol_and_pick_fluent():
         mx.sym.split_v2(mx.sym.var('y'), 2)
     a = mx.nd.array([[1, 2], [3, 4]])
     assert a.pick(mx.nd.array([1, 0])).asnumpy().tolist() == [2, 3]
+
+
+def test_reshape_and_astype_fluent():
+    x = mx.sym.var('x')
+    r = x.reshape(shape=(-1, 2)).astype('float64')
+    out = r.eval(mx.cpu(), x=mx.nd.array(np.arange(6)))[0]
+    assert out.shape == (3, 2) and out.dtype == np.float64
+    assert out.asnumpy().tolist() == [[0, 1], [2, 3], [4, 5]]

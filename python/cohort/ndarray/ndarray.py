@@ -479,7 +479,7 @@ def invoke(op, inputs, out=None, ctx=None, **kwargs):
         handles.append(x._handle)
     where = inputs[0].context if inputs else _ctx(ctx)
     from .. import autograd
-    outs = [NDArray(h) for h in _cohort.invoke(op, handles, attrs_of(kwargs), where._text(),
+    outs = [NDArray(h) for h in _cohort.invoke(op, handles, attrs_of(kwargs, op), where._text(),
                                                 autograd.is_training())]
     autograd._record(op, inputs, kwargs, outs if out is None else
                      (out if isinstance(out, (list, tuple)) else [out]))

@@ -13,7 +13,7 @@ FLUENT = ['abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 
           'expm1', 'fix', 'flatten', 'flip', 'floor', 'log', 'log10', 'log1p', 'log2',
           'log_softmax', 'max', 'mean', 'min', 'nanprod', 'nansum', 'norm', 'one_hot',
           'ones_like', 'pad', 'pick', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'repeat',
-          'reshape_like', 'rint', 'round', 'rsqrt', 'shape_array', 'sigmoid', 'sign', 'sin',
+          'reshape', 'reshape_like', 'rint', 'round', 'rsqrt', 'shape_array', 'sigmoid', 'sign', 'sin',
           'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like', 'softmax', 'softmin', 'sort',
           'split', 'sqrt', 'square', 'squeeze', 'sum', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
           'topk', 'transpose', 'trunc', 'zeros_like']
@@ -31,7 +31,7 @@ def make_function(op):
         attributes = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
         inputs = list(args)
         if arrays:
-            arguments, auxiliary, _ = _cohort.op_signature(op, attrs_of(attributes))
+            arguments, auxiliary, _ = _cohort.op_signature(op, attrs_of(attributes, op))
             slots = list(arguments) + list(auxiliary)
             unknown = sorted(set(arrays) - set(slots))
             if unknown:

@@ -24,7 +24,7 @@ def make_function(op):
                        if params.get(k) is not None}
         params.pop('lr_mult', None)
         params.pop('wd_mult', None)
-        attrs = attrs_of(params)
+        attrs = attrs_of(params, op)
         attrs.update(multipliers)
         if op in ('Concat', 'concat', 'add_n', 'ElementWiseSum') and 'num_args' not in attrs:
             attrs['num_args'] = str(len(args) + len(keywords))

@@ -199,6 +199,11 @@ class Symbol:
         return self._infer_type(args, kwargs)[:3]
 
     # ---- JSON, copies, pickling
+    def astype(self, dtype):
+        """The Cast operator to `dtype`."""
+        from .. import symbol as sym
+        return sym.Cast(self, dtype=dtype)
+
     def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False, name=None):
         return split_v2(self, indices_or_sections, axis, squeeze_axis, name)
 
