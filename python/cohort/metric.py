@@ -12,7 +12,8 @@ from .ndarray import NDArray
 
 __all__ = ['EvalMetric', 'CompositeEvalMetric', 'Accuracy', 'TopKAccuracy', 'F1', 'MCC', 'MAE',
            'MSE', 'RMSE', 'CrossEntropy', 'NegativeLogLikelihood', 'Perplexity',
-           'PearsonCorrelation', 'PCC', 'Loss', 'CustomMetric', 'np', 'create', 'check_label_shapes']
+           'PearsonCorrelation', 'PCC', 'Loss', 'CustomMetric', 'np', 'create',
+           'check_label_shapes']
 
 
 def check_label_shapes(labels, preds, wrap=False, shape=False):

@@ -46,6 +46,17 @@ def test_nd_functions_survive_junk(name, fn):
         call_quietly(fn, x, x, x, x, x, x, scalar=junk)
 
 
+@pytest.mark.parametrize('name,fn', [(m.__name__ + '.' + n, f)
+                                     for m in (mx.autograd, mx.util, mx.runtime, mx.io, mx.metric)
+                                     for n, f in callables(m)])
+def test_module_functions_survive_junk(name, fn):
+    x = mx.nd.ones((2, 3))
+    for junk in JUNK:
+        call_quietly(fn, junk)
+        call_quietly(fn, x, junk)
+        call_quietly(fn, [x], [junk])
+
+
 @pytest.mark.parametrize('name,fn', list(callables(mx.sym)))
 def test_sym_functions_survive_junk(name, fn):
     x = mx.sym.var('x')

@@ -481,3 +481,14 @@ def test_axis_none_reaches_the_operator_as_mxnet_passes_it():
         [23, 22, 21, 20, 19]
     assert mx.nd.sort(a, axis=None).shape == (24,)
     assert mx.nd.softmax(a, use_length=None).shape == (2, 3, 4)  # a boolean's None: default
+
+
+def test_cpu_shared_context_and_swapaxes():
+    ctx = mx.Context('cpu_shared', 0)
+    assert mx.nd.zeros((1, 2, 3), ctx=ctx).context == ctx
+    assert mx.nd.array([1, 2], ctx=ctx).context == ctx
+    assert mx.nd.zeros((1,)).context == mx.cpu(0)
+    x = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    np.testing.assert_array_equal(x.swapaxes(0, 2).asnumpy(),
+                                  np.swapaxes(np.arange(24).reshape(2, 3, 4), 0, 2))
+    assert mx.nd.swapaxes(x, 1, -1).shape == (2, 4, 3)

@@ -115,7 +115,8 @@ class NDArray:
     """An n-dimensional array on a device. Copies of the handle share memory; indexing with an
     int or a slice of rows gives a view, as in MXNet."""
     # _grad, _grad_req, _node: autograd's (Note [Imperative autograd] in autograd.py).
-    __slots__ = ('_handle', 'writable', '_grad', '_grad_req', '_node')
+    # _shared: made on cpu_shared (host memory as cpu; MXNet reports the context it was made on).
+    __slots__ = ('_handle', 'writable', '_grad', '_grad_req', '_node', '_shared')
     __array_priority__ = 1000.0  # numpy defers `ndarray + NDArray` to NDArray.__radd__
 
     def __init__(self, handle, writable=True):
@@ -126,6 +127,7 @@ class NDArray:
         self._grad = None
         self._grad_req = None
         self._node = None
+        self._shared = False
 
     # ---- attributes
     @property
@@ -151,7 +153,8 @@ class NDArray:
 
     @property
     def context(self):
-        return _from_text(self._handle.context)
+        ctx = _from_text(self._handle.context)
+        return Context('cpu_shared', ctx.device_id) if self._shared else ctx
 
     ctx = context
 
@@ -245,6 +248,9 @@ class NDArray:
             raise ValueError('Cannot reshape array of size %d into shape %s'
                              % (self.size, tuple(shape)))
         return NDArray(self._handle.reshape(tuple(dims)))
+
+    def swapaxes(self, dim1=0, dim2=0):
+        return swapaxes(self, dim1, dim2)
 
     def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
@@ -510,12 +516,32 @@ def array(source_array, ctx=None, dtype=None):
             raise TypeError('source_array must be array like object')
     # (np.ascontiguousarray would make a 0-d source 1-d; mx.nd.array(np.ones([])) is 0-d)
     source = np.array(source, dtype=_dtype_name(dtype), order='C', copy=False)
-    return NDArray(_cohort.from_numpy(source, ctx._text()))
+    return _placed(NDArray(_cohort.from_numpy(source, ctx._text())), ctx)
+
+
+def _placed(result, ctx):
+    result._shared = ctx.device_type == 'cpu_shared'
+    return result
 
 
 def empty(shape, ctx=None, dtype=None):
     """An array of uninitialised memory."""
-    return NDArray(_cohort.empty(_shape(shape), _dtype_name(dtype) or 'float32', _ctx(ctx)._text()))
+    ctx = _ctx(ctx)
+    return _placed(NDArray(_cohort.empty(_shape(shape), _dtype_name(dtype) or 'float32',
+                                         ctx._text())), ctx)
+
+
+def swapaxes(data, dim1=0, dim2=0):
+    """The array with axes dim1 and dim2 exchanged (MXNet's SwapAxis), as a transpose."""
+    if not isinstance(data, NDArray):
+        raise TypeError('swapaxes: expected an NDArray, got %s' % type(data).__name__)
+    axes = list(range(data.ndim))
+    for d in (dim1, dim2):
+        if not -data.ndim <= d < data.ndim:
+            raise MXNetError('swapaxes: axis %d out of range for %d dimensions' % (d, data.ndim))
+    a, b = dim1 % data.ndim, dim2 % data.ndim
+    axes[a], axes[b] = axes[b], axes[a]
+    return invoke('transpose', [data], axes=tuple(axes))
 
 
 def full(shape, val, ctx=None, dtype=mx_real_t, out=None):
