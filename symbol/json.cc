@@ -67,6 +67,14 @@ int NestingDepth(const std::string& text) {
 
 namespace {
 
+// Note [Legacy symbol JSON]
+// MXNet 0.8 wrote a node's operator parameters in "param" and its attributes in "attr" without
+// the double underscores later versions use, and did not list auxiliary states as inputs. As
+// MXNet's loader upgrades such a file (UpgradeJSON_000800_000900), "attr" keys become __key__
+// (lr_mult -> __lr_mult__), an operator's <input>_lr_mult / <input>_wd_mult go to the variable
+// <node>_<input> it reads, and the auxiliary states are made as variables <node>_<state>
+// carrying the node's __attributes__.
+
 // The graph of a parsed document: its heads.
 std::vector<NodeEntry> FromDoc(const Json& doc) {
   const Json& nodes = doc["nodes"];
@@ -81,12 +89,23 @@ std::vector<NodeEntry> FromDoc(const Json& doc) {
     auto node = std::make_shared<SymbolNode>();
     node->name = n["name"].get<std::string>();
     // 1.x keeps everything in "attrs"; older files put op parameters in "param" and node
-    // attributes in "attr".
+    // attributes in "attr", which 0.8 wrote without underscores (Note [Legacy symbol JSON]).
+    const std::string op = n["op"].get<std::string>();
+    const bool legacy = n.contains("param");
+    std::vector<std::pair<std::string, std::string>> input_mults;  // <input>_lr_mult, ...
     for (const char* key : {"param", "attr", "attrs"}) {
       if (!n.contains(key)) continue;
-      for (auto& [k, v] : ReadAttrs(n[key], where)) node->attrs[k] = v;
+      for (auto& [k, v] : ReadAttrs(n[key], where)) {
+        if (std::string_view(key) != "attr" || k.starts_with("__")) {
+          node->attrs[k] = v;
+        } else if (op != "null" && k.size() > 8 &&
+                   (k.ends_with("_lr_mult") || k.ends_with("_wd_mult"))) {
+          input_mults.emplace_back(k, v);
+        } else {
+          node->attrs["__" + k + "__"] = v;
+        }
+      }
     }
-    const std::string op = n["op"].get<std::string>();
     if (op != "null") {
       try {
         node->impl =
@@ -104,6 +123,31 @@ std::vector<NodeEntry> FromDoc(const Json& doc) {
             << where << ": input refers to output " << index << " of node '" << made[id]->name
             << "', which has " << made[id]->num_outputs();
         node->inputs.push_back({made[id], index});
+      }
+    }
+    for (const auto& [key, value] : input_mults) {  // to the input variable it names
+      const std::string input = node->name + "_" + key.substr(0, key.size() - 8);
+      const std::string mult = "__" + key.substr(key.size() - 7) + "__";
+      bool moved = false;
+      for (const NodeEntry& e : node->inputs) {
+        if (e.node->is_variable() && e.node->name == input) {
+          e.node->attrs[mult] = value;
+          moved = true;
+        }
+      }
+      if (!moved) node->attrs["__" + key + "__"] = value;
+    }
+    if (node->impl && legacy && node->inputs.size() == node->impl->ListArguments().size()) {
+      // 0.8 did not list auxiliary states (BatchNorm's moving mean and variance) as inputs.
+      op::Attrs inherited;
+      for (const auto& [k, v] : node->attrs) {
+        if (k.size() > 4 && k.starts_with("__") && k.ends_with("__")) inherited[k] = v;
+      }
+      for (const std::string& aux : node->impl->ListAuxiliaryStates()) {
+        auto variable = std::make_shared<SymbolNode>();
+        variable->name = node->name + "_" + aux;
+        variable->attrs = inherited;
+        node->inputs.push_back({variable, 0});
       }
     }
     if (node->impl) {

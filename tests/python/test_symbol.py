@@ -221,3 +221,35 @@ def test_reshape_and_astype_fluent():
     out = r.eval(mx.cpu(), x=mx.nd.array(np.arange(6)))[0]
     assert out.shape == (3, 2) and out.dtype == np.float64
     assert out.asnumpy().tolist() == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_mxnet_0_8_symbol_json_is_upgraded_as_mxnet_does(data_dir):
+    # tests/data/mxnet_legacy/save_000800.json: MXNet's own 0.8-format test file (its
+    # test_load_000800), "param"/"attr" nodes, BatchNorm without its auxiliary inputs.
+    with mx.AttrScope(ctx_group='stage1'):
+        data = mx.sym.Variable('data', lr_mult=0.2)
+        weight = mx.sym.Variable(name='fc1_weight', lr_mult=1.2)
+        fc1 = mx.sym.FullyConnected(data=data, weight=weight, name='fc1', num_hidden=128,
+                                    wd_mult=0.3)
+        act1 = mx.sym.Activation(data=fc1, name='relu1', act_type='relu')
+    with mx.AttrScope(ctx_group='stage2'):
+        fc2 = mx.sym.FullyConnected(data=act1, name='fc2', num_hidden=64, lr_mult=0.01)
+        act2 = mx.sym.Activation(data=fc2, name='relu2', act_type='relu')
+        fc3 = mx.sym.FullyConnected(data=act2, name='fc3', num_hidden=10)
+        fc3 = mx.sym.BatchNorm(fc3, name='batchnorm0')
+        sym1 = mx.sym.SoftmaxOutput(data=fc3, name='softmax')
+    sym2 = mx.sym.load(os.path.join(data_dir, 'mxnet_legacy', 'save_000800.json'))
+    assert sym2.list_arguments() == sym1.list_arguments()
+    assert sym2.list_auxiliary_states() == sym1.list_auxiliary_states()
+    attr1, attr2 = sym1.attr_dict(), sym2.attr_dict()
+    for name, attrs in attr1.items():
+        for key, value in attrs.items():
+            if key.startswith('__') and key.endswith('__'):
+                assert attr2[name][key] == value, (name, key, attr2.get(name))
+    assert attr2['fc1_weight']['__lr_mult__'] == '1.2'
+    group2ctx = {'stage1': mx.cpu(1), 'stage2': mx.cpu(2)}
+    mx.test_utils.check_consistency(
+        [sym1, sym2], [{'ctx': mx.cpu(0), 'group2ctx': group2ctx, 'data': (1, 200)}] * 2,
+        arg_params={'softmax_label': np.array([3.0])})
+    with pytest.raises(mx.MXNetError, match='not supported yet'):
+        sym1.simple_bind(mx.cpu(), group2ctx={'stage1': mx.gpu(0)}, data=(1, 200))

@@ -9,7 +9,7 @@ from .. import _cohort
 from .._ops import attr_text
 from ..attribute import AttrScope
 from ..base import MXNetError, NotImplementedForSymbol, is_number
-from ..context import current_context
+from ..context import Context, current_context
 from ..name import NameManager
 from ..util import is_np_shape
 
@@ -303,6 +303,7 @@ class Symbol:
         """An executor with every array allocated from the input shapes given as keywords."""
         from ..executor import Executor, _check_ctx
         ctx = _check_ctx(ctx)
+        _check_group2ctx(group2ctx, ctx)
         if type_dict is not None and not isinstance(type_dict, dict):
             raise TypeError('type_dict must be a dict of name to dtype, got %r' % (type_dict,))
         types = {name: _dtype_name(dtype, "simple_bind: type_dict['%s']" % name)
@@ -333,6 +334,7 @@ class Symbol:
         """An executor on the caller's arrays (lists in list_arguments order, or dicts)."""
         from ..executor import Executor, _arrays_in_order, _check_ctx
         ctx = _check_ctx(ctx)
+        _check_group2ctx(group2ctx, ctx)
         arg_names = self.list_arguments()
         aux_names = self.list_auxiliary_states()
         args = _arrays_in_order(args, arg_names, 'args')
@@ -360,6 +362,24 @@ class Symbol:
         ctx = current_context() if ctx is None else ctx
         exe = self.bind(ctx, kwargs, grad_req='null')
         return exe.forward(is_train=False)
+
+
+def _check_group2ctx(group2ctx, ctx):
+    """group2ctx (MXNet's placement of ctx_group attributes) where every context is host memory:
+    the graph runs on `ctx` and computes what MXNet's placed graph computes. Device groups would
+    need copies between contexts, which Cohort's executor does not insert yet: refused, not
+    ignored."""
+    if group2ctx is None:
+        return
+    if not isinstance(group2ctx, dict):
+        raise TypeError('group2ctx must be a dict of group name to Context, got %r' % (group2ctx,))
+    host = ('cpu', 'cpu_pinned', 'cpu_shared')
+    for group, c in group2ctx.items():
+        if not isinstance(c, Context):
+            raise TypeError("group2ctx['%s'] must be a Context, got %r" % (group, c))
+        if c.device_type not in host or ctx.device_type not in host:
+            raise MXNetError("group2ctx['%s'] = %s: placing groups on devices (copies between "
+                             "contexts) is not supported yet; bind on one context" % (group, c))
 
 
 def _create(op, positional, keywords, name, attrs=None):
