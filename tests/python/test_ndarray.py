@@ -492,3 +492,21 @@ def test_cpu_shared_context_and_swapaxes():
     np.testing.assert_array_equal(x.swapaxes(0, 2).asnumpy(),
                                   np.swapaxes(np.arange(24).reshape(2, 3, 4), 0, 2))
     assert mx.nd.swapaxes(x, 1, -1).shape == (2, 4, 3)
+
+
+def test_contiguous_basic_indexing_is_a_view_and_elements_are_1d_as_mxnet():
+    # Shapes and sharing as MXNet 1.9.1 gives them.
+    a = mx.nd.array(np.arange(12).reshape(3, 4))
+    assert a[1, 2].shape == (1,) and mx.nd.array([1, 2, 3])[1].shape == (1,)
+    assert a[1:2, 1:3].shape == (1, 2) and a[:, 1].shape == (3,)
+    row = a[2, 1:3]  # contiguous: a view
+    row[:] = 7
+    assert a.asnumpy()[2].tolist() == [8, 7, 7, 11]
+    column = a[:, 1]  # strided: a copy
+    column[:] = -1
+    assert a.asnumpy()[:, 1].tolist() == [1, 5, 7]
+    is_contiguous = mx.nd.NDArray._basic_indexing_slice_is_contiguous
+    shape = (6, 7, 8)
+    for key in [(slice(None), slice(None), slice(2)), (slice(1, 2), slice(3), slice(None)),
+                (slice(None, None, 2), slice(0, 1), slice(None)), (slice(3, None, -2),) * 3]:
+        assert is_contiguous(key, shape) == np.zeros(shape)[key].flags.contiguous, key

@@ -53,6 +53,16 @@ def _numpy_key(key):
     return key
 
 
+def _slice_len(slc, n):
+    """How many elements slice `slc` takes of an axis of n."""
+    return len(range(*slc.indices(n)))
+
+
+def _at_least_1d(result):
+    """MXNet 1.x gives a single element as an array of shape (1,)."""
+    return NDArray(result._handle.reshape((1,)), result.writable) if result.ndim == 0 else result
+
+
 def _reshape_dims(source, target, reverse=False):
     """MXNet's Reshape shape codes against `source`: 0 copies a dimension, -1 infers one, -2
     copies the rest, -3 merges two, -4 splits one into the next two values; reverse reads both
@@ -361,6 +371,9 @@ class NDArray:
         return out
 
     def __getitem__(self, key):
+        """MXNet's indexing: ints and slices that select a contiguous block give a view of the
+        same memory (as MXNet's basic indexing does), anything else a copy; a single element is
+        an array of shape (1,), as MXNet 1.x gives it."""
         from .. import autograd
         if autograd.is_recording() and autograd._tracked(self):
             return self._recorded_getitem(key)
@@ -369,11 +382,70 @@ class NDArray:
             if i < -self.shape[0] or i >= self.shape[0]:
                 raise IndexError('index %d is out of bounds for axis 0 with size %d'
                                  % (i, self.shape[0]))
-            return NDArray(self._handle.at(i % self.shape[0]))
+            return _at_least_1d(NDArray(self._handle.at(i % self.shape[0]), self.writable))
         if isinstance(key, slice) and key.step in (None, 1) and self.ndim > 0:
             begin, end, _ = key.indices(self.shape[0])
-            return NDArray(self._handle.slice(begin, max(begin, end)))
-        return array(np.asarray(self)[_numpy_key(key)], ctx=self.context, dtype=self.dtype)
+            return NDArray(self._handle.slice(begin, max(begin, end)), self.writable)
+        view = self._contiguous_view(key)
+        if view is not None:
+            return view
+        return _at_least_1d(array(np.asarray(self)[_numpy_key(key)], ctx=self.context,
+                                  dtype=self.dtype))
+
+    def _contiguous_view(self, key):
+        """A view for a tuple of ints and slices selecting one contiguous block, else None."""
+        if not isinstance(key, tuple) or not 0 < len(key) <= self.ndim:
+            return None
+        slices, kept = [], []
+        for k, n in zip(key, self.shape):
+            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                if not -n <= k < n:
+                    return None  # numpy's IndexError from the copy path
+                slices.append(slice(int(k) % n, int(k) % n + 1))
+            elif isinstance(k, slice):
+                slices.append(k)
+                kept.append(len(slices) - 1)
+            else:
+                return None
+        for n in self.shape[len(key):]:
+            kept.append(len(slices))
+            slices.append(slice(None))
+        if not NDArray._basic_indexing_slice_is_contiguous(slices, self.shape):
+            return None
+        lengths = [_slice_len(slc, n) for slc, n in zip(slices, self.shape)]
+        total = int(np.prod(lengths, dtype=np.int64))
+        if total == 0:
+            return None
+        offset, stride = 0, 1
+        for slc, n in zip(reversed(slices), reversed(self.shape)):
+            offset += slc.indices(n)[0] * stride
+            stride *= n
+        flat = self._handle.reshape((self.size,))
+        shape = tuple(lengths[d] for d in kept) or (1,)
+        return NDArray(flat.slice(offset, offset + total).reshape(shape), self.writable)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether indexing with these slices (one per axis) gives a contiguous block: from the
+        last axis back, once an axis is sliced to a proper subset, every earlier axis must keep
+        at most one element (MXNet's rule)."""
+        assert len(slc_key) == len(shape)
+        lengths = [_slice_len(slc, n) for slc, n in zip(slc_key, shape)]
+        if int(np.prod(lengths, dtype=np.int64)) in (0, 1):
+            return True
+        is_subset = False
+        for slc, n, count in zip(reversed(slc_key), reversed(shape), reversed(lengths)):
+            step = slc.indices(n)[2]
+            if count == 0:
+                return True
+            if count > 1 and step != 1:
+                return False
+            if is_subset:
+                if count > 1:
+                    return False
+            elif count < n:
+                is_subset = True
+        return True
 
     def __setitem__(self, key, value):
         self._refuse_if_recorded()
