@@ -47,7 +47,9 @@ ArangeParam ArangeParam::Parse(const std::string& op, const Attrs& attrs) {
 
 namespace {
 
-void FillArange(const ArangeParam& p, const NDArray& out) {
+// The values into `out`, on its device: one body for _arange, _contrib_arange_like and the fills.
+void RunArange(const OpContext& ctx, const ArangeParam& p, const NDArray& out) {
+  COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p, out));
   DispatchDType(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* y = out.data<T>();
@@ -84,8 +86,7 @@ class Arange : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     ArangeParam p = p_;
     if (!p.stop) p.start = 0;
-    COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p, out[0]));
-    FillArange(p, out[0]);
+    RunArange(ctx, p, out[0]);
   }
 
   void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
@@ -133,8 +134,7 @@ class Filled : public Operator {
     ArangeParam p;
     p.start = value_;
     p.step = 0;
-    COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p, out[0]));
-    FillArange(p, out[0]);
+    RunArange(ctx, p, out[0]);
   }
 
   void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
@@ -169,8 +169,7 @@ class ArangeLike : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, ArangeGpu(ctx, p_, out[0]));
-    FillArange(p_, out[0]);
+    RunArange(ctx, p_, out[0]);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>&,

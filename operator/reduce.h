@@ -99,18 +99,10 @@ COHORT_HOST_DEVICE float ReduceValue(ReduceKind kind, const BroadcastLayout& l, 
 // count, truncated toward zero, as MXNet computes it; nansum and nanprod on integers are sum and
 // prod. The norms take the floating types only. Gradients are float32.
 template <typename T>
-struct ReduceAccOf {
-  using type = std::conditional_t<std::is_floating_point_v<T>, double,
-                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
-};
-template <>
-struct ReduceAccOf<float16> {
-  using type = float;
-};
-template <>
-struct ReduceAccOf<bfloat16> {
-  using type = float;
-};
+using ReduceAcc = std::conditional_t<
+    !std::is_same_v<ComputeType<T>, T>, ComputeType<T>,  // the half types: float
+    std::conditional_t<std::is_floating_point_v<T>, double,
+                       std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>>;
 
 inline bool ReduceTakes(ReduceKind kind, DType dtype) {
   if (dtype == DType::kBool) return false;
@@ -122,7 +114,7 @@ inline bool ReduceTakes(ReduceKind kind, DType dtype) {
 template <typename T>
 COHORT_HOST_DEVICE T ReduceValueTyped(ReduceKind kind, const BroadcastLayout& l, int64_t j,
                                       const T* x, int64_t count) {
-  using A = typename ReduceAccOf<T>::type;
+  using A = ReduceAcc<T>;
   constexpr bool kFloating = !std::is_integral_v<A>;
   const auto term = [x, kind](int64_t i) {
     const A v = static_cast<A>(x[i]);

@@ -89,14 +89,11 @@ COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float 
   return 0;
 }
 
-// Element types other than float32 (Note [Typed unary math]).
-inline bool UnaryExactOnIntegers(UnaryKind kind) {
+// Whether a function's derivative is nonzero somewhere: sign, the rounding functions,
+// zeros_like and ones_like pass no gradient (Note [Zero gradients]).
+COHORT_HOST_DEVICE bool UnaryPassesGradient(UnaryKind kind) {
   switch (kind) {
-    case UnaryKind::kCopy:
-    case UnaryKind::kAbs:
     case UnaryKind::kSign:
-    case UnaryKind::kSquare:
-    case UnaryKind::kClip:
     case UnaryKind::kFloor:
     case UnaryKind::kCeil:
     case UnaryKind::kRound:
@@ -104,9 +101,16 @@ inline bool UnaryExactOnIntegers(UnaryKind kind) {
     case UnaryKind::kFix:
     case UnaryKind::kTrunc:
     case UnaryKind::kZerosLike:
-    case UnaryKind::kOnesLike: return true;
-    default: return false;
+    case UnaryKind::kOnesLike: return false;
+    default: return true;
   }
+}
+
+// Element types other than float32 (Note [Typed unary math]): the functions without a gradient
+// (sign, rounding, zeros_like, ones_like) and copies, abs, square and clip are exact on integers.
+inline bool UnaryExactOnIntegers(UnaryKind kind) {
+  return !UnaryPassesGradient(kind) || kind == UnaryKind::kCopy || kind == UnaryKind::kAbs ||
+         kind == UnaryKind::kSquare || kind == UnaryKind::kClip;
 }
 inline bool UnaryTakes(UnaryKind kind, DType dtype) {
   switch (dtype) {
@@ -157,23 +161,6 @@ COHORT_HOST_DEVICE T UnaryTyped(UnaryKind kind, T x, float a_min, float a_max) {
       }
     }
     return x;  // the rounding functions leave integers as they are
-  }
-}
-
-// Whether a function's derivative is nonzero somewhere: sign, the rounding functions,
-// zeros_like and ones_like pass no gradient (Note [Zero gradients]).
-COHORT_HOST_DEVICE bool UnaryPassesGradient(UnaryKind kind) {
-  switch (kind) {
-    case UnaryKind::kSign:
-    case UnaryKind::kFloor:
-    case UnaryKind::kCeil:
-    case UnaryKind::kRound:
-    case UnaryKind::kRint:
-    case UnaryKind::kFix:
-    case UnaryKind::kTrunc:
-    case UnaryKind::kZerosLike:
-    case UnaryKind::kOnesLike: return false;
-    default: return true;
   }
 }
 

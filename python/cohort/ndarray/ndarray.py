@@ -3,6 +3,7 @@ with numpy without a copy; arithmetic and every operator run Cohort's kernels.""
 import numpy as np
 
 from .. import _cohort
+from .. import autograd  # records operator calls (Note [Imperative autograd])
 from ..base import MXNetError, is_number, mx_real_t
 from ..context import Context, _from_text, current_context
 
@@ -51,6 +52,45 @@ def _numpy_key(key):
     if isinstance(key, np.ndarray) and key.dtype.kind == 'f':
         key = key.astype(np.int64)
     return key
+
+
+def _basic_slices(key, shape):
+    """A key of ints and slices, at most one per axis, as one slice per axis of `shape` and the
+    axes the result keeps (an int's axis is dropped); None for any other key. An int out of
+    range is an IndexError."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if len(keys) > len(shape):
+        return None
+    slices, kept = [], []
+    for axis, (k, n) in enumerate(zip(keys, shape)):
+        if isinstance(k, slice):
+            slices.append(k)
+            kept.append(axis)
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            if not -n <= k < n:
+                raise IndexError('index %d is out of bounds for axis %d with size %d'
+                                 % (k, axis, n))
+            slices.append(slice(int(k) % n, int(k) % n + 1))
+        else:
+            return None
+    for axis in range(len(keys), len(shape)):
+        slices.append(slice(None))
+        kept.append(axis)
+    return slices, kept
+
+
+def _split_bounds(indices_or_sections, axis, extent):
+    """numpy's split of an axis of `extent`: `sections` equal parts, or parts at the given
+    indices (clipped to the axis); the parts' bounds, each part [bounds[k], bounds[k + 1])."""
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or extent % sections:
+            raise MXNetError('split_v2: %d sections do not divide axis %d of extent %d'
+                             % (sections, axis, extent))
+        return [i * extent // sections for i in range(sections + 1)]
+    if isinstance(indices_or_sections, (tuple, list)):
+        return [0] + [min(max(int(i), 0), extent) for i in indices_or_sections] + [extent]
+    raise TypeError('split_v2: indices_or_sections must be an int or a tuple of ints')
 
 
 def _slice_len(slc, n):
@@ -316,7 +356,6 @@ class NDArray:
         leaf of what autograd.record() writes down."""
         if stype not in (None, 'default'):
             raise ValueError("attach_grad: Cohort's arrays are dense, stype %r" % (stype,))
-        from .. import autograd
         autograd.mark_variables([self], [zeros(self.shape, ctx=self.context, dtype=self.dtype)],
                                 grad_req)
 
@@ -329,52 +368,36 @@ class NDArray:
         return NDArray(self._handle, self.writable)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
-        from .. import autograd
         autograd.backward([self], None if out_grad is None else [out_grad], retain_graph,
                           train_mode)
 
     def _refuse_if_recorded(self):
-        from .. import autograd
         if autograd.is_recording() and autograd._tracked(self):
             raise MXNetError('Inplace operations (+=, -=, x[:]=, etc) are not supported when '
                              'recording with autograd.')
 
     def _recorded_getitem(self, key):
         """Basic indexing (ints and slices) as the slice operator, so autograd records it."""
-        keys = key if isinstance(key, tuple) else (key,)
-        if len(keys) > self.ndim or not all(
-                isinstance(k, slice) or (isinstance(k, (int, np.integer))
-                                         and not isinstance(k, bool)) for k in keys):
+        basic = _basic_slices(key, self.shape)
+        if basic is None:
             raise MXNetError('indexing with %r while recording with autograd: only ints and '
                              'slices are recorded' % (key,))
-        begin, end, step, drop = [], [], [], []
-        for axis, k in enumerate(keys):
-            if isinstance(k, slice):
-                b, e, st = k.indices(self.shape[axis])
-                begin.append(b)
-                end.append(e if e >= 0 else None)
-                step.append(st)
-            else:
-                i = int(k)
-                if i < -self.shape[axis] or i >= self.shape[axis]:
-                    raise IndexError('index %d is out of bounds for axis %d with size %d'
-                                     % (i, axis, self.shape[axis]))
-                i %= self.shape[axis]
-                begin.append(i)
-                end.append(i + 1)
-                step.append(1)
-                drop.append(axis)
+        slices, kept = basic
+        begin, end, step = [], [], []
+        for slc, n in zip(slices, self.shape):
+            b, e, st = slc.indices(n)
+            begin.append(b)
+            end.append(e if e >= 0 else None)
+            step.append(st)
         out = invoke('slice', [self], begin=tuple(begin), end=tuple(end), step=tuple(step))
-        if drop:
-            shape = tuple(d for a, d in enumerate(out.shape) if a not in drop)
-            out = invoke('Reshape', [out], shape=shape if shape else (1,))
+        if len(kept) < self.ndim:
+            out = invoke('Reshape', [out], shape=tuple(out.shape[a] for a in kept) or (1,))
         return out
 
     def __getitem__(self, key):
         """MXNet's indexing: ints and slices that select a contiguous block give a view of the
         same memory (as MXNet's basic indexing does), anything else a copy; a single element is
         an array of shape (1,), as MXNet 1.x gives it."""
-        from .. import autograd
         if autograd.is_recording() and autograd._tracked(self):
             return self._recorded_getitem(key)
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and self.ndim > 0:
@@ -396,20 +419,10 @@ class NDArray:
         """A view for a tuple of ints and slices selecting one contiguous block, else None."""
         if not isinstance(key, tuple) or not 0 < len(key) <= self.ndim:
             return None
-        slices, kept = [], []
-        for k, n in zip(key, self.shape):
-            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-                if not -n <= k < n:
-                    return None  # numpy's IndexError from the copy path
-                slices.append(slice(int(k) % n, int(k) % n + 1))
-            elif isinstance(k, slice):
-                slices.append(k)
-                kept.append(len(slices) - 1)
-            else:
-                return None
-        for n in self.shape[len(key):]:
-            kept.append(len(slices))
-            slices.append(slice(None))
+        basic = _basic_slices(key, self.shape)
+        if basic is None:
+            return None
+        slices, kept = basic
         if not NDArray._basic_indexing_slice_is_contiguous(slices, self.shape):
             return None
         lengths = [_slice_len(slc, n) for slc, n in zip(slices, self.shape)]
@@ -556,7 +569,6 @@ def invoke(op, inputs, out=None, ctx=None, **kwargs):
             raise TypeError('%s: input %d must be an NDArray, got %s' % (op, i, type(x).__name__))
         handles.append(x._handle)
     where = inputs[0].context if inputs else _ctx(ctx)
-    from .. import autograd
     outs = [NDArray(h) for h in _cohort.invoke(op, handles, attrs_of(kwargs, op), where._text(),
                                                 autograd.is_training())]
     autograd._record(op, inputs, kwargs, outs if out is None else
@@ -775,17 +787,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     part is the slice_axis operator's output."""
     if not isinstance(ary, NDArray):
         raise TypeError('split_v2: expected an NDArray, got %s' % type(ary).__name__)
-    extent = ary.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
-        if sections <= 0 or extent % sections:
-            raise MXNetError('split_v2: %d sections do not divide axis %d of extent %d'
-                             % (sections, axis, extent))
-        bounds = [i * extent // sections for i in range(sections + 1)]
-    elif isinstance(indices_or_sections, (tuple, list)):
-        bounds = [0] + [min(max(int(i), 0), extent) for i in indices_or_sections] + [extent]
-    else:
-        raise TypeError('split_v2: indices_or_sections must be an int or a tuple of ints')
+    bounds = _split_bounds(indices_or_sections, axis, ary.shape[axis])
     parts = []
     for begin, end in zip(bounds[:-1], bounds[1:]):
         part = invoke('slice_axis', [ary], axis=axis, begin=begin, end=max(begin, end))
@@ -952,7 +954,6 @@ class CachedOp:
                 target = exe.aux_dict[name] if name in self._aux else exe.arg_dict[name]
                 if target is not a and target.handle.address != a.handle.address:
                     a.copyto(target)
-        from .. import autograd
         outputs = [o.copy() for o in exe.forward(is_train=autograd.is_training())]
         autograd._record(self._sym, list(args), {}, outputs)
         if out is not None:

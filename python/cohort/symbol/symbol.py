@@ -457,6 +457,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, name=None):
     a slice_axis node, grouped (one symbol when there is one part). The extent of the axis comes
     from the input's shape, so the input's shape must be inferable from its variables' shapes."""
     from .. import symbol as sym
+    from ..ndarray.ndarray import _split_bounds
     if not isinstance(ary, Symbol):
         raise TypeError('split_v2: expected a Symbol, got %s' % type(ary).__name__)
     _, out_shapes, _ = ary.infer_shape_partial()
@@ -464,15 +465,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, name=None):
     if not shape or axis >= len(shape) or axis < -len(shape) or shape[axis] == 0:
         raise MXNetError('split_v2: the extent of axis %d of the input must be known (give its '
                          'variables shapes)' % axis)
-    extent = shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
-        if sections <= 0 or extent % sections:
-            raise MXNetError('split_v2: %d sections do not divide axis %d of extent %d'
-                             % (sections, axis, extent))
-        bounds = [i * extent // sections for i in range(sections + 1)]
-    else:
-        bounds = [0] + [min(max(int(i), 0), extent) for i in indices_or_sections] + [extent]
+    bounds = _split_bounds(indices_or_sections, axis, shape[axis])
     parts = []
     for k, (begin, end) in enumerate(zip(bounds[:-1], bounds[1:])):
         part = sym.slice_axis(ary, axis=axis, begin=begin, end=max(begin, end),
