@@ -149,6 +149,10 @@ void GraphPlan::PropagateZeroGradients() {
     for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) reached = reached || flows[e0 + j];
     if (!reached || !node.impl->PassesGradient()) runs_backward[k] = false;
     if (!runs_backward[k]) continue;
+    COHORT_CHECK(node.impl->HasGradient())
+        << "Bind: node '" << node.name << "' (" << node.op << ") is non-differentiable, but a "
+        << "gradient is required through it: bind its inputs with grad_req 'null', or put "
+        << "stop_gradient (BlockGrad) after it";
     for (int i = 0; i < node.num_arguments(); ++i) flows[EntryId(node.inputs[i])] = true;
   }
 }

@@ -202,8 +202,9 @@ NDArray ReadBody(Reader& in, const Shape& shape) {
   return array;
 }
 
-NDArray ReadArray(Reader& in) {
+NDArray ReadArray(Reader& in, bool* numpy_shape) {
   const auto magic = in.Get<uint32_t>("array magic");
+  *numpy_shape = magic == kV3Magic;
   if (magic != kV2Magic && magic != kV3Magic) {
     Shape shape;
     if (magic == kV1Magic) {
@@ -245,7 +246,9 @@ ParamsFile ReadFile(Reader& in) {
   file.arrays.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     in.set_array(static_cast<int64_t>(i));
-    file.arrays.push_back(ReadArray(in));
+    bool numpy_shape = false;
+    file.arrays.push_back(ReadArray(in, &numpy_shape));
+    file.numpy_shape.push_back(numpy_shape);
   }
   in.set_array(-1);
   const auto name_count = in.Get<uint64_t>("name count");
@@ -273,6 +276,24 @@ std::string SerializeParams(const ParamsFile& file, ParamsFormat format) {
   StringSink sink;
   WriteFile(sink, file, format);
   return std::move(sink.bytes);
+}
+
+std::string SerializeArray(const NDArray& array, ParamsFormat format) {
+  StringSink sink;
+  const bool v3 = format == ParamsFormat::kV3 ||
+                  (format == ParamsFormat::kAuto && !array.is_none() && array.shape().ndim() == 0);
+  WriteArray(sink, array, v3, 0);
+  return std::move(sink.bytes);
+}
+
+NDArray ParseArray(std::string_view bytes, const std::string& source, bool* numpy_shape) {
+  MemorySource memory(bytes);
+  Reader in(memory, source);
+  bool v3 = false;
+  NDArray array = ReadArray(in, &v3);
+  COHORT_CHECK_EQ(in.remaining(), size_t{0}) << in.Where() << "unexpected bytes after the array";
+  if (numpy_shape) *numpy_shape = v3;
+  return array;
 }
 
 void SaveParamsFile(const std::string& path, const ParamsFile& file, ParamsFormat format) {

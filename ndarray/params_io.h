@@ -33,6 +33,9 @@ enum class ParamsFormat { kAuto, kV2, kV3 };
 struct ParamsFile {
   std::vector<std::string> names;  // empty for an unnamed list, else one per array
   std::vector<NDArray> arrays;     // loaded arrays are on the CPU; a none array stays none
+  // Loaded files only: per array, whether it was written under numpy shape semantics (V3), which
+  // MXNet's loader requires to match the reader's mode (the Python package checks it).
+  std::vector<bool> numpy_shape;
 };
 
 // Writes atomically (a temporary file renamed over `path`). Arrays on a GPU are copied to host.
@@ -49,5 +52,10 @@ ParamsFile LoadParamsFile(const std::string& path);
 std::map<std::string, NDArray> LoadParams(const std::string& path);
 // The same from bytes in memory; `source` names them in errors.
 ParamsFile ParseParams(std::string_view bytes, const std::string& source);
+
+// One array alone, as MXNet's NDArray::Save writes it (MXNDArraySaveRawBytes: the bytes pickled
+// NDArrays carry), and back; ParseArray requires the bytes to hold exactly one array.
+std::string SerializeArray(const NDArray& array, ParamsFormat format = ParamsFormat::kAuto);
+NDArray ParseArray(std::string_view bytes, const std::string& source, bool* numpy_shape = nullptr);
 
 }  // namespace cohort

@@ -1,5 +1,5 @@
-// argmax, argmin, argmax_channel, one_hot, pick and fill_element_0index on the CPU, with
-// index_ops.h's positions.
+// argmax, argmin, argmax_channel, one_hot, pick, batch_take and fill_element_0index on the CPU,
+// with index_ops.h's positions.
 #include "operator/index_ops.h"
 
 #include "operator/common/exact_math.h"
@@ -273,6 +273,57 @@ class FillElement : public Operator {
   }
 };
 
+// batch_take(a, indices): one element of each row of `a` (Note in index_ops.h). MXNet
+// registers no gradient for it, so binding refuses one through it (Operator::HasGradient).
+class BatchTake : public Operator {
+ public:
+  explicit BatchTake(const Attrs& attrs) { ParamReader("batch_take", attrs).Finish(); }
+  std::vector<std::string> ListArguments() const override { return {"a", "indices"}; }
+  bool HasGradient() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType dtype) const override { return ArithmeticTakes(dtype); }
+  // The output has the data's dtype; the indices are int32, as MXNet requires them.
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], in[0], type(), "output");
+    AssignType(in[0], out[0], type(), "a");
+    AssignType(in[1], DType::kInt32, type(), "indices");
+    return in[0].has_value();
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    COHORT_CHECK(in[0].ndim() >= 1) << "batch_take: a must have an axis, got shape ()";
+    const int64_t m = in[0][in[0].ndim() - 1];
+    const int64_t rows = m == 0 ? 0 : in[0].Size() / m;
+    if (!ShapeKnown(in[1])) AssignShape(in[1], Shape({rows}), type(), "indices");
+    COHORT_CHECK_EQ(in[1].Size(), rows)
+        << "batch_take: the indices " << in[1] << " must hold one position for each of the " << rows
+        << " rows of a " << in[0] << " (a's size without its last axis)";
+    AssignShape(out[0], in[1], type(), "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, BatchTakeGpu(ctx, in[0], in[1], out[0]));
+    const int32_t* k = in[1].data<int32_t>();
+    const int64_t m = in[0].shape()[in[0].shape().ndim() - 1];
+    DispatchArithmetic(type(), in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = in[0].data<T>();
+      T* y = out[0].data<T>();
+      for (int64_t i = 0; i < out[0].size(); ++i) y[i] = x[BatchTakeSource(k, i, m)];
+    });
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
+    COHORT_THROW() << "batch_take has no gradient";  // binding refuses one (HasGradient)
+  }
+};
+
 }  // namespace
 
 PickParam PickParam::Parse(const Attrs& attrs) {
@@ -292,6 +343,7 @@ PickParam PickParam::Parse(const Attrs& attrs) {
 void RegisterIndexOps(OpRegistry& r) {
   r.Register("pick", [](const Attrs& a) { return std::make_unique<Pick>(a); });
   r.Alias("choose_element_0index", "pick");
+  r.Register("batch_take", [](const Attrs& a) { return std::make_unique<BatchTake>(a); });
   r.Register("fill_element_0index",
              [](const Attrs& a) { return std::make_unique<FillElement>(a); });
   for (const char* name : {"argmax", "argmin", "argmax_channel"}) {

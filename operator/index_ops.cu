@@ -21,7 +21,23 @@ void ArgReduceTyped(const GpuResources::Impl& g, const ArgReduceParam& p, const 
   });
 }
 
+template <typename T>
+void BatchTakeTyped(const GpuResources::Impl& g, const NDArray& a, const NDArray& indices,
+                    const NDArray& out) {
+  const T* x = static_cast<const T*>(a.raw_data());
+  const int32_t* k = static_cast<const int32_t*>(indices.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  const int64_t m = a.shape()[a.shape().ndim() - 1];
+  ForEach(g, out.size(), [=] __device__(int64_t i) { y[i] = x[BatchTakeSource(k, i, m)]; });
+}
+
 }  // namespace
+
+void BatchTakeGpu(const OpContext& ctx, const NDArray& a, const NDArray& indices,
+                  const NDArray& out) {
+  DispatchArithmetic("batch_take", a.dtype(),
+                     [&](auto tag) { BatchTakeTyped<decltype(tag)>(Gpu(ctx), a, indices, out); });
+}
 
 void ArgReduceGpu(const OpContext& ctx, const ArgReduceParam& p, const NDArray& in,
                   const NDArray& out) {

@@ -103,7 +103,16 @@ void FillElementBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const
                             GradReq lhs_req, const NDArray& lhs_grad, GradReq mhs_req,
                             const NDArray& mhs_grad);
 
+// batch_take(a, indices): out[i] = a[i, indices[i]] with `a` as rows of its last axis (m
+// elements) and one int32 index a row, clipped to [0, m) as MXNet's kernel clips it.
+COHORT_HOST_DEVICE int64_t BatchTakeSource(const int32_t* indices, int64_t i, int64_t m) {
+  const int64_t c = indices[i];
+  return i * m + (c < 0 ? 0 : c >= m ? m - 1 : c);
+}
+
 // index_ops.cu (Note [GPU kernels]).
+void BatchTakeGpu(const OpContext& ctx, const NDArray& a, const NDArray& indices,
+                  const NDArray& out);
 void OneHotGpu(const OpContext& ctx, const OneHotParam& p, const NDArray& indices,
                const NDArray& out);
 

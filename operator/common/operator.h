@@ -97,6 +97,9 @@ class Operator {
   // functions whose derivative is zero (sign, rounding). The executor then skips its backward
   // and whatever before it only it would feed (Note [Zero gradients], executor/graph_plan.cc).
   virtual bool PassesGradient() const { return true; }
+  // Whether the op has a gradient at all: binding refuses one without (MXNet's ops with no
+  // FGradient, such as batch_take) where a gradient would have to flow through it.
+  virtual bool HasGradient() const { return true; }
   // Whether Backward reads the forward inputs / outputs (for memory planning; conservative).
   virtual bool BackwardNeedsInputs() const { return true; }
   virtual bool BackwardNeedsOutputs() const { return true; }

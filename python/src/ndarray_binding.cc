@@ -115,12 +115,13 @@ void RegisterNDArray(py::module_& m) {
   m.def(
       "save",
       [](const std::string& path, const std::vector<std::string>& names,
-         const std::vector<NDArray>& arrays) {
-        ParamsFile file{names, arrays};
+         const std::vector<NDArray>& arrays, bool numpy_shape) {
+        ParamsFile file{names, arrays, {}};
         py::gil_scoped_release release;
-        SaveParamsFile(path, file);
+        SaveParamsFile(path, file, numpy_shape ? ParamsFormat::kV3 : ParamsFormat::kAuto);
       },
-      py::arg("path"), py::arg("names"), py::arg("arrays"));
+      py::arg("path"), py::arg("names"), py::arg("arrays"), py::arg("numpy_shape"));
+  // (names, arrays, per array whether it was saved under numpy shape semantics)
   m.def(
       "load",
       [](const std::string& path) {
@@ -129,9 +130,30 @@ void RegisterNDArray(py::module_& m) {
           py::gil_scoped_release release;
           file = LoadParamsFile(path);
         }
-        return py::make_tuple(file.names, file.arrays);
+        return py::make_tuple(file.names, file.arrays, file.numpy_shape);
       },
       py::arg("path"));
+  // One array's bytes as MXNet's NDArray::Save writes them (what a pickled NDArray carries).
+  m.def(
+      "save_raw",
+      [](const NDArray& array, bool numpy_shape) {
+        std::string bytes;
+        {
+          py::gil_scoped_release release;
+          bytes = SerializeArray(array, numpy_shape ? ParamsFormat::kV3 : ParamsFormat::kAuto);
+        }
+        return py::bytes(bytes);
+      },
+      py::arg("array"), py::arg("numpy_shape"));
+  m.def(
+      "load_raw",
+      [](const py::bytes& data) {
+        const std::string_view bytes(data);
+        bool numpy_shape = false;
+        NDArray array = ParseArray(bytes, "NDArray state", &numpy_shape);
+        return py::make_tuple(array, numpy_shape);
+      },
+      py::arg("bytes"));
 }
 
 }  // namespace cohort::python

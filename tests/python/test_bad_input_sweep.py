@@ -15,6 +15,16 @@ def in_scratch_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(autouse=True)
+def global_switches_restored():
+    """Junk reaches the process-wide switches too (set_np_shape('x') turns numpy shape semantics
+    on): each test leaves them as it found them, for the tests that run after this file."""
+    yield
+    mx.util.reset_np()
+    mx.autograd.set_recording(False)
+    mx.autograd.set_training(False)
+
+
 JUNK = [None, 'x', object(), -1, 2 ** 70, 1.5, float('nan'), (), (-1, -5), [None], {'a': 1}]
 
 

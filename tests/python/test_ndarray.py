@@ -138,6 +138,47 @@ def test_save_and_load_round_trip(tmp_path):
     assert isinstance(mx.nd.load(path), list)
 
 
+def test_numpy_shape_files_load_only_under_numpy_shape(tmp_path):
+    # MXNet's NDArray::Load: V3 arrays (saved with np_shape on) need np_shape on, V2 ones off.
+    path = str(tmp_path / 'x.params')
+    arrays = [mx.nd.zeros((2, 0, 1)), mx.nd.arange(3)]
+    mx.nd.save(path, arrays)
+    with mx.np_shape(True):
+        with pytest.raises(mx.MXNetError, match='not saved in np shape semantics'):
+            mx.nd.load(path)
+        mx.nd.save(path, arrays + [mx.nd.array(5)])
+        back = mx.nd.load(path)
+    assert [a.shape for a in back] == [(2, 0, 1), (3,), ()]
+    np.testing.assert_array_equal(back[2].asnumpy(), 5)
+    with pytest.raises(mx.MXNetError, match='saved in np shape semantics'):
+        mx.nd.load(path)
+
+
+def test_pickle_state_is_mxnets(tmp_path):
+    import pickle
+    a = mx.nd.array([[1, 2], [3, 4]], dtype='int32')
+    state = a.__getstate__()
+    # MXNet 1.9.1's bytes for the same array: V2 magic, dense, ndim 2 (2, 2), cpu(0), int32, data.
+    assert bytes(state['handle']).hex() == (
+        'c9fa93f9' '00000000' '02000000' '0200000000000000' '0200000000000000'
+        '01000000' '00000000' '04000000' '01000000' '02000000' '03000000' '04000000')
+    b = mx.nd.zeros(1)
+    b.__setstate__(state)
+    assert b.dtype == np.int32
+    np.testing.assert_array_equal(b.asnumpy(), [[1, 2], [3, 4]])
+    # MXNet's state of mx.nd.arange(1, ctx=mx.gpu()) loads into host memory.
+    gpu_state = bytearray(b'\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00'
+                          b'\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00'
+                          b'\x00\x00\x00\x00\x00\x00\x00\x00')
+    b.__setstate__({'handle': gpu_state})
+    assert b.context == mx.cpu() and b.shape == (1,) and b.asscalar() == 0
+    with pytest.raises(mx.MXNetError, match='unexpected bytes after the array'):
+        b.__setstate__({'handle': gpu_state + b'\x00'})
+    with pytest.raises(TypeError):
+        b.__setstate__({'handle': 3})
+    assert pickle.loads(pickle.dumps(a)).asnumpy().tolist() == [[1, 2], [3, 4]]
+
+
 def test_reads_mxnet_written_params(data_dir):
     params = mx.nd.load(os.path.join(data_dir, 'mxnet', 'checkpoint_v2.params'))
     np.testing.assert_array_equal(params['arg:fc1_bias'].asnumpy(), [1, 4, 4, 4, 5, 6])
@@ -387,6 +428,32 @@ def test_pick_choose_and_fill_element_as_mxnet():
         y = mx.nd.pick(x, mx.nd.array([1, 0, 1]), axis=1)
     y.backward(mx.nd.array([10, 20, 30]))
     assert x.grad.asnumpy().tolist() == [[0, 10], [20, 0], [0, 30]]
+
+
+def test_batch_take_as_mxnet():
+    # Values printed by MXNet 1.9.1: positions are int32 and clipped to the row.
+    x = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    take = mx.nd.batch_take(x, mx.nd.array([0, 1, 5], dtype='int32'))
+    assert take.dtype == np.float32 and take.asnumpy().tolist() == [1, 4, 6]
+    assert mx.nd.batch_take(x, mx.nd.array([-1, 1, 0], dtype='int32')).asnumpy().tolist() == \
+        [1, 4, 5]
+    ints = mx.nd.batch_take(x.astype('int64'), mx.nd.array([1, 0, 1], dtype='int32'))
+    assert ints.dtype == np.int64 and ints.asnumpy().tolist() == [2, 3, 6]
+    with pytest.raises(mx.MXNetError, match='one position for each of the 3 rows'):
+        mx.nd.batch_take(x, mx.nd.array([0, 1], dtype='int32'))
+    with pytest.raises(mx.MXNetError, match='indices'):
+        mx.nd.batch_take(x, mx.nd.array([0, 1, 1]))  # float32 positions, as MXNet refuses
+    # MXNet registers no gradient: binding one through it is refused, stop_gradient binds.
+    a, i = mx.sym.var('a'), mx.sym.var('i')
+    y = mx.sym.batch_take(a, i)
+    assert y.infer_type(a=np.float64)[1] == [np.float64]
+    assert y.infer_shape(a=(3, 4))[0] == [(3, 4), (3,)]
+    exe = mx.sym.stop_gradient(y).simple_bind(mx.cpu(), a=(3, 2), type_dict={'i': np.int32})
+    exe.forward(a=x, i=mx.nd.array([1, 1, 0], dtype='int32'))
+    exe.backward()
+    assert exe.outputs[0].asnumpy().tolist() == [2, 4, 5]
+    with pytest.raises(mx.MXNetError, match="'batch_take.*non-differentiable"):
+        y.simple_bind(mx.cpu(), a=(3, 2), type_dict={'i': np.int32})
 
 
 def test_typed_unary_functions_as_mxnet():

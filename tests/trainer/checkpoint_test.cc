@@ -37,7 +37,7 @@ TEST(Checkpoint, GlobalBatchIsCheckedWhenRead) {
   EXPECT_EQ(CheckpointGlobalBatch(prefix, {1}), std::nullopt);  // no file
   auto write = [&](const std::string& name, NDArray value) {
     SaveParamsFile(path,
-                   {{"optimizer:sgd", name}, {NDArray::FromVector<int64_t>({1}, {0}), value}});
+                   {{"optimizer:sgd", name}, {NDArray::FromVector<int64_t>({1}, {0}), value}, {}});
   };
   write("checkpoint:global_batch", NDArray::FromVector<int64_t>({1}, {64}));
   EXPECT_EQ(CheckpointGlobalBatch(prefix, {1}), 64);

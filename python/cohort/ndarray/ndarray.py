@@ -545,6 +545,22 @@ class NDArray:
     def __reduce__(self):
         return (array, (self.asnumpy(), self.context, self.dtype))
 
+    def __getstate__(self):
+        """MXNet's pickled state: {'handle': the array's bytes as NDArray::Save writes them}."""
+        from ..util import is_np_shape
+        return {'handle': bytearray(_cohort.save_raw(self._handle, is_np_shape()))}
+
+    def __setstate__(self, state):
+        """Makes this array the one `state` (from __getstate__, Cohort's or MXNet's) holds; an
+        array saved from a GPU loads into host memory."""
+        if not isinstance(state, dict) or not isinstance(state.get('handle'),
+                                                          (bytes, bytearray)):
+            raise TypeError("__setstate__: expected {'handle': bytes} as __getstate__ gives")
+        handle, numpy_shape = _cohort.load_raw(bytes(state['handle']))
+        _check_shape_semantics('NDArray state', [numpy_shape])
+        self._handle = handle
+        self._grad = self._grad_req = self._node = None
+
 
 _SCALAR_OPS = []
 
@@ -750,14 +766,34 @@ def save(fname, data):
         raise TypeError('save only accept dict str->NDArray or list of NDArray')
     if not all(isinstance(a, NDArray) for a in arrays):
         raise TypeError('save only accept dict str->NDArray or list of NDArray')
-    _cohort.save(str(fname), names, [a._handle for a in arrays])
+    from ..util import is_np_shape
+    _cohort.save(str(fname), names, [a._handle for a in arrays], is_np_shape())
+
+
+def _check_shape_semantics(source, numpy_shape):
+    """MXNet's NDArray::Load: arrays saved under numpy shape semantics load only under them, and
+    the others only outside them (a zero in a legacy shape meant 'unknown')."""
+    from ..util import is_np_shape
+    active = is_np_shape()
+    for i, saved in enumerate(numpy_shape):
+        if saved and not active:
+            raise MXNetError('%s: array %d was saved in np shape semantics, must be loaded in the '
+                             'same semantics. Please turn on np shape semantics in Python using '
+                             '`with np_shape(True)` or decorator `use_np_shape` to scope the '
+                             'code of loading the ndarray.' % (source, i))
+        if active and not saved:
+            raise MXNetError('%s: array %d was not saved in np shape semantics, but being loaded '
+                             'in np shape semantics. Please turn off np shape semantics in Python '
+                             'using `with np_shape(False)` to scope the code of loading the '
+                             'ndarray.' % (source, i))
 
 
 def load(fname):
     """A .params file's arrays: a dict when they are named, else a list."""
     if not isinstance(fname, str):
         raise TypeError('fname required to be a string')
-    names, handles = _cohort.load(fname)
+    names, handles, numpy_shape = _cohort.load(fname)
+    _check_shape_semantics(fname, numpy_shape)
     arrays = [NDArray(h) for h in handles]
     return dict(zip(names, arrays)) if names else arrays
 
