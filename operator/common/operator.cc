@@ -37,11 +37,12 @@ OpRegistry& OpRegistry::Get() {
   return registry;
 }
 
-// replicate.cc, sort.cc and pad.cc (declared here rather than in operator.h, which every kernel
-// includes).
+// replicate.cc, sort.cc, pad.cc and optimizer_ops.cc (declared here rather than in operator.h,
+// which every kernel includes).
 void RegisterReplicate(OpRegistry& r);
 void RegisterSort(OpRegistry& r);
 void RegisterPad(OpRegistry& r);
+void RegisterOptimizerOps(OpRegistry& r);
 
 OpRegistry::OpRegistry() {
   RegisterFullyConnected(*this);
@@ -69,6 +70,7 @@ OpRegistry::OpRegistry() {
   RegisterReplicate(*this);
   RegisterSort(*this);
   RegisterPad(*this);
+  RegisterOptimizerOps(*this);
 }
 
 void OpRegistry::Register(const std::string& name, Factory factory) {

@@ -1,0 +1,146 @@
+// MXNet's optimizer update operators on the CPU (Note [Update operators], optimizer_ops.h).
+#include "operator/optimizer_ops.h"
+
+#include "operator/common/exact_math.h"
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+namespace {
+
+// Float32 and float64, the types MXNet's kernels take (MSHADOW_REAL_TYPE_SWITCH less float16,
+// which comes with the multi-precision ops).
+template <typename Fn>
+void DispatchUpdate(const std::string& op, DType dtype, Fn&& fn) {
+  if (dtype == DType::kFloat32) return fn(float{});
+  if (dtype == DType::kFloat64) return fn(double{});
+  COHORT_THROW() << op << ": no kernel for " << dtype << " weights (float32 and float64 have one)";
+}
+
+class UpdateOp : public Operator {
+ public:
+  UpdateOp(UpdateKind kind, const std::string& name, const Attrs& attrs)
+      : p_(UpdateOpParam::Parse(kind, name, attrs)), states_(p_.StateNames()) {}
+
+  std::vector<std::string> ListArguments() const override { return {"weight", "grad"}; }
+  std::vector<std::string> ListAuxiliaryStates() const override { return states_; }
+  bool HasGradient() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>& aux) const override {
+    Shape known = out[0];
+    for (const Shape& s : in) known = ShapeKnown(s) ? s : known;
+    for (const Shape& s : aux) known = ShapeKnown(s) ? s : known;
+    if (!ShapeKnown(known)) return false;
+    AssignShape(in[0], known, type(), "weight");
+    AssignShape(in[1], known, type(), "grad");
+    for (size_t k = 0; k < aux.size(); ++k) AssignShape(aux[k], known, type(), states_[k]);
+    AssignShape(out[0], known, type(), "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>& aux) const override {
+    COHORT_GPU_DISPATCH(ctx, UpdateGpu(ctx, p_, in[0], in[1], aux, out[0]));
+    DispatchUpdate(type(), in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* s[3] = {nullptr, nullptr, nullptr};
+      for (size_t k = 0; k < aux.size(); ++k) s[k] = aux[k].data<T>();
+      const T* w = in[0].data<T>();
+      const T* g = in[1].data<T>();
+      T* y = out[0].data<T>();
+      for (int64_t i = 0; i < out[0].size(); ++i)
+        UpdateElement<T>(p_, i, w, g, s[0], s[1], s[2], y);
+    });
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
+    COHORT_THROW() << type() << " has no gradient";  // binding refuses one (HasGradient)
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+
+ private:
+  UpdateOpParam p_;
+  std::vector<std::string> states_;
+};
+
+}  // namespace
+
+UpdateOpParam UpdateOpParam::Parse(UpdateKind k, const std::string& op, const Attrs& attrs) {
+  ParamReader r(op, attrs);
+  UpdateOpParam p;
+  p.kind = k;
+  p.lr = static_cast<float>(r.Float("lr"));
+  p.wd = static_cast<float>(r.Float("wd", 0.0));
+  p.rescale_grad = static_cast<float>(r.Float("rescale_grad", 1.0));
+  // ftml names its clipping bound clip_grad.
+  p.clip_gradient =
+      static_cast<float>(r.Float(k == UpdateKind::kFtml ? "clip_grad" : "clip_gradient", -1.0));
+  if (k == UpdateKind::kSGD || k == UpdateKind::kSGDMom || k == UpdateKind::kAdam) {
+    r.Bool("lazy_update", true);  // row_sparse gradients only; Cohort's are dense
+  }
+  if (k == UpdateKind::kSGDMom || k == UpdateKind::kNAGMom || k == UpdateKind::kSignum) {
+    p.momentum = static_cast<float>(r.Float("momentum", 0.0));
+  }
+  if (k == UpdateKind::kSignum) p.wd_lh = static_cast<float>(r.Float("wd_lh", 0.0));
+  if (k == UpdateKind::kAdam || k == UpdateKind::kFtml) {
+    p.beta1 = static_cast<float>(r.Float("beta1", k == UpdateKind::kFtml ? 0.6 : 0.9));
+    p.beta2 = static_cast<float>(r.Float("beta2", 0.999));
+  }
+  if (k == UpdateKind::kAdam || k == UpdateKind::kRMSProp || k == UpdateKind::kRMSPropAlex) {
+    p.epsilon = static_cast<float>(r.Float("epsilon", 1e-8));  // a float parameter in MXNet
+  }
+  if (k == UpdateKind::kFtml) {
+    p.epsilon = r.Float("epsilon", static_cast<double>(1e-8f));  // a double one here
+    p.t = r.Int("t");
+  }
+  if (k == UpdateKind::kRMSProp || k == UpdateKind::kRMSPropAlex) {
+    p.gamma1 = static_cast<float>(r.Float("gamma1", 0.95));
+    p.clip_weights = static_cast<float>(r.Float("clip_weights", -1.0));
+  }
+  if (k == UpdateKind::kRMSPropAlex) p.gamma2 = static_cast<float>(r.Float("gamma2", 0.9));
+  if (k == UpdateKind::kFtrl) {
+    p.lamda1 = static_cast<float>(r.Float("lamda1", 0.01));
+    p.beta = static_cast<float>(r.Float("beta", 1.0));
+  }
+  r.Finish();
+  return p;
+}
+
+std::vector<std::string> UpdateOpParam::StateNames() const {
+  switch (kind) {
+    case UpdateKind::kSGD:
+    case UpdateKind::kSignSGD: return {};
+    case UpdateKind::kSGDMom:
+    case UpdateKind::kNAGMom:
+    case UpdateKind::kSignum: return {"mom"};
+    case UpdateKind::kAdam: return {"mean", "var"};
+    case UpdateKind::kRMSProp: return {"n"};
+    case UpdateKind::kRMSPropAlex: return {"n", "g", "delta"};
+    case UpdateKind::kFtrl: return {"z", "n"};
+    case UpdateKind::kFtml: return {"d", "v", "z"};
+  }
+  return {};
+}
+
+void RegisterOptimizerOps(OpRegistry& r) {
+  const std::pair<const char*, UpdateKind> ops[] = {
+      {"sgd_update", UpdateKind::kSGD},         {"sgd_mom_update", UpdateKind::kSGDMom},
+      {"nag_mom_update", UpdateKind::kNAGMom},  {"signsgd_update", UpdateKind::kSignSGD},
+      {"signum_update", UpdateKind::kSignum},   {"adam_update", UpdateKind::kAdam},
+      {"rmsprop_update", UpdateKind::kRMSProp}, {"rmspropalex_update", UpdateKind::kRMSPropAlex},
+      {"ftrl_update", UpdateKind::kFtrl},       {"ftml_update", UpdateKind::kFtml}};
+  for (auto [name, kind] : ops) {
+    const std::string n = name;
+    r.Register(n, [k = kind, n](const Attrs& a) { return std::make_unique<UpdateOp>(k, n, a); });
+  }
+}
+
+}  // namespace cohort::op

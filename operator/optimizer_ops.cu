@@ -1,0 +1,34 @@
+// MXNet's optimizer update operators on the GPU (Note [Update operators], optimizer_ops.h): a
+// thread an element, UpdateElement as on the CPU.
+#include "operator/common/pointwise_gpu.cuh"
+#include "operator/optimizer_ops.h"
+
+namespace cohort::op {
+
+namespace {
+
+template <typename T>
+void UpdateTyped(const GpuResources::Impl& g, const UpdateOpParam& p, const NDArray& weight,
+                 const NDArray& grad, const std::vector<NDArray>& states, const NDArray& out) {
+  T* s[3] = {nullptr, nullptr, nullptr};
+  for (size_t k = 0; k < states.size(); ++k) s[k] = static_cast<T*>(states[k].raw_data());
+  T *s0 = s[0], *s1 = s[1], *s2 = s[2];
+  const T* w = static_cast<const T*>(weight.raw_data());
+  const T* gr = static_cast<const T*>(grad.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  ForEach(g, out.size(),
+          [=] __device__(int64_t i) { UpdateElement<T>(p, i, w, gr, s0, s1, s2, y); });
+}
+
+}  // namespace
+
+void UpdateGpu(const OpContext& ctx, const UpdateOpParam& p, const NDArray& weight,
+               const NDArray& grad, const std::vector<NDArray>& states, const NDArray& out) {
+  if (weight.dtype() == DType::kFloat64) {
+    UpdateTyped<double>(Gpu(ctx), p, weight, grad, states, out);
+  } else {
+    UpdateTyped<float>(Gpu(ctx), p, weight, grad, states, out);
+  }
+}
+
+}  // namespace cohort::op

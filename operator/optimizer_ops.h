@@ -1,0 +1,191 @@
+// MXNet's optimizer update operators (sgd_update, sgd_mom_update, nag_mom_update,
+// signsgd_update, signum_update, adam_update, rmsprop_update, rmspropalex_update, ftrl_update,
+// ftml_update): the element-by-element rules of MXNet 1.9.1's kernels, shared by the CPU kernel
+// (optimizer_ops.cc) and the CUDA kernel (optimizer_ops.cu).
+//
+// Note [Update operators]
+// An update op reads (weight, grad) and writes the new weight to its output; its optimizer
+// states (mom, mean, var, n, ...) are inputs that it updates in place, which MXNet marks as
+// mutated inputs and Cohort makes auxiliary states, the slots that ops write in place
+// (BatchNorm's moving statistics): nd.sgd_mom_update(w, g, mom, out=w) passes them after the
+// arguments as MXNet's signature lists them. The rules are MXNet's to the order of operations, in
+// the weight's type, so that states and weights match MXNet's (tests/python/test_update_ops.py
+// against MXNet 1.9.1's values):
+//   - a gradient is clipped where clip_gradient >= 0 (0 clips to zero, as MXNet's kernels do);
+//   - sgd, sgd_mom, nag_mom and signum add the weight decay after clipping; adam, rmsprop,
+//     rmspropalex and ftml before it; ftrl decays in its denominator; signsgd takes the sign of
+//     the raw gradient (its rescale and clip have no effect, as in MXNet);
+//   - adam has no bias correction here (MXNet's Python optimizer folds it into lr);
+//   - the output is written as a separate array, so nag_mom's momentum reads the weight before
+//     the update (MXNet run in place, out=weight, reads the new one: a difference of
+//     lr · wd · (w' − w) in the momentum only when wd is not 0).
+// No gradient: the ops are steps of training, not part of a model (Operator::HasGradient).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "base/host_device.h"
+#include "operator/common/operator.h"
+
+namespace cohort::op {
+
+enum class UpdateKind {
+  kSGD,
+  kSGDMom,
+  kNAGMom,
+  kSignSGD,
+  kSignum,
+  kAdam,
+  kRMSProp,
+  kRMSPropAlex,
+  kFtrl,
+  kFtml
+};
+
+struct UpdateOpParam {
+  UpdateKind kind = UpdateKind::kSGD;
+  float lr = 0, wd = 0, rescale_grad = 1, clip_gradient = -1;
+  float momentum = 0, wd_lh = 0;                           // sgd_mom, nag_mom, signum
+  float beta1 = 0.9f, beta2 = 0.999f;                      // adam, ftml
+  double epsilon = 1e-8;                                   // adam, rmsprop(alex), ftml
+  float gamma1 = 0.95f, gamma2 = 0.9f, clip_weights = -1;  // rmsprop(alex)
+  float lamda1 = 0.01f, beta = 1;                          // ftrl
+  int64_t t = 0;                                           // ftml's step
+
+  // `op` is the registered name (sgd_update, ...), for errors.
+  static UpdateOpParam Parse(UpdateKind kind, const std::string& op, const Attrs& attrs);
+  // The states the kind updates in place, in MXNet's input order (Note [Update operators]).
+  std::vector<std::string> StateNames() const;
+};
+
+template <typename T>
+COHORT_HOST_DEVICE T UpdateClip(T x, T bound) {
+  return x > bound ? bound : (x < -bound ? -bound : x);  // mshadow_op::clip
+}
+
+template <typename T>
+COHORT_HOST_DEVICE T UpdateSqrt(T x) {
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return sqrtf(x);
+  } else {
+    return sqrt(x);
+  }
+}
+
+template <typename T>
+COHORT_HOST_DEVICE T UpdatePow(T x, T y) {
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return powf(x, y);
+  } else {
+    return pow(x, y);
+  }
+}
+
+template <typename T>
+COHORT_HOST_DEVICE T UpdateSign(T x) {
+  return static_cast<T>((x > T(0)) - (x < T(0)));
+}
+
+// Element i: out[i] from w[i] and g[i], the states s[0..2] (as many as the kind has) updated in
+// place. MXNet's kernels' arithmetic, operation for operation (Note [Update operators]).
+template <typename T>
+COHORT_HOST_DEVICE void UpdateElement(const UpdateOpParam& p, int64_t i, const T* w, const T* g,
+                                      T* s0, T* s1, T* s2, T* out) {
+  const T lr = static_cast<T>(p.lr), wd = static_cast<T>(p.wd);
+  const T rescale = static_cast<T>(p.rescale_grad), clip = static_cast<T>(p.clip_gradient);
+  const bool clipping = p.clip_gradient >= 0.0f;
+  switch (p.kind) {
+    case UpdateKind::kSGD:
+      out[i] = clipping ? (1.f - lr * wd) * w[i] - (lr)*UpdateClip(rescale * g[i], clip)
+                        : (1.f - lr * wd) * w[i] - (lr * rescale) * g[i];
+      break;
+    case UpdateKind::kSGDMom: {
+      const T momentum = static_cast<T>(p.momentum);
+      s0[i] = clipping ? momentum * s0[i] - lr * wd * w[i] - lr * UpdateClip(rescale * g[i], clip)
+                       : momentum * s0[i] - lr * wd * w[i] - lr * rescale * g[i];
+      out[i] = w[i] + s0[i];
+      break;
+    }
+    case UpdateKind::kNAGMom: {
+      const T momentum = static_cast<T>(p.momentum);
+      const T grad = clipping ? UpdateClip(rescale * g[i], clip) : rescale * g[i];
+      s0[i] = momentum * s0[i];
+      out[i] = w[i] - s0[i] + (momentum + 1) * (s0[i] - (lr * (grad + (wd * w[i]))));
+      s0[i] = s0[i] - (lr * (grad + (wd * w[i])));
+      break;
+    }
+    case UpdateKind::kSignSGD: out[i] = (1.f - lr * wd) * w[i] - (lr)*UpdateSign(g[i]); break;
+    case UpdateKind::kSignum: {
+      const T momentum = static_cast<T>(p.momentum), wd_lh = static_cast<T>(p.wd_lh);
+      s0[i] = clipping
+                  ? momentum * s0[i] - (1 - momentum) * wd * w[i] -
+                        (1 - momentum) * UpdateClip(rescale * g[i], clip)
+                  : momentum * s0[i] - (1 - momentum) * wd * w[i] - (1 - momentum) * rescale * g[i];
+      out[i] = (1.f - lr * wd_lh) * w[i] + (lr)*UpdateSign(s0[i]);
+      break;
+    }
+    case UpdateKind::kAdam: {
+      const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
+      T grad = g[i] * rescale + w[i] * wd;
+      if (clipping) grad = UpdateClip(grad, clip);
+      s0[i] = beta1 * s0[i] + (1.f - beta1) * grad;
+      s1[i] = beta2 * s1[i] + (1.f - beta2) * grad * grad;
+      out[i] = w[i] - lr * s0[i] / (UpdateSqrt(s1[i]) + static_cast<T>(p.epsilon));
+      break;
+    }
+    case UpdateKind::kRMSProp: {
+      const T gamma1 = static_cast<T>(p.gamma1);
+      T grad = rescale * g[i] + wd * w[i];
+      if (clipping) grad = UpdateClip(grad, clip);
+      s0[i] = (1.f - gamma1) * (grad * grad) + gamma1 * s0[i];
+      T weight = w[i] - lr * (grad / UpdateSqrt(s0[i] + static_cast<T>(p.epsilon)));
+      if (p.clip_weights >= 0.0f) weight = UpdateClip(weight, static_cast<T>(p.clip_weights));
+      out[i] = weight;
+      break;
+    }
+    case UpdateKind::kRMSPropAlex: {
+      const T gamma1 = static_cast<T>(p.gamma1), gamma2 = static_cast<T>(p.gamma2);
+      T grad = rescale * g[i] + wd * w[i];
+      if (clipping) grad = UpdateClip(grad, clip);
+      s0[i] = (1.f - gamma1) * grad * grad + gamma1 * s0[i];
+      s1[i] = (1.f - gamma1) * grad + gamma1 * s1[i];
+      s2[i] = gamma2 * s2[i] -
+              (lr * (grad) / (UpdateSqrt(s0[i] - s1[i] * s1[i] + static_cast<T>(p.epsilon))));
+      out[i] = p.clip_weights >= 0.0f ? UpdateClip(w[i] + s2[i], static_cast<T>(p.clip_weights))
+                                      : w[i] + s2[i];
+      break;
+    }
+    case UpdateKind::kFtrl: {  // states z, n
+      const T lamda1 = static_cast<T>(p.lamda1), beta = static_cast<T>(p.beta);
+      T grad = g[i] * rescale;
+      if (clipping) grad = UpdateClip(grad, clip);
+      s0[i] += grad - (UpdateSqrt(s1[i] + grad * grad) - UpdateSqrt(s1[i])) * w[i] / lr;
+      s1[i] += grad * grad;
+      const T z = s0[i];
+      const T above = (z < 0 ? -z : z) > lamda1 ? T(1) : T(0);
+      out[i] = (UpdateSign(z) * lamda1 - z) / ((beta + UpdateSqrt(s1[i])) / lr + wd) * above;
+      break;
+    }
+    case UpdateKind::kFtml: {  // states d, v, z
+      const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
+      const T t = static_cast<T>(p.t), epsilon = static_cast<T>(p.epsilon);
+      const T grad =
+          clipping ? UpdateClip(rescale * g[i] + wd * w[i], clip) : (rescale * g[i] + wd * w[i]);
+      s1[i] = beta2 * s1[i] + (1 - beta2) * (grad * grad);
+      const T d_t = (1 - UpdatePow(beta1, t)) / lr *
+                    (UpdateSqrt(s1[i] / (1 - UpdatePow(beta2, t))) + epsilon);
+      s2[i] = beta1 * s2[i] + (1 - beta1) * grad - (d_t - beta1 * s0[i]) * w[i];
+      s0[i] = d_t;
+      out[i] = -s2[i] / d_t;
+      break;
+    }
+  }
+}
+
+// optimizer_ops.cu (Note [GPU kernels]): UpdateElement over every element, states in place.
+void UpdateGpu(const OpContext& ctx, const UpdateOpParam& p, const NDArray& weight,
+               const NDArray& grad, const std::vector<NDArray>& states, const NDArray& out);
+
+}  // namespace cohort::op
