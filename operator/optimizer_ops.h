@@ -16,9 +16,10 @@
 //     rmspropalex and ftml before it; ftrl decays in its denominator; signsgd takes the sign of
 //     the raw gradient (its rescale and clip have no effect, as in MXNet);
 //   - adam has no bias correction here (MXNet's Python optimizer folds it into lr);
-//   - the output is written as a separate array, so nag_mom's momentum reads the weight before
-//     the update (MXNet run in place, out=weight, reads the new one: a difference of
-//     lr · wd · (w' − w) in the momentum only when wd is not 0).
+//   - optimizers call them in place (out=weight), and MXNet's nag_mom kernel then reads the
+//     new weight for its momentum's decay term: Cohort's reads the output whatever `out` is, so
+//     that MXNet's NAG optimizer (and Cohort's trainer, update_rule.h) are matched; a call with
+//     another `out` differs from MXNet's by lr · wd · (w' − w) in the momentum.
 // No gradient: the ops are steps of training, not part of a model (Operator::HasGradient).
 #pragma once
 
@@ -113,7 +114,7 @@ COHORT_HOST_DEVICE void UpdateElement(const UpdateOpParam& p, int64_t i, const T
       const T grad = clipping ? UpdateClip(rescale * g[i], clip) : rescale * g[i];
       s0[i] = momentum * s0[i];
       out[i] = w[i] - s0[i] + (momentum + 1) * (s0[i] - (lr * (grad + (wd * w[i]))));
-      s0[i] = s0[i] - (lr * (grad + (wd * w[i])));
+      s0[i] = s0[i] - (lr * (grad + (wd * out[i])));  // the new weight, as MXNet in place
       break;
     }
     case UpdateKind::kSignSGD: out[i] = (1.f - lr * wd) * w[i] - (lr)*UpdateSign(g[i]); break;

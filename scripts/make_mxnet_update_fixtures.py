@@ -4,8 +4,9 @@ arrays and saves what they read and wrote, for tests/python/test_update_ops.py:
 
     tests/data/mxnet/update_ops.params   "<case>:in:<i>" the inputs before the call (weight,
                                          grad, states), "<case>:out" the new weight (the op's
-                                         output), "<case>:after:<i>" every input after the call
-                                         (the states it mutated)
+                                         output, written over the weight, out=weight, as
+                                         optimizers call it), "<case>:after:<i>" every input
+                                         after the call (the states it mutated)
     tests/data/mxnet/update_ops.json     [[case, op, {attr: value}], ...]
 
     pip install mxnet==1.9.1 'numpy<1.24'   (in a venv; run this with that venv's python)
@@ -54,8 +55,10 @@ def main():
         if op == 'rmspropalex_update':
             inputs[3] *= np.float32(0.3)  # its mean gradient g: n - g^2 stays positive
         nds = [mx.nd.array(x) for x in inputs]
-        out = mx.nd.zeros((3, 4))
+        # In place, as MXNet's optimizers call them (nag_mom's momentum then reads the new weight).
+        out = nds[0]
         getattr(mx.nd, op)(*nds, out=out, **attrs)
+        out = out.copy()
         for i, x in enumerate(inputs):
             arrays['%s:in:%d' % (name, i)] = mx.nd.array(x)
             arrays['%s:after:%d' % (name, i)] = nds[i]

@@ -21,5 +21,6 @@ from . import util
 from .util import np_shape, is_np_shape, set_np_shape, use_np_shape
 from . import autograd
 from . import runtime
+from . import optimizer
 
 __version__ = '0.1.0'
