@@ -5,6 +5,8 @@ weights and gradients and saves what they produced, for tests/python/test_optimi
     tests/data/mxnet/optimizers.params   "<case>:w0", "<case>:g<step>" the inputs, "<case>:w<step>"
                                          the weight after each step (steps 1..3)
     tests/data/mxnet/optimizers.json     [[case, name, {kwarg: value}, dtype], ...]
+    tests/data/mxnet/lr_schedules.json   [[class name, {kwarg: value}, [rate at update 0, 1,
+                                         ..., 40], base_lr after them], ...]
 
 Weights are named through param_idx2name ("fc_weight"), so weight decay applies. Each weight is
 updated on its own (MXNET_OPTIMIZER_AGGREGATION_SIZE=1, as Cohort's Updater does).
@@ -42,6 +44,32 @@ CASES = [
 ]
 
 
+SCHEDULES = [
+    ('FactorScheduler', {'step': 5, 'factor': 0.5, 'base_lr': 1.0}),
+    ('FactorScheduler', {'step': 3, 'factor': 0.1, 'stop_factor_lr': 1e-3, 'base_lr': 1.0,
+                         'warmup_steps': 4, 'warmup_begin_lr': 0.2}),
+    ('FactorScheduler', {'step': 2, 'factor': 0.9, 'warmup_steps': 5, 'warmup_begin_lr': 0.001,
+                         'warmup_mode': 'constant'}),
+    ('MultiFactorScheduler', {'step': [3, 10, 11, 30], 'factor': 0.3, 'base_lr': 0.5}),
+    ('MultiFactorScheduler', {'step': [8, 20], 'factor': 0.5, 'warmup_steps': 6,
+                              'warmup_begin_lr': 0.001}),
+    ('PolyScheduler', {'max_update': 30, 'base_lr': 0.4, 'pwr': 2, 'final_lr': 0.01}),
+    ('PolyScheduler', {'max_update': 25, 'pwr': 1.5, 'warmup_steps': 5, 'warmup_begin_lr': 0.0}),
+    ('CosineScheduler', {'max_update': 35, 'base_lr': 0.4, 'final_lr': 0.02}),
+    ('CosineScheduler', {'max_update': 20, 'base_lr': 0.1, 'warmup_steps': 4,
+                         'warmup_begin_lr': 0.01}),
+]
+
+
+def schedules():
+    out = []
+    for name, kwargs in SCHEDULES:
+        sched = getattr(mx.lr_scheduler, name)(**kwargs)
+        rates = [sched(n) for n in range(41)]
+        out.append([name, kwargs, rates, sched.base_lr])
+    return out
+
+
 def main():
     rng = np.random.RandomState(11)
     arrays, cases = {}, []
@@ -61,7 +89,9 @@ def main():
     with open(os.path.join(OUT, 'optimizers.json'), 'w') as f:
         json.dump(cases, f, indent=1)
         f.write('\n')
-    print('wrote %d cases to %s' % (len(cases), OUT))
+    with open(os.path.join(OUT, 'lr_schedules.json'), 'w') as f:
+        f.write('[\n' + ',\n'.join(json.dumps(s) for s in schedules()) + '\n]\n')
+    print('wrote %d cases and %d schedules to %s' % (len(cases), len(SCHEDULES), OUT))
 
 
 if __name__ == '__main__':

@@ -22,5 +22,6 @@ from .util import np_shape, is_np_shape, set_np_shape, use_np_shape
 from . import autograd
 from . import runtime
 from . import optimizer
+from . import lr_scheduler
 
 __version__ = '0.1.0'

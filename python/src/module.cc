@@ -62,6 +62,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterMetric(m);
   RegisterManager(m);
   RegisterDLPack(m);
+  RegisterOptimizer(m);
   m.def("num_gpus", &device::Count);
   // What this build was compiled with, for cohort.runtime.Features.
   py::dict built;
