@@ -23,5 +23,7 @@ from . import autograd
 from . import runtime
 from . import optimizer
 from . import lr_scheduler
+from . import kvstore
+from . import kvstore as kv
 
 __version__ = '0.1.0'

@@ -63,6 +63,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterManager(m);
   RegisterDLPack(m);
   RegisterOptimizer(m);
+  RegisterKVStore(m);
   m.def("num_gpus", &device::Count);
   // What this build was compiled with, for cohort.runtime.Features.
   py::dict built;

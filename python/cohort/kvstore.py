@@ -1,0 +1,190 @@
+"""MXNet 1.x's mxnet.kvstore (`mx.kv`): a store of values by key (int or str) that sums what
+devices push and hands the sum to an updater, across the workers of an mpirun job too.
+
+The sums are Cohort's C++ kvstore's (kvstore/kvstore.h): 'local' (alias 'local_allreduce_cpu')
+sums the devices of this process, 'mpi' and 'dist_sync' also sum over the workers of an mpirun
+job, 'device' and 'nccl' (alias 'local_allreduce_device') sum GPU arrays with NCCL. The stored
+values live here, so an updater (set_optimizer, _set_updater) runs in this process on the sum,
+as MXNet's local store runs it; under mpirun every worker applies it to the same sum, which
+keeps the workers' values equal, as MXNet's dist_sync servers do. Values are float32."""
+import pickle
+
+import numpy
+
+from . import optimizer as opt
+from .base import MXNetError
+from .ndarray import NDArray
+from . import _cohort
+
+__all__ = ['KVStore', 'create']
+
+_ALIASES = {'local_allreduce_cpu': 'local', 'local_allreduce_device': 'device'}
+
+
+def _as_lists(key, value, what):
+    """(keys, per key the list of its arrays) from MXNet's forms: a key with an array or a list
+    of them (one per device), or a list of keys with one such entry each."""
+    if isinstance(key, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(key):
+            raise ValueError('%s: %d keys need a list of %d values (an NDArray or a list of '
+                             'them for each), got %r' % (what, len(key), len(key), type(value)))
+        keys, values = list(key), [v if isinstance(v, (list, tuple)) else [v] for v in value]
+    else:
+        keys, values = [key], [value if isinstance(value, (list, tuple)) else [value]]
+    for k, arrays in zip(keys, values):
+        if not isinstance(k, (int, str)) or isinstance(k, bool):
+            raise TypeError('%s: keys must be int or str, got %r' % (what, k))
+        for a in arrays:
+            if not isinstance(a, NDArray):
+                raise TypeError('%s: the value of key %r must be an NDArray or a list of them, '
+                                'got %s' % (what, k, type(a).__name__))
+    if len(set(keys)) != len(keys):
+        raise ValueError('%s: a key appears twice in %r' % (what, keys))
+    for k, arrays in zip(keys, values):
+        for a in arrays:
+            if a.dtype != numpy.float32:
+                raise MXNetError("%s: the value of key %r is %s; Cohort's kvstore sums float32 "
+                                 'arrays' % (what, k, numpy.dtype(a.dtype).name))
+    return keys, values
+
+
+class KVStore(object):
+    """A key-value store (make one with cohort.kv.create)."""
+
+    def __init__(self, handle):
+        if not isinstance(handle, _cohort.KVStoreHandle):
+            raise TypeError('KVStore wraps a handle; make one with cohort.kv.create')
+        self.handle = handle
+        self._updater = None
+        self._ids = {}      # key -> the C++ store's int key
+        self._stored = {}   # key -> its value
+        self._merged = {}   # key -> the buffer its sums are made in
+
+    @property
+    def type(self):
+        return self.handle.type
+
+    @property
+    def rank(self):
+        return self.handle.rank
+
+    @property
+    def num_workers(self):
+        return self.handle.num_workers
+
+    def is_capable(self, capability):
+        if capability.lower() == 'optimizer':
+            return True
+        raise ValueError('Unknown capability: {}'.format(capability))
+
+    def init(self, key, value):
+        """Stores each key's first value; under mpirun rank 0's values, for every worker."""
+        keys, values = _as_lists(key, value, 'init')
+        for k in keys:
+            if k in self._stored:
+                raise MXNetError('init: duplicate init of key %r' % (k,))
+        ids = [self._ids.setdefault(k, len(self._ids)) for k in keys]
+        firsts = [v[0].copy() for v in values]
+        self.handle.init(ids, [a._handle for a in firsts])  # rank 0's, written back here
+        for k, a in zip(keys, firsts):
+            self._stored[k] = a
+            self._merged[k] = a.copy()
+
+    def push(self, key, value, priority=0):
+        """Sums each key's values (over devices and workers) and updates its stored value with
+        the sum: the updater's result, or the sum itself without one."""
+        keys, values = _as_lists(key, value, 'push')
+        for k, arrays in zip(keys, values):
+            stored = self._value_of(k, 'push')
+            for a in arrays:
+                if a.shape != stored.shape:
+                    raise MXNetError('push: key %r holds shape %s, got a value of shape %s'
+                                     % (k, stored.shape, a.shape))
+        for k, arrays in zip(keys, values):
+            merged = self._merged[k]
+            self.handle.pushpull([self._ids[k]], [[a._handle for a in arrays]],
+                                 [[merged._handle]])
+            if self._updater is not None:
+                self._updater(k, merged, self._stored[k])
+            else:
+                merged.copyto(self._stored[k])
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copies each key's stored value into its out arrays."""
+        if out is None:
+            raise AssertionError('pull: out is required')
+        keys, outs = _as_lists(key, out, 'pull')
+        for k, arrays in zip(keys, outs):
+            stored = self._value_of(k, 'pull')
+            for a in arrays:
+                if a.shape != stored.shape:
+                    raise MXNetError('pull: key %r holds shape %s, out has shape %s'
+                                     % (k, stored.shape, a.shape))
+                stored.copyto(a)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """push, then pull into out (the values themselves when out is None)."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key, value, out, priority=0):
+        """init with rank 0's value, then pull it into out."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        raise MXNetError("row_sparse_pull: Cohort's arrays are dense; use pull")
+
+    def set_gradient_compression(self, compression_params):
+        if 'device' in self.type or 'dist' in self.type:
+            raise MXNetError('set_gradient_compression: Cohort sends gradients uncompressed')
+        raise Exception('Gradient compression is not supported for this type of kvstore')
+
+    def set_optimizer(self, optimizer):
+        """Updates the stored values with `optimizer` on every push."""
+        if not isinstance(optimizer, opt.Optimizer):
+            raise TypeError('set_optimizer: expected an Optimizer, got %s'
+                            % type(optimizer).__name__)
+        self._set_updater(opt.get_updater(optimizer))
+
+    def _set_updater(self, updater):
+        """updater(key, summed value, stored value) runs on every push."""
+        if updater is not None and not callable(updater):
+            raise TypeError('_set_updater: expected a callable, got %s' % type(updater).__name__)
+        self._updater = updater
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Writes the updater's states (with the optimizer when dump_optimizer) to fname."""
+        if self._updater is None:
+            raise AssertionError('Cannot save states for distributed training')
+        with open(fname, 'wb') as fout:
+            fout.write(self._updater.get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname):
+        """Reads the updater's states from a save_optimizer_states file."""
+        if self._updater is None:
+            raise AssertionError('Cannot load states for distributed training')
+        with open(fname, 'rb') as fin:
+            self._updater.set_states(fin.read())
+
+    def barrier(self):
+        """Waits for every worker."""
+        self.handle.barrier()
+
+    _barrier = barrier
+
+    def _value_of(self, key, what):
+        if key not in self._stored:
+            raise MXNetError('%s: key %r was never initialised (call init first)' % (what, key))
+        return self._stored[key]
+
+    def __getstate__(self):
+        raise pickle.PicklingError('a KVStore holds a live store and cannot be pickled')
+
+
+def create(name='local'):
+    """A KVStore of kind 'local', 'local_allreduce_cpu', 'device', 'local_allreduce_device',
+    'nccl', 'mpi' or 'dist_sync'."""
+    if not isinstance(name, str):
+        raise TypeError('name must be a string')
+    return KVStore(_cohort.KVStoreHandle(_ALIASES.get(name, name)))
