@@ -25,5 +25,7 @@ from . import optimizer
 from . import lr_scheduler
 from . import kvstore
 from . import kvstore as kv
+from . import initializer
+from . import initializer as init
 
 __version__ = '0.1.0'

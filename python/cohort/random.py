@@ -20,13 +20,23 @@ def _shape(shape):
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
 
+def _like_out(out, shape, dtype, ctx):
+    """Where out= is given, its shape, dtype and context unless named (as MXNet)."""
+    if out is None:
+        return shape, dtype, ctx
+    return (out.shape if shape is None else shape, out.dtype if dtype is None else dtype,
+            out.context if ctx is None else ctx)
+
+
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples uniform on [low, high)."""
+    shape, dtype, ctx = _like_out(out, shape, dtype, ctx)
     return invoke('_random_uniform', [], out=out, ctx=ctx, low=float(low), high=float(high),
                   shape=_shape(shape), dtype=_dtype_name(dtype) or 'float32')
 
 
 def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples of the normal distribution with mean loc and standard deviation scale."""
+    shape, dtype, ctx = _like_out(out, shape, dtype, ctx)
     return invoke('_random_normal', [], out=out, ctx=ctx, loc=float(loc), scale=float(scale),
                   shape=_shape(shape), dtype=_dtype_name(dtype) or 'float32')
