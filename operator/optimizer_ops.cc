@@ -1,6 +1,8 @@
 // MXNet's optimizer update operators on the CPU (Note [Update operators], optimizer_ops.h).
 #include "operator/optimizer_ops.h"
 
+#include <cmath>
+
 #include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 
@@ -71,7 +73,98 @@ class UpdateOp : public Operator {
   std::vector<std::string> states_;
 };
 
+// lamb_update_phase1 (weight, grad; states mean, var -> g) and lamb_update_phase2 (weight, g,
+// r1, r2 -> the new weight): Note in optimizer_ops.h.
+class LambPhase : public Operator {
+ public:
+  LambPhase(int phase, const Attrs& attrs) : phase_(phase), p_(LambParam::Parse(phase, attrs)) {}
+
+  std::vector<std::string> ListArguments() const override {
+    return phase_ == 1 ? std::vector<std::string>{"weight", "grad"}
+                       : std::vector<std::string>{"weight", "g", "r1", "r2"};
+  }
+  std::vector<std::string> ListAuxiliaryStates() const override {
+    return phase_ == 1 ? std::vector<std::string>{"mean", "var"} : std::vector<std::string>{};
+  }
+  bool HasGradient() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>& aux) const override {
+    Shape known = ShapeKnown(in[0]) ? in[0] : (ShapeKnown(in[1]) ? in[1] : out[0]);
+    if (!ShapeKnown(known)) return false;
+    AssignShape(in[0], known, type(), "weight");
+    AssignShape(in[1], known, type(), phase_ == 1 ? "grad" : "g");
+    for (size_t k = 0; k < aux.size(); ++k) AssignShape(aux[k], known, type(), k ? "var" : "mean");
+    if (phase_ == 2) {
+      AssignShape(in[2], Shape({1}), type(), "r1");
+      AssignShape(in[3], Shape({1}), type(), "r2");
+    }
+    AssignShape(out[0], known, type(), "output");
+    return true;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>& aux) const override {
+    COHORT_GPU_DISPATCH(ctx, LambGpu(ctx, phase_, p_, in, aux, out[0]));
+    DispatchUpdate(type(), in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* w = in[0].data<T>();
+      const T* g = in[1].data<T>();
+      T* y = out[0].data<T>();
+      if (phase_ == 1) {
+        T* mean = aux[0].data<T>();
+        T* var = aux[1].data<T>();
+        for (int64_t i = 0; i < out[0].size(); ++i) LambPhase1Element<T>(p_, i, w, g, mean, var, y);
+      } else {
+        const T* r1 = in[2].data<T>();
+        const T* r2 = in[3].data<T>();
+        for (int64_t i = 0; i < out[0].size(); ++i) LambPhase2Element<T>(p_, i, w, g, r1, r2, y);
+      }
+    });
+  }
+
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
+    COHORT_THROW() << type() << " has no gradient";  // binding refuses one (HasGradient)
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+
+ private:
+  int phase_;
+  LambParam p_;
+};
+
 }  // namespace
+
+LambParam LambParam::Parse(int phase, const Attrs& attrs) {
+  ParamReader r(phase == 1 ? "lamb_update_phase1" : "lamb_update_phase2", attrs);
+  LambParam p;
+  if (phase == 1) {
+    p.beta1 = static_cast<float>(r.Float("beta1", 0.9));
+    p.beta2 = static_cast<float>(r.Float("beta2", 0.999));
+    p.epsilon = static_cast<float>(r.Float("epsilon", 1e-6));
+    p.t = r.Int("t");
+    p.bias_correction = r.Bool("bias_correction", true);
+    p.wd = static_cast<float>(r.Float("wd"));  // required, as in MXNet
+    p.rescale_grad = static_cast<float>(r.Float("rescale_grad", 1.0));
+    p.clip_gradient = static_cast<float>(r.Float("clip_gradient", -1.0));
+    // std::pow(float, int) is a double in C++11, as MXNet's host code computes it.
+    p.beta1_t = std::pow(p.beta1, static_cast<int>(p.t));
+    p.beta2_t = std::pow(p.beta2, static_cast<int>(p.t));
+  } else {
+    p.lr = static_cast<float>(r.Float("lr"));
+    p.lower_bound = static_cast<float>(r.Float("lower_bound", -1.0));
+    p.upper_bound = static_cast<float>(r.Float("upper_bound", -1.0));
+  }
+  r.Finish();
+  return p;
+}
 
 UpdateOpParam UpdateOpParam::Parse(UpdateKind k, const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
@@ -141,6 +234,10 @@ void RegisterOptimizerOps(OpRegistry& r) {
     const std::string n = name;
     r.Register(n, [k = kind, n](const Attrs& a) { return std::make_unique<UpdateOp>(k, n, a); });
   }
+  r.Register("lamb_update_phase1",
+             [](const Attrs& a) { return std::make_unique<LambPhase>(1, a); });
+  r.Register("lamb_update_phase2",
+             [](const Attrs& a) { return std::make_unique<LambPhase>(2, a); });
 }
 
 }  // namespace cohort::op

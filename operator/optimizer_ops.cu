@@ -20,7 +20,36 @@ void UpdateTyped(const GpuResources::Impl& g, const UpdateOpParam& p, const NDAr
           [=] __device__(int64_t i) { UpdateElement<T>(p, i, w, gr, s0, s1, s2, y); });
 }
 
+template <typename T>
+void LambTyped(const GpuResources::Impl& g, int phase, const LambParam& p,
+               const std::vector<NDArray>& in, const std::vector<NDArray>& states,
+               const NDArray& out) {
+  const T* w = static_cast<const T*>(in[0].raw_data());
+  const T* d = static_cast<const T*>(in[1].raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  if (phase == 1) {
+    T* mean = static_cast<T*>(states[0].raw_data());
+    T* var = static_cast<T*>(states[1].raw_data());
+    ForEach(g, out.size(),
+            [=] __device__(int64_t i) { LambPhase1Element<T>(p, i, w, d, mean, var, y); });
+  } else {
+    const T* r1 = static_cast<const T*>(in[2].raw_data());
+    const T* r2 = static_cast<const T*>(in[3].raw_data());
+    ForEach(g, out.size(),
+            [=] __device__(int64_t i) { LambPhase2Element<T>(p, i, w, d, r1, r2, y); });
+  }
+}
+
 }  // namespace
+
+void LambGpu(const OpContext& ctx, int phase, const LambParam& p, const std::vector<NDArray>& in,
+             const std::vector<NDArray>& states, const NDArray& out) {
+  if (out.dtype() == DType::kFloat64) {
+    LambTyped<double>(Gpu(ctx), phase, p, in, states, out);
+  } else {
+    LambTyped<float>(Gpu(ctx), phase, p, in, states, out);
+  }
+}
 
 void UpdateGpu(const OpContext& ctx, const UpdateOpParam& p, const NDArray& weight,
                const NDArray& grad, const std::vector<NDArray>& states, const NDArray& out) {

@@ -1,7 +1,8 @@
 // MXNet's optimizer update operators (sgd_update, sgd_mom_update, nag_mom_update,
 // signsgd_update, signum_update, adam_update, rmsprop_update, rmspropalex_update, ftrl_update,
-// ftml_update): the element-by-element rules of MXNet 1.9.1's kernels, shared by the CPU kernel
-// (optimizer_ops.cc) and the CUDA kernel (optimizer_ops.cu).
+// ftml_update, lamb_update_phase1, lamb_update_phase2): the element-by-element rules of
+// MXNet 1.9.1's kernels, shared by the CPU kernel (optimizer_ops.cc) and the CUDA kernel
+// (optimizer_ops.cu).
 //
 // Note [Update operators]
 // An update op reads (weight, grad) and writes the new weight to its output; its optimizer
@@ -185,8 +186,66 @@ COHORT_HOST_DEVICE void UpdateElement(const UpdateOpParam& p, int64_t i, const T
   }
 }
 
+// LAMB, in MXNet's two phases. Phase 1 (lamb_update_phase1: weight, grad, mean, var -> g)
+// updates the moments in place and outputs the step direction g; the optimizer then takes the
+// norms r1 = |w| and r2 = |g|, and phase 2 (lamb_update_phase2: weight, g, r1, r2 -> weight)
+// steps by lr · r1 / r2 (r1 bounded by lower_bound and upper_bound where >= 0; lr alone when
+// either norm is 0). MXNet's arithmetic: beta^t in double made the weight's type, phase 1's
+// corrected mean divided in double.
+struct LambParam {
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f, wd = 0, rescale_grad = 1;
+  float clip_gradient = -1;
+  int64_t t = 0;
+  bool bias_correction = true;
+  float lr = 0, lower_bound = -1, upper_bound = -1;  // phase 2
+  double beta1_t = 0, beta2_t = 0;                   // beta^t, from t
+
+  static LambParam Parse(int phase, const Attrs& attrs);
+};
+
+template <typename T>
+COHORT_HOST_DEVICE void LambPhase1Element(const LambParam& p, int64_t i, const T* w, const T* g,
+                                          T* mean, T* var, T* out) {
+  const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
+  const T epsilon = static_cast<T>(p.epsilon), wd = static_cast<T>(p.wd);
+  T grad = g[i] * static_cast<T>(p.rescale_grad);
+  if (p.clip_gradient >= 0.0f) grad = UpdateClip(grad, static_cast<T>(p.clip_gradient));
+  mean[i] = beta1 * mean[i] + (1.f - beta1) * grad;
+  var[i] = beta2 * var[i] + (1.f - beta2) * grad * grad;
+  T direction = mean[i] / (UpdateSqrt(var[i]) + epsilon) + wd * w[i];
+  if (p.bias_correction) {
+    const T beta1_t = static_cast<T>(p.beta1_t), beta2_t = static_cast<T>(p.beta2_t);
+    const T mean_hat = static_cast<T>(mean[i] / (1. - beta1_t));
+    const T var_hat = var[i] / (1 - beta2_t);
+    direction = mean_hat / (UpdateSqrt(var_hat) + epsilon) + wd * w[i];
+  }
+  out[i] = direction;
+}
+
+// r1 and r2 are the norms, one element each.
+template <typename T>
+COHORT_HOST_DEVICE void LambPhase2Element(const LambParam& p, int64_t i, const T* w, const T* g,
+                                          const T* r1, const T* r2, T* out) {
+  T new_r1 = r1[0];
+  if (p.lower_bound >= 0) {
+    const T bound = static_cast<T>(p.lower_bound);
+    new_r1 = new_r1 < bound ? bound : new_r1;
+  }
+  if (p.upper_bound >= 0) {
+    const T bound = static_cast<T>(p.upper_bound);
+    new_r1 = new_r1 > bound ? bound : new_r1;
+  }
+  T lr = static_cast<T>(p.lr);
+  lr = (new_r1 == T(0) || r2[0] == T(0)) ? lr * 1.0f : lr * new_r1 / r2[0];
+  out[i] = w[i] - lr * g[i];
+}
+
 // optimizer_ops.cu (Note [GPU kernels]): UpdateElement over every element, states in place.
 void UpdateGpu(const OpContext& ctx, const UpdateOpParam& p, const NDArray& weight,
                const NDArray& grad, const std::vector<NDArray>& states, const NDArray& out);
+// The LAMB phases' elements: phase 1 with in = (weight, grad) and states (mean, var), phase 2
+// with in = (weight, g, r1, r2).
+void LambGpu(const OpContext& ctx, int phase, const LambParam& p, const std::vector<NDArray>& in,
+             const std::vector<NDArray>& states, const NDArray& out);
 
 }  // namespace cohort::op

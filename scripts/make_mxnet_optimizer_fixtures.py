@@ -41,6 +41,11 @@ CASES = [
     ('adamax', 'adamax', BASE, 'float32'),
     ('nadam', 'nadam', BASE, 'float32'),
     ('dcasgd', 'dcasgd', BASE, 'float32'),  # MXNet's with momentum tests an NDArray's truth
+    ('lamb', 'lamb', BASE, 'float32'),
+    ('lamb_bounds_clip', 'lamb', dict(BASE, lower_bound=0.5, upper_bound=0.9, clip_gradient=0.3,
+                                      bias_correction=False), 'float32'),
+    # (Not LAMB with multi_precision: MXNet 1.9.1's mp_lamb_update_phase2 never writes the
+    # float32 master copy, so each step restarts from the first weights; Cohort's moves it.)
 ]
 
 

@@ -7,7 +7,9 @@ arrays and saves what they read and wrote, for tests/python/test_update_ops.py:
                                          output, written over the weight, out=weight, as
                                          optimizers call it), "<case>:after:<i>" every input
                                          after the call (the states it mutated)
-    tests/data/mxnet/update_ops.json     [[case, op, {attr: value}], ...]
+    tests/data/mxnet/update_ops.json     [[case, op, {attr: value}, in_place], ...] (LAMB's
+                                         phase 1 outputs a direction, not the weight: not in
+                                         place)
 
     pip install mxnet==1.9.1 'numpy<1.24'   (in a venv; run this with that venv's python)
     python scripts/make_mxnet_update_fixtures.py"""
@@ -43,6 +45,11 @@ CASES = [
     ('ftrl_clip', 'ftrl_update', 4, CLIPPED),
     ('ftml', 'ftml_update', 5, dict(lr=0.1, wd=0.01, rescale_grad=0.5, t=3, beta1=0.7)),
     ('ftml_clip', 'ftml_update', 5, dict(lr=0.1, wd=0.01, rescale_grad=0.5, t=1, clip_grad=0.3)),
+    ('lamb1', 'lamb_update_phase1', 4, dict(wd=0.01, t=3, rescale_grad=0.5, beta1=0.8)),
+    ('lamb1_clip_nobias', 'lamb_update_phase1', 4,
+     dict(wd=0.01, t=1, clip_gradient=0.3, bias_correction=False)),
+    ('lamb2', 'lamb_update_phase2', 4, dict(lr=0.1)),
+    ('lamb2_bounds', 'lamb_update_phase2', 4, dict(lr=0.1, lower_bound=0.5, upper_bound=0.9)),
 ]
 
 
@@ -52,18 +59,21 @@ def main():
     for name, op, count, attrs in CASES:
         inputs = [rng.uniform(-1, 1, (3, 4)).astype(np.float32) for _ in range(2)]
         inputs += [rng.uniform(0.1, 1, (3, 4)).astype(np.float32) for _ in range(count - 2)]
+        if op == 'lamb_update_phase2':  # r1 and r2: the norms, one element each
+            inputs[2:] = [np.array([np.abs(x).sum()], np.float32) for x in inputs[2:]]
         if op == 'rmspropalex_update':
             inputs[3] *= np.float32(0.3)  # its mean gradient g: n - g^2 stays positive
         nds = [mx.nd.array(x) for x in inputs]
         # In place, as MXNet's optimizers call them (nag_mom's momentum then reads the new weight).
-        out = nds[0]
+        in_place = op != 'lamb_update_phase1'
+        out = nds[0] if in_place else mx.nd.zeros((3, 4))
         getattr(mx.nd, op)(*nds, out=out, **attrs)
         out = out.copy()
         for i, x in enumerate(inputs):
             arrays['%s:in:%d' % (name, i)] = mx.nd.array(x)
             arrays['%s:after:%d' % (name, i)] = nds[i]
         arrays['%s:out' % name] = out
-        cases.append([name, op, {k: str(v) for k, v in attrs.items()}])
+        cases.append([name, op, {k: str(v) for k, v in attrs.items()}, in_place])
     os.makedirs(OUT, exist_ok=True)
     mx.nd.save(os.path.join(OUT, 'update_ops.params'), arrays)
     with open(os.path.join(OUT, 'update_ops.json'), 'w') as f:

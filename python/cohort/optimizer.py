@@ -2,8 +2,8 @@
 its registry (`create('sgd', ...)`, `register`), the optimizers, and the Updater a kvstore or a
 training loop calls with (index, grad, weight).
 
-The update rules run in Cohort's C++ kernels: SGD, NAG, Signum, FTML, Adam, RMSProp and Ftrl
-call the update operators (nd.sgd_update, ..., Note [Update operators] in
+The update rules run in Cohort's C++ kernels: SGD, NAG, Signum, FTML, Adam, RMSProp, Ftrl and
+LAMB call the update operators (nd.sgd_update, ..., Note [Update operators] in
 operator/optimizer_ops.h), which equal MXNet 1.9.1's bit for bit; AdaGrad, AdaDelta, Adamax,
 Nadam, SGLD and DCASGD are written in NDArray arithmetic, as MXNet writes them. Parameters
 follow MXNet's: learning rate, weight decay and their per-parameter multipliers (`lr_mult`,
@@ -11,9 +11,10 @@ follow MXNet's: learning rate, weight decay and their per-parameter multipliers 
 get no weight decay), `rescale_grad`, `clip_gradient`, a scheduler called with the update count,
 and `multi_precision`, which keeps a float32 master copy of float16 weights.
 
-Not here yet: LAMB, LARS and LBSGD, and the aggregated multi-weight updates
-(MXNET_OPTIMIZER_AGGREGATION_SIZE: each weight is updated on its own, which can differ from
-MXNet's multi_sgd_update in the last bit)."""
+Not here yet: LARS and LBSGD, and the aggregated multi-weight updates
+(MXNET_OPTIMIZER_AGGREGATION_SIZE): each weight is updated on its own, as MXNet does with
+aggregation size 1 (its SGD's rule is kept: see SGD; its LAMB's multi_lamb_update may round
+differently from the two phases)."""
 import math
 import pickle
 import warnings
@@ -23,7 +24,7 @@ import numpy
 from . import ndarray as nd
 from .ndarray import NDArray
 
-__all__ = ['AdaDelta', 'AdaGrad', 'Adam', 'Adamax', 'DCASGD', 'FTML', 'Ftrl', 'NAG', 'Nadam',
+__all__ = ['AdaDelta', 'AdaGrad', 'Adam', 'Adamax', 'DCASGD', 'FTML', 'Ftrl', 'LAMB', 'NAG', 'Nadam',
            'Optimizer', 'RMSProp', 'SGD', 'SGLD', 'Signum', 'Test', 'Updater', 'ccSGD', 'create',
            'get_updater', 'register']
 
@@ -331,6 +332,42 @@ class Signum(Optimizer):
             nd.signum_update(weight, grad, state, out=weight, momentum=self.momentum, **kwargs)
         else:
             nd.signsgd_update(weight, grad, out=weight, **kwargs)
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB: Adam's direction (lamb_update_phase1) scaled per weight by |w| / |direction|
+    (lamb_update_phase2), |w| bounded by lower_bound and upper_bound. With multi_precision the
+    float32 master copy takes every step (MXNet 1.9.1's mp_lamb_update_phase2 never writes it,
+    so its steps all start from the first weights)."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super(LAMB, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        self.bias_correction = bias_correction
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))  # mean, var
+
+    def update(self, index, weight, grad, state):
+        _check_arrays(weight, grad)
+        self._update_count(index)
+        kwargs = {'beta1': self.beta1, 'beta2': self.beta2, 'epsilon': self.epsilon,
+                  'bias_correction': self.bias_correction, 'rescale_grad': self.rescale_grad,
+                  't': self._index_update_count[index]}
+        if self.clip_gradient:
+            kwargs['clip_gradient'] = self.clip_gradient
+        mean, var = state
+        g = nd.lamb_update_phase1(weight, grad, mean, var, wd=self._get_wd(index), **kwargs)
+        bounds = {}
+        if self.lower_bound:
+            bounds['lower_bound'] = self.lower_bound
+        if self.upper_bound:
+            bounds['upper_bound'] = self.upper_bound
+        nd.lamb_update_phase2(weight, g, weight.norm(), g.norm(), lr=self._get_lr(index),
+                              out=weight, **bounds)
 
 
 @register

@@ -225,6 +225,11 @@ const GpuCase kCases[] = {
      {S({3, 4}), S({3, 4})}},
     {"FtrlUpdate", "ftrl_update", {{"lr", "0.1"}, {"wd", "0.01"}}, {S({3, 4}), S({3, 4})}},
     {"FtmlUpdate", "ftml_update", {{"lr", "0.1"}, {"t", "2"}}, {S({3, 4}), S({3, 4})}},
+    {"LambPhase1", "lamb_update_phase1", {{"wd", "0.01"}, {"t", "3"}}, {S({3, 4}), S({3, 4})}},
+    {"LambPhase2",
+     "lamb_update_phase2",
+     {{"lr", "0.1"}, {"lower_bound", "0.2"}},
+     {S({3, 4}), S({3, 4}), S({1}), S({1})}},
     {"SignsgdUpdate", "signsgd_update", {{"lr", "0.1"}, {"wd", "0.01"}}, {S({3, 4}), S({3, 4})}},
     // n - g^2 of states in [0.5, 1.5] may be below -2: epsilon 3 keeps the root real.
     {"RmspropalexUpdate",
