@@ -27,5 +27,7 @@ from . import kvstore
 from . import kvstore as kv
 from . import initializer
 from . import initializer as init
+from . import model
+from . import callback
 
 __version__ = '0.1.0'

@@ -64,6 +64,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterDLPack(m);
   RegisterOptimizer(m);
   RegisterKVStore(m);
+  RegisterModel(m);
   m.def("num_gpus", &device::Count);
   // What this build was compiled with, for cohort.runtime.Features.
   py::dict built;

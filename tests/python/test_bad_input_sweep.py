@@ -58,7 +58,8 @@ def test_nd_functions_survive_junk(name, fn):
 
 @pytest.mark.parametrize('name,fn', [(m.__name__ + '.' + n, f)
                                      for m in (mx.autograd, mx.util, mx.runtime, mx.io, mx.metric,
-                                               mx.optimizer, mx.lr_scheduler, mx.kv, mx.init)
+                                               mx.optimizer, mx.lr_scheduler, mx.kv, mx.init,
+                                               mx.model, mx.callback)
                                      for n, f in callables(m)])
 def test_module_functions_survive_junk(name, fn):
     x = mx.nd.ones((2, 3))
