@@ -23,7 +23,8 @@ RandomParam RandomParam::Parse(RandomKind kind, const Attrs& attrs) {
     COHORT_CHECK(p.b >= 0) << op << ": scale " << p.b << " must be >= 0";
   }
   p.shape = r.Tuple("shape", Shape{});
-  r.Enum("dtype", {"float32", "None"}, "float32");
+  const std::string dtype = r.Enum("dtype", {"float32", "float16", "float64", "None"}, "float32");
+  p.dtype = dtype == "None" ? DType::kFloat32 : ParseDType(dtype);
   if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
   r.Finish();
   COHORT_CHECK(p.shape.ndim() > 0 && p.shape.is_known() && p.shape.Size() > 0)
@@ -47,14 +48,24 @@ class RandomOp : public Operator {
     AssignShape(out[0], p_.shape, type(), "output");
     return true;
   }
+  bool InferType(TypeSlots&, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], p_.dtype, type(), "output");
+    return true;
+  }
+  bool TakesDType(DType dtype) const override { return dtype == p_.dtype; }
 
   // ctx.seed changes with every forward (Note [Random streams]): each draws afresh.
   void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const uint64_t key = Mix64(ctx.seed);
     COHORT_GPU_DISPATCH(ctx, RandomGpu(ctx, p_, key, out[0]));
-    float* y = F(out[0]);
-    for (int64_t i = 0; i < out[0].size(); ++i) y[i] = RandomValue(p_.kind, key, p_.a, p_.b, i);
+    DispatchDType(out[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* y = out[0].data<T>();
+      for (int64_t i = 0; i < out[0].size(); ++i) {
+        y[i] = static_cast<T>(RandomValue(p_.kind, key, p_.a, p_.b, i));
+      }
+    });
   }
 
   void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,

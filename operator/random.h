@@ -19,6 +19,7 @@ struct RandomParam {
   RandomKind kind = RandomKind::kUniform;
   double a = 0, b = 1;  // uniform: low, high; normal: loc, scale
   Shape shape;
+  DType dtype = DType::kFloat32;  // float16, float32 or float64: the float draw, rounded
 
   static RandomParam Parse(RandomKind kind, const Attrs& attrs);
 };

@@ -3,7 +3,8 @@ devices push and hands the sum to an updater, across the workers of an mpirun jo
 
 The sums are Cohort's C++ kvstore's (kvstore/kvstore.h): 'local' (alias 'local_allreduce_cpu')
 sums the devices of this process, 'mpi' and 'dist_sync' also sum over the workers of an mpirun
-job, 'device' and 'nccl' (alias 'local_allreduce_device') sum GPU arrays with NCCL. The stored
+job, 'device' (alias 'local_allreduce_device') sums GPU arrays with NCCL and host arrays on the
+host (as MXNet's runs on CPU contexts too), 'nccl' sums GPU arrays with NCCL. The stored
 values live here, so an updater (set_optimizer, _set_updater) runs in this process on the sum,
 as MXNet's local store runs it; under mpirun every worker applies it to the same sum, which
 keeps the workers' values equal, as MXNet's dist_sync servers do. Values are float32."""
@@ -51,10 +52,11 @@ def _as_lists(key, value, what):
 class KVStore(object):
     """A key-value store (make one with cohort.kv.create)."""
 
-    def __init__(self, handle):
-        if not isinstance(handle, _cohort.KVStoreHandle):
+    def __init__(self, handle, name=None):
+        if not isinstance(handle, _cohort.KVStoreHandle) and handle is not None:
             raise TypeError('KVStore wraps a handle; make one with cohort.kv.create')
-        self.handle = handle
+        self.handle = handle  # None: a 'device' store until its first init (_ensure_handle)
+        self._type = name or handle.type
         self._updater = None
         self._ids = {}      # key -> the C++ store's int key
         self._stored = {}   # key -> its value
@@ -62,15 +64,22 @@ class KVStore(object):
 
     @property
     def type(self):
-        return self.handle.type
+        return self._type
 
     @property
     def rank(self):
-        return self.handle.rank
+        return self.handle.rank if self.handle is not None else 0
 
     @property
     def num_workers(self):
-        return self.handle.num_workers
+        return self.handle.num_workers if self.handle is not None else 1
+
+    def _ensure_handle(self, value):
+        """A 'device' store sums GPU arrays with NCCL, and host arrays on the host, as MXNet's
+        'device' store runs on CPU contexts too: the kind follows the first value's context."""
+        if self.handle is None:
+            kind = 'device' if value.context.device_type == 'gpu' else 'local'
+            self.handle = _cohort.KVStoreHandle(kind)
 
     def is_capable(self, capability):
         if capability.lower() == 'optimizer':
@@ -83,6 +92,7 @@ class KVStore(object):
         for k in keys:
             if k in self._stored:
                 raise MXNetError('init: duplicate init of key %r' % (k,))
+        self._ensure_handle(values[0][0])
         ids = [self._ids.setdefault(k, len(self._ids)) for k in keys]
         firsts = [v[0].copy() for v in values]
         self.handle.init(ids, [a._handle for a in firsts])  # rank 0's, written back here
@@ -169,7 +179,8 @@ class KVStore(object):
 
     def barrier(self):
         """Waits for every worker."""
-        self.handle.barrier()
+        if self.handle is not None:
+            self.handle.barrier()
 
     _barrier = barrier
 
@@ -187,4 +198,7 @@ def create(name='local'):
     'nccl', 'mpi' or 'dist_sync'."""
     if not isinstance(name, str):
         raise TypeError('name must be a string')
-    return KVStore(_cohort.KVStoreHandle(_ALIASES.get(name, name)))
+    kind = _ALIASES.get(name, name)
+    if kind == 'device':
+        return KVStore(None, name)  # its kind follows its values (KVStore._ensure_handle)
+    return KVStore(_cohort.KVStoreHandle(kind), name)

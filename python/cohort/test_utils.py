@@ -1,24 +1,39 @@
-"""Helpers for tests (the part of MXNet 1.x's mxnet.test_utils that its executor, symbol,
-NDArray, io and metric tests use): default contexts and dtypes, random arrays and shapes,
-comparisons that name where arrays differ, and environment variables."""
+"""Helpers for tests (the part of MXNet 1.x's mxnet.test_utils that its unit tests use):
+default contexts and dtypes, random arrays and shapes, comparisons that name where arrays
+differ, forward, backward and numeric-gradient checks (_test_checks.py), optimizer comparisons,
+MNIST from local files, and environment variables.
+
+No __all__: `from mxnet.test_utils import *` gives MXNet's tests every public name of the
+module, the imported ones too (np, mx, rnd, array, ...), as MXNet's module has none either."""
 import contextlib
 import gzip
+import json
+import logging
+import numbers
 import os
 import shutil
+import struct
 import sys
+import time
+from collections import OrderedDict
 
 import numpy as np
+import numpy.random as rnd
+import numpy.testing as npt
 
+import cohort as mx  # the package, whose import is running this one
+from ._test_checks import (
+    assert_allclose, assert_almost_equal_ignore_nan, check_numeric_gradient,
+    check_symbolic_backward, check_symbolic_forward, collapse_sum_like, create_2d_tensor,
+    create_vector, default_atols, default_numeric_eps, default_rtols, effective_dtype,
+    environment, get_etol, get_tolerance, get_tols, getenv, numeric_grad, rand_coord_2d, retry,
+    same_array, setenv, simple_forward)
 from .context import Context, current_context
+from .io import DataIter
 from .ndarray import NDArray
 from .ndarray.ndarray import array
-from .util import use_np  # noqa: F401 (MXNet's test_utils re-exports it)
-
-__all__ = ['default_context', 'set_default_context', 'default_dtype', 'get_atol', 'get_rtol',
-           'random_arrays', 'rand_shape_2d', 'rand_shape_3d', 'rand_shape_nd', 'rand_ndarray',
-           'same', 'almost_equal', 'assert_almost_equal', 'assert_exception', 'set_env_var',
-           'np_reduce', 'random_sample', 'discard_stderr', 'use_np', 'check_consistency',
-           'get_mnist_ubyte', 'get_cifar10']
+from .symbol import Symbol
+from .util import use_np
 
 
 def default_context():
@@ -114,6 +129,59 @@ def assert_exception(f, exception_type, *args, **kwargs):
                                                   exception_type.__name__))
 
 
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
+    """Asserts two states (arrays, nested tuples of them, or None) almost equal."""
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='default',
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """One update of opt1 and opt2 from the same random weight and gradient (a list of shapes:
+    opt2 updates `ntensors` weights in one call, opt1 one at a time): states and weights almost
+    equal. Dense arrays only."""
+    from . import random as _random
+    from .ndarray import array
+    if w_stype != 'default' or g_stype != 'default':
+        raise ValueError("compare_optimizer: Cohort's arrays are dense ('default'), got %r and "
+                         "%r" % (w_stype, g_stype))
+    ctx = default_context()
+    if not isinstance(shape, list):
+        if ntensors != 1:
+            raise AssertionError('compare_optimizer: one shape is one tensor')
+        w2 = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        w1 = w2.copyto(ctx)
+        g2 = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        g1 = g2.copyto(ctx)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(_random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(_random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2 = tuple(array(w, dtype=w.dtype) for w in w1)
+    g2 = tuple(array(g, dtype=g.dtype) for g in g1)
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
 def set_env_var(key, val, default_val=''):
     """Sets environment variable `key` to `val`; returns its previous value (default_val when it
     had none)."""
@@ -184,6 +252,63 @@ def get_mnist_ubyte():
         with gzip.open(source, 'rb') as src, open(path + '.part', 'wb') as dst:
             shutil.copyfileobj(src, dst)
         os.replace(path + '.part', path)
+
+
+def get_mnist():
+    """MNIST as numpy arrays (train_data, train_label, test_data, test_label; images (n, 1, 28,
+    28) float32 in [0, 1], labels int8), from the files get_mnist_ubyte provides."""
+    get_mnist_ubyte()
+
+    def read(labels, images):
+        with open(os.path.join('data', labels), 'rb') as f:
+            struct.unpack('>II', f.read(8))
+            label = np.frombuffer(f.read(), dtype=np.int8)
+        with open(os.path.join('data', images), 'rb') as f:
+            _, _, rows, cols = struct.unpack('>IIII', f.read(16))
+            image = np.frombuffer(f.read(), dtype=np.uint8).reshape(len(label), 1, rows, cols)
+        return label, image.astype(np.float32) / 255
+
+    train_label, train_data = read('train-labels-idx1-ubyte', 'train-images-idx3-ubyte')
+    test_label, test_data = read('t10k-labels-idx1-ubyte', 't10k-images-idx3-ubyte')
+    return {'train_data': train_data, 'train_label': train_label, 'test_data': test_data,
+            'test_label': test_label}
+
+
+def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
+    """(train, val) MNISTIters over get_mnist_ubyte's files; flat unless input_shape is 3-d."""
+    get_mnist_ubyte()
+    flat = len(input_shape) != 3
+    train = mx.io.MNISTIter(image='data/train-images-idx3-ubyte',
+                            label='data/train-labels-idx1-ubyte', input_shape=input_shape,
+                            batch_size=batch_size, shuffle=True, flat=flat, num_parts=num_parts,
+                            part_index=part_index)
+    val = mx.io.MNISTIter(image='data/t10k-images-idx3-ubyte', label='data/t10k-labels-idx1-ubyte',
+                          input_shape=input_shape, batch_size=batch_size, flat=flat,
+                          num_parts=num_parts, part_index=part_index)
+    return train, val
+
+
+def list_gpus():
+    """The GPU ids this process sees."""
+    return list(range(mx.context.num_gpus()))
+
+
+class DummyIter(DataIter):
+    """The first batch of real_iter, again and again (benchmarks without data loading)."""
+
+    def __init__(self, real_iter):
+        super(DummyIter, self).__init__()
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.batch_size = real_iter.batch_size
+        self.the_batch = next(real_iter)
+
+    def __iter__(self):
+        return self
+
+    def next(self):
+        return self.the_batch
 
 
 def get_cifar10():
@@ -295,3 +420,12 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req='write', arg_params=Non
         results.append(result)
     check(results, 'train')
     return results[max_idx] if ground_truth is None else ground_truth
+
+
+# The names MXNet's tests take from here with `import *` without this module using them.
+_REEXPORTED = (json, logging, numbers, time, OrderedDict, rnd, npt, Symbol, use_np,
+               assert_allclose, assert_almost_equal_ignore_nan, check_numeric_gradient,
+               check_symbolic_backward, check_symbolic_forward, collapse_sum_like,
+               create_2d_tensor, create_vector, default_atols, default_numeric_eps, default_rtols,
+               effective_dtype, environment, get_etol, get_tolerance, get_tols, getenv,
+               numeric_grad, rand_coord_2d, retry, same_array, setenv, simple_forward)

@@ -212,6 +212,12 @@ class NDArray:
     def stype(self):
         return 'default'
 
+    def tostype(self, stype):
+        """A copy in storage type `stype`: 'default' (dense), the only one Cohort has."""
+        if stype != 'default':
+            raise ValueError("tostype: Cohort's arrays are dense ('default'), got %r" % (stype,))
+        return self.copy()
+
     @property
     def T(self):
         if self.ndim != 2:
