@@ -258,6 +258,25 @@ void DataParallelExecutorGroup::Backward() {
   workers_->Run(run);
 }
 
+void DataParallelExecutorGroup::Backward(const std::vector<NDArray>& out_grads) {
+  if (out_grads.empty()) return Backward();
+  for (size_t k = 0; k < out_grads.size(); ++k) {
+    COHORT_CHECK(out_grads[k].shape().ndim() > 0 && out_grads[k].shape()[0] == batch_size_)
+        << "Backward: head gradient " << k << " has shape " << out_grads[k].shape()
+        << "; expected the whole batch of " << batch_size_ << " rows";
+  }
+  if (gradient_ready_) {
+    for (size_t p = 0; p < param_names_.size(); ++p) devices_pending_[p] = num_devices();
+  }
+  auto run = [this, &out_grads](int d) {
+    timeline::Span span(timeline::Span::OnDevice{d}, "backward");
+    std::vector<NDArray> rows;
+    for (const NDArray& g : out_grads) rows.push_back(g.Slice(slices_[d].first, slices_[d].second));
+    executors_[d]->Backward(rows);
+  };
+  workers_->Run(run);
+}
+
 bool DataParallelExecutorGroup::BoundFor(const std::vector<DataDesc>& data) const {
   if (data.size() != data_names_.size()) return false;
   for (size_t i = 0; i < data.size(); ++i) {
@@ -427,6 +446,9 @@ DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch
 
 void DataParallelExecutorManager::Forward(bool is_train) { current_->Forward(is_train); }
 void DataParallelExecutorManager::Backward() { current_->Backward(); }
+void DataParallelExecutorManager::Backward(const std::vector<NDArray>& out_grads) {
+  current_->Backward(out_grads);
+}
 void DataParallelExecutorManager::UpdateMetric(EvalMetric& metric,
                                                const std::vector<NDArray>& labels, int64_t pad) {
   current_->UpdateMetric(metric, labels, pad);

@@ -52,6 +52,8 @@ class DataParallelExecutorGroup {
   void DiscardStagedBatch();
   void Forward(bool is_train);
   void Backward();
+  // With head gradients of the whole batch (one per output), each device taking its rows.
+  void Backward(const std::vector<NDArray>& out_grads);
   // Feeds each device's outputs and its rows of `labels` to the metric, leaving out the last
   // `pad` rows of the batch (padding added by the iterator).
   void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels, int64_t pad = 0);
@@ -152,6 +154,8 @@ class DataParallelExecutorManager {
   void DiscardStagedBatches();
   void Forward(bool is_train);
   void Backward();
+  // With head gradients of the whole batch (one per output), each device taking its rows.
+  void Backward(const std::vector<NDArray>& out_grads);
   void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels, int64_t pad = 0);
   const std::vector<std::vector<NDArray>>& param_arrays() const;
   const std::vector<std::vector<NDArray>>& grad_arrays() const;

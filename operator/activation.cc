@@ -175,6 +175,9 @@ class Prelu : public Operator {
     r.Finish();
   }
   std::vector<std::string> ListArguments() const override { return {"data", "gamma"}; }
+  std::string InputInit(const std::string& slot) const override {
+    return slot == "gamma" ? R"(["Constant", {"value": 0.25}])" : "";
+  }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 

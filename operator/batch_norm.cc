@@ -51,6 +51,9 @@ class BatchNorm : public Operator {
   std::vector<std::string> ListAuxiliaryStates() const override {
     return {"moving_mean", "moving_var"};
   }
+  std::string InputInit(const std::string& slot) const override {
+    return slot == "moving_mean" ? R"(["zero", {}])" : slot == "moving_var" ? R"(["one", {}])" : "";
+  }
   // The batch mean and variance are outputs too, saved for backward (MXNet's layout).
   std::vector<std::string> ListOutputs() const override { return {"output", "mean", "var"}; }
   int NumVisibleOutputs() const override { return p_.output_mean_var ? 3 : 1; }

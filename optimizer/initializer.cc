@@ -1,6 +1,8 @@
 // Initializer.
 #include "optimizer/initializer.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,9 @@ InitializerOptions Initializer::FromInitAttr(const std::string& name,
     COHORT_CHECK(j.is_array() && j.size() == 2 && j[0].is_string() && j[1].is_object())
         << where << ": expected [\"kind\", {arguments}], as MXNet's Initializer.dumps() writes";
     o.kind = j[0].get<std::string>();
+    // MXNet's registry takes names in any case (PReLU's slopes are ["Constant", ...]).
+    std::transform(o.kind.begin(), o.kind.end(), o.kind.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (o.kind == "msraprelu") o.kind = "msra";  // MXNet's class name
     for (const auto& [key, value] : j[1].items()) {
       if (key == "rnd_type" || key == "factor_type") {

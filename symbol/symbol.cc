@@ -100,6 +100,9 @@ Symbol Symbol::Create(const std::string& op, const std::map<std::string, Symbol>
       for (const auto& [key, value] : attrs) {
         if (key.size() > 4 && key.starts_with("__") && key.ends_with("__")) inherited[key] = value;
       }
+      if (std::string init = node->impl->InputInit(slot); !init.empty()) {
+        inherited["__init__"] = std::move(init);
+      }
       node->inputs.push_back(Variable(node->name + "_" + slot, inherited).outputs_[0]);
       continue;
     }

@@ -63,6 +63,14 @@ class Operator {
 
   virtual std::vector<std::string> ListArguments() const { return {"data"}; }
   virtual std::vector<std::string> ListAuxiliaryStates() const { return {}; }
+  // The "__init__" attribute (an initializer's dumps() text) of the variable that composing the
+  // op makes for an input the caller did not give, or "": MXNet's FSetInputVarAttrOnCompose
+  // (BatchNorm's moving mean zero and variance one, PReLU's slopes 0.25), which Module's and
+  // the trainer's initializers read before any rule by name.
+  virtual std::string InputInit(const std::string& slot) const {
+    (void)slot;
+    return "";
+  }
   virtual std::vector<std::string> ListOutputs() const { return {"output"}; }
   virtual int NumVisibleOutputs() const { return static_cast<int>(ListOutputs().size()); }
   int NumOutputs() const { return static_cast<int>(ListOutputs().size()); }

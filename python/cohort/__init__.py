@@ -29,5 +29,7 @@ from . import initializer
 from . import initializer as init
 from . import model
 from . import callback
+from . import module
+from . import module as mod
 
 __version__ = '0.1.0'

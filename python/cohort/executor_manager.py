@@ -157,8 +157,13 @@ class DataParallelExecutorManager:
     def forward(self, is_train=False):
         self._handle.forward(bool(is_train))
 
-    def backward(self):
-        self._handle.backward()
+    def backward(self, out_grads=None):
+        """Backward on every device; out_grads: head gradients of the whole batch (one per
+        output, each device taking its rows), for outputs that are not losses."""
+        if out_grads is None:
+            self._handle.backward()
+        else:
+            self._handle.backward_with([g.handle for g in out_grads])
 
     @property
     def outputs(self):

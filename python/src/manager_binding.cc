@@ -70,8 +70,11 @@ void RegisterManager(py::module_& m) {
           py::arg("provide_data"), py::arg("provide_label"))
       .def("forward", &DataParallelExecutorManager::Forward,
            py::call_guard<py::gil_scoped_release>())
-      .def("backward", &DataParallelExecutorManager::Backward,
+      .def("backward", py::overload_cast<>(&DataParallelExecutorManager::Backward),
            py::call_guard<py::gil_scoped_release>())
+      .def("backward_with",
+           py::overload_cast<const std::vector<NDArray>&>(&DataParallelExecutorManager::Backward),
+           py::arg("out_grads"), py::call_guard<py::gil_scoped_release>())
       .def("update_metric", &DataParallelExecutorManager::UpdateMetric, py::arg("metric"),
            py::arg("labels"), py::arg("pad"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("param_arrays", &DataParallelExecutorManager::param_arrays)

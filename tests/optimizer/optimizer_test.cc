@@ -322,6 +322,9 @@ TEST(Initializer, InitAttributeOverridesTheRulesByName) {
   EXPECT_EQ(msra.kind, "msra");
   EXPECT_EQ(msra.factor_type, "in");
   EXPECT_DOUBLE_EQ(msra.slope, 0.1);
+  // PReLU's gamma as MXNet's LeakyReLU names it (symbol composition sets it: SymbolTest).
+  init("prelu_gamma", x, rng, R"(["Constant", {"value": 0.25}])");
+  EXPECT_EQ(x.ToVector<float>(), std::vector<float>(3, 0.25f));
   for (const char* bad : {R"(["orthogonal", {"scale": 1.414, "rand_type": "uniform"}])",
                           R"(["constant", {"value": [1, 2]}])", R"(["xavier", {"gain": 2}])",
                           "constant", R"(["constant"])"}) {

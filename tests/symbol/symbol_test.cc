@@ -36,6 +36,15 @@ TEST(Symbol, AuxiliaryStatesAndHiddenOutputs) {
   EXPECT_EQ(bn.ListInputs(),
             (Names{"data", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"}));
   EXPECT_EQ(bn.ListOutputs(), Names{"bn_output"});  // mean and var stay hidden
+  // The statistics it makes start at 0 and 1 whatever initializer fills the rest, as MXNet's
+  // BatchNorm marks them; PReLU's slopes start at 0.25.
+  auto attrs = bn.VariableAttrs();
+  EXPECT_EQ(attrs["bn_moving_mean"]["__init__"], R"(["zero", {}])");
+  EXPECT_EQ(attrs["bn_moving_var"]["__init__"], R"(["one", {}])");
+  EXPECT_EQ(attrs["bn_gamma"].count("__init__"), 0u);
+  Symbol prelu =
+      Symbol::Create("LeakyReLU", {{"data", Symbol::Variable("x")}}, {{"act_type", "prelu"}}, "pr");
+  EXPECT_EQ(prelu.VariableAttrs()["pr_gamma"]["__init__"], R"(["Constant", {"value": 0.25}])");
 }
 
 // The builders write every field of the op's params struct, and the op parses them back.

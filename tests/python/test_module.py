@@ -1,0 +1,156 @@
+"""cohort.mod.Module: fit from given parameters equals MXNet 1.9.1's Module.fit
+(tests/data/mxnet/module_fit.params, scripts/make_mxnet_module_fixtures.py), two devices equal
+one, the step API (forward, backward, update, get_outputs, get_params, set_params), predict's
+padding, checkpoints with optimizer states, fixed parameters, and errors."""
+import os
+
+import numpy as np
+import pytest
+
+import cohort as mx
+
+
+def network():
+    data = mx.sym.var('data')
+    net = mx.sym.FullyConnected(data, num_hidden=16, name='fc1')
+    net = mx.sym.Activation(net, act_type='relu', name='relu1')
+    net = mx.sym.FullyConnected(net, num_hidden=3, name='fc2')
+    return mx.sym.SoftmaxOutput(net, name='softmax')
+
+
+@pytest.fixture
+def mxnet_fit(data_dir):
+    return mx.nd.load(os.path.join(data_dir, 'mxnet', 'module_fit.params'))
+
+
+def fitted(saved, context, kvstore='local'):
+    x, y = saved['data'].asnumpy(), saved['label'].asnumpy()
+    init = {k[5:]: v.copy() for k, v in saved.items() if k.startswith('init:')}
+    mod = mx.mod.Module(network(), context=context)
+    mod.fit(mx.io.NDArrayIter(x, y, batch_size=20, shuffle=False), num_epoch=2,
+            arg_params=init, kvstore=kvstore, optimizer='sgd',
+            optimizer_params={'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.001})
+    return mod
+
+
+def test_fit_equals_mxnet(mxnet_fit):
+    mod = fitted(mxnet_fit, mx.cpu())
+    args, aux = mod.get_params()
+    assert sorted(args) == ['fc1_bias', 'fc1_weight', 'fc2_bias', 'fc2_weight'] and aux == {}
+    for name, value in args.items():
+        np.testing.assert_allclose(value.asnumpy(), mxnet_fit['final:' + name].asnumpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg=name)
+    x, y = mxnet_fit['data'].asnumpy(), mxnet_fit['label'].asnumpy()
+    predicted = mod.predict(mx.io.NDArrayIter(x, y, batch_size=30))  # 100 rows, pad 20
+    assert predicted.shape == (100, 3)
+    np.testing.assert_allclose(predicted.asnumpy(), mxnet_fit['predict'].asnumpy(), rtol=1e-4,
+                               atol=1e-5)
+    score = mod.score(mx.io.NDArrayIter(x, y, batch_size=20), 'acc')
+    assert score[0][0] == 'accuracy'
+    assert score[0][1] == pytest.approx(mxnet_fit['score'].asscalar())
+
+
+def test_two_devices_equal_one(mxnet_fit):
+    one = fitted(mxnet_fit, mx.cpu(0)).get_params()[0]
+    two = fitted(mxnet_fit, [mx.cpu(0), mx.cpu(1)]).get_params()[0]
+    for name in one:
+        np.testing.assert_allclose(two[name].asnumpy(), one[name].asnumpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    # The devices' sums updating each device's copy (not the store's): alike.
+    with mx.test_utils.environment('MXNET_UPDATE_ON_KVSTORE', '0'):
+        three = fitted(mxnet_fit, [mx.cpu(0), mx.cpu(1)]).get_params()[0]
+    for name in one:
+        np.testing.assert_allclose(three[name].asnumpy(), one[name].asnumpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    # Without a store each device steps with its own half batch, as in MXNet: not alike.
+    alone = fitted(mxnet_fit, [mx.cpu(0), mx.cpu(1)], kvstore=None).get_params()[0]
+    assert not np.allclose(alone['fc1_weight'].asnumpy(), one['fc1_weight'].asnumpy())
+
+
+def test_step_api_and_checkpoints(tmp_path, mxnet_fit):
+    x, y = mxnet_fit['data'].asnumpy()[:20], mxnet_fit['label'].asnumpy()[:20]
+    mod = mx.mod.Module(network(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[('data', (20, 10))], label_shapes=[('softmax_label', (20,))])
+    assert mod.output_shapes == [('softmax_output', (20, 3))]
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(optimizer='sgd', optimizer_params={'learning_rate': 0.5})
+    batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
+    mod.forward(batch, is_train=True)
+    out = mod.get_outputs()[0]
+    assert out.shape == (20, 3)
+    np.testing.assert_allclose(out.asnumpy().sum(axis=1), np.ones(20), rtol=1e-5)
+    assert [o.shape for o in mod.get_outputs(merge_multi_context=False)[0]] == [(10, 3),
+                                                                                (10, 3)]
+    before = mod.get_params()[0]['fc2_bias'].asnumpy().copy()
+    mod.backward()
+    mod.update()
+    after = mod.get_params()[0]['fc2_bias'].asnumpy()
+    # fc2_bias's gradient is (softmax - onehot) summed over the batch; lr 0.5 / batch 20.
+    onehot = np.eye(3)[y.astype(int)]
+    np.testing.assert_allclose(before - after, 0.5 / 20 * (out.asnumpy() - onehot).sum(axis=0),
+                               rtol=1e-4, atol=1e-6)
+    metric = mx.metric.create('acc')
+    mod.update_metric(metric, batch.label)
+    assert metric.num_inst == 20
+
+    prefix = str(tmp_path / 'mlp')
+    mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    assert sorted(os.listdir(tmp_path)) == ['mlp-0001.params', 'mlp-0001.states',
+                                            'mlp-symbol.json']
+    again = mx.mod.Module.load(prefix, 1, load_optimizer_states=True,
+                               context=[mx.cpu(0), mx.cpu(1)])
+    again.bind(data_shapes=[('data', (20, 10))], label_shapes=[('softmax_label', (20,))])
+    again.init_optimizer(optimizer='sgd', optimizer_params={'learning_rate': 0.5})
+    for name, value in mod.get_params()[0].items():
+        np.testing.assert_array_equal(again.get_params()[0][name].asnumpy(), value.asnumpy())
+
+
+def test_fixed_parameters_stay(mxnet_fit):
+    x, y = mxnet_fit['data'].asnumpy(), mxnet_fit['label'].asnumpy()
+    init = {k[5:]: v.copy() for k, v in mxnet_fit.items() if k.startswith('init:')}
+    mod = mx.mod.Module(network(), fixed_param_names=['fc1_weight', 'fc1_bias'])
+    mod.fit(mx.io.NDArrayIter(x, y, batch_size=20), num_epoch=1, arg_params=init,
+            optimizer_params={'learning_rate': 0.1})
+    args = mod.get_params()[0]
+    np.testing.assert_array_equal(args['fc1_weight'].asnumpy(), init['fc1_weight'].asnumpy())
+    assert not np.array_equal(args['fc2_weight'].asnumpy(), init['fc2_weight'].asnumpy())
+
+
+def test_bad_calls_say_what_is_wrong(mxnet_fit):
+    with pytest.raises(TypeError, match='symbol must be a Symbol'):
+        mx.mod.Module('net')
+    with pytest.raises(ValueError, match="'pixels' is not an argument"):
+        mx.mod.Module(network(), data_names=('pixels',))
+    mod = mx.mod.Module(network())
+    with pytest.raises(AssertionError, match='bind'):
+        mod.init_params()
+    with pytest.raises(AssertionError, match='number of epochs'):
+        mod.fit(mx.io.NDArrayIter(np.zeros((4, 10)), np.zeros(4), batch_size=2))
+    mod.bind(data_shapes=[('data', (2, 10))], label_shapes=[('softmax_label', (2,))])
+    with pytest.raises(RuntimeError, match='fc1_bias is not presented'):
+        mod.init_params(arg_params={'fc1_weight': mx.nd.zeros((16, 10))})
+    with pytest.raises(ValueError, match='no parameter named extra_weight'):
+        mod.init_params(arg_params={'extra_weight': mx.nd.zeros(1)}, allow_missing=True)
+    with pytest.raises(ValueError, match='Cannot find optimizer nosuch'):
+        mod.init_params()
+        mod.init_optimizer(optimizer='nosuch')
+
+
+def test_head_gradients_reach_every_device():
+    # A network with no loss: backward takes the head gradients of the whole batch, each
+    # device its rows; fc's weight gradient is head^T x over the batch.
+    x = np.random.normal(size=(6, 4)).astype(np.float32)
+    head = np.random.normal(size=(6, 3)).astype(np.float32)
+    net = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, name='fc')
+    for context in (mx.cpu(0), [mx.cpu(0), mx.cpu(1)]):
+        mod = mx.mod.Module(net, label_names=None, context=context)
+        mod.bind(data_shapes=[('data', (6, 4))])
+        mod.init_params(mx.init.One())
+        mod.init_optimizer(optimizer_params={'learning_rate': 1.0, 'rescale_grad': 1.0})
+        mod.forward(mx.io.DataBatch([mx.nd.array(x)]), is_train=True)
+        mod.backward([mx.nd.array(head)])
+        mod.update()
+        np.testing.assert_allclose(mod.get_params()[0]['fc_weight'].asnumpy(),
+                                   1 - head.T @ x, rtol=1e-5, atol=1e-5)
+    with pytest.raises(mx.MXNetError, match='whole batch of 6 rows'):
+        mod.backward([mx.nd.zeros((3, 3))])
