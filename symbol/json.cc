@@ -147,6 +147,10 @@ std::vector<NodeEntry> FromDoc(const Json& doc) {
         auto variable = std::make_shared<SymbolNode>();
         variable->name = node->name + "_" + aux;
         variable->attrs = inherited;
+        // As composing it now marks them (Operator::InputInit): MXNet re-composes such nodes.
+        if (std::string init = node->impl->InputInit(aux); !init.empty()) {
+          variable->attrs["__init__"] = std::move(init);
+        }
         node->inputs.push_back({variable, 0});
       }
     }
