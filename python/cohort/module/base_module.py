@@ -1,0 +1,197 @@
+"""MXNet 1.x's mxnet.module.base_module: BaseModule's fit, score, predict and iter_predict over
+a module's forward, backward and update (Module, module.py, implements those).
+
+fit is MXNet's BaseModule.fit loop over the module's steps. It is not yet cohort-train's C++
+loop (trainer/trainer.h), which overlaps the gradient sums with backward and adds the
+checkpoint, agreement and signal handling of a long job: issue 36 moves fit onto that loop."""
+import logging
+import time
+
+import numpy as np
+
+from .. import initializer as init_mod
+from .. import metric as metric_mod
+from .. import ndarray as nd
+from ..model import BatchEndParam
+
+__all__ = ['BaseModule']
+
+
+def _as_list(obj):
+    return obj if isinstance(obj, list) else [obj]
+
+
+class BaseModule(object):
+    """fit, score, predict and iter_predict over a module's forward, backward and update."""
+
+    def __init__(self, logger=logging):
+        self.logger = logger
+        self.binded = False
+        self.for_training = False
+        self.inputs_need_grad = False
+        self.params_initialized = False
+        self.optimizer_initialized = False
+        self._symbol = None
+        self._total_exec_bytes = 0
+
+    def forward_backward(self, data_batch):
+        self.forward(data_batch, is_train=True)
+        self.backward()
+
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Nothing to prepare for dense parameters (MXNet pulls row_sparse rows here)."""
+
+    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
+              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):
+        """eval_metric over eval_data (num_batch batches at most) -> [(name, value)]."""
+        if not (self.binded and self.params_initialized):
+            raise AssertionError('score: bind the module and initialise its parameters first')
+        if reset:
+            eval_data.reset()
+        if not isinstance(eval_metric, metric_mod.EvalMetric):
+            eval_metric = metric_mod.create(eval_metric)
+        eval_metric.reset()
+        actual_num_batch = 0
+        for nbatch, eval_batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(eval_batch, is_train=False)
+            if isinstance(eval_batch, list):
+                self.update_metric(eval_metric, [eb.label for eb in eval_batch],
+                                   pre_sliced=True)
+            else:
+                self.update_metric(eval_metric, eval_batch.label)
+            if batch_end_callback is not None:
+                params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
+                                       locals=locals())
+                for callback in _as_list(batch_end_callback):
+                    callback(params)
+            actual_num_batch += 1
+        if score_end_callback:
+            params = BatchEndParam(epoch=epoch, nbatch=actual_num_batch,
+                                   eval_metric=eval_metric, locals=locals())
+            for callback in _as_list(score_end_callback):
+                callback(params)
+        return eval_metric.get_name_value()
+
+    def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
+        """Yields (outputs with the padding removed, batch number, batch)."""
+        if not (self.binded and self.params_initialized):
+            raise AssertionError('iter_predict: bind the module and initialise its parameters')
+        if reset:
+            eval_data.reset()
+        for nbatch, eval_batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(eval_batch, is_train=False)
+            pad = eval_batch.pad or 0
+            outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
+            yield (outputs, nbatch, eval_batch)
+
+    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
+                always_output_list=False, sparse_row_id_fn=None):
+        """Every output over eval_data, padding removed: merged over batches (one array, or a
+        list with several outputs or always_output_list), or a list per batch."""
+        if not (self.binded and self.params_initialized):
+            raise AssertionError('predict: bind the module and initialise its parameters first')
+        if isinstance(eval_data, (nd.NDArray, np.ndarray)):
+            from .io import NDArrayIter
+            eval_data = NDArrayIter(eval_data, batch_size=self.data_shapes[0].shape[0])
+        if reset:
+            eval_data.reset()
+        output_list = []
+        for nbatch, eval_batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(eval_batch, is_train=False)
+            pad = eval_batch.pad or 0
+            output_list.append([out[0:out.shape[0] - pad].copy() for out in self.get_outputs()])
+        if not output_list:
+            return output_list
+        if not merge_batches:
+            return output_list
+        num_outputs = len(output_list[0])
+        for out in output_list:
+            if len(out) != num_outputs:
+                raise AssertionError('Cannot merge batches, as num of outputs is not the same '
+                                     'in mini-batches. Maybe bucketing is used?')
+        merged = [nd.concat(*[out[i] for out in output_list], dim=0)
+                  for i in range(num_outputs)]
+        if num_outputs == 1 and not always_output_list:
+            return merged[0]
+        return merged
+
+    def fit(self, train_data, eval_data=None, eval_metric='acc', epoch_end_callback=None,
+            batch_end_callback=None, kvstore='local', optimizer='sgd',
+            optimizer_params=(('learning_rate', 0.01),), eval_end_callback=None,
+            eval_batch_end_callback=None, initializer=init_mod.Uniform(0.01),
+            arg_params=None, aux_params=None, allow_missing=False, force_rebind=False,
+            force_init=False, begin_epoch=0, num_epoch=None, validation_metric=None,
+            monitor=None, sparse_row_id_fn=None):
+        """Trains num_epoch epochs from begin_epoch, as MXNet's BaseModule.fit."""
+        if num_epoch is None:
+            raise AssertionError('please specify number of epochs')
+        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
+                  for_training=True, force_rebind=force_rebind)
+        if monitor is not None:
+            self.install_monitor(monitor)
+        self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
+                         allow_missing=allow_missing, force_init=force_init)
+        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
+                            optimizer_params=optimizer_params)
+        if validation_metric is None:
+            validation_metric = eval_metric
+        if not isinstance(eval_metric, metric_mod.EvalMetric):
+            eval_metric = metric_mod.create(eval_metric)
+        for epoch in range(begin_epoch, num_epoch):
+            tic = time.time()
+            eval_metric.reset()
+            nbatch = 0
+            data_iter = iter(train_data)
+            end_of_batch = False
+            next_data_batch = next(data_iter)
+            eval_name_vals = []
+            while not end_of_batch:
+                data_batch = next_data_batch
+                if monitor is not None:
+                    monitor.tic()
+                self.forward_backward(data_batch)
+                self.update()
+                if isinstance(data_batch, list):
+                    self.update_metric(eval_metric, [db.label for db in data_batch],
+                                       pre_sliced=True)
+                else:
+                    self.update_metric(eval_metric, data_batch.label)
+                try:
+                    next_data_batch = next(data_iter)
+                except StopIteration:
+                    end_of_batch = True
+                if monitor is not None:
+                    monitor.toc_print()
+                if end_of_batch:
+                    eval_name_vals = eval_metric.get_global_name_value()
+                if batch_end_callback is not None:
+                    params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
+                                           locals=locals())
+                    for callback in _as_list(batch_end_callback):
+                        callback(params)
+                nbatch += 1
+            for name, val in eval_name_vals:
+                self.logger.info('Epoch[%d] Train-%s=%f', epoch, name, val)
+            self.logger.info('Epoch[%d] Time cost=%.3f', epoch, time.time() - tic)
+            arg_params_now, aux_params_now = self.get_params()
+            self.set_params(arg_params_now, aux_params_now)
+            if epoch_end_callback is not None:
+                for callback in _as_list(epoch_end_callback):
+                    callback(epoch, self.symbol, arg_params_now, aux_params_now)
+            if eval_data:
+                res = self.score(eval_data, validation_metric,
+                                 score_end_callback=eval_end_callback,
+                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
+                for name, val in res:
+                    self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, val)
+            train_data.reset()
+
+    @property
+    def symbol(self):
+        return self._symbol
