@@ -55,8 +55,17 @@ class UpdateOp : public Operator {
       const T* w = in[0].data<T>();
       const T* g = in[1].data<T>();
       T* y = out[0].data<T>();
-      for (int64_t i = 0; i < out[0].size(); ++i)
-        UpdateElement<T>(p_, i, w, g, s[0], s[1], s[2], y);
+      const int64_t n = out[0].size();
+      DispatchUpdateKind(p_.kind, [&](auto kind) {
+        ParallelChunks(
+            n, ChunksFor(ctx, n / 4096 + 1),
+            [&](int64_t, int64_t begin, int64_t end) {
+              for (int64_t i = begin; i < end; ++i) {
+                UpdateElementOf<decltype(kind)::value, T>(p_, i, w, g, s[0], s[1], s[2], y);
+              }
+            },
+            ctx.arena);
+      });
     });
   }
 

@@ -1,11 +1,19 @@
 // MXNet's optimizer update operators on the GPU (Note [Update operators], optimizer_ops.h): a
-// thread an element, UpdateElement as on the CPU.
+// thread an element, UpdateElementOf as on the CPU.
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/optimizer_ops.h"
 
 namespace cohort::op {
 
 namespace {
+
+// One kind's elements: a typed function of its own, since a __device__ lambda may not sit in
+// a generic lambda.
+template <UpdateKind K, typename T>
+void UpdateLoop(const GpuResources::Impl& g, const UpdateOpParam& p, const T* w, const T* gr, T* s0,
+                T* s1, T* s2, T* y, int64_t n) {
+  ForEach(g, n, [=] __device__(int64_t i) { UpdateElementOf<K, T>(p, i, w, gr, s0, s1, s2, y); });
+}
 
 template <typename T>
 void UpdateTyped(const GpuResources::Impl& g, const UpdateOpParam& p, const NDArray& weight,
@@ -16,8 +24,9 @@ void UpdateTyped(const GpuResources::Impl& g, const UpdateOpParam& p, const NDAr
   const T* w = static_cast<const T*>(weight.raw_data());
   const T* gr = static_cast<const T*>(grad.raw_data());
   T* y = static_cast<T*>(out.raw_data());
-  ForEach(g, out.size(),
-          [=] __device__(int64_t i) { UpdateElement<T>(p, i, w, gr, s0, s1, s2, y); });
+  DispatchUpdateKind(p.kind, [&](auto kind) {
+    UpdateLoop<decltype(kind)::value, T>(g, p, w, gr, s0, s1, s2, y, out.size());
+  });
 }
 
 template <typename T>

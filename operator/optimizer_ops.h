@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "base/host_device.h"
 #include "operator/common/operator.h"
@@ -90,99 +91,105 @@ COHORT_HOST_DEVICE T UpdateSign(T x) {
   return static_cast<T>((x > T(0)) - (x < T(0)));
 }
 
-// Element i: out[i] from w[i] and g[i], the states s[0..2] (as many as the kind has) updated in
-// place. MXNet's kernels' arithmetic, operation for operation (Note [Update operators]).
-template <typename T>
-COHORT_HOST_DEVICE void UpdateElement(const UpdateOpParam& p, int64_t i, const T* w, const T* g,
-                                      T* s0, T* s1, T* s2, T* out) {
+// Element i of kind K: out[i] from w[i] and g[i], the states s0..s2 (as many as the kind has)
+// updated in place. MXNet's kernels' arithmetic, operation for operation (Note [Update
+// operators]). The kind is a template argument so that the CPU's loop over elements has no
+// branch on it and vectorizes (400k floats of sgd_mom: 4.4 ms a call before, per element).
+template <UpdateKind K, typename T>
+COHORT_HOST_DEVICE void UpdateElementOf(const UpdateOpParam& p, int64_t i, const T* w, const T* g,
+                                        T* s0, T* s1, T* s2, T* out) {
   const T lr = static_cast<T>(p.lr), wd = static_cast<T>(p.wd);
   const T rescale = static_cast<T>(p.rescale_grad), clip = static_cast<T>(p.clip_gradient);
   const bool clipping = p.clip_gradient >= 0.0f;
-  switch (p.kind) {
-    case UpdateKind::kSGD:
-      out[i] = clipping ? (1.f - lr * wd) * w[i] - (lr)*UpdateClip(rescale * g[i], clip)
-                        : (1.f - lr * wd) * w[i] - (lr * rescale) * g[i];
-      break;
-    case UpdateKind::kSGDMom: {
-      const T momentum = static_cast<T>(p.momentum);
-      s0[i] = clipping ? momentum * s0[i] - lr * wd * w[i] - lr * UpdateClip(rescale * g[i], clip)
-                       : momentum * s0[i] - lr * wd * w[i] - lr * rescale * g[i];
-      out[i] = w[i] + s0[i];
-      break;
-    }
-    case UpdateKind::kNAGMom: {
-      const T momentum = static_cast<T>(p.momentum);
-      const T grad = clipping ? UpdateClip(rescale * g[i], clip) : rescale * g[i];
-      s0[i] = momentum * s0[i];
-      out[i] = w[i] - s0[i] + (momentum + 1) * (s0[i] - (lr * (grad + (wd * w[i]))));
-      s0[i] = s0[i] - (lr * (grad + (wd * out[i])));  // the new weight, as MXNet in place
-      break;
-    }
-    case UpdateKind::kSignSGD: out[i] = (1.f - lr * wd) * w[i] - (lr)*UpdateSign(g[i]); break;
-    case UpdateKind::kSignum: {
-      const T momentum = static_cast<T>(p.momentum), wd_lh = static_cast<T>(p.wd_lh);
-      s0[i] = clipping
-                  ? momentum * s0[i] - (1 - momentum) * wd * w[i] -
-                        (1 - momentum) * UpdateClip(rescale * g[i], clip)
-                  : momentum * s0[i] - (1 - momentum) * wd * w[i] - (1 - momentum) * rescale * g[i];
-      out[i] = (1.f - lr * wd_lh) * w[i] + (lr)*UpdateSign(s0[i]);
-      break;
-    }
-    case UpdateKind::kAdam: {
-      const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
-      T grad = g[i] * rescale + w[i] * wd;
-      if (clipping) grad = UpdateClip(grad, clip);
-      s0[i] = beta1 * s0[i] + (1.f - beta1) * grad;
-      s1[i] = beta2 * s1[i] + (1.f - beta2) * grad * grad;
-      out[i] = w[i] - lr * s0[i] / (UpdateSqrt(s1[i]) + static_cast<T>(p.epsilon));
-      break;
-    }
-    case UpdateKind::kRMSProp: {
-      const T gamma1 = static_cast<T>(p.gamma1);
-      T grad = rescale * g[i] + wd * w[i];
-      if (clipping) grad = UpdateClip(grad, clip);
-      s0[i] = (1.f - gamma1) * (grad * grad) + gamma1 * s0[i];
-      T weight = w[i] - lr * (grad / UpdateSqrt(s0[i] + static_cast<T>(p.epsilon)));
-      if (p.clip_weights >= 0.0f) weight = UpdateClip(weight, static_cast<T>(p.clip_weights));
-      out[i] = weight;
-      break;
-    }
-    case UpdateKind::kRMSPropAlex: {
-      const T gamma1 = static_cast<T>(p.gamma1), gamma2 = static_cast<T>(p.gamma2);
-      T grad = rescale * g[i] + wd * w[i];
-      if (clipping) grad = UpdateClip(grad, clip);
-      s0[i] = (1.f - gamma1) * grad * grad + gamma1 * s0[i];
-      s1[i] = (1.f - gamma1) * grad + gamma1 * s1[i];
-      s2[i] = gamma2 * s2[i] -
-              (lr * (grad) / (UpdateSqrt(s0[i] - s1[i] * s1[i] + static_cast<T>(p.epsilon))));
-      out[i] = p.clip_weights >= 0.0f ? UpdateClip(w[i] + s2[i], static_cast<T>(p.clip_weights))
-                                      : w[i] + s2[i];
-      break;
-    }
-    case UpdateKind::kFtrl: {  // states z, n
-      const T lamda1 = static_cast<T>(p.lamda1), beta = static_cast<T>(p.beta);
-      T grad = g[i] * rescale;
-      if (clipping) grad = UpdateClip(grad, clip);
-      s0[i] += grad - (UpdateSqrt(s1[i] + grad * grad) - UpdateSqrt(s1[i])) * w[i] / lr;
-      s1[i] += grad * grad;
-      const T z = s0[i];
-      const T above = (z < 0 ? -z : z) > lamda1 ? T(1) : T(0);
-      out[i] = (UpdateSign(z) * lamda1 - z) / ((beta + UpdateSqrt(s1[i])) / lr + wd) * above;
-      break;
-    }
-    case UpdateKind::kFtml: {  // states d, v, z
-      const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
-      const T t = static_cast<T>(p.t), epsilon = static_cast<T>(p.epsilon);
-      const T grad =
-          clipping ? UpdateClip(rescale * g[i] + wd * w[i], clip) : (rescale * g[i] + wd * w[i]);
-      s1[i] = beta2 * s1[i] + (1 - beta2) * (grad * grad);
-      const T d_t = (1 - UpdatePow(beta1, t)) / lr *
-                    (UpdateSqrt(s1[i] / (1 - UpdatePow(beta2, t))) + epsilon);
-      s2[i] = beta1 * s2[i] + (1 - beta1) * grad - (d_t - beta1 * s0[i]) * w[i];
-      s0[i] = d_t;
-      out[i] = -s2[i] / d_t;
-      break;
-    }
+  if constexpr (K == UpdateKind::kSGD) {
+    out[i] = clipping ? (1.f - lr * wd) * w[i] - (lr)*UpdateClip(rescale * g[i], clip)
+                      : (1.f - lr * wd) * w[i] - (lr * rescale) * g[i];
+  } else if constexpr (K == UpdateKind::kSGDMom) {
+    const T momentum = static_cast<T>(p.momentum);
+    s0[i] = clipping ? momentum * s0[i] - lr * wd * w[i] - lr * UpdateClip(rescale * g[i], clip)
+                     : momentum * s0[i] - lr * wd * w[i] - lr * rescale * g[i];
+    out[i] = w[i] + s0[i];
+  } else if constexpr (K == UpdateKind::kNAGMom) {
+    const T momentum = static_cast<T>(p.momentum);
+    const T grad = clipping ? UpdateClip(rescale * g[i], clip) : rescale * g[i];
+    s0[i] = momentum * s0[i];
+    out[i] = w[i] - s0[i] + (momentum + 1) * (s0[i] - (lr * (grad + (wd * w[i]))));
+    s0[i] = s0[i] - (lr * (grad + (wd * out[i])));  // the new weight, as MXNet in place
+  } else if constexpr (K == UpdateKind::kSignSGD) {
+    out[i] = (1.f - lr * wd) * w[i] - (lr)*UpdateSign(g[i]);
+  } else if constexpr (K == UpdateKind::kSignum) {
+    const T momentum = static_cast<T>(p.momentum), wd_lh = static_cast<T>(p.wd_lh);
+    s0[i] = clipping
+                ? momentum * s0[i] - (1 - momentum) * wd * w[i] -
+                      (1 - momentum) * UpdateClip(rescale * g[i], clip)
+                : momentum * s0[i] - (1 - momentum) * wd * w[i] - (1 - momentum) * rescale * g[i];
+    out[i] = (1.f - lr * wd_lh) * w[i] + (lr)*UpdateSign(s0[i]);
+  } else if constexpr (K == UpdateKind::kAdam) {
+    const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
+    T grad = g[i] * rescale + w[i] * wd;
+    if (clipping) grad = UpdateClip(grad, clip);
+    s0[i] = beta1 * s0[i] + (1.f - beta1) * grad;
+    s1[i] = beta2 * s1[i] + (1.f - beta2) * grad * grad;
+    out[i] = w[i] - lr * s0[i] / (UpdateSqrt(s1[i]) + static_cast<T>(p.epsilon));
+  } else if constexpr (K == UpdateKind::kRMSProp) {
+    const T gamma1 = static_cast<T>(p.gamma1);
+    T grad = rescale * g[i] + wd * w[i];
+    if (clipping) grad = UpdateClip(grad, clip);
+    s0[i] = (1.f - gamma1) * (grad * grad) + gamma1 * s0[i];
+    T weight = w[i] - lr * (grad / UpdateSqrt(s0[i] + static_cast<T>(p.epsilon)));
+    if (p.clip_weights >= 0.0f) weight = UpdateClip(weight, static_cast<T>(p.clip_weights));
+    out[i] = weight;
+  } else if constexpr (K == UpdateKind::kRMSPropAlex) {  // states n, g, delta
+    const T gamma1 = static_cast<T>(p.gamma1), gamma2 = static_cast<T>(p.gamma2);
+    T grad = rescale * g[i] + wd * w[i];
+    if (clipping) grad = UpdateClip(grad, clip);
+    s0[i] = (1.f - gamma1) * grad * grad + gamma1 * s0[i];
+    s1[i] = (1.f - gamma1) * grad + gamma1 * s1[i];
+    s2[i] = gamma2 * s2[i] -
+            (lr * (grad) / (UpdateSqrt(s0[i] - s1[i] * s1[i] + static_cast<T>(p.epsilon))));
+    out[i] = p.clip_weights >= 0.0f ? UpdateClip(w[i] + s2[i], static_cast<T>(p.clip_weights))
+                                    : w[i] + s2[i];
+  } else if constexpr (K == UpdateKind::kFtrl) {  // states z, n
+    const T lamda1 = static_cast<T>(p.lamda1), beta = static_cast<T>(p.beta);
+    T grad = g[i] * rescale;
+    if (clipping) grad = UpdateClip(grad, clip);
+    s0[i] += grad - (UpdateSqrt(s1[i] + grad * grad) - UpdateSqrt(s1[i])) * w[i] / lr;
+    s1[i] += grad * grad;
+    const T z = s0[i];
+    const T above = (z < 0 ? -z : z) > lamda1 ? T(1) : T(0);
+    out[i] = (UpdateSign(z) * lamda1 - z) / ((beta + UpdateSqrt(s1[i])) / lr + wd) * above;
+  } else {  // kFtml: states d, v, z
+    const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
+    const T t = static_cast<T>(p.t), epsilon = static_cast<T>(p.epsilon);
+    const T grad =
+        clipping ? UpdateClip(rescale * g[i] + wd * w[i], clip) : (rescale * g[i] + wd * w[i]);
+    s1[i] = beta2 * s1[i] + (1 - beta2) * (grad * grad);
+    const T d_t =
+        (1 - UpdatePow(beta1, t)) / lr * (UpdateSqrt(s1[i] / (1 - UpdatePow(beta2, t))) + epsilon);
+    s2[i] = beta1 * s2[i] + (1 - beta1) * grad - (d_t - beta1 * s0[i]) * w[i];
+    s0[i] = d_t;
+    out[i] = -s2[i] / d_t;
+  }
+}
+
+// Calls fn(std::integral_constant<UpdateKind, K>{}) for K = kind: a kernel's loop then takes
+// the kind as a constant.
+template <typename Fn>
+COHORT_HOST_DEVICE void DispatchUpdateKind(UpdateKind kind, Fn&& fn) {
+  switch (kind) {
+    case UpdateKind::kSGD: return fn(std::integral_constant<UpdateKind, UpdateKind::kSGD>{});
+    case UpdateKind::kSGDMom: return fn(std::integral_constant<UpdateKind, UpdateKind::kSGDMom>{});
+    case UpdateKind::kNAGMom: return fn(std::integral_constant<UpdateKind, UpdateKind::kNAGMom>{});
+    case UpdateKind::kSignSGD:
+      return fn(std::integral_constant<UpdateKind, UpdateKind::kSignSGD>{});
+    case UpdateKind::kSignum: return fn(std::integral_constant<UpdateKind, UpdateKind::kSignum>{});
+    case UpdateKind::kAdam: return fn(std::integral_constant<UpdateKind, UpdateKind::kAdam>{});
+    case UpdateKind::kRMSProp:
+      return fn(std::integral_constant<UpdateKind, UpdateKind::kRMSProp>{});
+    case UpdateKind::kRMSPropAlex:
+      return fn(std::integral_constant<UpdateKind, UpdateKind::kRMSPropAlex>{});
+    case UpdateKind::kFtrl: return fn(std::integral_constant<UpdateKind, UpdateKind::kFtrl>{});
+    case UpdateKind::kFtml: return fn(std::integral_constant<UpdateKind, UpdateKind::kFtml>{});
   }
 }
 
@@ -240,7 +247,7 @@ COHORT_HOST_DEVICE void LambPhase2Element(const LambParam& p, int64_t i, const T
   out[i] = w[i] - lr * g[i];
 }
 
-// optimizer_ops.cu (Note [GPU kernels]): UpdateElement over every element, states in place.
+// optimizer_ops.cu (Note [GPU kernels]): UpdateElementOf over every element, states in place.
 void UpdateGpu(const OpContext& ctx, const UpdateOpParam& p, const NDArray& weight,
                const NDArray& grad, const std::vector<NDArray>& states, const NDArray& out);
 // The LAMB phases' elements: phase 1 with in = (weight, grad) and states (mean, var), phase 2
