@@ -31,5 +31,7 @@ from . import model
 from . import callback
 from . import module
 from . import module as mod
+from . import monitor
+from . import monitor as mon
 
 __version__ = '0.1.0'
