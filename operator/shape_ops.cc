@@ -1,6 +1,7 @@
 // Flatten, Reshape (with MXNet's special values) and Concat on the CPU.
 #include <cstring>
 
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 #include "operator/shape_ops.h"
 
@@ -37,7 +38,7 @@ class Relabel : public Operator {
   bool IsIdentity() const override { return true; }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
-  // Forward moves bytes, of any dtype; gradients are float32.
+  // Forward and a written gradient move bytes, of any dtype; an added one adds in it.
   bool TakesDType(DType) const override { return true; }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
@@ -51,14 +52,19 @@ class Relabel : public Operator {
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     COHORT_GPU_DISPATCH(ctx, RelabelBackwardGpu(ctx, req[0], out_grad[0], in_grad[0]));
-    const float* dy = F(out_grad[0]);
-    float* dx = F(in_grad[0]);
     const int64_t n = in_grad[0].size();
-    if (req[0] == GradReq::kAdd) {
-      for (int64_t i = 0; i < n; ++i) dx[i] += dy[i];
-    } else if (dx != dy) {
-      std::memcpy(dx, dy, n * sizeof(float));
+    if (req[0] == GradReq::kWrite) {  // bytes, of any dtype
+      if (in_grad[0].raw_data() != out_grad[0].raw_data()) {
+        std::memcpy(in_grad[0].raw_data(), out_grad[0].raw_data(), in_grad[0].nbytes());
+      }
+      return;
     }
+    DispatchArithmetic(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* dy = out_grad[0].data<T>();
+      T* dx = in_grad[0].data<T>();
+      for (int64_t i = 0; i < n; ++i) AddInto(&dx[i], dy[i]);
+    });
   }
 };
 

@@ -1,5 +1,6 @@
 // Flatten, Reshape and Concat on the GPU (Note [GPU kernels]): copies on the executor's stream,
 // and a kernel where a gradient accumulates (kAdd).
+#include "operator/common/exact_math.h"
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/shape_ops.h"
 
@@ -27,10 +28,25 @@ void RelabelForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& o
   CopyOnStream(Gpu(ctx), out.raw_data(), in.raw_data(), out.nbytes());  // any dtype
 }
 
+// in_grad += out_grad in T (a typed function: no __device__ lambda in a generic one).
+template <typename T>
+void AddOnStreamTyped(const GpuResources::Impl& g, const NDArray& out_grad,
+                      const NDArray& in_grad) {
+  const T* dy = static_cast<const T*>(out_grad.raw_data());
+  T* dx = static_cast<T*>(in_grad.raw_data());
+  ForEach(g, in_grad.size(), [=] __device__(int64_t i) { AddInto(&dx[i], dy[i]); });
+}
+
 void RelabelBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_grad,
                         const NDArray& in_grad) {
-  if (req == GradReq::kWrite && G(in_grad) == G(out_grad)) return;
-  AssignOnStream(Gpu(ctx), req, G(in_grad), G(out_grad), in_grad.size());
+  const GpuResources::Impl& g = Gpu(ctx);
+  if (req == GradReq::kNull) return;
+  if (req == GradReq::kWrite) {  // bytes, of any dtype
+    CopyOnStream(g, in_grad.raw_data(), out_grad.raw_data(), in_grad.nbytes());
+    return;
+  }
+  DispatchArithmetic("Reshape", out_grad.dtype(),
+                     [&](auto tag) { AddOnStreamTyped<decltype(tag)>(g, out_grad, in_grad); });
 }
 
 void ConcatForwardGpu(const OpContext& ctx, const std::vector<NDArray>& in, const NDArray& out,

@@ -377,12 +377,16 @@ class Strided : public Operator {
     const bool zero_like = req.size() > 1 && req[1] == GradReq::kWrite;
     COHORT_GPU_DISPATCH(ctx, StridedBackwardGpu(ctx, w, req[0], out_grad[0], in_grad[0],
                                                 zero_like ? &in_grad[1] : nullptr));
-    if (zero_like) std::fill_n(F(in_grad[1]), in_grad[1].size(), 0.0f);
+    if (zero_like) in_grad[1].Fill(0);
     if (req[0] == GradReq::kNull) return;
-    const float* dy = F(out_grad[0]);
-    float* dx = F(in_grad[0]);
-    if (req[0] == GradReq::kWrite) std::fill_n(dx, in_grad[0].size(), 0.0f);
-    for (int64_t i = 0; i < out_grad[0].size(); ++i) dx[StridedSource(w, i)] += dy[i];
+    if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
+    // Every numeric dtype, as the forward copies it (integer arrays' gradients are MXNet's too).
+    DispatchArithmetic(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* dy = out_grad[0].data<T>();
+      T* dx = in_grad[0].data<T>();
+      for (int64_t i = 0; i < out_grad[0].size(); ++i) AddInto(&dx[StridedSource(w, i)], dy[i]);
+    });
   }
 
  private:

@@ -91,15 +91,25 @@ void SliceAssignBackwardGpu(const OpContext& ctx, const StridedWindow& w, const 
   }
 }
 
+// dx[source of i] += dy[i] in T (a typed function: no __device__ lambda in a generic one).
+template <typename T>
+void StridedScatterTyped(const GpuResources::Impl& g, const StridedWindow& w,
+                         const NDArray& out_grad, const NDArray& in_grad) {
+  const T* dy = static_cast<const T*>(out_grad.raw_data());
+  T* dx = static_cast<T*>(in_grad.raw_data());
+  ForEach(g, out_grad.size(),
+          [=] __device__(int64_t i) { AddInto(&dx[StridedSource(w, i)], dy[i]); });
+}
+
 void StridedBackwardGpu(const OpContext& ctx, const StridedWindow& w, GradReq req,
                         const NDArray& out_grad, const NDArray& in_grad, const NDArray* like_grad) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (like_grad) ZeroOnStream(g, *like_grad);
   if (req == GradReq::kNull) return;
   if (req == GradReq::kWrite) ZeroOnStream(g, in_grad);
-  const float* dy = G(out_grad);
-  float* dx = G(in_grad);
-  ForEach(g, out_grad.size(), [=] __device__(int64_t i) { dx[StridedSource(w, i)] += dy[i]; });
+  DispatchArithmetic("slice", out_grad.dtype(), [&](auto tag) {
+    StridedScatterTyped<decltype(tag)>(g, w, out_grad, in_grad);
+  });
 }
 
 }  // namespace cohort::op

@@ -155,25 +155,26 @@ class Sort : public Operator {
     const NDArray none;
     const NDArray& positions = PassesGradient() ? out[1] : none;
     COHORT_GPU_DISPATCH(ctx, SortBackwardGpu(ctx, p_, req[0], out_grad[0], positions, in_grad[0]));
-    if (positions.is_none()) {
-      if (req[0] == GradReq::kWrite) std::fill_n(F(in_grad[0]), in_grad[0].size(), 0.0f);
-      return;
-    }
+    if (req[0] == GradReq::kWrite) in_grad[0].Fill(0);
+    if (positions.is_none()) return;
     int64_t outer, size, inner;
     p_.Rows(in_grad[0].shape(), &outer, &size, &inner);
     const int64_t kept = p_.Kept(size);
-    const float* dy = F(out_grad[0]);
     const void* pos = positions.raw_data();
     const DType pos_dtype = positions.dtype();
-    float* dx = F(in_grad[0]);
-    if (req[0] == GradReq::kWrite) std::fill_n(dx, in_grad[0].size(), 0.0f);
-    for (int64_t r = 0; r < outer * inner; ++r) {
-      const int64_t o = r / inner, i = r % inner;
-      for (int64_t j = 0; j < kept; ++j) {
-        const int64_t from = o * kept * inner + j * inner + i;
-        dx[o * size * inner + LoadPosition(pos, pos_dtype, from) * inner + i] += dy[from];
+    // In the values' dtype, as MXNet's topk backward (an int32 array has an int32 gradient).
+    DispatchArithmetic(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* dy = out_grad[0].data<T>();
+      T* dx = in_grad[0].data<T>();
+      for (int64_t r = 0; r < outer * inner; ++r) {
+        const int64_t o = r / inner, i = r % inner;
+        for (int64_t j = 0; j < kept; ++j) {
+          const int64_t from = o * kept * inner + j * inner + i;
+          AddInto(&dx[o * size * inner + LoadPosition(pos, pos_dtype, from) * inner + i], dy[from]);
+        }
       }
-    }
+    });
   }
 
  private:

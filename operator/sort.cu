@@ -43,6 +43,21 @@ void SortForwardGpu(const OpContext& ctx, const SortParam& p, const NDArray& in,
   });
 }
 
+// The values' gradient to their positions, in T (a typed function: no __device__ lambda in a
+// generic one).
+template <typename T>
+void SortScatterTyped(const GpuResources::Impl& g, const NDArray& dy, const NDArray& positions,
+                      const NDArray& dx, int64_t size, int64_t inner, int64_t kept) {
+  const T* d = static_cast<const T*>(dy.raw_data());
+  const void* pos = positions.raw_data();
+  const DType pos_dtype = positions.dtype();
+  T* out = static_cast<T*>(dx.raw_data());
+  ForEach(g, dy.size(), [=] __device__(int64_t from) {
+    const int64_t o = from / (kept * inner), i = from % inner;
+    AddInto(&out[o * size * inner + LoadPosition(pos, pos_dtype, from) * inner + i], d[from]);
+  });
+}
+
 void SortBackwardGpu(const OpContext& ctx, const SortParam& p, GradReq req, const NDArray& dy,
                      const NDArray& positions, const NDArray& dx) {
   if (req == GradReq::kNull) return;
@@ -52,13 +67,8 @@ void SortBackwardGpu(const OpContext& ctx, const SortParam& p, GradReq req, cons
   int64_t outer, size, inner;
   p.Rows(dx.shape(), &outer, &size, &inner);
   const int64_t kept = p.Kept(size);
-  const float* d = G(dy);
-  const void* pos = positions.raw_data();
-  const DType pos_dtype = positions.dtype();
-  float* out = G(dx);
-  ForEach(g, dy.size(), [=] __device__(int64_t from) {
-    const int64_t o = from / (kept * inner), i = from % inner;
-    out[o * size * inner + LoadPosition(pos, pos_dtype, from) * inner + i] += d[from];
+  DispatchArithmetic("topk", dy.dtype(), [&](auto tag) {
+    SortScatterTyped<decltype(tag)>(g, dy, positions, dx, size, inner, kept);
   });
 }
 

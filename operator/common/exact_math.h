@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "base/dtype.h"
+#include "base/half.h"
 #include "base/host_device.h"
 
 namespace cohort::op {
@@ -38,6 +39,11 @@ void DispatchGradient(const std::string& op, DType dtype, Fn&& fn) {
   if (dtype == DType::kFloat64) return fn(double{});
   COHORT_THROW() << op << ": no gradient for " << dtype << " arrays (float32 and float64 have one)";
 }
+
+// *dst += v in T: integers wrap, the half types add in float (gradients scattered in any
+// dtype, as MXNet's slice and topk backward give them).
+template <typename T>
+COHORT_HOST_DEVICE void AddInto(T* dst, T v);
 
 // a + b, a - b, a * b for integers wrap (in the unsigned type: signed overflow is undefined).
 template <typename T>
@@ -103,6 +109,16 @@ COHORT_HOST_DEVICE T Power(T a, T b) {
     return pow(a, b);
   } else {
     return powf(a, b);
+  }
+}
+
+template <typename T>
+COHORT_HOST_DEVICE void AddInto(T* dst, T v) {
+  if constexpr (std::is_integral_v<T>) {
+    *dst = WrapAdd(*dst, v);
+  } else {
+    using C = ComputeType<T>;
+    *dst = static_cast<T>(static_cast<C>(*dst) + static_cast<C>(v));
   }
 }
 

@@ -124,3 +124,33 @@ def test_arange_in_other_dtypes_as_mxnet():
     assert mx.nd.arange(0, 3, dtype='float64').dtype == np.float64
     np.testing.assert_array_equal(mx.nd.arange(1, 4, repeat=2, dtype='int64').asnumpy(),
                                   [1, 1, 2, 2, 3, 3])
+
+
+def test_integer_arrays_have_gradients_as_mxnet():
+    # MXNet gives an int32 array an int32 gradient through indexing, reshape and topk.
+    a = np.arange(4 * 5 * 6).reshape(4, 5, 6).astype(np.int32)
+    for index in (1, slice(1, 3), (0, 2), (slice(0, 4, 2), 3, slice(1, 5, 2))):
+        x = mx.nd.array(a, dtype='int32')
+        x.attach_grad()
+        with mx.autograd.record():
+            y = x[index]
+        y.backward()
+        want = np.zeros_like(a)
+        want[index] = 1
+        assert x.grad.dtype == np.int32
+        np.testing.assert_array_equal(x.grad.asnumpy(), want)
+    v = mx.nd.array([5, 1, 9, 3], dtype='int32')
+    v.attach_grad()
+    with mx.autograd.record():
+        top = mx.nd.topk(v, k=2, ret_typ='value')
+    top.backward(mx.nd.array([10, 20], dtype='int32'))
+    assert top.asnumpy().tolist() == [9, 5]
+    assert v.grad.dtype == np.int32 and v.grad.asnumpy().tolist() == [20, 0, 10, 0]
+    # Added to an existing gradient (grad_req add), wrapping as int32 does.
+    w = mx.nd.array([[1, 2], [3, 4]], dtype='int32')
+    w.attach_grad(grad_req='add')
+    w.grad[:] = 2 ** 31 - 1
+    with mx.autograd.record():
+        row = w[1]
+    row.backward()
+    assert w.grad.asnumpy().tolist() == [[2 ** 31 - 1] * 2, [-(2 ** 31)] * 2]
