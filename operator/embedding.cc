@@ -1,6 +1,7 @@
 // Embedding and take on the CPU: rows of a table looked up by integer indices (embedding.h).
 #include <cstring>
 
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 #include "operator/embedding.h"
 
@@ -53,13 +54,15 @@ class Lookup : public Operator {
   }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
-  // The indices keep their own dtype; the table and the output share one (float32 kernels).
+  // The indices keep their own dtype; the table and the output share one: float32 for
+  // Embedding, any numeric dtype for take (its rows are copied, its gradient scattered in it).
   bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
     AssignType(out[0], in[table_arg_], type(), "output");
     AssignType(in[table_arg_], out[0], type(), ListArguments()[table_arg_]);
     return in[1 - table_arg_].has_value() && out[0].has_value();
   }
   bool TakesDType(DType dtype) const override {
+    if (!embedding_) return ArithmeticTakes(dtype);  // take: the indices are checked when run
     return dtype == DType::kFloat32 || dtype == DType::kInt32 || dtype == DType::kInt64;
   }
 
@@ -87,12 +90,13 @@ class Lookup : public Operator {
     const NDArray& indices = in[1 - table_arg_];
     const int64_t rows = table.shape()[0], d = table.size() / rows;
     COHORT_GPU_DISPATCH(ctx, EmbeddingForwardGpu(ctx, indices, table, out[0], rows, d, Wraps()));
-    const float* w = F(table);
-    float* y = F(out[0]);
+    const size_t row_bytes = static_cast<size_t>(d) * DTypeSize(table.dtype());  // any dtype
+    const char* w = static_cast<const char*>(table.raw_data());
+    char* y = static_cast<char*>(out[0].raw_data());
     DispatchIndex(indices.dtype(), [&](auto tag) {
       const auto* idx = static_cast<const decltype(tag)*>(indices.raw_data());
       for (int64_t i = 0; i < indices.size(); ++i) {
-        std::memcpy(y + i * d, w + Row(idx[i], i, rows) * d, d * sizeof(float));
+        std::memcpy(y + i * row_bytes, w + Row(idx[i], i, rows) * row_bytes, row_bytes);
       }
     });
   }
@@ -108,15 +112,18 @@ class Lookup : public Operator {
     if (req[ii] == GradReq::kWrite) in_grad[ii].Fill(0);  // indices get no gradient
     if (req[ti] == GradReq::kNull) return;
     if (req[ti] == GradReq::kWrite) in_grad[ti].Fill(0);
-    const float* dy = F(out_grad[0]);
-    float* dw = F(in_grad[ti]);
-    DispatchIndex(in[ii].dtype(), [&](auto tag) {
-      const auto* idx = static_cast<const decltype(tag)*>(in[ii].raw_data());
-      for (int64_t i = 0; i < in[ii].size(); ++i) {
-        float* dst = dw + Row(idx[i], i, rows) * d;
-        const float* src = dy + i * d;
-        for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
-      }
+    DispatchArithmetic(type(), out_grad[0].dtype(), [&](auto value) {
+      using T = decltype(value);
+      const T* dy = out_grad[0].data<T>();
+      T* dw = in_grad[ti].data<T>();
+      DispatchIndex(in[ii].dtype(), [&](auto tag) {
+        const auto* idx = static_cast<const decltype(tag)*>(in[ii].raw_data());
+        for (int64_t i = 0; i < in[ii].size(); ++i) {
+          T* dst = dw + Row(idx[i], i, rows) * d;
+          const T* src = dy + i * d;
+          for (int64_t j = 0; j < d; ++j) AddInto(&dst[j], src[j]);
+        }
+      });
     });
   }
 

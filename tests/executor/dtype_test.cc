@@ -248,7 +248,8 @@ TEST(DTypeExecutor, GpuMatchesCpu) {
       Symbol::Group({a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64"),
                      Symbol::Create("take", std::vector<Symbol>{Var("t"), b}),
                      Symbol::Create("broadcast_power", std::vector<Symbol>{b, a * 0.0 + 3.0}),
-                     Symbol::Create("batch_take", std::vector<Symbol>{Var("r"), b})});
+                     Symbol::Create("batch_take", std::vector<Symbol>{Var("r"), b}),
+                     Symbol::Create("take", std::vector<Symbol>{a, b})});
   const std::vector<int32_t> av = {(1 << 30) + 1, INT_MAX, -7, INT_MIN, 5, 1000};
   const std::vector<int32_t> bv = {2, 1, 2, -1, 0, 3};
   std::vector<std::vector<double>> results[2];
@@ -267,8 +268,11 @@ TEST(DTypeExecutor, GpuMatchesCpu) {
     exec->Forward(false);
     for (const NDArray& out : exec->outputs()) results[side].push_back(out.ToVector<double>());
   }
-  // batch_take: row i's element b[i] clipped to [0, 3).
-  EXPECT_EQ(results[0].back(), (std::vector<double>{2, 4, 8, 9, 12, 17}));
+  // batch_take: row i's element b[i] clipped to [0, 3); take: a's elements b, clipped.
+  const size_t n = results[0].size();
+  EXPECT_EQ(results[0][n - 2], (std::vector<double>{2, 4, 8, 9, 12, 17}));
+  EXPECT_EQ(results[0][n - 1],
+            (std::vector<double>{-7, INT_MAX, -7, (1 << 30) + 1, (1 << 30) + 1, INT_MIN}));
   if (sides == 1) GTEST_SKIP() << "no GPU visible";
   EXPECT_EQ(results[0], results[1]);
 }

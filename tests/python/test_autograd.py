@@ -161,3 +161,49 @@ def test_an_output_of_a_freed_record_is_a_constant_in_the_next():
         w = mx.nd.sum(y * x)  # y's record was freed: y is a constant here
     w.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), y.asnumpy())
+
+
+def test_advanced_indexing_is_recorded_and_adds_repeated_positions():
+    # Lists, arrays, None: recorded as take of the positions numpy selects (MXNet: gather_nd).
+    x = mx.nd.array(np.arange(12).reshape(3, 4), dtype='int32')
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x[[0, 2, 0], 1:3]
+    assert y.asnumpy().tolist() == [[1, 2], [9, 10], [1, 2]]
+    y.backward()
+    want = np.zeros((3, 4), dtype=np.int32)
+    want[0, 1:3] = 2  # row 0 taken twice
+    want[2, 1:3] = 1
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+    f = mx.nd.ones((2, 3))
+    f.attach_grad()
+    with mx.autograd.record():
+        z = f[None, mx.nd.array([1], dtype='int64')]
+    assert z.shape == (1, 1, 3)
+    z.backward(mx.nd.ones((1, 1, 3)) * 5)
+    assert f.grad.asnumpy().tolist() == [[0, 0, 0], [5, 5, 5]]
+    # A recorded value written in place is refused, as MXNet refuses it.
+    target = mx.nd.zeros((2, 3))
+    v = mx.nd.ones(3)
+    v.attach_grad()
+    with pytest.raises(mx.MXNetError, match='Inplace operations'):
+        with mx.autograd.record():
+            target[0] = v
+
+
+def test_take_copies_and_differentiates_any_dtype():
+    for dtype in ('int32', 'int64', 'float64', 'float16'):
+        table = mx.nd.array(np.arange(12).reshape(4, 3), dtype=dtype)
+        table.attach_grad()
+        with mx.autograd.record():
+            rows = mx.nd.take(table, mx.nd.array([1, 3, 1], dtype='int32'))
+        rows.backward(mx.nd.ones((3, 3), dtype=dtype))
+        assert rows.dtype == np.dtype(dtype)
+        assert rows.asnumpy().tolist() == [[3, 4, 5], [9, 10, 11], [3, 4, 5]]
+        assert table.grad.asnumpy().tolist() == [[0] * 3, [2] * 3, [0] * 3, [1] * 3]
+
+
+def test_one_element_values_fill_one_position():
+    a = mx.nd.zeros((2, 3), dtype='int32')
+    a[1, 2] = [7]  # MXNet broadcasts a (1,) value to a single position; numpy refuses it
+    assert a.asnumpy().tolist() == [[0, 0, 0], [0, 0, 7]]

@@ -383,11 +383,13 @@ class NDArray:
                              'recording with autograd.')
 
     def _recorded_getitem(self, key):
-        """Basic indexing (ints and slices) as the slice operator, so autograd records it."""
+        """Indexing as operators autograd records: basic indexing (ints and slices) as slice,
+        anything else (lists, arrays, None, Ellipsis: numpy's advanced indexing) as take of
+        the flat positions numpy's indexing selects, whose gradient adds into each position as
+        often as it is taken (MXNet records gather_nd, the same gradient)."""
         basic = _basic_slices(key, self.shape)
         if basic is None:
-            raise MXNetError('indexing with %r while recording with autograd: only ints and '
-                             'slices are recorded' % (key,))
+            return self._recorded_take(key)
         slices, kept = basic
         begin, end, step = [], [], []
         for slc, n in zip(slices, self.shape):
@@ -399,6 +401,23 @@ class NDArray:
         if len(kept) < self.ndim:
             out = invoke('Reshape', [out], shape=tuple(out.shape[a] for a in kept) or (1,))
         return out
+
+    def _recorded_take(self, key):
+        def numpy_key(k):
+            if isinstance(k, NDArray):
+                return k.asnumpy().astype(np.int64)
+            if isinstance(k, tuple):
+                return tuple(numpy_key(x) for x in k)
+            return k
+        try:
+            positions = np.arange(self.size, dtype=np.int64).reshape(self.shape)[numpy_key(key)]
+        except (IndexError, TypeError, ValueError) as e:
+            raise IndexError('index %r for an array of shape %s: %s' % (key, self.shape, e)) \
+                from None
+        flat = invoke('Reshape', [self], shape=(-1,))
+        taken = invoke('take', [flat, array(positions.reshape(-1), ctx=self.context,
+                                            dtype='int64')])
+        return invoke('Reshape', [taken], shape=positions.shape or (1,))
 
     def __getitem__(self, key):
         """MXNet's indexing: ints and slices that select a contiguous block give a view of the
@@ -468,17 +487,22 @@ class NDArray:
 
     def __setitem__(self, key, value):
         self._refuse_if_recorded()
+        if isinstance(value, NDArray):  # writing a recorded value in place, as MXNet refuses it
+            value._refuse_if_recorded()
         if not self.writable:
             raise ValueError('Cannot assign to readonly NDArray')
         if isinstance(value, NDArray):
             value = value.as_in_context(Context('cpu', 0)) if value.context.device_type == 'gpu' \
                 else value
             value = np.asarray(value)
+        elif isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        key = _numpy_key(key)
         if self.context.device_type != 'gpu':
-            np.asarray(self._handle)[_numpy_key(key)] = value
+            _assign(np.asarray(self._handle), key, value)
             return
         host = self.asnumpy()
-        host[_numpy_key(key)] = value
+        _assign(host, key, value)
         NDArray(_cohort.from_numpy(host, 'cpu:0')).copyto(self)
 
     # ---- arithmetic: elementwise ops of the same shape, broadcast ops otherwise, scalar forms
@@ -566,6 +590,14 @@ class NDArray:
         _check_shape_semantics('NDArray state', [numpy_shape])
         self._handle = handle
         self._grad = self._grad_req = self._node = None
+
+
+def _assign(target, key, value):
+    """target[key] = value as MXNet assigns: a value of one element also fills a single
+    position (numpy refuses a sequence there)."""
+    if isinstance(value, np.ndarray) and value.size == 1 and np.ndim(target[key]) == 0:
+        value = value.reshape(())
+    target[key] = value
 
 
 _SCALAR_OPS = []
