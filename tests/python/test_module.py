@@ -154,3 +154,27 @@ def test_head_gradients_reach_every_device():
                                    1 - head.T @ x, rtol=1e-5, atol=1e-5)
     with pytest.raises(mx.MXNetError, match='whole batch of 6 rows'):
         mod.backward([mx.nd.zeros((3, 3))])
+
+
+def test_executor_group_as_mxnets_module_uses_it():
+    from cohort.module.executor_group import DataParallelExecutorGroup
+    group = DataParallelExecutorGroup(network(), [mx.cpu(0), mx.cpu(1)], [1, 1],
+                                      [('data', (4, 10))], [('softmax_label', (4,))],
+                                      ['fc1_weight', 'fc1_bias', 'fc2_weight', 'fc2_bias'],
+                                      for_training=True, inputs_need_grad=False,
+                                      fixed_param_names=['fc1_bias'])
+    assert group.param_names == ['fc1_weight', 'fc2_weight', 'fc2_bias']
+    assert [len(p) for p in group.param_arrays] == [2, 2, 2]  # [parameter][device]
+    assert group.get_output_shapes() == [('softmax_output', (4, 3))]
+    group.set_params({n: mx.nd.ones(s) for n, s in [('fc1_weight', (16, 10)), ('fc1_bias', (16,)),
+                                                     ('fc2_weight', (3, 16)),
+                                                     ('fc2_bias', (3,))]}, {})
+    group.forward(mx.io.DataBatch([mx.nd.ones((4, 10))], [mx.nd.zeros(4)]), is_train=True)
+    assert [o.shape for o in group.get_outputs(merge_multi_context=False)[0]] == [(2, 3), (2, 3)]
+    np.testing.assert_allclose(group.get_outputs()[0].asnumpy(), np.full((4, 3), 1 / 3.),
+                               rtol=1e-6)
+    group.backward()
+    assert group.grad_arrays[0][0].shape == (16, 10)
+    with pytest.raises(mx.MXNetError, match='inputs_need_grad'):
+        DataParallelExecutorGroup(network(), [mx.cpu()], None, [('data', (4, 10))], None, [],
+                                  True, True)

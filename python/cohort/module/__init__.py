@@ -1,5 +1,7 @@
-"""MXNet 1.x's mxnet.module (`mx.mod`): Module and BaseModule."""
+"""MXNet 1.x's mxnet.module (`mx.mod`): Module and BaseModule, and the executor group under
+them."""
 from .base_module import BaseModule
+from .executor_group import DataParallelExecutorGroup
 from .module import Module
 
-__all__ = ['BaseModule', 'Module']
+__all__ = ['BaseModule', 'DataParallelExecutorGroup', 'Module']

@@ -2,7 +2,8 @@
 optimizer and kvstore (BaseModule's fit, score and predict in base_module.py).
 
 Every step runs in Cohort's C++ core: binding, slicing batches over devices, forward, backward
-and metric updates are the DataParallelExecutorManager's (executor_manager/executor_group.h),
+and metric updates are the executor group's (executor_group.py over the C++ group of
+executor_manager/executor_group.h, as `mod._exec_group`),
 gradients are summed by cohort.kv's C++ store, and the optimizer's rules are the update
 operators. What is Python here is MXNet's arrangement of those calls: Module.update follows
 MXNet's Module (the kvstore updates when it can, update_on_kvstore; else the summed gradients
@@ -17,37 +18,13 @@ from .. import kvstore as kvs
 from .. import ndarray as nd
 from .. import optimizer as opt
 from ..base import MXNetError
-from ..executor_manager import DataParallelExecutorManager
 from ..io import DataDesc
 from ..model import load_checkpoint, save_checkpoint
 from ..symbol import Symbol
 from .base_module import BaseModule
+from .executor_group import DataParallelExecutorGroup, _descs
 
 __all__ = ['Module']
-
-
-def _descs(shapes, what):
-    """DataDescs from DataDescs or (name, shape) pairs."""
-    if shapes is None:
-        return []
-    out = []
-    for s in shapes:
-        if isinstance(s, DataDesc):
-            out.append(s)
-        elif isinstance(s, (tuple, list)) and len(s) == 2 and isinstance(s[0], str):
-            out.append(DataDesc(s[0], tuple(s[1])))
-        else:
-            raise TypeError('%s: expected DataDesc or (name, shape) entries, got %r' % (what, s))
-    return out
-
-
-class _Shapes(object):
-    """What the manager reads of an iterator: the descriptions and the batch size."""
-
-    def __init__(self, data_shapes, label_shapes):
-        self.provide_data = data_shapes
-        self.provide_label = label_shapes
-        self.batch_size = data_shapes[0].shape[0]
 
 
 class Module(BaseModule):
@@ -92,7 +69,7 @@ class Module(BaseModule):
         self._output_names = symbol.list_outputs()
         self._arg_params = self._aux_params = None
         self._params_dirty = False
-        self._manager = None
+        self._exec_group = None
         self._optimizer = self._kvstore = self._updater = None
         self._update_on_kvstore = None
         self._data_shapes = self._label_shapes = None
@@ -144,9 +121,7 @@ class Module(BaseModule):
     @property
     def output_shapes(self):
         self._check_bound('output_shapes')
-        shapes = dict(self._data_shapes + self._label_shapes)
-        _, out_shapes, _ = self._symbol.infer_shape(**{k: tuple(v) for k, v in shapes.items()})
-        return list(zip(self._output_names, out_shapes))
+        return self._exec_group.get_output_shapes()
 
     def _check_bound(self, what):
         if not self.binded:
@@ -203,7 +178,7 @@ class Module(BaseModule):
                                  'allow_extra=True to ignore them)' % ', '.join(sorted(extra)))
         self.params_initialized = True
         self._params_dirty = False
-        self._manager.set_params(self._arg_params, self._aux_params)
+        self._exec_group.set_params(self._arg_params, self._aux_params)
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -218,12 +193,12 @@ class Module(BaseModule):
                           'call ignored.', stacklevel=2)
             return
         self._check_bound('set_params')
-        self._manager.set_params(arg_params, aux_params)
+        self._exec_group.set_params(arg_params, aux_params)
         self._params_dirty = True
         self.params_initialized = True
 
     def _sync_params_from_devices(self):
-        self._manager.copy_to(self._arg_params, self._aux_params)
+        self._exec_group.get_params(self._arg_params, self._aux_params)
         self._params_dirty = False
 
     # ---- binding
@@ -250,12 +225,11 @@ class Module(BaseModule):
             raise ValueError('bind: data_shapes name %s, the module takes %s'
                              % (names, self._data_names))
         self.for_training = for_training
-        trained = [n for n in self._param_names if n not in self._fixed_param_names]
-        self._manager = DataParallelExecutorManager(
-            self._symbol, self._context, _Shapes(self._data_shapes, self._label_shapes),
-            self._symbol.list_arguments(), trained, self._aux_names,
-            work_load_list=self._work_load_list, logger=_Quiet())
-        self._trained_names = trained
+        self._exec_group = DataParallelExecutorGroup(
+            self._symbol, self._context, self._work_load_list, self._data_shapes,
+            self._label_shapes, self._param_names, for_training, inputs_need_grad,
+            logger=self.logger, fixed_param_names=self._fixed_param_names, grad_req=grad_req)
+        self._trained_names = self._exec_group.param_names
         shapes = {d.name: tuple(d.shape) for d in self._data_shapes + self._label_shapes}
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         arg_types, _, aux_types = self._symbol.infer_type(
@@ -267,7 +241,7 @@ class Module(BaseModule):
                            for n, s, t in zip(self._aux_names, aux_shapes, aux_types)]
         self.binded = True
         if self.params_initialized:  # parameters loaded before binding (Module.load)
-            self._manager.set_params(self._arg_params, self._aux_params)
+            self._exec_group.set_params(self._arg_params, self._aux_params)
 
     def reshape(self, data_shapes, label_shapes=None):
         """Rebinds for other input shapes, keeping the parameters and the optimizer."""
@@ -279,7 +253,7 @@ class Module(BaseModule):
 
     def _reset_bind(self):
         self.binded = False
-        self._manager = None
+        self._exec_group = None
 
     # ---- optimizer
     def init_optimizer(self, kvstore='local', optimizer='sgd',
@@ -329,7 +303,7 @@ class Module(BaseModule):
             if update_on_kvstore:
                 kv.set_optimizer(optimizer)
                 for i, name in enumerate(self._trained_names):
-                    kv.pull(name, self._manager.param_arrays[i], priority=-i)
+                    kv.pull(name, self._exec_group.param_arrays[i], priority=-i)
         if not update_on_kvstore:
             self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True
@@ -368,23 +342,20 @@ class Module(BaseModule):
             label_shapes = [(d.name, tuple(l.shape))
                             for d, l in zip(self._label_shapes, label)] or None
             self.reshape(list(zip(names, shapes)), label_shapes)
-        self._manager.load_data_batch(data_batch)
-        self._manager.forward(self.for_training if is_train is None else is_train)
+        self._exec_group.forward(data_batch, is_train)
 
     def backward(self, out_grads=None):
         """Backward on every device: out_grads (an array or a list, one per output, of the
         whole batch) for outputs that are not losses."""
         self._check_bound('backward')
-        if isinstance(out_grads, nd.NDArray):
-            out_grads = [out_grads]
-        self._manager.backward(out_grads)
+        self._exec_group.backward(out_grads)
 
     def update(self):
         """Applies the gradients: on the kvstore, or through the updater after summing them."""
         if not (self.binded and self.params_initialized and self.optimizer_initialized):
             raise AssertionError('update: bind, init_params and init_optimizer first')
         self._params_dirty = True
-        params, grads = self._manager.param_arrays, self._manager.grad_arrays
+        params, grads = self._exec_group.param_arrays, self._exec_group.grad_arrays
         if self._update_on_kvstore:
             for i, name in enumerate(self._trained_names):
                 self._kvstore.push(name, grads[i], priority=-i)
@@ -399,18 +370,13 @@ class Module(BaseModule):
                 self._updater(i * num_device + k, g, w)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
-        self._manager.update_metric(eval_metric, labels, pre_sliced)
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced)
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs: merged over the devices (batch axis first), or a list per output of
         the devices' parts."""
         self._check_bound('get_outputs')
-        per_device = self._manager.outputs
-        outputs = [[dev[i] for dev in per_device] for i in range(len(per_device[0]))]
-        if not merge_multi_context:
-            return outputs
-        return [parts[0] if len(parts) == 1 else nd.concat(*parts, dim=0)
-                for parts in outputs]
+        return self._exec_group.get_outputs(merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
         raise MXNetError("get_input_grads: Cohort's Module does not bind data gradients yet "
@@ -418,7 +384,7 @@ class Module(BaseModule):
 
     def install_monitor(self, mon):
         self._check_bound('install_monitor')
-        self._manager.install_monitor(mon)
+        self._exec_group.install_monitor(mon)
 
     def save_optimizer_states(self, fname):
         """The optimizer's states (the kvstore's or the updater's) into fname."""
@@ -439,10 +405,3 @@ class Module(BaseModule):
         else:
             with open(fname, 'rb') as fin:
                 self._updater.set_states(fin.read())
-
-
-class _Quiet(object):
-    """A logger for the manager that Module makes: MXNet's Module logs nothing at bind."""
-
-    def info(self, *args, **kwargs):
-        pass

@@ -1,0 +1,160 @@
+"""MXNet 1.x's mxnet.module.executor_group: DataParallelExecutorGroup, the executors of a Module
+(one per context over slices of each batch, parameters alike on every device), over Cohort's
+C++ group (executor_manager/executor_group.h) as cohort.executor_manager binds it."""
+import logging
+
+from .. import ndarray as nd
+from ..base import MXNetError
+from ..executor_manager import DataParallelExecutorManager
+from ..io import DataDesc
+
+__all__ = ['DataParallelExecutorGroup']
+
+
+def _descs(shapes, what):
+    """DataDescs from DataDescs or (name, shape) pairs."""
+    if shapes is None:
+        return []
+    out = []
+    for s in shapes:
+        if isinstance(s, DataDesc):
+            out.append(s)
+        elif isinstance(s, (tuple, list)) and len(s) == 2 and isinstance(s[0], str):
+            out.append(DataDesc(s[0], tuple(s[1])))
+        else:
+            raise TypeError('%s: expected DataDesc or (name, shape) entries, got %r' % (what, s))
+    return out
+
+
+class _Shapes(object):
+    """What the C++ group reads of an iterator: the descriptions and the batch size."""
+
+    def __init__(self, data_shapes, label_shapes):
+        self.provide_data = data_shapes
+        self.provide_label = label_shapes
+        self.batch_size = data_shapes[0].shape[0]
+
+
+class _Quiet(object):
+    """MXNet's module group logs nothing when it binds."""
+
+    def info(self, *args, **kwargs):
+        pass
+
+
+class DataParallelExecutorGroup(object):
+    """The executors of `symbol` on `contexts` (workload: each one's share of a batch) for the
+    given input shapes; the parameters of param_names less fixed_param_names get gradients."""
+
+    def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
+                 for_training, inputs_need_grad, shared_group=None, logger=logging,
+                 fixed_param_names=None, grad_req='write', state_names=None, group2ctxs=None):
+        if inputs_need_grad:
+            raise MXNetError("inputs_need_grad (gradients of the data) is not supported by "
+                             "Cohort's executor group yet")
+        if shared_group is not None:
+            raise MXNetError('shared_group is not supported: a group binds its own memory')
+        if grad_req != 'write':
+            raise MXNetError("grad_req %r: Cohort's executor group writes gradients"
+                             % (grad_req,))
+        if group2ctxs is not None:
+            raise MXNetError('group2ctxs places parts of one model on several devices, which '
+                             'Cohort binds only within one host context')
+        if state_names:
+            raise MXNetError("state_names is not supported by Cohort's executor group yet")
+        self.symbol = symbol
+        self.contexts = list(contexts)
+        self.workload = list(workload) if workload else [1] * len(self.contexts)
+        self.logger = logger
+        self.for_training = for_training
+        self.inputs_need_grad = False
+        self.fixed_param_names = list(fixed_param_names or [])
+        self.arg_names = symbol.list_arguments()
+        self.aux_names = symbol.list_auxiliary_states()
+        # The parameters with gradients, in the order of param_arrays and grad_arrays.
+        self.param_names = [n for n in param_names if n not in self.fixed_param_names]
+        self.output_names = symbol.list_outputs()
+        self.bind_exec(data_shapes, label_shapes)
+
+    def bind_exec(self, data_shapes, label_shapes, shared_group=None, reshape=False):
+        """Binds (or rebinds, for reshape) the executors for these input shapes."""
+        self.data_shapes = _descs(data_shapes, 'data_shapes')
+        self.label_shapes = _descs(label_shapes, 'label_shapes')
+        self.batch_size = self.data_shapes[0].shape[0]
+        self._manager = DataParallelExecutorManager(
+            self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes),
+            self.arg_names, self.param_names, self.aux_names, work_load_list=self.workload,
+            logger=_Quiet())
+        self.slices = self._manager.slices
+
+    def reshape(self, data_shapes, label_shapes):
+        """Rebinds for other shapes (the caller copies the parameters over)."""
+        self.bind_exec(data_shapes, label_shapes, reshape=True)
+
+    # ---- parameters
+    @property
+    def param_arrays(self):
+        """[parameter][device] arrays, in param_names order."""
+        return self._manager.param_arrays
+
+    @property
+    def grad_arrays(self):
+        return self._manager.grad_arrays
+
+    @property
+    def aux_arrays(self):
+        return self._manager.aux_arrays
+
+    def set_params(self, arg_params, aux_params, allow_extra=False):
+        """Copies the given values to every device."""
+        self._manager.set_params(arg_params, aux_params or {})
+
+    def get_params(self, arg_params, aux_params):
+        """Writes each parameter's mean over the devices into arg_params[name] and
+        aux_params[name] (NDArrays, in place)."""
+        self._manager.copy_to(arg_params, aux_params)
+
+    # ---- a step
+    def forward(self, data_batch, is_train=None):
+        self._manager.load_data_batch(data_batch)
+        self._manager.forward(self.for_training if is_train is None else is_train)
+
+    def backward(self, out_grads=None):
+        """Backward on every device; out_grads: head gradients of the whole batch."""
+        if not self.for_training:
+            raise AssertionError('re-bind with for_training=True to run backward')
+        if isinstance(out_grads, nd.NDArray):
+            out_grads = [out_grads]
+        self._manager.backward(out_grads)
+
+    def get_output_shapes(self):
+        shapes = {d.name: tuple(d.shape) for d in self.data_shapes + self.label_shapes}
+        _, out_shapes, _ = self.symbol.infer_shape(**shapes)
+        return list(zip(self.output_names, out_shapes))
+
+    def get_outputs(self, merge_multi_context=True, begin=0, end=None):
+        """The outputs: merged over the devices (batch axis first), or per output a list of
+        the devices' parts."""
+        per_device = self._manager.outputs
+        count = len(per_device[0])
+        end = count if end is None else end
+        outputs = [[dev[i] for dev in per_device] for i in range(begin, end)]
+        if not merge_multi_context:
+            return outputs
+        return [parts[0] if len(parts) == 1 else nd.concat(*parts, dim=0) for parts in outputs]
+
+    def get_input_grads(self, merge_multi_context=True):
+        raise MXNetError("get_input_grads: Cohort's executor group does not bind data "
+                         'gradients yet (inputs_need_grad)')
+
+    def get_states(self, merge_multi_context=True):
+        raise MXNetError("get_states: Cohort's executor group has no state arrays yet")
+
+    def set_states(self, states=None, value=None):
+        raise MXNetError("set_states: Cohort's executor group has no state arrays yet")
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        self._manager.update_metric(eval_metric, labels, pre_sliced)
+
+    def install_monitor(self, mon):
+        self._manager.install_monitor(mon)
