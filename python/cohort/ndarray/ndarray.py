@@ -653,7 +653,8 @@ def array(source_array, ctx=None, dtype=None):
         if source.dtype == object:
             raise TypeError('source_array must be array like object')
     # (np.ascontiguousarray would make a 0-d source 1-d; mx.nd.array(np.ones([])) is 0-d)
-    source = np.array(source, dtype=_dtype_name(dtype), order='C', copy=False)
+    # (np.asarray, not np.array(copy=False), which numpy 2 turns into "never copy")
+    source = np.asarray(source, dtype=_dtype_name(dtype), order='C')
     return _placed(NDArray(_cohort.from_numpy(source, ctx._text())), ctx)
 
 
