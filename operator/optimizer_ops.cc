@@ -19,18 +19,31 @@ void DispatchUpdate(const std::string& op, DType dtype, Fn&& fn) {
   COHORT_THROW() << op << ": no kernel for " << dtype << " weights (float32 and float64 have one)";
 }
 
-class UpdateOp : public Operator {
+// What every training-step op shares: float32 or float64, no gradient (binding refuses one:
+// Operator::HasGradient), a GPU kernel.
+class TrainingStepOp : public Operator {
+ public:
+  bool HasGradient() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<NDArray>&, const std::vector<GradReq>&,
+                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
+    COHORT_THROW() << type() << " has no gradient";
+  }
+};
+
+class UpdateOp : public TrainingStepOp {
  public:
   UpdateOp(UpdateKind kind, const std::string& name, const Attrs& attrs)
       : p_(UpdateOpParam::Parse(kind, name, attrs)), states_(p_.StateNames()) {}
 
   std::vector<std::string> ListArguments() const override { return {"weight", "grad"}; }
   std::vector<std::string> ListAuxiliaryStates() const override { return states_; }
-  bool HasGradient() const override { return false; }
-  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
-  bool TakesDType(DType dtype) const override {
-    return dtype == DType::kFloat32 || dtype == DType::kFloat64;
-  }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>& aux) const override {
@@ -69,14 +82,6 @@ class UpdateOp : public Operator {
     });
   }
 
-  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
-                const std::vector<NDArray>&, const std::vector<GradReq>&,
-                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
-    COHORT_THROW() << type() << " has no gradient";  // binding refuses one (HasGradient)
-  }
-  bool BackwardNeedsInputs() const override { return false; }
-  bool BackwardNeedsOutputs() const override { return false; }
-
  private:
   UpdateOpParam p_;
   std::vector<std::string> states_;
@@ -84,7 +89,7 @@ class UpdateOp : public Operator {
 
 // lamb_update_phase1 (weight, grad; states mean, var -> g) and lamb_update_phase2 (weight, g,
 // r1, r2 -> the new weight): Note in optimizer_ops.h.
-class LambPhase : public Operator {
+class LambPhase : public TrainingStepOp {
  public:
   LambPhase(int phase, const Attrs& attrs) : phase_(phase), p_(LambParam::Parse(phase, attrs)) {}
 
@@ -94,11 +99,6 @@ class LambPhase : public Operator {
   }
   std::vector<std::string> ListAuxiliaryStates() const override {
     return phase_ == 1 ? std::vector<std::string>{"mean", "var"} : std::vector<std::string>{};
-  }
-  bool HasGradient() const override { return false; }
-  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
-  bool TakesDType(DType dtype) const override {
-    return dtype == DType::kFloat32 || dtype == DType::kFloat64;
   }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
@@ -135,14 +135,6 @@ class LambPhase : public Operator {
       }
     });
   }
-
-  void Backward(const OpContext&, const std::vector<NDArray>&, const std::vector<NDArray>&,
-                const std::vector<NDArray>&, const std::vector<GradReq>&,
-                const std::vector<NDArray>&, const std::vector<NDArray>&) const override {
-    COHORT_THROW() << type() << " has no gradient";  // binding refuses one (HasGradient)
-  }
-  bool BackwardNeedsInputs() const override { return false; }
-  bool BackwardNeedsOutputs() const override { return false; }
 
  private:
   int phase_;

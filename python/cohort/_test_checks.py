@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 
+from .util import setenv
+
 
 def default_rtols():
     return {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5,
@@ -102,18 +104,6 @@ def retry(n):
                         raise
         return wrapper
     return decorate
-
-
-def getenv(name):
-    return os.environ.get(name)
-
-
-def setenv(name, value):
-    """Sets (None: removes) an environment variable of this process."""
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
 
 
 @contextlib.contextmanager

@@ -104,12 +104,7 @@ class KVStore(object):
         """Sums each key's values (over devices and workers) and updates its stored value with
         the sum: the updater's result, or the sum itself without one."""
         keys, values = _as_lists(key, value, 'push')
-        for k, arrays in zip(keys, values):
-            stored = self._value_of(k, 'push')
-            for a in arrays:
-                if a.shape != stored.shape:
-                    raise MXNetError('push: key %r holds shape %s, got a value of shape %s'
-                                     % (k, stored.shape, a.shape))
+        self._check_shapes(keys, values, 'push')
         for k, arrays in zip(keys, values):
             merged = self._merged[k]
             self.handle.pushpull([self._ids[k]], [[a._handle for a in arrays]],
@@ -124,13 +119,10 @@ class KVStore(object):
         if out is None:
             raise AssertionError('pull: out is required')
         keys, outs = _as_lists(key, out, 'pull')
+        self._check_shapes(keys, outs, 'pull')
         for k, arrays in zip(keys, outs):
-            stored = self._value_of(k, 'pull')
             for a in arrays:
-                if a.shape != stored.shape:
-                    raise MXNetError('pull: key %r holds shape %s, out has shape %s'
-                                     % (k, stored.shape, a.shape))
-                stored.copyto(a)
+                self._stored[k].copyto(a)
 
     def pushpull(self, key, value, out=None, priority=0):
         """push, then pull into out (the values themselves when out is None)."""
@@ -184,10 +176,16 @@ class KVStore(object):
 
     _barrier = barrier
 
-    def _value_of(self, key, what):
-        if key not in self._stored:
-            raise MXNetError('%s: key %r was never initialised (call init first)' % (what, key))
-        return self._stored[key]
+    def _check_shapes(self, keys, arrays, what):
+        """Each key initialised, and each of its arrays of the stored value's shape."""
+        for k, group in zip(keys, arrays):
+            if k not in self._stored:
+                raise MXNetError('%s: key %r was never initialised (call init first)' % (what, k))
+            for a in group:
+                if a.shape != self._stored[k].shape:
+                    raise MXNetError('%s: key %r holds shape %s, %s has shape %s'
+                                     % (what, k, self._stored[k].shape,
+                                        'a value' if what == 'push' else 'out', a.shape))
 
     def __getstate__(self):
         raise pickle.PicklingError('a KVStore holds a live store and cannot be pickled')

@@ -46,6 +46,17 @@ class LRScheduler(object):
     def __call__(self, num_update):
         raise NotImplementedError('must override this')
 
+    def _decay_until(self, max_update, final_lr):
+        """Poly's and Cosine's end: final_lr at max_update, max_steps after the warm-up."""
+        if not isinstance(max_update, int):
+            raise AssertionError('max_update must be an int, got %r' % (max_update,))
+        if max_update < 1:
+            raise ValueError('maximum number of updates must be strictly positive')
+        self.base_lr_orig = self.base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
     def _warmup_options(self):
         if self.warmup_mode != 'linear' and self.warmup_steps:
             raise ValueError("the trainer's schedules warm up linearly; warmup_mode %r has no "
@@ -132,15 +143,8 @@ class PolyScheduler(LRScheduler):
     def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode='linear'):
         super(PolyScheduler, self).__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise AssertionError('max_update must be an int, got %r' % (max_update,))
-        if max_update < 1:
-            raise ValueError('maximum number of updates must be strictly positive')
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._decay_until(max_update, final_lr)
 
     def __call__(self, num_update):
         if num_update < self.warmup_steps:
@@ -163,14 +167,7 @@ class CosineScheduler(LRScheduler):
                  warmup_mode='linear'):
         super(CosineScheduler, self).__init__(base_lr, warmup_steps, warmup_begin_lr,
                                               warmup_mode)
-        if not isinstance(max_update, int):
-            raise AssertionError('max_update must be an int, got %r' % (max_update,))
-        if max_update < 1:
-            raise ValueError('maximum number of updates must be strictly positive')
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._decay_until(max_update, final_lr)
 
     def __call__(self, num_update):
         if num_update < self.warmup_steps:

@@ -183,6 +183,17 @@ class Optimizer(object):
             kwargs['clip_gradient'] = self.clip_gradient
         return kwargs
 
+    def _begin_update(self, index, weight, grad):
+        """Checks the arrays and counts the update (before the rate is read, as MXNet)."""
+        _check_arrays(weight, grad)
+        self._update_count(index)
+
+    def _op_kwargs(self, index, **extra):
+        """An update operator's rescale_grad, clip_gradient (when set), lr and wd for index."""
+        kwargs = self._common_kwargs()
+        kwargs.update(lr=self._get_lr(index), wd=self._get_wd(index), **extra)
+        return kwargs
+
     def __getstate__(self):
         state = self.__dict__.copy()
         del state['param_dict']  # Gluon parameters do not pickle
@@ -253,10 +264,8 @@ class SGD(_MasterLast):
 
     def update(self, index, weight, grad, state):
         for i, w, g, s in _each(index, weight, grad, state):
-            _check_arrays(w, g)
-            self._update_count(i)
-            kwargs = self._common_kwargs()
-            kwargs.update(lr=self._get_lr(i), wd=self._get_wd(i), lazy_update=self.lazy_update)
+            self._begin_update(i, w, g)
+            kwargs = self._op_kwargs(i, lazy_update=self.lazy_update)
             if s is None:
                 s = self._zeros(w)
             nd.sgd_mom_update(w, g, s, out=w, momentum=self.momentum, **kwargs)
@@ -299,10 +308,8 @@ class NAG(_MasterLast):
         return _zeros_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
-        kwargs = self._common_kwargs()
-        kwargs.update(lr=self._get_lr(index), wd=self._get_wd(index))
+        self._begin_update(index, weight, grad)
+        kwargs = self._op_kwargs(index)
         if state is not None:
             nd.nag_mom_update(weight, grad, state, out=weight, momentum=self.momentum, **kwargs)
         else:
@@ -322,10 +329,8 @@ class Signum(Optimizer):
         return _zeros_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
-        kwargs = self._common_kwargs()
-        kwargs.update(lr=self._get_lr(index), wd=self._get_wd(index))
+        self._begin_update(index, weight, grad)
+        kwargs = self._op_kwargs(index)
         if state is not None:
             if self.wd_lh:
                 kwargs['wd_lh'] = self.wd_lh
@@ -352,8 +357,7 @@ class LAMB(Optimizer):
         return (_zeros_like(weight), _zeros_like(weight))  # mean, var
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         kwargs = {'beta1': self.beta1, 'beta2': self.beta2, 'epsilon': self.epsilon,
                   'bias_correction': self.bias_correction, 'rescale_grad': self.rescale_grad,
                   't': self._index_update_count[index]}
@@ -382,8 +386,7 @@ class FTML(Optimizer):
         return tuple(_zeros_like(weight) for _ in range(3))  # d, v, z
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         kwargs = {'beta1': self.beta1, 'beta2': self.beta2, 'epsilon': self.epsilon,
                   'rescale_grad': self.rescale_grad, 't': self._index_update_count[index]}
         if self.clip_gradient:
@@ -407,8 +410,7 @@ class Adam(Optimizer):
         return (_zeros_like(weight), _zeros_like(weight))  # mean, var
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         t = self._index_update_count[index]
         lr = self._get_lr(index) * math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
         kwargs = self._common_kwargs()
@@ -434,11 +436,8 @@ class RMSProp(Optimizer):
                      range(3 if self.centered else 1))
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
-        kwargs = self._common_kwargs()
-        kwargs.update(gamma1=self.gamma1, epsilon=self.epsilon, lr=self._get_lr(index),
-                      wd=self._get_wd(index))
+        self._begin_update(index, weight, grad)
+        kwargs = self._op_kwargs(index, gamma1=self.gamma1, epsilon=self.epsilon)
         if self.clip_weights:
             kwargs['clip_weights'] = self.clip_weights
         if self.centered:
@@ -462,12 +461,10 @@ class Ftrl(Optimizer):
         return (nd.zeros(weight.shape, weight.context), nd.zeros(weight.shape, weight.context))
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
-        kwargs = self._common_kwargs()
+        self._begin_update(index, weight, grad)
         z, n = state
-        nd.ftrl_update(weight, grad, z, n, out=weight, lr=self._get_lr(index),
-                       wd=self._get_wd(index), lamda1=self.lamda1, beta=self.beta, **kwargs)
+        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta,
+                       **self._op_kwargs(index))
 
 
 def _rescaled_clipped(opt, grad):
@@ -489,8 +486,7 @@ class AdaGrad(Optimizer):
         return nd.zeros(weight.shape, weight.context)
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         lr, wd = self._get_lr(index), self._get_wd(index)
         grad = _rescaled_clipped(self, grad)
         state[:] += nd.square(grad)
@@ -510,9 +506,8 @@ class AdaDelta(Optimizer):
         return (nd.zeros(weight.shape, weight.context), nd.zeros(weight.shape, weight.context))
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
+        self._begin_update(index, weight, grad)
         wd = self._get_wd(index)
-        self._update_count(index)
         grad *= self.rescale_grad  # in place, as MXNet's AdaDelta rescales the caller's
         if self.clip_gradient is not None:
             grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
@@ -537,8 +532,7 @@ class Adamax(Optimizer):
         return (_zeros_like(weight), _zeros_like(weight))
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         t = self._index_update_count[index]
         lr = self._get_lr(index) / (1. - self.beta1 ** t)
         grad = grad * self.rescale_grad + self._get_wd(index) * weight
@@ -566,8 +560,7 @@ class Nadam(Optimizer):
         return (_zeros_like(weight), _zeros_like(weight))
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         lr, t = self._get_lr(index), self._index_update_count[index]
         grad = grad * self.rescale_grad + self._get_wd(index) * weight
         if self.clip_gradient is not None:
@@ -596,8 +589,7 @@ class SGLD(Optimizer):
         return None
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         lr, wd = self._get_lr(index), self._get_wd(index)
         grad = _rescaled_clipped(self, grad)
         weight[:] += -lr / 2 * (grad + wd * weight)
@@ -620,8 +612,7 @@ class DCASGD(Optimizer):
         return (mom, weight.copy())
 
     def update(self, index, weight, grad, state):
-        _check_arrays(weight, grad)
-        self._update_count(index)
+        self._begin_update(index, weight, grad)
         lr, wd = self._get_lr(index), self._get_wd(index)
         grad = _rescaled_clipped(self, grad)
         mom, previous = state

@@ -26,14 +26,14 @@ from ._test_checks import (
     assert_allclose, assert_almost_equal_ignore_nan, check_numeric_gradient,
     check_symbolic_backward, check_symbolic_forward, collapse_sum_like, create_2d_tensor,
     create_vector, default_atols, default_numeric_eps, default_rtols, effective_dtype,
-    environment, get_etol, get_tolerance, get_tols, getenv, numeric_grad, rand_coord_2d, retry,
-    same_array, setenv, simple_forward)
+    environment, get_etol, get_tolerance, get_tols, numeric_grad, rand_coord_2d, retry,
+    same_array, simple_forward)
 from .context import Context, current_context
 from .io import DataIter
 from .ndarray import NDArray
 from .ndarray.ndarray import array
 from .symbol import Symbol
-from .util import use_np
+from .util import getenv, setenv, use_np
 
 
 def default_context():
