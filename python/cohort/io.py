@@ -2,6 +2,7 @@
 Python iterators subclass, and NDArrayIter, CSVIter and MNISTIter served by Cohort's C++
 iterators (the same code as cohort-train's data)."""
 from collections import OrderedDict, namedtuple
+import warnings
 
 import numpy as np
 
@@ -266,8 +267,8 @@ class ImageRecordIter(_NativeIter):
     with rand_mirror, after MXNet's random warp and HSL jitter when asked, then ((pixel - mean)
     * contrast + illumination) / std * scale, the mean per channel or mean_img's per pixel, on
     preprocess_threads threads (Note [Image records] in io/image_record_iter.h). MXNet's
-    keywords; one Cohort does not know, or an augmenter it does not have yet, is an error
-    naming it."""
+    keywords; an augmenter MXNet has and Cohort does not yet is an error naming it. A keyword
+    MXNet does not know either is ignored, as MXNet ignores it, with a warning naming it."""
 
     # MXNet's random augmenters (Note [Image augmenters] in io/image_augment.h), with their
     # defaults; the ones Cohort has not (pad, crop sizes, interpolation) only at their "off"
@@ -277,10 +278,14 @@ class ImageRecordIter(_NativeIter):
                    'max_img_size': 1e10, 'min_img_size': 0, 'fill_value': 255, 'random_h': 0,
                    'random_s': 0, 'random_l': 0, 'max_random_contrast': 0,
                    'max_random_illumination': 0}
-    _NOT_YET = {'pad': 0, 'max_crop_size': -1, 'min_crop_size': -1, 'inter_method': 1}
+    _NOT_YET = {'pad': 0, 'max_crop_size': -1, 'min_crop_size': -1, 'inter_method': 1,
+                'path_imglist': '', 'aug_seq': 'aug_default', 'random_resized_crop': False,
+                'min_aspect_ratio': None, 'max_random_area': 1, 'min_random_area': 1,
+                'brightness': 0, 'contrast': 0, 'saturation': 0, 'pca_noise': 0,
+                'mirror': False, 'mean_a': 0, 'std_a': 1}
     # Keywords that change nothing here (threads, buffers, logging, the image's dtype).
     _IGNORED = ('prefetch_buffer', 'verbose', 'dtype', 'ctx', 'shuffle_chunk_size',
-                'shuffle_chunk_seed', 'num_parts_check', 'silent')
+                'shuffle_chunk_seed', 'num_parts_check', 'silent', 'device_id')
 
     def __init__(self, path_imgrec, data_shape, batch_size, path_imgidx='', label_width=1,
                  resize=-1, rand_crop=False, rand_mirror=False, mean_r=0.0, mean_g=0.0,
@@ -300,7 +305,8 @@ class ImageRecordIter(_NativeIter):
                     raise ValueError('ImageRecordIter: %s=%r is an augmenter Cohort does not '
                                      'have yet' % (key, value))
             elif key not in self._IGNORED:
-                raise TypeError('ImageRecordIter: unknown keyword %r' % key)
+                warnings.warn('ImageRecordIter: keyword %r is not one of MXNet\'s; ignored, as '
+                              'MXNet ignores it' % key, stacklevel=2)
         if not isinstance(path_imgrec, str) or not isinstance(path_imgidx, str):
             raise TypeError('ImageRecordIter: path_imgrec and path_imgidx must be str')
         data_shape = tuple(int(d) for d in data_shape)
