@@ -105,6 +105,8 @@ EnvConfig& MutableEnv() {
 
 const EnvConfig& Env() { return MutableEnv(); }
 
+bool EliminateCommonExprOn() { return ReadInt("MXNET_ELIMINATE_COMMON_EXPR", 1, 0, 1) != 0; }
+
 void SetNumThreads(int threads) {
   if (threads < 1 || threads > kMaxThreads) {
     throw ConfigError("threads: " + std::to_string(threads) + " is not between 1 and " +

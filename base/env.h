@@ -64,6 +64,9 @@ int ShareOfCores(int hardware, int allowed, int local_ranks);
 
 // Read once, on first use; a malformed value throws naming the variable.
 const EnvConfig& Env();
+// MXNet's MXNET_ELIMINATE_COMMON_EXPR, read at each bind as MXNet reads it: 1 (default) merges
+// equal op nodes of the graph (Symbol::EliminateCommonExpr), 0 binds the graph as written.
+bool EliminateCommonExprOn();
 // Replaces COHORT_NUM_THREADS's value (a config's `threads`). Thread pools read it when they are
 // made, so call it before the first parallel work: setenv after Env() was read changes nothing.
 void SetNumThreads(int threads);

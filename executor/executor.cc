@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "base/env.h"
 #include "executor/graph_plan.h"
 #include "operator/common/gpu_resources.h"
 
@@ -272,7 +273,8 @@ void Executor::Build(const Executor* shared_exec) {
     bound.aux_shapes.push_back(a.shape());
     bound.aux_dtypes.push_back(a.dtype());
   }
-  const GraphPlan g = GraphPlan::Make(symbol_, bound);
+  optimized_symbol_ = EliminateCommonExprOn() ? symbol_.EliminateCommonExpr() : symbol_;
+  const GraphPlan g = GraphPlan::Make(optimized_symbol_, bound);
   needs_backward_ = g.needs_backward;
   if (ctx_.is_gpu()) AttachGpu(g, shared_exec);
   std::vector<NDArray> data, grad;
@@ -449,8 +451,8 @@ void Executor::FindFinalGradients(const GraphPlan& g) {
 void Executor::BindOutputs(const GraphPlan& g, const std::vector<NDArray>& data,
                            const std::vector<NDArray>& grad) {
   const std::vector<std::string> output_names = symbol_.ListOutputs();
-  for (size_t k = 0; k < symbol_.outputs().size(); ++k) {
-    const int e = g.EntryId(symbol_.outputs()[k]);
+  for (size_t k = 0; k < optimized_symbol_.outputs().size(); ++k) {
+    const int e = g.EntryId(optimized_symbol_.outputs()[k]);
     outputs_.push_back(data[e]);
     output_dict_[output_names[k]] = data[e];
     if (g.grad_plan[e] >= 0) heads_.push_back({static_cast<int>(k), grad[e]});

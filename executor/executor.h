@@ -67,6 +67,8 @@ class Executor {
   const std::map<std::string, NDArray>& aux_dict() const { return aux_dict_; }
   const std::map<std::string, NDArray>& output_dict() const { return output_dict_; }
   const Symbol& symbol() const { return symbol_; }
+  // The graph the executor runs: symbol() after the bind's passes (MXNet's get_optimized_symbol).
+  const Symbol& optimized_symbol() const { return optimized_symbol_; }
   Context ctx() const { return ctx_; }
 
   // Copies parameters in by name; a name the executor does not have is an error unless
@@ -142,7 +144,7 @@ class Executor {
   void BindOutputs(const GraphPlan& g, const std::vector<NDArray>& data,
                    const std::vector<NDArray>& grad);
 
-  Symbol symbol_;
+  Symbol symbol_, optimized_symbol_;
   Context ctx_;
   std::vector<NDArray> args_, grads_, aux_, outputs_;
   std::vector<GradReq> grad_reqs_;

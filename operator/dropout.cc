@@ -2,6 +2,7 @@
 // 1/(1-p); the mask (dropout.h's hash, as on the GPU) is a hidden output that backward reads.
 // Seeded per forward by the executor.
 #include "operator/dropout.h"
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -37,6 +38,8 @@ class Dropout : public Operator {
 
   std::vector<std::string> ListOutputs() const override { return {"output", "mask"}; }
   int NumVisibleOutputs() const override { return 1; }
+  bool IsDeterministic() const override { return false; }
+  bool TakesDType(DType dtype) const override { return IsFloatingPoint(dtype); }
   bool BackwardNeedsInputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
@@ -50,23 +53,26 @@ class Dropout : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, DropoutForwardGpu(ctx, p_, in[0], out[0], out[1]));
-    const float* x = F(in[0]);
-    float* y = F(out[0]);
-    float* mask = F(out[1]);
-    const int64_t n = in[0].size();
-    if (!p_.Active(ctx.is_train)) {
-      for (int64_t i = 0; i < n; ++i) {
-        mask[i] = 1.0f;
-        y[i] = x[i];
+    DispatchFloating(type(), in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = in[0].data<T>();
+      T* y = out[0].data<T>();
+      T* mask = out[1].data<T>();
+      const int64_t n = in[0].size();
+      if (!p_.Active(ctx.is_train)) {
+        for (int64_t i = 0; i < n; ++i) {
+          mask[i] = ConvertValue<T>(1.0f);
+          y[i] = x[i];
+        }
+        return;
       }
-      return;
-    }
-    const DropoutMask draw(ctx.seed, p_.p);
-    const int64_t offset = DropoutMask::ElementOffset(ctx, n);
-    for (int64_t i = 0; i < n; ++i) {
-      mask[i] = draw.At(offset + i);
-      y[i] = x[i] * mask[i];
-    }
+      const DropoutMask draw(ctx.seed, p_.p);
+      const int64_t offset = DropoutMask::ElementOffset(ctx, n);
+      for (int64_t i = 0; i < n; ++i) {
+        mask[i] = ConvertValue<T>(draw.At(offset + i));
+        y[i] = DropoutValue(x[i], mask[i]);
+      }
+    });
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -75,10 +81,16 @@ class Dropout : public Operator {
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     COHORT_GPU_DISPATCH(ctx, DropoutBackwardGpu(ctx, req[0], out_grad[0], out[1], in_grad[0]));
-    const float* dy = F(out_grad[0]);
-    const float* mask = F(out[1]);
-    float* dx = F(in_grad[0]);
-    for (int64_t i = 0; i < in_grad[0].size(); ++i) AssignReq(req[0], dx, i, dy[i] * mask[i]);
+    DispatchFloating(type(), out_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using C = ComputeType<T>;
+      const T* dy = out_grad[0].data<T>();
+      const T* mask = out[1].data<T>();
+      T* dx = in_grad[0].data<T>();
+      for (int64_t i = 0; i < in_grad[0].size(); ++i) {
+        AssignReq(req[0], dx, i, ConvertValue<C>(dy[i]) * ConvertValue<C>(mask[i]));
+      }
+    });
   }
 
  private:

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
+#include "base/half.h"
 #include "base/host_device.h"
 #include "operator/common/operator.h"
 
@@ -54,5 +56,12 @@ struct DropoutMask {
     return bits >= threshold ? keep : 0.0f;
   }
 };
+
+// Output element i for input x and mask m in the data's type T, as MXNet keeps both (the half
+// types multiply in float).
+template <typename T>
+COHORT_HOST_DEVICE T DropoutValue(T x, T m) {
+  return ConvertValue<T>(ConvertValue<ComputeType<T>>(x) * ConvertValue<ComputeType<T>>(m));
+}
 
 }  // namespace cohort::op

@@ -1,6 +1,6 @@
 // Elementwise arithmetic on the CPU: elemwise_add/_sub/_mul/_div on equal shapes, and the scalar
 // forms (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar),
-// with elemwise.h's functions, in every numeric dtype (gradients: float32 and float64).
+// with elemwise.h's functions, in every numeric dtype (gradients: the floating types).
 #include "operator/elemwise.h"
 #include "operator/common/kernel_util.h"
 
@@ -63,10 +63,11 @@ void ScalarForwardCpu(ScalarKind kind, int64_t n, const T* x, T s, T* y) {
 // The gradients likewise, the kind (and the side, the request) fixed outside the loop.
 template <typename T, BinaryKind kKind>
 void BinaryGradLoop(GradReq req, int side, int64_t n, const T* dy, const T* a, const T* b, T* dx) {
+  using C = ComputeType<T>;
   if (side == 0) {
-    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad<T>(kKind, 0, dy[i], a, b, i); });
+    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad<T>(kKind, 0, C(dy[i]), a, b, i); });
   } else {
-    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad<T>(kKind, 1, dy[i], a, b, i); });
+    WriteGrad(req, n, dx, [&](int64_t i) { return BinaryGrad<T>(kKind, 1, C(dy[i]), a, b, i); });
   }
 }
 template <typename T>
@@ -81,7 +82,9 @@ void BinaryGradCpu(BinaryKind kind, GradReq req, int side, int64_t n, const T* d
 }
 template <typename T, ScalarKind kKind>
 void ScalarGradLoop(GradReq req, int64_t n, const T* dy, const T* x, T s, T* dx) {
-  WriteGrad(req, n, dx, [&](int64_t i) { return ScalarGrad<T>(kKind, dy[i], x, s, i); });
+  using C = ComputeType<T>;
+  const C sc = ConvertValue<C>(s);
+  WriteGrad(req, n, dx, [&](int64_t i) { return ScalarGrad<T>(kKind, C(dy[i]), x, sc, i); });
 }
 template <typename T>
 void ScalarGradCpu(ScalarKind kind, GradReq r, int64_t n, const T* dy, const T* x, T s, T* dx) {
@@ -273,7 +276,7 @@ class Scalar : public Operator {
     DispatchGradient(type(), out_grad[0].dtype(), [&](auto tag) {
       using T = decltype(tag);
       ScalarGradCpu<T>(kind_, req[0], out_grad[0].size(), out_grad[0].data<T>(),
-                       BackwardNeedsInputs() ? in[0].data<T>() : nullptr, static_cast<T>(scalar_),
+                       BackwardNeedsInputs() ? in[0].data<T>() : nullptr, ConvertValue<T>(scalar_),
                        in_grad[0].data<T>());
     });
   }

@@ -46,7 +46,7 @@ void BinaryBackwardTyped(const GpuResources::Impl& g, BinaryKind k, const NDArra
     if (r == GradReq::kNull) continue;
     T* dx = static_cast<T*>(in_grad[side].raw_data());
     ForEach(g, out_grad.size(), [=] __device__(int64_t i) {
-      AssignReq(r, dx, i, BinaryGrad<T>(k, side, dy[i], a, b, i));
+      AssignReq(r, dx, i, BinaryGrad<T>(k, side, ConvertValue<ComputeType<T>>(dy[i]), a, b, i));
     });
   }
 }
@@ -54,12 +54,14 @@ void BinaryBackwardTyped(const GpuResources::Impl& g, BinaryKind k, const NDArra
 template <typename T>
 void ScalarBackwardTyped(const GpuResources::Impl& g, ScalarKind k, double scalar, GradReq req,
                          const NDArray& out_grad, const NDArray* in, const NDArray& in_grad) {
-  const T s = static_cast<T>(scalar);
+  using C = ComputeType<T>;
+  const C s = ConvertValue<C>(ConvertValue<T>(scalar));  // the scalar in the array's type first
   const T* dy = static_cast<const T*>(out_grad.raw_data());
   const T* x = in ? static_cast<const T*>(in->raw_data()) : nullptr;
   T* dx = static_cast<T*>(in_grad.raw_data());
-  ForEach(g, out_grad.size(),
-          [=] __device__(int64_t i) { AssignReq(req, dx, i, ScalarGrad<T>(k, dy[i], x, s, i)); });
+  ForEach(g, out_grad.size(), [=] __device__(int64_t i) {
+    AssignReq(req, dx, i, ScalarGrad<T>(k, ConvertValue<C>(dy[i]), x, s, i));
+  });
 }
 
 }  // namespace

@@ -29,17 +29,23 @@ COHORT_HOST_DEVICE T BinaryValue(BinaryKind kind, T a, T b) {
   return T(0);
 }
 
-// The gradient of `side` (0: lhs, 1: rhs) at element i for head gradient g. a and b are read
-// only by kMul and kDiv (BinaryGradReadsInputs) and may be null for the others. Floating types.
+// The gradient of `side` (0: lhs, 1: rhs) at element i for head gradient g, in T's ComputeType
+// (float for the half types). a and b are read only by kMul and kDiv (BinaryGradReadsInputs) and
+// may be null for the others. Floating types.
 template <typename T>
-COHORT_HOST_DEVICE T BinaryGrad(BinaryKind kind, int side, T g, const T* a, const T* b, int64_t i) {
+COHORT_HOST_DEVICE ComputeType<T> BinaryGrad(BinaryKind kind, int side, ComputeType<T> g,
+                                             const T* a, const T* b, int64_t i) {
+  using C = ComputeType<T>;
   switch (kind) {
     case BinaryKind::kAdd: return g;
     case BinaryKind::kSub: return side == 0 ? g : -g;
-    case BinaryKind::kMul: return g * (side == 0 ? b[i] : a[i]);
-    case BinaryKind::kDiv: return side == 0 ? g / b[i] : -g * a[i] / (b[i] * b[i]);
+    case BinaryKind::kMul: return g * ConvertValue<C>(side == 0 ? b[i] : a[i]);
+    case BinaryKind::kDiv: {
+      const C bi = ConvertValue<C>(b[i]);
+      return side == 0 ? g / bi : -g * ConvertValue<C>(a[i]) / (bi * bi);
+    }
   }
-  return T(0);
+  return C(0);
 }
 inline bool BinaryGradReadsInputs(BinaryKind kind) {
   return kind == BinaryKind::kMul || kind == BinaryKind::kDiv;
@@ -65,20 +71,25 @@ COHORT_HOST_DEVICE T ScalarValue(ScalarKind kind, T x, T s) {
 // The gradient at element i for head gradient g; x is read only by kRDiv, kMaximum and kMinimum
 // (ScalarGradReadsInput) and may be null for the others. maximum passes the gradient where
 // x >= s, minimum where x <= s, as MXNet's _backward_maximum_scalar / _minimum_scalar do.
-// Floating types.
+// Floating types, computed in T's ComputeType (s is the scalar rounded to T first).
 template <typename T>
-COHORT_HOST_DEVICE T ScalarGrad(ScalarKind kind, T g, const T* x, T s, int64_t i) {
+COHORT_HOST_DEVICE ComputeType<T> ScalarGrad(ScalarKind kind, ComputeType<T> g, const T* x,
+                                             ComputeType<T> s, int64_t i) {
+  using C = ComputeType<T>;
   switch (kind) {
     case ScalarKind::kPlus:
     case ScalarKind::kMinus: return g;
     case ScalarKind::kRMinus: return -g;
     case ScalarKind::kMul: return g * s;
     case ScalarKind::kDiv: return g / s;
-    case ScalarKind::kRDiv: return g * (-s / (x[i] * x[i]));
-    case ScalarKind::kMaximum: return x[i] >= s ? g : T(0);
-    case ScalarKind::kMinimum: return x[i] <= s ? g : T(0);
+    case ScalarKind::kRDiv: {
+      const C xi = ConvertValue<C>(x[i]);
+      return g * (-s / (xi * xi));
+    }
+    case ScalarKind::kMaximum: return ConvertValue<C>(x[i]) >= s ? g : C(0);
+    case ScalarKind::kMinimum: return ConvertValue<C>(x[i]) <= s ? g : C(0);
   }
-  return T(0);
+  return C(0);
 }
 inline bool ScalarGradReadsInput(ScalarKind kind) {
   return kind == ScalarKind::kRDiv || kind == ScalarKind::kMaximum || kind == ScalarKind::kMinimum;

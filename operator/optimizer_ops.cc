@@ -24,6 +24,7 @@ void DispatchUpdate(const std::string& op, DType dtype, Fn&& fn) {
 class TrainingStepOp : public Operator {
  public:
   bool HasGradient() const override { return false; }
+  bool IsDeterministic() const override { return false; }  // updates its inputs in place
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
   bool TakesDType(DType dtype) const override {
     return dtype == DType::kFloat32 || dtype == DType::kFloat64;

@@ -39,6 +39,7 @@ class RandomOp : public Operator {
   RandomOp(RandomKind kind, const Attrs& attrs) : p_(RandomParam::Parse(kind, attrs)) {}
 
   std::vector<std::string> ListArguments() const override { return {}; }
+  bool IsDeterministic() const override { return false; }
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }

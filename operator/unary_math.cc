@@ -12,6 +12,9 @@ void UnaryForwardGpu(const OpContext& ctx, const UnaryParam& p, const NDArray& i
 void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
                       const NDArray& out_grad, const NDArray* in, const NDArray* out,
                       const NDArray& in_grad);
+void UnaryTypedBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
+                           const NDArray& out_grad, const NDArray* in, const NDArray* out,
+                           const NDArray& in_grad);
 
 UnaryParam UnaryParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
@@ -121,6 +124,25 @@ class Unary : public Operator {
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
     const bool reads_x = p_.GradReadsInput();
+    if (out_grad[0].dtype() != DType::kFloat32) {  // Note [Typed unary math]
+      const NDArray* x_in = reads_x ? &in[0] : nullptr;
+      const NDArray* y_out = reads_x ? nullptr : &out[0];
+      COHORT_GPU_DISPATCH(
+          ctx, UnaryTypedBackwardGpu(ctx, p_, req[0], out_grad[0], x_in, y_out, in_grad[0]));
+      DispatchGradient(type(), out_grad[0].dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* dy = out_grad[0].data<T>();
+        const T* x = x_in ? x_in->data<T>() : dy;  // the function ignores the one it does not read
+        const T* y = y_out ? y_out->data<T>() : dy;
+        T* dx = in_grad[0].data<T>();
+        for (int64_t i = 0; i < out_grad[0].size(); ++i) {
+          AssignReq(req[0], dx, i,
+                    UnaryTypedGrad<T>(p_.kind, ConvertValue<ComputeType<T>>(dy[i]), x[i], y[i],
+                                      p_.a_min, p_.a_max));
+        }
+      });
+      return;
+    }
     COHORT_GPU_DISPATCH(ctx,
                         UnaryBackwardGpu(ctx, p_, req[0], out_grad[0], reads_x ? &in[0] : nullptr,
                                          reads_x ? nullptr : &out[0], in_grad[0]));

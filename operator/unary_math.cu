@@ -26,6 +26,22 @@ void UnaryTypedForward(const GpuResources::Impl& g, const UnaryParam& p, const N
   ForEach(g, in.size(), [=] __device__(int64_t i) { y[i] = UnaryTyped<T>(k, x[i], lo, hi); });
 }
 
+template <typename T>
+void UnaryTypedBackward(const GpuResources::Impl& g, const UnaryParam& p, GradReq req,
+                        const NDArray& out_grad, const NDArray* in, const NDArray* out,
+                        const NDArray& in_grad) {
+  using C = ComputeType<T>;
+  const T* dy = static_cast<const T*>(out_grad.raw_data());
+  const T* x = in ? static_cast<const T*>(in->raw_data()) : dy;  // the one not read stands in
+  const T* y = out ? static_cast<const T*>(out->raw_data()) : dy;
+  T* dx = static_cast<T*>(in_grad.raw_data());
+  const UnaryKind k = p.kind;
+  const float lo = p.a_min, hi = p.a_max;
+  ForEach(g, out_grad.size(), [=] __device__(int64_t i) {
+    AssignReq(req, dx, i, UnaryTypedGrad<T>(k, ConvertValue<C>(dy[i]), x[i], y[i], lo, hi));
+  });
+}
+
 }  // namespace
 
 // Element types other than float32 (Note [Typed unary math]).
@@ -47,6 +63,15 @@ void UnaryBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
   const float lo = p.a_min, hi = p.a_max;
   ForEach(Gpu(ctx), out_grad.size(), [=] __device__(int64_t i) {
     AssignReq(req, dx, i, UnaryGrad(k, dy[i], x[i], y[i], lo, hi));
+  });
+}
+
+void UnaryTypedBackwardGpu(const OpContext& ctx, const UnaryParam& p, GradReq req,
+                           const NDArray& out_grad, const NDArray* in, const NDArray* out,
+                           const NDArray& in_grad) {
+  if (req == GradReq::kNull) return;
+  DispatchGradient("unary math", out_grad.dtype(), [&](auto tag) {
+    UnaryTypedBackward<decltype(tag)>(Gpu(ctx), p, req, out_grad, in, out, in_grad);
   });
 }
 

@@ -128,7 +128,8 @@ inline bool UnaryTakes(UnaryKind kind, DType dtype) {
 // copies, abs, sign and square (integers wrapping as numpy's), clip (bounds compared in double),
 // the rounding functions (integers unchanged; float64 through the double functions), zeros_like
 // and ones_like. The others on float64 would lose its precision in float32 and are refused at
-// bind. Gradients are float32.
+// bind. Gradients (UnaryTypedGrad): the half types through UnaryGrad in float, float64 in double
+// for the functions it takes; integers have none.
 template <typename T>
 COHORT_HOST_DEVICE T UnaryTyped(UnaryKind kind, T x, float a_min, float a_max) {
   if constexpr (std::is_same_v<T, bool>) {  // zeros_like and ones_like (UnaryTakes)
@@ -211,6 +212,27 @@ COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, fl
     default: return 0.0f;  // UnaryPassesGradient's kinds
   }
   return 0;
+}
+
+// The gradient in a floating type other than float32 (Note [Typed unary math]), in its
+// ComputeType: the half types through UnaryGrad in float; float64, which takes only
+// UnaryExactOnIntegers's functions, in double.
+template <typename T>
+COHORT_HOST_DEVICE ComputeType<T> UnaryTypedGrad(UnaryKind kind, ComputeType<T> g, T x, T y,
+                                                 float a_min, float a_max) {
+  using C = ComputeType<T>;
+  if constexpr (std::is_same_v<C, float>) {
+    return UnaryGrad(kind, g, ConvertValue<float>(x), ConvertValue<float>(y), a_min, a_max);
+  } else {
+    const C v = ConvertValue<C>(x);
+    switch (kind) {
+      case UnaryKind::kCopy: return g;
+      case UnaryKind::kAbs: return v > 0 ? g : v < 0 ? -g : C(0);
+      case UnaryKind::kSquare: return g * (C(2) * v);
+      case UnaryKind::kClip: return v < a_min || v > a_max ? C(0) : g;
+      default: return C(0);  // no gradient (UnaryPassesGradient), or refused at bind
+    }
+  }
 }
 
 }  // namespace cohort::op

@@ -108,6 +108,12 @@ class Symbol {
   // Every node reachable from the outputs, inputs before the nodes that use them.
   std::vector<std::shared_ptr<SymbolNode>> TopoOrder() const;
 
+  // The same computation with each set of equal op nodes (same op, attributes and inputs) made
+  // one, as MXNet's MXNET_ELIMINATE_COMMON_EXPR pass does at bind (symbol/common_expr.cc): random
+  // draws, ops with state and losses stay apart; outputs that became one are copied ("_copy").
+  // Arguments, their order and the outputs' count are unchanged.
+  Symbol EliminateCommonExpr() const;
+
  private:
   explicit Symbol(std::vector<NodeEntry> outputs) : outputs_(std::move(outputs)) {}
   // Variables in order, each with whether it feeds an auxiliary-state slot.

@@ -31,13 +31,29 @@ void DispatchArithmetic(const std::string& op, DType dtype, Fn&& fn) {
   });
 }
 
-// The same for the gradients, which float32 and float64 have (half-precision gradients come with
-// mixed precision; integers have none).
+// Calls fn(T{}) for a floating `dtype` (float16, bfloat16, float32, float64), else throws naming
+// `op`.
+template <typename Fn>
+void DispatchFloating(const std::string& op, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(float{});
+    case DType::kFloat64: return fn(double{});
+    case DType::kFloat16: return fn(float16{});
+    case DType::kBFloat16: return fn(bfloat16{});
+    default: COHORT_THROW() << op << ": no kernel for " << dtype << " arrays (floating types only)";
+  }
+}
+
+// The same for the gradients, which the floating types have (the half types computed in float,
+// rounded once per element); integers have none.
 template <typename Fn>
 void DispatchGradient(const std::string& op, DType dtype, Fn&& fn) {
   if (dtype == DType::kFloat32) return fn(float{});
   if (dtype == DType::kFloat64) return fn(double{});
-  COHORT_THROW() << op << ": no gradient for " << dtype << " arrays (float32 and float64 have one)";
+  if (dtype == DType::kFloat16) return fn(float16{});
+  if (dtype == DType::kBFloat16) return fn(bfloat16{});
+  COHORT_THROW() << op << ": no gradient for " << dtype
+                 << " arrays (float16, bfloat16, float32 and float64 have one)";
 }
 
 // *dst += v in T: integers wrap, the half types add in float (gradients scattered in any

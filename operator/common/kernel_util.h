@@ -21,14 +21,16 @@ namespace cohort::op {
 
 // dx[i] = grad(i), or += for kAdd, over [0, n): one loop per request, so that the branch is
 // not inside the loop and the loop vectorizes (with grad a lambda the compiler can inline).
+// grad gives T's ComputeType: the half types add in float and round once.
 template <typename T, typename Grad>
 [[gnu::always_inline]] inline void WriteGrad(GradReq req, int64_t n, T* dx, Grad grad) {
+  using C = ComputeType<T>;
   if (req == GradReq::kAdd) {
     COHORT_ELEMENTWISE
-    for (int64_t i = 0; i < n; ++i) dx[i] += grad(i);
+    for (int64_t i = 0; i < n; ++i) dx[i] = ConvertValue<T>(ConvertValue<C>(dx[i]) + grad(i));
   } else {
     COHORT_ELEMENTWISE
-    for (int64_t i = 0; i < n; ++i) dx[i] = grad(i);
+    for (int64_t i = 0; i < n; ++i) dx[i] = ConvertValue<T>(grad(i));
   }
 }
 

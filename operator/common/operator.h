@@ -105,6 +105,10 @@ class Operator {
   // functions whose derivative is zero (sign, rounding). The executor then skips its backward
   // and whatever before it only it would feed (Note [Zero gradients], executor/graph_plan.cc).
   virtual bool PassesGradient() const { return true; }
+  // Whether two nodes of the op with equal attributes and inputs compute equal outputs: false for
+  // random draws and ops that update their inputs in place (the common-expression pass merges
+  // only deterministic nodes, symbol/common_expr.cc).
+  virtual bool IsDeterministic() const { return true; }
   // Whether the op has a gradient at all: binding refuses one without (MXNet's ops with no
   // FGradient, such as batch_take) where a gradient would have to flow through it.
   virtual bool HasGradient() const { return true; }

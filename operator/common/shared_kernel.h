@@ -29,13 +29,14 @@ COHORT_HOST_DEVICE float SumInOrder(const float* v, int64_t count, int64_t strid
   return sum;
 }
 
-// dst[i] = v (kWrite) or dst[i] += v (kAdd); callers skip kNull.
+// dst[i] = v (kWrite) or dst[i] += v (kAdd); callers skip kNull. v is in T's ComputeType (float
+// for the half types, which add in float and round once).
 template <typename T>
-COHORT_HOST_DEVICE void AssignReq(GradReq req, T* dst, int64_t i, std::type_identity_t<T> v) {
+COHORT_HOST_DEVICE void AssignReq(GradReq req, T* dst, int64_t i, ComputeType<T> v) {
   if (req == GradReq::kAdd)
-    dst[i] += v;
+    dst[i] = ConvertValue<T>(ConvertValue<ComputeType<T>>(dst[i]) + v);
   else
-    dst[i] = v;
+    dst[i] = ConvertValue<T>(v);
 }
 
 // dx[k] = grad(c, k), or += for kAdd, at k = base + c·stride for the lane's positions c of a

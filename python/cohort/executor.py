@@ -163,4 +163,6 @@ class Executor:
         return self._handle.debug_str()
 
     def get_optimized_symbol(self):
-        return self._symbol
+        """The graph the executor runs: the bound symbol after the bind's passes (equal op
+        nodes made one unless MXNET_ELIMINATE_COMMON_EXPR=0)."""
+        return type(self._symbol)(self._handle.optimized_symbol)

@@ -71,6 +71,7 @@ void RegisterExecutor(py::module_& m) {
                                return out;
                              })
       .def_property_readonly("symbol", &Executor::symbol)
+      .def_property_readonly("optimized_symbol", &Executor::optimized_symbol)
       .def_property_readonly("context", [](const Executor& e) { return e.ctx().ToString(); })
       .def("copy_params_from", &Executor::CopyParamsFrom, py::arg("arg_params"),
            py::arg("aux_params"), py::arg("allow_extra"), py::call_guard<py::gil_scoped_release>())

@@ -178,6 +178,107 @@ TEST(DTypeExecutor, HalfAndByteArithmetic) {
   EXPECT_EQ(run(DType::kUint8, {250, 3}, {2, 3}), (std::vector<double>{245, 10}));
 }
 
+// Elementwise gradients in the half types, computed in float and rounded once per element, for
+// kWrite and kAdd, on the CPU and (where visible) gpu:0: d/da and d/db of a*b/(a+5) - 3/b.
+TEST(DTypeExecutor, HalfGradients) {
+  Symbol a = Var("a"), b = Var("b");
+  Symbol net = a * b / (a + 5.0) - 3.0 / b;
+  const std::vector<double> av = {1.0, 1.5, 2.0, -0.75}, bv = {1.25, 2.0, -1.5, 0.5};
+  for (DType t : {DType::kFloat16, DType::kBFloat16}) {
+    const double tol = t == DType::kFloat16 ? 4e-3 : 3e-2;  // a few ulps of the type
+    const int sides = device::Count() > 0 ? 2 : 1;
+    for (int side = 0; side < sides; ++side) {
+      for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
+        const Context ctx = side == 0 ? Context::CPU() : Context::GPU(0);
+        auto exec = Executor::SimpleBind(net, ctx, {{"a", {4}}, {"b", {4}}}, req, {}, nullptr,
+                                         {{"a", t}, {"b", t}});
+        NDArray::FromVector<double>({4}, av).CopyTo(exec->arg_dict().at("a"));
+        NDArray::FromVector<double>({4}, bv).CopyTo(exec->arg_dict().at("b"));
+        for (const char* name : {"a", "b"}) exec->grad_dict().at(name).Fill(1.0);
+        exec->Forward(true);
+        exec->Backward({NDArray::Full({4}, 1.0, t)});
+        EXPECT_EQ(exec->grad_dict().at("a").dtype(), t);
+        const std::vector<double> ga = exec->grad_dict().at("a").ToVector<double>();
+        const std::vector<double> gb = exec->grad_dict().at("b").ToVector<double>();
+        const double before = req == GradReq::kAdd ? 1.0 : 0.0;
+        for (size_t i = 0; i < av.size(); ++i) {
+          const double x = av[i], y = bv[i];
+          const double want_a = y / (x + 5) - x * y / ((x + 5) * (x + 5)) + before;
+          const double want_b = x / (x + 5) + 3 / (y * y) + before;
+          EXPECT_NEAR(ga[i], want_a, tol * std::abs(want_a) + tol) << DTypeName(t) << " " << i;
+          EXPECT_NEAR(gb[i], want_b, tol * std::abs(want_b) + tol) << DTypeName(t) << " " << i;
+        }
+      }
+    }
+  }
+}
+
+// Unary gradients outside float32 (Note [Typed unary math]): float64 in double (square's 2x
+// exact beyond float32's precision), float16 through float; copies pass the head gradient.
+TEST(DTypeExecutor, TypedUnaryGradients) {
+  Symbol x = Var("x");
+  auto unary = [&](const char* op, const op::Attrs& attrs = {}) {
+    return Symbol::Create(op, std::vector<Symbol>{x}, attrs);
+  };
+  Symbol net = Symbol::Group({unary("square"), unary("abs"), unary("_copy"),
+                              unary("clip", {{"a_min", "-1"}, {"a_max", "1"}})});
+  const std::vector<double> xv = {1.0 + 1e-12, -3.0, 0.5, -0.25};
+  for (DType t : {DType::kFloat64, DType::kFloat16}) {
+    auto exec = Executor::SimpleBind(net, Context::CPU(), {{"x", {4}}}, GradReq::kWrite, {},
+                                     nullptr, {{"x", t}});
+    NDArray::FromVector<double>({4}, xv).CopyTo(exec->arg_dict().at("x"));
+    exec->Forward(true);
+    std::vector<NDArray> heads;
+    for (int k = 0; k < 4; ++k) heads.push_back(NDArray::Full({4}, k + 1.0, t));
+    exec->Backward(heads);
+    const std::vector<double> g = exec->grad_dict().at("x").ToVector<double>();
+    const std::vector<double> xs = exec->arg_dict().at("x").ToVector<double>();
+    for (size_t i = 0; i < xv.size(); ++i) {
+      // 1·2x + 2·sign(x) + 3 + 4·[|x| <= 1]
+      const double want = 2 * xs[i] + 2 * (xs[i] > 0 ? 1 : -1) + 3 + (std::abs(xs[i]) <= 1 ? 4 : 0);
+      if (t == DType::kFloat64) {
+        EXPECT_EQ(g[i], want) << i;
+      } else {
+        EXPECT_NEAR(g[i], want, 4e-3 * std::abs(want)) << i;
+      }
+    }
+  }
+}
+
+// Dropout keeps its mask in the data's type, as MXNet's: in float16 and float64 each element
+// is 0 or x / (1 - p), the gradient the same mask times the head gradient, and gpu:0 (where
+// visible) draws the CPU's mask.
+TEST(DTypeExecutor, TypedDropout) {
+  Symbol net =
+      Symbol::Create("Dropout", std::vector<Symbol>{Var("x")}, {{"p", "0.5"}, {"mode", "always"}});
+  for (DType t : {DType::kFloat16, DType::kFloat64}) {
+    std::vector<double> outputs[2], grads[2];
+    const int sides = device::Count() > 0 ? 2 : 1;
+    for (int side = 0; side < sides; ++side) {
+      auto exec = Executor::SimpleBind(net, side == 0 ? Context::CPU() : Context::GPU(0),
+                                       {{"x", {1000}}}, GradReq::kWrite, {}, nullptr, {{"x", t}});
+      exec->set_random_seed(7);
+      exec->arg_dict().at("x").Fill(1.5);
+      exec->Forward(true);
+      exec->Backward({NDArray::Full({1000}, 1.0, t)});
+      outputs[side] = exec->outputs()[0].ToVector<double>();
+      grads[side] = exec->grad_dict().at("x").ToVector<double>();
+    }
+    int kept = 0;
+    for (size_t i = 0; i < outputs[0].size(); ++i) {
+      ASSERT_TRUE(outputs[0][i] == 0 || outputs[0][i] == 3.0) << outputs[0][i];
+      EXPECT_EQ(grads[0][i], outputs[0][i] / 1.5);
+      kept += outputs[0][i] != 0;
+    }
+    EXPECT_GT(kept, 400);
+    EXPECT_LT(kept, 600);
+    if (sides == 2) {
+      EXPECT_EQ(outputs[0], outputs[1]);
+      EXPECT_EQ(grads[0], grads[1]);
+    }
+  }
+}
+
 // Broadcasting in int64: exact beyond 2^53, comparisons 1/0 in the array's type, an exact
 // integer power (3^39 needs 62 bits) and a negative exponent 0 as numpy's integer power.
 TEST(DTypeExecutor, Int64BroadcastIsExact) {

@@ -160,3 +160,30 @@ def test_variables_of_one_name_are_one_input():
         y.bind(mx.cpu(), args=[x, z], args_grad=[mx.nd.zeros((2,)), mx.nd.zeros((2,))])
     with pytest.raises(mx.MXNetError, match="named 'a'"):
         y.simple_bind(mx.cpu(), a=(2,))
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_optimized_symbol_merges_common_expressions(monkeypatch, dtype):
+    # MXNet 1.9.1's counts (its test_eliminate_common_expr): (a+5)+(a+5) loses a node, outputs
+    # that became one get a copy, Dropout stays twice; results equal with the pass off.
+    a, b = mx.sym.var('a'), mx.sym.var('b')
+    d = a + 1
+    cases = [((a + 5) + (a + 5), 1), ((a + 1) + (a + 2), 0), ((1 + a) + (a + 1), 1),
+             (mx.sym.Group([a * d, a * d]), 0), (mx.sym.Group([a * d + b, a * d + b]), 1),
+             (mx.sym.Dropout(a) + mx.sym.Dropout(a), 0)]
+    data = {'a': np.array([[0.5, 1.5], [2, -1]], dtype), 'b': np.array([[1, 2], [3, 4]], dtype)}
+    for sym, saved in cases:
+        inputs = {k: data[k] for k in sym.list_arguments()}
+        shapes = {k: v.shape for k, v in inputs.items()}
+        runs = []
+        for on in ('0', '1'):
+            monkeypatch.setenv('MXNET_ELIMINATE_COMMON_EXPR', on)
+            exe = sym.simple_bind(mx.cpu(), type_dict={k: dtype for k in shapes}, **shapes)
+            outs = exe.forward(is_train=True, **inputs)
+            exe.backward([mx.nd.ones_like(o) for o in outs])
+            runs.append((len(exe.get_optimized_symbol().get_internals()),
+                         [o.asnumpy() for o in outs], [g.asnumpy() for g in exe.grad_arrays]))
+        assert runs[0][0] - runs[1][0] == saved
+        if 'dropout' not in sym.tojson():
+            for x, y in zip(runs[0][1] + runs[0][2], runs[1][1] + runs[1][2]):
+                np.testing.assert_array_equal(x, y)
