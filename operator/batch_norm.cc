@@ -62,9 +62,9 @@ class BatchNorm : public Operator {
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>& aux) const override {
     const Shape& d = in[0];
-    if (!ShapeKnown(d)) return false;
+    if (d.ndim() == 0) return false;
     COHORT_CHECK_GE(d.ndim(), 2) << "BatchNorm: data needs a channel axis, got " << d;
-    const Shape c({d[1]});
+    const Shape c({d[1]});  // partly known data gives what it knows (infer_shape_partial)
     AssignShape(in[1], c, "BatchNorm", "gamma");
     AssignShape(in[2], c, "BatchNorm", "beta");
     AssignShape(aux[0], c, "BatchNorm", "moving_mean");
@@ -72,7 +72,7 @@ class BatchNorm : public Operator {
     AssignShape(out[0], d, "BatchNorm", "output");
     AssignShape(out[1], c, "BatchNorm", "mean");
     AssignShape(out[2], c, "BatchNorm", "var");  // the inverse std, as in MXNet
-    return true;
+    return ShapeKnown(d);
   }
 
   // Channels in parallel chunks (Note [Kernel threads]). Each row of a channel (one sample's

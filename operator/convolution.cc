@@ -163,9 +163,17 @@ class Convolution : public Operator {
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     const Shape& d = in[0];
-    if (!ShapeKnown(d)) return false;
+    if (d.ndim() == 0) return false;
     COHORT_CHECK_EQ(d.ndim(), 4)
         << "Convolution: data must be (batch, channel, height, width), got " << d;
+    if (!ShapeKnown(d)) {  // what the known dims give (MXNet's infer_shape_partial)
+      const int64_t channels = DimKnown(d[1]) ? d[1] / p_.num_group : 0;
+      AssignShape(in[1], Shape({p_.num_filter, channels, p_.kernel[0], p_.kernel[1]}),
+                  "Convolution", "weight");
+      if (!p_.no_bias) AssignShape(in[2], Shape({p_.num_filter}), "Convolution", "bias");
+      AssignShape(out[0], Shape({d[0], p_.num_filter, 0, 0}), "Convolution", "output");
+      return false;
+    }
     COHORT_CHECK_EQ(d[1] % p_.num_group, 0)
         << "Convolution: " << d[1] << " input channels do not divide into " << p_.num_group
         << " groups";

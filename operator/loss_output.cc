@@ -80,7 +80,10 @@ class SoftmaxOutput : public Operator {
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     const Shape& d = in[0];
-    if (!ShapeKnown(d)) return false;
+    if (!ShapeKnown(d)) {
+      AssignShape(out[0], d, "SoftmaxOutput", "output");  // what partly known data gives
+      return false;
+    }
     Shape label;
     if (p_.multi_output) {  // (N, C, rest...) -> labels (N, rest...)
       std::vector<int64_t> dims = {d[0]};

@@ -306,9 +306,9 @@ Symbol::Shapes Symbol::InferShape(const std::map<std::string, Shape>& known) con
           const NodeEntry& e = node->inputs[i];
           const Shape& inferred = static_cast<int>(i) < num_args ? in[i] : aux[i - num_args];
           Shape& slot = shapes[e.node.get()][e.index];
-          const bool was_known = op::ShapeKnown(slot);
+          const Shape was = slot;
           op::AssignShape(slot, inferred, node->op, "input '" + e.node->name + "'");
-          changed |= !was_known && op::ShapeKnown(slot);
+          changed |= !(slot == was);
         }
       } catch (const Error& err) {
         // The op names its own slots ("weight"); say which variables feed them.
@@ -322,9 +322,7 @@ Symbol::Shapes Symbol::InferShape(const std::map<std::string, Shape>& known) con
         COHORT_THROW() << "InferShape: node '" << node->name << "' (" << node->op
                        << "): " << err.message() << " (inputs: " << feeds << ")";
       }
-      for (size_t i = 0; i < out.size(); ++i) {
-        changed |= !op::ShapeKnown(before_out[i]) && op::ShapeKnown(out[i]);
-      }
+      for (size_t i = 0; i < out.size(); ++i) changed |= !(before_out[i] == out[i]);
     }
   }
   Shapes result;

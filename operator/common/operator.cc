@@ -234,13 +234,20 @@ int NormalizeAxis(int axis, const Shape& s, const std::string& op) {
 }
 
 void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what) {
-  if (!ShapeKnown(value)) return;
-  if (!ShapeKnown(slot)) {
+  if (value.ndim() == 0) return;
+  if (slot.ndim() == 0) {
     slot = value;
     return;
   }
-  COHORT_CHECK(slot == value) << op << ": " << what << " has shape " << slot << " but " << value
-                              << " is expected";
+  bool agree = slot.ndim() == value.ndim();
+  for (int d = 0; agree && d < slot.ndim(); ++d) {
+    agree = !DimKnown(slot[d]) || !DimKnown(value[d]) || slot[d] == value[d];
+  }
+  COHORT_CHECK(agree) << op << ": " << what << " has shape " << slot << " but " << value
+                      << " is expected";
+  for (int d = 0; d < slot.ndim(); ++d) {
+    if (!DimKnown(slot[d]) && DimKnown(value[d])) slot[d] = value[d];
+  }
 }
 
 bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::string& op) {

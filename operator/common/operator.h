@@ -224,14 +224,19 @@ void RegisterRandom(OpRegistry& r);
 void RegisterIndexOps(OpRegistry& r);
 void RegisterCast(OpRegistry& r);
 
-// Shape helpers for InferShape: a shape is "unknown" when ndim is 0 or a dim is below zero.
+// Shape helpers for InferShape: a shape is "unknown" when ndim is 0, partly known when some dims
+// are 0 or below (MXNet 1.x's unknown dimension) and others not.
 bool ShapeKnown(const Shape& s);
+// The dimension is known (above 0).
+inline bool DimKnown(int64_t d) { return d > 0; }
 // Output 0 has input 0's shape: fills whichever is unknown from the other.
 bool InferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, const std::string& op);
 // `axis` counted from the end when negative (MXNet's convention); throws naming `op` when it is
 // not an axis of `s`.
 int NormalizeAxis(int axis, const Shape& s, const std::string& op);
-// Sets `slot` to `value` when unknown; throws naming `what` when both are known and differ.
+// Fills what `slot` does not know from `value`: all of it when slot's ndim is 0, else each unknown
+// dim (partial shapes, MXNet's infer_shape_partial). Throws naming `what` when a known dim, or
+// the number of dims, differs.
 void AssignShape(Shape& slot, const Shape& value, const std::string& op, const std::string& what);
 // The same for element types; an unknown `value` changes nothing.
 void AssignType(std::optional<DType>& slot, std::optional<DType> value, const std::string& op,

@@ -253,3 +253,23 @@ def test_mxnet_0_8_symbol_json_is_upgraded_as_mxnet_does(data_dir):
         arg_params={'softmax_label': np.array([3.0])})
     with pytest.raises(mx.MXNetError, match='not supported yet'):
         sym1.simple_bind(mx.cpu(), group2ctx={'stage1': mx.gpu(0)}, data=(1, 200))
+
+
+def test_infer_shape_partial_with_unknown_dims():
+    # MXNet 1.9.1's answers (its test_symbol_infer_shape): unknown dims are 0, unknown shapes ().
+    data = mx.sym.Variable('data', shape=(1, 0, 0, 0))
+    weight = mx.sym.Variable('weight')
+    conv = mx.sym.Convolution(data=mx.sym.cast(data, dtype='float16'),
+                              weight=mx.sym.cast(weight, dtype='float16'), pad=(3, 3),
+                              num_filter=64, stride=(2, 2), no_bias=True, kernel=(7, 7))
+    assert conv.infer_shape_partial() == ([(1, 0, 0, 0), (64, 0, 7, 7)], [(1, 64, 0, 0)], [])
+    assert conv.infer_shape() == (None, None, None)
+    d = mx.sym.Variable('d', shape=(2, 0))
+    assert (d + mx.sym.Variable('e', shape=(0, 5))).infer_shape_partial() == (
+        [(2, 5), (2, 5)], [(2, 5)], [])
+    assert mx.sym.BatchNorm(mx.sym.Variable('b', shape=(0, 3, 4, 4))).infer_shape_partial() == (
+        [(0, 3, 4, 4), (3,), (3,)], [(0, 3, 4, 4)], [(3,), (3,)])
+    x2h = mx.sym.FullyConnected(data=mx.sym.var('x'), name='x2h', num_hidden=8)
+    h2h = mx.sym.FullyConnected(data=mx.sym.var('prev'), name='h2h', num_hidden=8)
+    arg, _, _ = (x2h + h2h).infer_shape_partial(x=(10, 4))
+    assert arg == [(10, 4), (8, 4), (8,), (), (), ()]

@@ -175,6 +175,33 @@ TEST(Symbol, InferShapeConflictNamesTheNode) {
   EXPECT_THROW(a.InferShape({{"c", {1}}}), Error);  // not an input
 }
 
+// Partly known shapes (0: an unknown dimension, MXNet 1.x's infer_shape_partial): each op fills
+// what the known dims give, inputs merge dim by dim, and a known dim that differs is an error.
+TEST(Symbol, InferShapePartial) {
+  Symbol data = Symbol::Variable("data", {{"__shape__", "(1,0,0,0)"}});
+  Symbol conv = Symbol::Create("Convolution", std::vector<Symbol>{data},
+                               {{"kernel", "(7,7)"}, {"num_filter", "64"}, {"no_bias", "True"}});
+  Symbol::Shapes s = conv.InferShape({});
+  EXPECT_FALSE(s.complete);
+  EXPECT_EQ(s.arguments[0], Shape({1, 0, 0, 0}));
+  EXPECT_EQ(s.arguments[1], Shape({64, 0, 7, 7}));
+  EXPECT_EQ(s.outputs[0], Shape({1, 64, 0, 0}));
+  // (2, ?) + (?, 5): each side gives the other its dim.
+  Symbol a = Symbol::Variable("a", {{"__shape__", "(2,0)"}});
+  Symbol b = Symbol::Variable("b", {{"__shape__", "(0,5)"}});
+  s = (a + b).InferShape({});
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(s.arguments[0], Shape({2, 5}));
+  EXPECT_EQ(s.arguments[1], Shape({2, 5}));
+  EXPECT_THROW((a + b).InferShape({{"a", {2, 4}}}), Error);  // 4 against b's 5
+  Symbol bn = Symbol::Create(
+      "BatchNorm", std::vector<Symbol>{Symbol::Variable("x", {{"__shape__", "(0,3,4,4)"}})});
+  s = bn.InferShape({});
+  EXPECT_EQ(s.arguments[1], Shape({3}));  // gamma from the known channel count
+  EXPECT_EQ(s.auxiliary[0], Shape({3}));
+  EXPECT_EQ(s.outputs[0], Shape({0, 3, 4, 4}));
+}
+
 TEST(Symbol, CreateChecksArguments) {
   Symbol x = Symbol::Variable("x");
   EXPECT_THROW(Symbol::Create("Activation", std::map<std::string, Symbol>{{"weight", x}},
