@@ -512,7 +512,7 @@ void Executor::Forward(bool is_train) {
 }
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
-  COHORT_CHECK(needs_backward_) << "Backward: every grad_req is null";
+  if (!needs_backward_) return;  // no argument takes a gradient: nothing to do, as in MXNet
   // Without a forward the outputs and the saved intermediates are whatever the memory held.
   COHORT_CHECK(ran_forward_) << "Backward before any Forward: run Forward first";
   COHORT_CHECK(head_grads.empty() || head_grads.size() == outputs_.size())

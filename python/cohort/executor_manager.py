@@ -148,10 +148,10 @@ class DataParallelExecutorManager:
         """Slices the batch over the devices (binding its bucket's graph on first use)."""
         provide_data = getattr(data_batch, 'provide_data', None) or []
         provide_label = getattr(data_batch, 'provide_label', None) or []
-        label = data_batch.label or []
+        label = getattr(data_batch, 'label', None) or []  # any object with .data will do
         self._handle.load_data_batch(
             [d.handle for d in data_batch.data], [l.handle for l in label],
-            int(data_batch.pad or 0), getattr(data_batch, 'bucket_key', None),
+            int(getattr(data_batch, 'pad', 0) or 0), getattr(data_batch, 'bucket_key', None),
             [_desc(d) for d in provide_data], [_desc(d) for d in provide_label])
 
     def forward(self, is_train=False):

@@ -178,3 +178,48 @@ def test_executor_group_as_mxnets_module_uses_it():
     with pytest.raises(mx.MXNetError, match='inputs_need_grad'):
         DataParallelExecutorGroup(network(), [mx.cpu()], None, [('data', (4, 10))], None, [],
                                   True, True)
+
+
+def test_set_params_missing_and_extra_as_mxnet():
+    mod = mx.mod.Module(network())
+    mod.bind([('data', (2, 4))], [('softmax_label', (2,))])
+    mod.init_params()
+    params = {k: v.copy() for k, v in mod.get_params()[0].items()}
+    missing = dict(params)
+    del missing['fc2_bias']
+    extra = dict(params, fc9_weight=mx.nd.ones((2,)))
+    mod.set_params(missing, {}, allow_missing=True)
+    with pytest.raises(RuntimeError):
+        mod.set_params(missing, {})
+    mod.set_params(extra, {}, allow_missing=True, allow_extra=True)
+    with pytest.raises(ValueError, match='fc9_weight'):
+        mod.set_params(extra, {}, allow_missing=True)
+    with pytest.raises(ValueError, match='fc9_weight'):
+        mod.set_params(extra, {})
+    params['fc1_bias'][:] = 7
+    mod.set_params(params, {})
+    assert mod.get_params()[0]['fc1_bias'].asnumpy().tolist() == [7] * 16
+
+
+def test_forward_takes_any_batch_object_and_predict_an_array():
+    from collections import namedtuple
+    Batch = namedtuple('Batch', ['data'])  # no label, no pad
+    mod = mx.mod.Module(mx.sym.var('data') * 2, label_names=None)
+    mod.bind(data_shapes=[('data', (1, 10))])
+    mod.init_params()
+    mod.forward(Batch([mx.nd.ones((3, 5))]))  # another shape: the module reshapes
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), np.full((3, 5), 2))
+    out = mod.predict(np.arange(4.0).reshape(1, 4))  # one batch, as MXNet's
+    np.testing.assert_array_equal(out.asnumpy(), [[0, 2, 4, 6]])
+    with pytest.raises(ValueError, match='NDArray or DataIter'):
+        mod.predict([1, 2])
+
+
+def test_update_without_parameters_is_a_no_op():
+    mod = mx.mod.Module(mx.sym.Dropout(mx.sym.var('data'), 0.5))
+    mod.bind(data_shapes=[('data', (4, 3))])
+    mod.init_params()
+    mod.init_optimizer()
+    mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))]))
+    mod.update()
+    assert set(mod.get_outputs()[0].asnumpy().ravel()) <= {0.0, 2.0}

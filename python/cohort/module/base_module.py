@@ -12,6 +12,7 @@ import numpy as np
 from .. import initializer as init_mod
 from .. import metric as metric_mod
 from .. import ndarray as nd
+from ..io import DataBatch, DataIter
 from ..model import BatchEndParam
 
 __all__ = ['BaseModule']
@@ -37,6 +38,13 @@ class BaseModule(object):
     def forward_backward(self, data_batch):
         self.forward(data_batch, is_train=True)
         self.backward()
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        """Sets the parameters through the subclass's init_params (no initializer)."""
+        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                         allow_missing=allow_missing, force_init=force_init,
+                         allow_extra=allow_extra)
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Nothing to prepare for dense parameters (MXNet pulls row_sparse rows here)."""
@@ -94,9 +102,13 @@ class BaseModule(object):
         list with several outputs or always_output_list), or a list per batch."""
         if not (self.binded and self.params_initialized):
             raise AssertionError('predict: bind the module and initialise its parameters first')
-        if isinstance(eval_data, (nd.NDArray, np.ndarray)):
-            from .io import NDArrayIter
-            eval_data = NDArrayIter(eval_data, batch_size=self.data_shapes[0].shape[0])
+        if isinstance(eval_data, (nd.NDArray, np.ndarray)):  # one batch, as MXNet's
+            if isinstance(eval_data, np.ndarray):
+                eval_data = nd.array(eval_data)
+            self.forward(DataBatch([eval_data]))
+            return self.get_outputs()[0]
+        if not isinstance(eval_data, DataIter):
+            raise ValueError('eval_data must be of type NDArray or DataIter')
         if reset:
             eval_data.reset()
         output_list = []

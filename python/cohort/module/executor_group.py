@@ -106,8 +106,16 @@ class DataParallelExecutorGroup(object):
         return self._manager.aux_arrays
 
     def set_params(self, arg_params, aux_params, allow_extra=False):
-        """Copies the given values to every device."""
-        self._manager.set_params(arg_params, aux_params or {})
+        """Copies the given values to every device; a name the network lacks is a ValueError
+        unless allow_extra (MXNet's copy_params_from)."""
+        known = set(self.arg_names) | set(self.aux_names)
+        if not allow_extra:
+            for name in sorted(list(arg_params or {}) + list(aux_params or {})):
+                if name not in known:
+                    raise ValueError('Find name "%s" that is not in the arguments (pass '
+                                     'allow_extra=True to ignore it)' % name)
+        self._manager.set_params({k: v for k, v in (arg_params or {}).items() if k in known},
+                                 {k: v for k, v in (aux_params or {}).items() if k in known})
 
     def get_params(self, arg_params, aux_params):
         """Writes each parameter's mean over the devices into arg_params[name] and

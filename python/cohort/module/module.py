@@ -193,7 +193,7 @@ class Module(BaseModule):
                           'call ignored.', stacklevel=2)
             return
         self._check_bound('set_params')
-        self._exec_group.set_params(arg_params, aux_params)
+        self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
         self._params_dirty = True
         self.params_initialized = True
 
@@ -338,7 +338,7 @@ class Module(BaseModule):
         shapes = [tuple(d.shape) for d in data_batch.data]
         if shapes != [tuple(d.shape) for d in self._data_shapes]:
             names = [d.name for d in self._data_shapes]
-            label = data_batch.label or []
+            label = getattr(data_batch, 'label', None) or []
             label_shapes = [(d.name, tuple(l.shape))
                             for d, l in zip(self._label_shapes, label)] or None
             self.reshape(list(zip(names, shapes)), label_shapes)
