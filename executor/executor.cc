@@ -65,6 +65,7 @@ struct Executor::Step {
   std::vector<GradReq> in_req;
   std::vector<int> grads_final;  // arguments whose gradient is final once Backward ran this step
   OpTiming timing;
+  std::vector<NDArray> monitor_zeros;  // what the monitor shows for arguments without a gradient
 };
 
 // Note [Op profile]
@@ -544,9 +545,28 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     if (gradient_ready_) {
       for (int arg : step.grads_final) gradient_ready_(arg);
     }
+    if (monitor_) MonitorBackward(step);
   }
   if (gradient_ready_) {
     for (int arg : unwritten_grads_) gradient_ready_(arg);
+  }
+}
+
+// MXNet's monitor sees each backward node's outputs, the gradients of the op's arguments, as
+// "<node>_backward_output" (numbered when there are several); an argument that takes no
+// gradient (the data, a label) shows zeros, allocated the first time.
+void Executor::MonitorBackward(Step& step) {
+  const size_t n = step.in_grad.size();
+  for (size_t i = 0; i < n; ++i) {
+    NDArray grad = step.in_req[i] == GradReq::kNull ? NDArray() : step.in_grad[i];
+    if (grad.is_none()) {
+      step.monitor_zeros.resize(n);
+      if (step.monitor_zeros[i].is_none()) {
+        step.monitor_zeros[i] = NDArray::Zeros(step.in[i].shape(), step.in[i].dtype(), ctx_);
+      }
+      grad = step.monitor_zeros[i];
+    }
+    monitor_(step.name + "_backward_output" + (n > 1 ? std::to_string(i) : ""), grad);
   }
 }
 

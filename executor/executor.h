@@ -50,6 +50,8 @@ class Executor {
                                               const std::map<std::string, DType>& type_dict = {});
 
   ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   void Forward(bool is_train);
   // Copies the named arrays into the matching arguments first.
@@ -91,7 +93,8 @@ class Executor {
   void SetGradientReadyCallback(GradientReady callback) { gradient_ready_ = std::move(callback); }
 
   // Called after each op with "<node>_<output>" and the array (monitor_all: its inputs first,
-  // each named where it is made: a variable's name, or "<node>_<output>").
+  // each named where it is made: a variable's name, or "<node>_<output>"), and after each op's
+  // backward with its arguments' gradients, "<node>_backward_output<i>" (MXNet's names).
   void SetMonitorCallback(Monitor callback, bool monitor_all = false);
 
   // Per-op wall time (Note [Op profile]): while profiling is on, each op's time is added to its
@@ -143,6 +146,7 @@ class Executor {
   void FindFinalGradients(const GraphPlan& g);
   void BindOutputs(const GraphPlan& g, const std::vector<NDArray>& data,
                    const std::vector<NDArray>& grad);
+  void MonitorBackward(Step& step);
 
   Symbol symbol_, optimized_symbol_;
   Context ctx_;

@@ -142,6 +142,19 @@ class DataParallelExecutorManager:
             raise TypeError('install_monitor takes a Monitor or a callable(name, array)')
         self._handle.install_monitor(lambda name, h: stat(name, NDArray(h, writable=False)),
                                      monitor_all)
+        if hasattr(monitor, 'exes'):  # its toc lists the executors' arguments
+            monitor.exes.extend(self.execs)
+
+    @property
+    def execs(self):
+        """Each device's Executor (of the current bucket)."""
+        from .executor import Executor
+        from .symbol import Symbol
+        out = []
+        for d, ctx in enumerate(self.ctx):
+            handle = self._handle.executor(d)
+            out.append(Executor(handle, Symbol(handle.symbol), ctx))
+        return out
 
     # ---- a step
     def load_data_batch(self, data_batch):

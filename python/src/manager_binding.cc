@@ -91,6 +91,17 @@ void RegisterManager(py::module_& m) {
                                }
                                return out;
                              })
+      // Device d's executor of the current bucket, alive while the manager is.
+      .def(
+          "executor",
+          [](DataParallelExecutorManager& manager, int d) -> Executor& {
+            if (d < 0 || d >= manager.num_devices()) {
+              throw py::index_error("executor " + std::to_string(d) + " of " +
+                                    std::to_string(manager.num_devices()) + " devices");
+            }
+            return manager.current().executor(d);
+          },
+          py::arg("device"), py::return_value_policy::reference_internal)
       .def("set_params", &DataParallelExecutorManager::SetParams, py::arg("arg_params"),
            py::arg("aux_params"), py::arg("allow_extra"), py::call_guard<py::gil_scoped_release>())
       .def("copy_to",

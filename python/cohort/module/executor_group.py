@@ -166,3 +166,8 @@ class DataParallelExecutorGroup(object):
 
     def install_monitor(self, mon):
         self._manager.install_monitor(mon)
+
+    @property
+    def execs(self):
+        """Each context's Executor (arg_dict, grad_dict, outputs, ...), as MXNet's."""
+        return self._manager.execs
