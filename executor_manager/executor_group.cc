@@ -100,8 +100,11 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
       return std::find(names.begin(), names.end(), a) != names.end();
     };
     for (const std::string& a : args) {
-      const bool is_param = listed(param_names_, a);
-      const bool learned = is_param ? !listed(fixed_param_names, a) : inputs_need_grad;
+      // Parameters, and with inputs_need_grad the data inputs (not the labels); never a frozen
+      // one.
+      const bool learned =
+          !listed(fixed_param_names, a) &&
+          (listed(param_names_, a) || (inputs_need_grad && listed(data_names_, a)));
       reqs[a] = for_training && learned ? GradReq::kWrite : GradReq::kNull;
     }
     executors_.push_back(
@@ -373,28 +376,29 @@ DataParallelExecutorManager::DataParallelExecutorManager(
     const Symbol& symbol, const std::vector<Context>& contexts, const DataIter& train_data,
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
     SymGen sym_gen, std::optional<int64_t> default_bucket_key,
-    const std::vector<std::string>& fixed_param_names)
-    : DataParallelExecutorManager(symbol, contexts, train_data.provide_data(),
-                                  train_data.provide_label(), param_names, work_load,
-                                  std::move(sym_gen), default_bucket_key, fixed_param_names) {}
+    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad)
+    : DataParallelExecutorManager(
+          symbol, contexts, train_data.provide_data(), train_data.provide_label(), param_names,
+          work_load, std::move(sym_gen), default_bucket_key, fixed_param_names, inputs_need_grad) {}
 
 DataParallelExecutorManager::DataParallelExecutorManager(
     const Symbol& symbol, const std::vector<Context>& contexts,
     const std::vector<DataDesc>& data_shapes, const std::vector<DataDesc>& label_shapes,
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
     SymGen sym_gen, std::optional<int64_t> default_bucket_key,
-    const std::vector<std::string>& fixed_param_names)
+    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad)
     : contexts_(contexts),
       work_load_(work_load),
       param_names_(param_names),
       fixed_param_names_(fixed_param_names),
+      inputs_need_grad_(inputs_need_grad),
       data_shapes_(data_shapes),
       label_shapes_(label_shapes),
       sym_gen_(std::move(sym_gen)) {
   const Symbol sym = sym_gen_ && default_bucket_key ? sym_gen_(*default_bucket_key) : symbol;
-  default_ = std::make_unique<DataParallelExecutorGroup>(sym, contexts_, work_load_, data_shapes_,
-                                                         label_shapes_, param_names_, true, false,
-                                                         nullptr, fixed_param_names_);
+  default_ = std::make_unique<DataParallelExecutorGroup>(
+      sym, contexts_, work_load_, data_shapes_, label_shapes_, param_names_, true,
+      inputs_need_grad_, nullptr, fixed_param_names_);
   current_ = default_.get();
   if (default_bucket_key) buckets_[*default_bucket_key] = nullptr;  // served by default_
 }
@@ -434,8 +438,8 @@ DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch
                .emplace(*batch.bucket_key,
                         std::make_unique<DataParallelExecutorGroup>(
                             sym_gen_(*batch.bucket_key), contexts_, work_load_, batch.provide_data,
-                            batch.provide_label, param_names_, true, false, default_.get(),
-                            fixed_param_names_))
+                            batch.provide_label, param_names_, true, inputs_need_grad_,
+                            default_.get(), fixed_param_names_))
                .first;
       if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
     }

@@ -129,13 +129,15 @@ class DataParallelExecutorManager {
   using SymGen = std::function<Symbol(int64_t bucket_key)>;
 
   // Binds the default bucket for train_data's shapes (sym_gen(default_bucket_key)'s symbol when
-  // both are given). Parameters in fixed_param_names are frozen in every bucket.
+  // both are given). Parameters in fixed_param_names are frozen in every bucket; with
+  // inputs_need_grad the data inputs get gradients (Module's get_input_grads).
   DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
                               const DataIter& train_data,
                               const std::vector<std::string>& param_names,
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
                               std::optional<int64_t> default_bucket_key = std::nullopt,
-                              const std::vector<std::string>& fixed_param_names = {});
+                              const std::vector<std::string>& fixed_param_names = {},
+                              bool inputs_need_grad = false);
   // The same from the shapes an iterator provides (a Python DataIter has no C++ iterator).
   DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
                               const std::vector<DataDesc>& data_shapes,
@@ -143,7 +145,8 @@ class DataParallelExecutorManager {
                               const std::vector<std::string>& param_names,
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
                               std::optional<int64_t> default_bucket_key = std::nullopt,
-                              const std::vector<std::string>& fixed_param_names = {});
+                              const std::vector<std::string>& fixed_param_names = {},
+                              bool inputs_need_grad = false);
 
   // Switches to the batch's bucket (binding it on first use) and loads the batch.
   void LoadDataBatch(const DataBatch& batch);
@@ -185,6 +188,7 @@ class DataParallelExecutorManager {
   std::vector<Context> contexts_;
   std::vector<double> work_load_;
   std::vector<std::string> param_names_, fixed_param_names_;
+  bool inputs_need_grad_ = false;
   std::vector<DataDesc> data_shapes_, label_shapes_;
   SymGen sym_gen_;
   std::function<void(int)> gradient_ready_;

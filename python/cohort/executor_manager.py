@@ -70,7 +70,7 @@ class DataParallelExecutorManager:
     batch of another bucket, sharing the parameters."""
 
     def __init__(self, symbol, ctx, train_data, arg_names, param_names, aux_names,
-                 work_load_list=None, logger=None, sym_gen=None):
+                 work_load_list=None, logger=None, sym_gen=None, _inputs_need_grad=False):
         if logger is None:
             logger = logging
         num_device = len(ctx)
@@ -97,7 +97,8 @@ class DataParallelExecutorManager:
             symbol.handle, [c._text() for c in ctx],
             [_desc(d) for d in train_data.provide_data],
             [_desc(d) for d in train_data.provide_label], list(param_names),
-            [float(w) for w in work_load_list], sym_gen, default_key)
+            [float(w) for w in work_load_list], sym_gen, default_key, [],
+            bool(_inputs_need_grad))
         self._label_names = [_desc(d)[0] for d in train_data.provide_label]
 
     # ---- parameters

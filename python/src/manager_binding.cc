@@ -17,7 +17,8 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
     const Symbol& symbol, const std::vector<std::string>& contexts, const py::list& data_shapes,
     const py::list& label_shapes, const std::vector<std::string>& param_names,
     const std::vector<double>& work_load, py::object sym_gen,
-    std::optional<int64_t> default_bucket_key) {
+    std::optional<int64_t> default_bucket_key, const std::vector<std::string>& fixed_param_names,
+    bool inputs_need_grad) {
   DataParallelExecutorManager::SymGen gen;
   if (!sym_gen.is_none()) {
     // Called while a batch of a new bucket loads, on a thread without the GIL.
@@ -33,7 +34,8 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
   const std::vector<DataDesc> label = DescsFromPython(label_shapes);
   py::gil_scoped_release release;
   return std::make_unique<DataParallelExecutorManager>(
-      symbol, Contexts(contexts), data, label, param_names, work_load, gen, default_bucket_key);
+      symbol, Contexts(contexts), data, label, param_names, work_load, gen, default_bucket_key,
+      fixed_param_names, inputs_need_grad);
 }
 
 DataBatch BatchFromPython(const std::vector<NDArray>& data, const std::vector<NDArray>& label,
@@ -55,7 +57,8 @@ void RegisterManager(py::module_& m) {
   py::class_<DataParallelExecutorManager>(m, "ManagerHandle")
       .def(py::init(&MakeManager), py::arg("symbol"), py::arg("contexts"), py::arg("data_shapes"),
            py::arg("label_shapes"), py::arg("param_names"), py::arg("work_load"),
-           py::arg("sym_gen").none(true), py::arg("default_bucket_key").none(true))
+           py::arg("sym_gen").none(true), py::arg("default_bucket_key").none(true),
+           py::arg("fixed_param_names"), py::arg("inputs_need_grad"))
       .def(
           "load_data_batch",
           [](DataParallelExecutorManager& manager, const std::vector<NDArray>& data,

@@ -175,9 +175,9 @@ def test_executor_group_as_mxnets_module_uses_it():
                                rtol=1e-6)
     group.backward()
     assert group.grad_arrays[0][0].shape == (16, 10)
-    with pytest.raises(mx.MXNetError, match='inputs_need_grad'):
+    with pytest.raises(mx.MXNetError, match='grad_req'):
         DataParallelExecutorGroup(network(), [mx.cpu()], None, [('data', (4, 10))], None, [],
-                                  True, True)
+                                  True, False, grad_req='add')
 
 
 def test_set_params_missing_and_extra_as_mxnet():
@@ -223,3 +223,30 @@ def test_update_without_parameters_is_a_no_op():
     mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))]))
     mod.update()
     assert set(mod.get_outputs()[0].asnumpy().ravel()) <= {0.0, 2.0}
+
+
+def test_input_grads_over_two_devices_equal_one_executor():
+    net = network()
+    x = np.random.RandomState(3).uniform(-1, 1, (6, 4)).astype(np.float32)
+    y = np.array([0, 1, 2, 0, 1, 2], dtype=np.float32)
+    mod = mx.mod.Module(net, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind([('data', (6, 4))], [('softmax_label', (6,))], inputs_need_grad=True)
+    mod.init_params(mx.init.Xavier())
+    mod.forward_backward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]))
+    merged = mod.get_input_grads()[0].asnumpy()
+    per_device = mod.get_input_grads(merge_multi_context=False)[0]
+    assert [g.shape for g in per_device] == [(3, 4), (3, 4)]
+    assert mod._exec_group.execs[0].grad_dict.get('softmax_label') is None  # labels take none
+    args, _ = mod.get_params()
+    exe = net.simple_bind(mx.cpu(), data=(6, 4), softmax_label=(6,))
+    for name, value in args.items():
+        exe.arg_dict[name][:] = value
+    exe.forward(is_train=True, data=x, softmax_label=y)
+    exe.backward()
+    np.testing.assert_allclose(merged, exe.grad_dict['data'].asnumpy(), rtol=1e-5, atol=1e-7)
+    assert np.abs(merged).max() > 0
+    plain = mx.mod.Module(net)
+    plain.bind([('data', (6, 4))], [('softmax_label', (6,))])
+    plain.init_params()
+    with pytest.raises(AssertionError, match='inputs_need_grad'):
+        plain.get_input_grads()

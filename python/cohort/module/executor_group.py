@@ -49,9 +49,6 @@ class DataParallelExecutorGroup(object):
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
                  for_training, inputs_need_grad, shared_group=None, logger=logging,
                  fixed_param_names=None, grad_req='write', state_names=None, group2ctxs=None):
-        if inputs_need_grad:
-            raise MXNetError("inputs_need_grad (gradients of the data) is not supported by "
-                             "Cohort's executor group yet")
         if shared_group is not None:
             raise MXNetError('shared_group is not supported: a group binds its own memory')
         if grad_req != 'write':
@@ -67,7 +64,7 @@ class DataParallelExecutorGroup(object):
         self.workload = list(workload) if workload else [1] * len(self.contexts)
         self.logger = logger
         self.for_training = for_training
-        self.inputs_need_grad = False
+        self.inputs_need_grad = bool(inputs_need_grad)
         self.fixed_param_names = list(fixed_param_names or [])
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
@@ -84,7 +81,7 @@ class DataParallelExecutorGroup(object):
         self._manager = DataParallelExecutorManager(
             self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes),
             self.arg_names, self.param_names, self.aux_names, work_load_list=self.workload,
-            logger=_Quiet())
+            logger=_Quiet(), _inputs_need_grad=self.for_training and self.inputs_need_grad)
         self.slices = self._manager.slices
 
     def reshape(self, data_shapes, label_shapes):
@@ -166,6 +163,17 @@ class DataParallelExecutorGroup(object):
 
     def install_monitor(self, mon):
         self._manager.install_monitor(mon)
+
+    def get_input_grads(self, merge_multi_context=True):
+        """The gradients of the data inputs: per input, the whole batch's (devices' rows
+        concatenated) or [input][device] without merge_multi_context."""
+        if not self.inputs_need_grad:
+            raise AssertionError('get_input_grads: bind with inputs_need_grad=True')
+        execs = self.execs
+        grads = [[e.grad_dict[d.name] for e in execs] for d in self.data_shapes]
+        if not merge_multi_context:
+            return grads
+        return [g[0] if len(g) == 1 else nd.concat(*g, dim=0) for g in grads]
 
     @property
     def execs(self):

@@ -210,9 +210,6 @@ class Module(BaseModule):
         if self.binded:
             self.logger.warning('Already bound, ignoring bind()')
             return
-        if inputs_need_grad:
-            raise MXNetError("bind: inputs_need_grad (gradients of the data) is not supported "
-                             "by Cohort's Module yet")
         if shared_module is not None:
             raise MXNetError('bind: shared_module is not supported; BucketingModule shares '
                              'parameters between buckets')
@@ -225,6 +222,7 @@ class Module(BaseModule):
             raise ValueError('bind: data_shapes name %s, the module takes %s'
                              % (names, self._data_names))
         self.for_training = for_training
+        self.inputs_need_grad = bool(inputs_need_grad)
         self._exec_group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
@@ -379,8 +377,11 @@ class Module(BaseModule):
         return self._exec_group.get_outputs(merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
-        raise MXNetError("get_input_grads: Cohort's Module does not bind data gradients yet "
-                         '(inputs_need_grad)')
+        """The gradients of the data inputs after backward (bind with inputs_need_grad)."""
+        if not (self.binded and self.params_initialized and self.inputs_need_grad):
+            raise AssertionError('get_input_grads: bind with inputs_need_grad=True and '
+                                 'initialise the parameters first')
+        return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
 
     def install_monitor(self, mon):
         self._check_bound('install_monitor')
