@@ -392,6 +392,7 @@ DataParallelExecutorManager::DataParallelExecutorManager(
       param_names_(param_names),
       fixed_param_names_(fixed_param_names),
       inputs_need_grad_(inputs_need_grad),
+      default_bucket_key_(default_bucket_key),
       data_shapes_(data_shapes),
       label_shapes_(label_shapes),
       sym_gen_(std::move(sym_gen)) {
@@ -429,23 +430,29 @@ void DataParallelExecutorManager::DiscardStagedBatches() {
   }
 }
 
+// A batch's bucket is its key's, as MXNet's BucketingModule switches (a key's symbol may differ
+// even where its shapes do not). Without the default bucket's key, a batch of the default shapes
+// is the default bucket's.
 DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch& batch) {
-  const bool default_shapes = batch.provide_data.empty() || SameDescs(batch.provide_data, data_shapes_);
-  if (sym_gen_ && batch.bucket_key && !default_shapes) {
-    auto it = buckets_.find(*batch.bucket_key);
-    if (it == buckets_.end()) {
-      it = buckets_
-               .emplace(*batch.bucket_key,
-                        std::make_unique<DataParallelExecutorGroup>(
-                            sym_gen_(*batch.bucket_key), contexts_, work_load_, batch.provide_data,
-                            batch.provide_label, param_names_, true, inputs_need_grad_,
-                            default_.get(), fixed_param_names_))
-               .first;
-      if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
-    }
-    if (it->second) return it->second.get();
+  if (!sym_gen_ || !batch.bucket_key) return default_.get();
+  auto it = buckets_.find(*batch.bucket_key);
+  if (it == buckets_.end()) {
+    const bool default_shapes =
+        batch.provide_data.empty() || SameDescs(batch.provide_data, data_shapes_);
+    if (default_shapes && !default_bucket_key_) return default_.get();
+    const std::vector<DataDesc>& data =
+        batch.provide_data.empty() ? data_shapes_ : batch.provide_data;
+    const std::vector<DataDesc>& label =
+        batch.provide_data.empty() ? label_shapes_ : batch.provide_label;
+    it = buckets_
+             .emplace(*batch.bucket_key, std::make_unique<DataParallelExecutorGroup>(
+                                             sym_gen_(*batch.bucket_key), contexts_, work_load_,
+                                             data, label, param_names_, true, inputs_need_grad_,
+                                             default_.get(), fixed_param_names_))
+             .first;
+    if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
   }
-  return default_.get();
+  return it->second ? it->second.get() : default_.get();
 }
 
 void DataParallelExecutorManager::Forward(bool is_train) { current_->Forward(is_train); }

@@ -189,6 +189,7 @@ class DataParallelExecutorManager {
   std::vector<double> work_load_;
   std::vector<std::string> param_names_, fixed_param_names_;
   bool inputs_need_grad_ = false;
+  std::optional<int64_t> default_bucket_key_;
   std::vector<DataDesc> data_shapes_, label_shapes_;
   SymGen sym_gen_;
   std::function<void(int)> gradient_ready_;

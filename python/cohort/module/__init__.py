@@ -1,7 +1,8 @@
-"""MXNet 1.x's mxnet.module (`mx.mod`): Module and BaseModule, and the executor group under
-them."""
+"""MXNet 1.x's mxnet.module (`mx.mod`): Module, BucketingModule and BaseModule, and the executor
+group under them."""
 from .base_module import BaseModule
+from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
 
-__all__ = ['BaseModule', 'DataParallelExecutorGroup', 'Module']
+__all__ = ['BaseModule', 'BucketingModule', 'DataParallelExecutorGroup', 'Module']

@@ -27,12 +27,14 @@ def _descs(shapes, what):
 
 
 class _Shapes(object):
-    """What the C++ group reads of an iterator: the descriptions and the batch size."""
+    """What the C++ group reads of an iterator: the descriptions, the batch size and the
+    default bucket's key."""
 
-    def __init__(self, data_shapes, label_shapes):
+    def __init__(self, data_shapes, label_shapes, default_bucket_key=None):
         self.provide_data = data_shapes
         self.provide_label = label_shapes
         self.batch_size = data_shapes[0].shape[0]
+        self.default_bucket_key = default_bucket_key
 
 
 class _Quiet(object):
@@ -48,7 +50,8 @@ class DataParallelExecutorGroup(object):
 
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
                  for_training, inputs_need_grad, shared_group=None, logger=logging,
-                 fixed_param_names=None, grad_req='write', state_names=None, group2ctxs=None):
+                 fixed_param_names=None, grad_req='write', state_names=None, group2ctxs=None,
+                 _buckets=None):
         if shared_group is not None:
             raise MXNetError('shared_group is not supported: a group binds its own memory')
         if grad_req != 'write':
@@ -71,6 +74,7 @@ class DataParallelExecutorGroup(object):
         # The parameters with gradients, in the order of param_arrays and grad_arrays.
         self.param_names = [n for n in param_names if n not in self.fixed_param_names]
         self.output_names = symbol.list_outputs()
+        self._buckets = _buckets  # (sym_gen over integer keys, default key): BucketingModule's
         self.bind_exec(data_shapes, label_shapes)
 
     def bind_exec(self, data_shapes, label_shapes, shared_group=None, reshape=False):
@@ -78,10 +82,12 @@ class DataParallelExecutorGroup(object):
         self.data_shapes = _descs(data_shapes, 'data_shapes')
         self.label_shapes = _descs(label_shapes, 'label_shapes')
         self.batch_size = self.data_shapes[0].shape[0]
+        sym_gen, default_key = self._buckets or (None, None)
         self._manager = DataParallelExecutorManager(
-            self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes),
+            self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes, default_key),
             self.arg_names, self.param_names, self.aux_names, work_load_list=self.workload,
-            logger=_Quiet(), _inputs_need_grad=self.for_training and self.inputs_need_grad)
+            logger=_Quiet(), sym_gen=sym_gen,
+            _inputs_need_grad=self.for_training and self.inputs_need_grad)
         self.slices = self._manager.slices
 
     def reshape(self, data_shapes, label_shapes):
@@ -147,10 +153,6 @@ class DataParallelExecutorGroup(object):
         if not merge_multi_context:
             return outputs
         return [parts[0] if len(parts) == 1 else nd.concat(*parts, dim=0) for parts in outputs]
-
-    def get_input_grads(self, merge_multi_context=True):
-        raise MXNetError("get_input_grads: Cohort's executor group does not bind data "
-                         'gradients yet (inputs_need_grad)')
 
     def get_states(self, merge_multi_context=True):
         raise MXNetError("get_states: Cohort's executor group has no state arrays yet")

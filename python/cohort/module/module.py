@@ -73,6 +73,9 @@ class Module(BaseModule):
         self._optimizer = self._kvstore = self._updater = None
         self._update_on_kvstore = None
         self._data_shapes = self._label_shapes = None
+        # Set by BucketingModule: (sym_gen over integer keys, the default key). The manager then
+        # binds a group per bucket sharing the parameters, and batches switch by bucket_key.
+        self._buckets = None
 
     # ---- descriptions
     @staticmethod
@@ -226,7 +229,8 @@ class Module(BaseModule):
         self._exec_group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
-            logger=self.logger, fixed_param_names=self._fixed_param_names, grad_req=grad_req)
+            logger=self.logger, fixed_param_names=self._fixed_param_names, grad_req=grad_req,
+            _buckets=self._buckets)
         self._trained_names = self._exec_group.param_names
         shapes = {d.name: tuple(d.shape) for d in self._data_shapes + self._label_shapes}
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
@@ -334,7 +338,8 @@ class Module(BaseModule):
         if not self.params_initialized:
             raise AssertionError('forward: initialise the parameters first')
         shapes = [tuple(d.shape) for d in data_batch.data]
-        if shapes != [tuple(d.shape) for d in self._data_shapes]:
+        keyed = self._buckets is not None and getattr(data_batch, 'bucket_key', None) is not None
+        if not keyed and shapes != [tuple(d.shape) for d in self._data_shapes]:
             names = [d.name for d in self._data_shapes]
             label = getattr(data_batch, 'label', None) or []
             label_shapes = [(d.name, tuple(l.shape))

@@ -1,0 +1,218 @@
+"""MXNet 1.x's mxnet.module.bucketing_module: BucketingModule, a network whose graph depends on a
+bucket key (a sequence length), every bucket sharing one set of parameters.
+
+MXNet keeps one Module per bucket, each bound with the default bucket's module as its shared
+module. Here one Module runs over Cohort's C++ manager, which binds a group per bucket on first
+use sharing the default bucket's parameter and gradient arrays and its memory
+(executor_manager/executor_group.h); batches switch bucket by their bucket_key, as MXNet's
+forward does. Keys may be any hashable value: the manager sees small integers."""
+import logging
+
+from .. import context as ctx_mod
+from ..model import load_checkpoint
+from .base_module import BaseModule
+from .module import Module
+
+__all__ = ['BucketingModule']
+
+
+class _KeyedBatch(object):
+    """A batch with its bucket key replaced by the manager's integer for it."""
+
+    def __init__(self, batch, key_id):
+        self.data = batch.data
+        self.label = getattr(batch, 'label', None)
+        self.pad = getattr(batch, 'pad', 0)
+        self.provide_data = getattr(batch, 'provide_data', None)
+        self.provide_label = getattr(batch, 'provide_label', None)
+        self.bucket_key = key_id
+
+
+class BucketingModule(BaseModule):
+    """sym_gen(bucket_key) -> (symbol, data_names, label_names); default_bucket_key is the
+    bucket bind() binds (the largest, as MXNet advises, so others fit its memory)."""
+
+    def __init__(self, sym_gen, default_bucket_key=None, logger=logging, context=ctx_mod.cpu(),
+                 work_load_list=None, fixed_param_names=None, state_names=None,
+                 group2ctxs=None, compression_params=None):
+        super(BucketingModule, self).__init__(logger=logger)
+        if default_bucket_key is None:
+            raise AssertionError('BucketingModule: default_bucket_key is required')
+        if not callable(sym_gen):
+            raise TypeError('BucketingModule: sym_gen must be callable, got %r' % (sym_gen,))
+        self._sym_gen = sym_gen
+        self._default_bucket_key = default_bucket_key
+        self._keys = [default_bucket_key]  # the manager's integer for a key is its index
+        self._generated = {}
+        symbol, data_names, label_names = self._generate(default_bucket_key)
+        self._module = Module(symbol, data_names, label_names, logger=logger, context=context,
+                              work_load_list=work_load_list,
+                              fixed_param_names=fixed_param_names, state_names=state_names,
+                              group2ctxs=group2ctxs, compression_params=compression_params)
+        self._module._buckets = (self._symbol_of_id, 0)
+        self._curr_bucket_key = default_bucket_key
+
+    def _generate(self, key):
+        if key not in self._generated:
+            result = self._sym_gen(key)
+            if not (isinstance(result, tuple) and len(result) == 3):
+                raise TypeError('BucketingModule: sym_gen(%r) must return (symbol, data_names, '
+                                'label_names), got %r' % (key, result))
+            self._generated[key] = result
+        return self._generated[key]
+
+    def _symbol_of_id(self, key_id):
+        symbol, data_names, label_names = self._generate(self._keys[key_id])
+        default = self._generated[self._default_bucket_key]
+        if list(data_names or []) != list(default[1] or []) or \
+                list(label_names or []) != list(default[2] or []):
+            raise ValueError('BucketingModule: bucket %r names inputs %s/%s, the default bucket '
+                             '%s/%s' % (self._keys[key_id], data_names, label_names, default[1],
+                                        default[2]))
+        return symbol
+
+    def _id_of(self, key):
+        if key not in self._keys:
+            self._keys.append(key)
+        return self._keys.index(key)
+
+    # ---- the bucket
+    @property
+    def _curr_module(self):
+        """The Module running the current bucket (its _exec_group.execs are the bucket's)."""
+        return self._module
+
+    @property
+    def symbol(self):
+        return self._generate(self._curr_bucket_key)[0]
+
+    def switch_bucket(self, bucket_key, data_shapes, label_shapes=None):
+        """Makes bucket_key current; its graph is bound when its first batch comes."""
+        if not self.binded:
+            raise AssertionError('call bind before switching bucket')
+        self._id_of(bucket_key)
+        self._curr_bucket_key = bucket_key
+
+    # ---- what the Module does, over every bucket
+    @property
+    def binded(self):
+        return self._module.binded if hasattr(self, '_module') else False
+
+    @binded.setter
+    def binded(self, value):
+        pass  # BaseModule.__init__ sets it; the Module holds it
+
+    @property
+    def params_initialized(self):
+        return self._module.params_initialized if hasattr(self, '_module') else False
+
+    @params_initialized.setter
+    def params_initialized(self, value):
+        if hasattr(self, '_module'):
+            self._module.params_initialized = value
+
+    @property
+    def optimizer_initialized(self):
+        return self._module.optimizer_initialized if hasattr(self, '_module') else False
+
+    @optimizer_initialized.setter
+    def optimizer_initialized(self, value):
+        if hasattr(self, '_module'):
+            self._module.optimizer_initialized = value
+
+    @property
+    def for_training(self):
+        return self._module.for_training if hasattr(self, '_module') else False
+
+    @for_training.setter
+    def for_training(self, value):
+        pass
+
+    @property
+    def inputs_need_grad(self):
+        return self._module.inputs_need_grad if hasattr(self, '_module') else False
+
+    @inputs_need_grad.setter
+    def inputs_need_grad(self, value):
+        pass
+
+    data_names = property(lambda self: self._module.data_names)
+    output_names = property(lambda self: self._module.output_names)
+    data_shapes = property(lambda self: self._module.data_shapes)
+    label_shapes = property(lambda self: self._module.label_shapes)
+    output_shapes = property(lambda self: self._module.output_shapes)
+
+    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
+             force_rebind=False, shared_module=None, grad_req='write'):
+        """Binds the default bucket for these shapes (its batch size is every bucket's)."""
+        if shared_module is not None:
+            raise AssertionError('BucketingModule: shared_module is not supported')
+        self._module.bind(data_shapes, label_shapes, for_training, inputs_need_grad,
+                          force_rebind=force_rebind, grad_req=grad_req)
+        self._curr_bucket_key = self._default_bucket_key
+
+    def init_params(self, *args, **kwargs):
+        self._module.init_params(*args, **kwargs)
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        self._module.set_params(arg_params, aux_params, allow_missing=allow_missing,
+                                force_init=force_init, allow_extra=allow_extra)
+
+    def get_params(self):
+        return self._module.get_params()
+
+    def init_optimizer(self, *args, **kwargs):
+        self._module.init_optimizer(*args, **kwargs)
+
+    def forward(self, data_batch, is_train=None):
+        """Runs the batch in its bucket (bucket_key; the default bucket without one), binding
+        the bucket on its first batch from the batch's provide_data."""
+        key = getattr(data_batch, 'bucket_key', None)
+        if key is None:
+            key = self._default_bucket_key
+        self._curr_bucket_key = key
+        self._module.forward(_KeyedBatch(data_batch, self._id_of(key)), is_train)
+
+    def backward(self, out_grads=None):
+        self._module.backward(out_grads)
+
+    def update(self):
+        self._module.update()
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        self._module.update_metric(eval_metric, labels, pre_sliced)
+
+    def get_outputs(self, merge_multi_context=True):
+        return self._module.get_outputs(merge_multi_context)
+
+    def get_input_grads(self, merge_multi_context=True):
+        return self._module.get_input_grads(merge_multi_context)
+
+    def install_monitor(self, mon):
+        self._module.install_monitor(mon)
+
+    def save_optimizer_states(self, fname):
+        self._module.save_optimizer_states(fname)
+
+    def load_optimizer_states(self, fname):
+        self._module.load_optimizer_states(fname)
+
+    def save_checkpoint(self, prefix, epoch, remove_amp_cast=False, save_optimizer_states=False):
+        """The default bucket's symbol, the parameters (and optimizer states), as MXNet's."""
+        self._module.save_checkpoint(prefix, epoch, save_optimizer_states=save_optimizer_states)
+
+    @staticmethod
+    def load(prefix, epoch, sym_gen=None, default_bucket_key=None, load_optimizer_states=False,
+             **kwargs):
+        """A BucketingModule with PREFIX-EPOCH.params as its parameters."""
+        if sym_gen is None or default_bucket_key is None:
+            raise AssertionError('BucketingModule.load: sym_gen and default_bucket_key are '
+                                 'required')
+        _, args, auxs = load_checkpoint(prefix, epoch)
+        mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
+        mod._module._arg_params, mod._module._aux_params = args, auxs
+        mod._module.params_initialized = True
+        if load_optimizer_states:
+            mod._module._preload_opt_states = '%s-%04d.states' % (prefix, epoch)
+        return mod
