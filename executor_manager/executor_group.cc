@@ -44,8 +44,9 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     const std::vector<double>& work_load, const std::vector<DataDesc>& data_shapes,
     const std::vector<DataDesc>& label_shapes, const std::vector<std::string>& param_names,
     bool for_training, bool inputs_need_grad, const DataParallelExecutorGroup* shared_group,
-    const std::vector<std::string>& fixed_param_names)
+    const std::vector<std::string>& fixed_param_names, GradReq grad_req)
     : contexts_(contexts), param_names_(param_names) {
+  COHORT_CHECK(grad_req != GradReq::kNull) << "grad_req null: bind with for_training false";
   COHORT_CHECK(!contexts.empty()) << "no devices";
   COHORT_CHECK(!data_shapes.empty()) << "no data descriptors";
   // Batches are sliced over the devices along axis 0 (MXNet also slices along a layout's 'N'
@@ -105,7 +106,7 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
       const bool learned =
           !listed(fixed_param_names, a) &&
           (listed(param_names_, a) || (inputs_need_grad && listed(data_names_, a)));
-      reqs[a] = for_training && learned ? GradReq::kWrite : GradReq::kNull;
+      reqs[a] = for_training && learned ? grad_req : GradReq::kNull;
     }
     executors_.push_back(
         Executor::SimpleBind(symbol, contexts[d], shapes, GradReq::kNull, reqs,
@@ -376,30 +377,32 @@ DataParallelExecutorManager::DataParallelExecutorManager(
     const Symbol& symbol, const std::vector<Context>& contexts, const DataIter& train_data,
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
     SymGen sym_gen, std::optional<int64_t> default_bucket_key,
-    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad)
-    : DataParallelExecutorManager(
-          symbol, contexts, train_data.provide_data(), train_data.provide_label(), param_names,
-          work_load, std::move(sym_gen), default_bucket_key, fixed_param_names, inputs_need_grad) {}
+    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad, GradReq grad_req)
+    : DataParallelExecutorManager(symbol, contexts, train_data.provide_data(),
+                                  train_data.provide_label(), param_names, work_load,
+                                  std::move(sym_gen), default_bucket_key, fixed_param_names,
+                                  inputs_need_grad, grad_req) {}
 
 DataParallelExecutorManager::DataParallelExecutorManager(
     const Symbol& symbol, const std::vector<Context>& contexts,
     const std::vector<DataDesc>& data_shapes, const std::vector<DataDesc>& label_shapes,
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
     SymGen sym_gen, std::optional<int64_t> default_bucket_key,
-    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad)
+    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad, GradReq grad_req)
     : contexts_(contexts),
       work_load_(work_load),
       param_names_(param_names),
       fixed_param_names_(fixed_param_names),
       inputs_need_grad_(inputs_need_grad),
       default_bucket_key_(default_bucket_key),
+      grad_req_(grad_req),
       data_shapes_(data_shapes),
       label_shapes_(label_shapes),
       sym_gen_(std::move(sym_gen)) {
   const Symbol sym = sym_gen_ && default_bucket_key ? sym_gen_(*default_bucket_key) : symbol;
   default_ = std::make_unique<DataParallelExecutorGroup>(
       sym, contexts_, work_load_, data_shapes_, label_shapes_, param_names_, true,
-      inputs_need_grad_, nullptr, fixed_param_names_);
+      inputs_need_grad_, nullptr, fixed_param_names_, grad_req_);
   current_ = default_.get();
   if (default_bucket_key) buckets_[*default_bucket_key] = nullptr;  // served by default_
 }
@@ -448,7 +451,7 @@ DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch
              .emplace(*batch.bucket_key, std::make_unique<DataParallelExecutorGroup>(
                                              sym_gen_(*batch.bucket_key), contexts_, work_load_,
                                              data, label, param_names_, true, inputs_need_grad_,
-                                             default_.get(), fixed_param_names_))
+                                             default_.get(), fixed_param_names_, grad_req_))
              .first;
     if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
   }

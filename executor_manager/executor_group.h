@@ -32,6 +32,8 @@ class DataParallelExecutorGroup {
   // arguments that are learned (the rest are inputs); inputs get no gradient unless
   // inputs_need_grad. With shared_group (bucketing), parameters and memory are shared with it.
   // Parameters in fixed_param_names are frozen: no gradient (grad_arrays() has no array for them).
+  // grad_req is how backward writes the gradients it computes: kWrite, or kAdd to accumulate
+  // them over backward calls until the caller zeroes them (MXNet's grad_req='add').
   DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
                             const std::vector<double>& work_load,
                             const std::vector<DataDesc>& data_shapes,
@@ -39,7 +41,8 @@ class DataParallelExecutorGroup {
                             const std::vector<std::string>& param_names, bool for_training,
                             bool inputs_need_grad = false,
                             const DataParallelExecutorGroup* shared_group = nullptr,
-                            const std::vector<std::string>& fixed_param_names = {});
+                            const std::vector<std::string>& fixed_param_names = {},
+                            GradReq grad_req = GradReq::kWrite);
 
   // Copies each device's rows of the batch into its executor's inputs. On GPUs the copy is
   // enqueued (Note [Input staging]); a batch staged before is loaded from its staging slot.
@@ -137,7 +140,7 @@ class DataParallelExecutorManager {
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
                               std::optional<int64_t> default_bucket_key = std::nullopt,
                               const std::vector<std::string>& fixed_param_names = {},
-                              bool inputs_need_grad = false);
+                              bool inputs_need_grad = false, GradReq grad_req = GradReq::kWrite);
   // The same from the shapes an iterator provides (a Python DataIter has no C++ iterator).
   DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
                               const std::vector<DataDesc>& data_shapes,
@@ -146,7 +149,7 @@ class DataParallelExecutorManager {
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
                               std::optional<int64_t> default_bucket_key = std::nullopt,
                               const std::vector<std::string>& fixed_param_names = {},
-                              bool inputs_need_grad = false);
+                              bool inputs_need_grad = false, GradReq grad_req = GradReq::kWrite);
 
   // Switches to the batch's bucket (binding it on first use) and loads the batch.
   void LoadDataBatch(const DataBatch& batch);
@@ -190,6 +193,7 @@ class DataParallelExecutorManager {
   std::vector<std::string> param_names_, fixed_param_names_;
   bool inputs_need_grad_ = false;
   std::optional<int64_t> default_bucket_key_;
+  GradReq grad_req_ = GradReq::kWrite;
   std::vector<DataDesc> data_shapes_, label_shapes_;
   SymGen sym_gen_;
   std::function<void(int)> gradient_ready_;

@@ -70,7 +70,8 @@ class DataParallelExecutorManager:
     batch of another bucket, sharing the parameters."""
 
     def __init__(self, symbol, ctx, train_data, arg_names, param_names, aux_names,
-                 work_load_list=None, logger=None, sym_gen=None, _inputs_need_grad=False):
+                 work_load_list=None, logger=None, sym_gen=None, _inputs_need_grad=False,
+                 _grad_req='write'):
         if logger is None:
             logger = logging
         num_device = len(ctx)
@@ -98,7 +99,7 @@ class DataParallelExecutorManager:
             [_desc(d) for d in train_data.provide_data],
             [_desc(d) for d in train_data.provide_label], list(param_names),
             [float(w) for w in work_load_list], sym_gen, default_key, [],
-            bool(_inputs_need_grad))
+            bool(_inputs_need_grad), _grad_req)
         self._label_names = [_desc(d)[0] for d in train_data.provide_label]
 
     # ---- parameters

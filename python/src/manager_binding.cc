@@ -18,7 +18,10 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
     const py::list& label_shapes, const std::vector<std::string>& param_names,
     const std::vector<double>& work_load, py::object sym_gen,
     std::optional<int64_t> default_bucket_key, const std::vector<std::string>& fixed_param_names,
-    bool inputs_need_grad) {
+    bool inputs_need_grad, const std::string& grad_req) {
+  if (grad_req != "write" && grad_req != "add") {
+    throw py::value_error("grad_req '" + grad_req + "': expected 'write' or 'add'");
+  }
   DataParallelExecutorManager::SymGen gen;
   if (!sym_gen.is_none()) {
     // Called while a batch of a new bucket loads, on a thread without the GIL.
@@ -35,7 +38,7 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
   py::gil_scoped_release release;
   return std::make_unique<DataParallelExecutorManager>(
       symbol, Contexts(contexts), data, label, param_names, work_load, gen, default_bucket_key,
-      fixed_param_names, inputs_need_grad);
+      fixed_param_names, inputs_need_grad, grad_req == "add" ? GradReq::kAdd : GradReq::kWrite);
 }
 
 DataBatch BatchFromPython(const std::vector<NDArray>& data, const std::vector<NDArray>& label,
@@ -58,7 +61,7 @@ void RegisterManager(py::module_& m) {
       .def(py::init(&MakeManager), py::arg("symbol"), py::arg("contexts"), py::arg("data_shapes"),
            py::arg("label_shapes"), py::arg("param_names"), py::arg("work_load"),
            py::arg("sym_gen").none(true), py::arg("default_bucket_key").none(true),
-           py::arg("fixed_param_names"), py::arg("inputs_need_grad"))
+           py::arg("fixed_param_names"), py::arg("inputs_need_grad"), py::arg("grad_req"))
       .def(
           "load_data_batch",
           [](DataParallelExecutorManager& manager, const std::vector<NDArray>& data,

@@ -177,7 +177,7 @@ def test_executor_group_as_mxnets_module_uses_it():
     assert group.grad_arrays[0][0].shape == (16, 10)
     with pytest.raises(mx.MXNetError, match='grad_req'):
         DataParallelExecutorGroup(network(), [mx.cpu()], None, [('data', (4, 10))], None, [],
-                                  True, False, grad_req='add')
+                                  True, False, grad_req='null')
 
 
 def test_set_params_missing_and_extra_as_mxnet():
@@ -314,3 +314,28 @@ def test_bucketing_module_checkpoint_round_trip(tmp_path):
     loaded.bind([('data', (2, 3, 5))], [('softmax_label', (2,))])
     for name, value in mod.get_params()[0].items():
         np.testing.assert_array_equal(loaded.get_params()[0][name].asnumpy(), value.asnumpy())
+
+
+def test_grad_req_add_accumulates_over_backward_and_buckets():
+    # MXNet 1.9.1's test_bucket_module_grad_req: d(sum(data * a))/da over a batch of 2 ones is 2;
+    # 'add' keeps adding until the caller zeroes it, across buckets too (they share it).
+    def sym_gen(_):
+        a = mx.sym.Variable('a', shape=(1,), init=mx.init.One())
+        return mx.sym.make_loss(mx.sym.broadcast_mul(mx.sym.var('data'), a)), ('data',), None
+
+    for req, want in (('write', [2, 2, 2]), ('add', [2, 4, 6])):
+        mod = mx.mod.BucketingModule(sym_gen=sym_gen, default_bucket_key=10)
+        mod.bind(data_shapes=[['data', (2,)]], grad_req=req)
+        mod.init_params()
+        assert mod._curr_module._grad_req == req
+        seen = []
+        for key in (10, 5, 10):
+            mod.forward_backward(mx.io.DataBatch(
+                [mx.nd.ones((2,))], None, bucket_key=key,
+                provide_data=[mx.io.DataDesc('data', (2,))]))
+            seen.append(mod._curr_module._exec_group.execs[0].grad_dict['a'].asscalar())
+        assert seen == want
+        mod._curr_module._exec_group.execs[0].grad_dict['a'][:] = 0
+        mod.forward_backward(mx.io.DataBatch([mx.nd.ones((2,))], None, bucket_key=5,
+                                             provide_data=[mx.io.DataDesc('data', (2,))]))
+        assert mod._curr_module._exec_group.execs[0].grad_dict['a'].asscalar() == 2

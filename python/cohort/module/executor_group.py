@@ -54,9 +54,10 @@ class DataParallelExecutorGroup(object):
                  _buckets=None):
         if shared_group is not None:
             raise MXNetError('shared_group is not supported: a group binds its own memory')
-        if grad_req != 'write':
-            raise MXNetError("grad_req %r: Cohort's executor group writes gradients"
-                             % (grad_req,))
+        if grad_req not in ('write', 'add'):
+            raise MXNetError("grad_req %r: Cohort's executor group takes 'write' or 'add' for "
+                             "every parameter" % (grad_req,))
+        self.grad_req = grad_req
         if group2ctxs is not None:
             raise MXNetError('group2ctxs places parts of one model on several devices, which '
                              'Cohort binds only within one host context')
@@ -87,7 +88,8 @@ class DataParallelExecutorGroup(object):
             self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes, default_key),
             self.arg_names, self.param_names, self.aux_names, work_load_list=self.workload,
             logger=_Quiet(), sym_gen=sym_gen,
-            _inputs_need_grad=self.for_training and self.inputs_need_grad)
+            _inputs_need_grad=self.for_training and self.inputs_need_grad,
+            _grad_req=self.grad_req)
         self.slices = self._manager.slices
 
     def reshape(self, data_shapes, label_shapes):

@@ -76,6 +76,7 @@ class Module(BaseModule):
         # Set by BucketingModule: (sym_gen over integer keys, the default key). The manager then
         # binds a group per bucket sharing the parameters, and batches switch by bucket_key.
         self._buckets = None
+        self._grad_req = None
 
     # ---- descriptions
     @staticmethod
@@ -216,8 +217,10 @@ class Module(BaseModule):
         if shared_module is not None:
             raise MXNetError('bind: shared_module is not supported; BucketingModule shares '
                              'parameters between buckets')
-        if grad_req != 'write':
-            raise MXNetError("bind: grad_req %r: Cohort's Module writes gradients" % (grad_req,))
+        if grad_req not in ('write', 'add'):
+            raise MXNetError("bind: grad_req %r: Cohort's Module takes 'write' or 'add' (add "
+                             'accumulates until you zero the gradients)' % (grad_req,))
+        self._grad_req = grad_req
         self._data_shapes = _descs(data_shapes, 'data_shapes')
         self._label_shapes = _descs(label_shapes, 'label_shapes')
         names = [d.name for d in self._data_shapes]
