@@ -39,6 +39,13 @@ class BaseModule(object):
         self.forward(data_batch, is_train=True)
         self.backward()
 
+    def _update_metric_of(self, eval_metric, batch):
+        """update_metric with the batch's labels (a list of batches: each device's, sliced)."""
+        if isinstance(batch, list):
+            self.update_metric(eval_metric, [b.label for b in batch], pre_sliced=True)
+        else:
+            self.update_metric(eval_metric, batch.label)
+
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Sets the parameters through the subclass's init_params (no initializer)."""
@@ -64,11 +71,7 @@ class BaseModule(object):
             if num_batch is not None and nbatch == num_batch:
                 break
             self.forward(eval_batch, is_train=False)
-            if isinstance(eval_batch, list):
-                self.update_metric(eval_metric, [eb.label for eb in eval_batch],
-                                   pre_sliced=True)
-            else:
-                self.update_metric(eval_metric, eval_batch.label)
+            self._update_metric_of(eval_metric, eval_batch)
             if batch_end_callback is not None:
                 params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
                                        locals=locals())
@@ -169,11 +172,7 @@ class BaseModule(object):
                     monitor.tic()
                 self.forward_backward(data_batch)
                 self.update()
-                if isinstance(data_batch, list):
-                    self.update_metric(eval_metric, [db.label for db in data_batch],
-                                       pre_sliced=True)
-                else:
-                    self.update_metric(eval_metric, data_batch.label)
+                self._update_metric_of(eval_metric, data_batch)
                 try:
                     next_data_batch = next(data_iter)
                 except StopIteration:

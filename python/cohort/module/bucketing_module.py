@@ -16,6 +16,18 @@ from .module import Module
 __all__ = ['BucketingModule']
 
 
+def _module_flag(name):
+    """A flag of the Module underneath (False before it is made: BaseModule.__init__ sets the
+    flags first)."""
+    def get(self):
+        return getattr(self._module, name) if '_module' in self.__dict__ else False
+
+    def set(self, value):
+        if '_module' in self.__dict__:
+            setattr(self._module, name, value)
+    return property(get, set)
+
+
 class _KeyedBatch(object):
     """A batch with its bucket key replaced by the manager's integer for it."""
 
@@ -94,48 +106,11 @@ class BucketingModule(BaseModule):
         self._curr_bucket_key = bucket_key
 
     # ---- what the Module does, over every bucket
-    @property
-    def binded(self):
-        return self._module.binded if hasattr(self, '_module') else False
-
-    @binded.setter
-    def binded(self, value):
-        pass  # BaseModule.__init__ sets it; the Module holds it
-
-    @property
-    def params_initialized(self):
-        return self._module.params_initialized if hasattr(self, '_module') else False
-
-    @params_initialized.setter
-    def params_initialized(self, value):
-        if hasattr(self, '_module'):
-            self._module.params_initialized = value
-
-    @property
-    def optimizer_initialized(self):
-        return self._module.optimizer_initialized if hasattr(self, '_module') else False
-
-    @optimizer_initialized.setter
-    def optimizer_initialized(self, value):
-        if hasattr(self, '_module'):
-            self._module.optimizer_initialized = value
-
-    @property
-    def for_training(self):
-        return self._module.for_training if hasattr(self, '_module') else False
-
-    @for_training.setter
-    def for_training(self, value):
-        pass
-
-    @property
-    def inputs_need_grad(self):
-        return self._module.inputs_need_grad if hasattr(self, '_module') else False
-
-    @inputs_need_grad.setter
-    def inputs_need_grad(self, value):
-        pass
-
+    binded = _module_flag('binded')
+    params_initialized = _module_flag('params_initialized')
+    optimizer_initialized = _module_flag('optimizer_initialized')
+    for_training = _module_flag('for_training')
+    inputs_need_grad = _module_flag('inputs_need_grad')
     data_names = property(lambda self: self._module.data_names)
     output_names = property(lambda self: self._module.output_names)
     data_shapes = property(lambda self: self._module.data_shapes)
