@@ -2,6 +2,9 @@
 //   cohort-model summary SYMBOL.json --shape data=N,C,H,W [--shape name=...]...
 // prints one row per op node (name, op, output shape, parameters) and the totals; a model zoo
 // name (mlp, lenet) works in place of a file. Exit code 2 with one line on a bad file or shapes.
+//   cohort-model ops [NAME]
+// lists every operator with its inputs and parameters (type, default), or one operator in full
+// with the descriptions: the registry's declarations (Note [Operator specs]).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -76,6 +79,60 @@ int Summary(const std::string& source, const std::vector<std::string>& shape_spe
   return 0;
 }
 
+// "name: type = default" (or "name: type, required").
+std::string ParamLine(const op::ParamSpec& p) {
+  return p.name + ": " + p.type + (p.default_text ? " = " + *p.default_text : ", required");
+}
+
+// The aliases of each canonical op name.
+std::map<std::string, std::vector<std::string>> AliasesByOp() {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [alias, name] : op::OpRegistry::Get().aliases()) out[name].push_back(alias);
+  return out;
+}
+
+int Ops(const std::string& name) {
+  const op::OpRegistry& registry = op::OpRegistry::Get();
+  const auto aliases = AliasesByOp();
+  auto joined = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
+  };
+  if (name.empty()) {
+    for (const std::string& op_name : registry.Names()) {
+      const op::OpSpec& spec = registry.Spec(op_name);
+      std::vector<std::string> params;
+      for (const auto& p : spec.params) params.push_back(ParamLine(p));
+      std::printf("%s(%s%s%s)", op_name.c_str(), joined(spec.inputs).c_str(),
+                  spec.var_inputs.empty() ? "" : "...",
+                  params.empty() ? "" : ("; " + joined(params)).c_str());
+      if (auto it = aliases.find(op_name); it != aliases.end()) {
+        std::printf("  aliases: %s", joined(it->second).c_str());
+      }
+      std::printf("\n");
+    }
+    return 0;
+  }
+  if (!registry.Has(registry.Canonical(name))) {
+    throw ConfigError("unknown operator '" + name + "': `cohort-model ops` lists them", __FILE__,
+                      __LINE__);
+  }
+  const std::string& canonical = registry.Canonical(name);
+  const op::OpSpec& spec = registry.Spec(canonical);
+  std::printf("%s\n\n%s\n", canonical.c_str(), spec.doc.c_str());
+  if (auto it = aliases.find(canonical); it != aliases.end()) {
+    std::printf("\nAliases: %s\n", joined(it->second).c_str());
+  }
+  std::printf("\nInputs: %s%s\n", spec.inputs.empty() ? "none" : joined(spec.inputs).c_str(),
+              spec.var_inputs.empty() ? "" : (" (as many as " + spec.var_inputs + ")").c_str());
+  std::printf("\nParameters:%s\n", spec.params.empty() ? " none" : "");
+  for (const auto& p : spec.params) {
+    std::printf("  %s\n      %s\n", ParamLine(p).c_str(), p.doc.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace cohort
 
@@ -91,6 +148,10 @@ int main(int argc, char** argv) {
                    "mobilenet, gpt")
       ->required();
   summary->add_option("--shape", shapes, "input shape, NAME=DIMS (e.g. data=1,1,28,28)");
-  return cohort::ParseAndRun(app, argc, argv, "cohort-model",
-                             [&] { return cohort::Summary(source, shapes); });
+  std::string op_name;
+  CLI::App* ops = app.add_subcommand("ops", "the operators and their parameters, or one in full");
+  ops->add_option("NAME", op_name, "an operator or alias (e.g. Convolution)");
+  return cohort::ParseAndRun(app, argc, argv, "cohort-model", [&] {
+    return ops->parsed() ? cohort::Ops(op_name) : cohort::Summary(source, shapes);
+  });
 }

@@ -20,8 +20,7 @@ void PreluBackwardGpu(const OpContext& ctx, const NDArray& out_grad, const NDArr
 
 ActivationParam ActivationParam::ParseActivation(const Attrs& attrs) {
   ParamReader r("Activation", attrs);
-  const std::string t = r.Enum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "");
-  COHORT_CHECK(!t.empty()) << "Activation: required attribute 'act_type' is missing";
+  const std::string t = r.Enum("act_type");
   r.Finish();
   ActivationParam p;
   p.act_type = t == "relu"       ? ActType::kRelu
@@ -34,15 +33,15 @@ ActivationParam ActivationParam::ParseActivation(const Attrs& attrs) {
 
 ActivationParam ActivationParam::ParseLeakyReLU(const Attrs& attrs) {
   ParamReader r("LeakyReLU", attrs);
-  const std::string t = r.Enum("act_type", {"leaky", "elu", "selu", "gelu"}, "leaky");
+  const std::string t = r.Enum("act_type");  // (prelu is its own op class)
   ActivationParam p;
   p.act_type = t == "leaky"  ? ActType::kLeaky
                : t == "elu"  ? ActType::kElu
                : t == "selu" ? ActType::kSelu
                              : ActType::kGelu;
-  p.slope = static_cast<float>(r.Float("slope", p.slope));
-  r.Float("lower_bound", 0.125);  // rrelu's bounds: accepted, unused by these act types
-  r.Float("upper_bound", 0.334);
+  p.slope = static_cast<float>(r.Float("slope"));
+  r.Float("lower_bound");  // rrelu's bounds: accepted, unused by these act types
+  r.Float("upper_bound");
   r.Finish();
   return p;
 }
@@ -168,10 +167,10 @@ class Prelu : public Operator {
  public:
   explicit Prelu(const Attrs& attrs) {
     ParamReader r("LeakyReLU", attrs);
-    r.Enum("act_type", {"prelu"}, "prelu");
-    r.Float("slope", 0.25);  // accepted as MXNet does; prelu's slopes are the gamma argument
-    r.Float("lower_bound", 0.125);
-    r.Float("upper_bound", 0.334);
+    r.Enum("act_type");
+    r.Float("slope");  // accepted as MXNet does; prelu's slopes are the gamma argument
+    r.Float("lower_bound");
+    r.Float("upper_bound");
     r.Finish();
   }
   std::vector<std::string> ListArguments() const override { return {"data", "gamma"}; }
@@ -245,7 +244,41 @@ class Prelu : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Activation",
+       "Applies an activation function element-wise to the input.",
+       {"data"},
+       "",
+       {{"act_type", "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}", kRequired,
+         "Activation function to be applied."}}},
+      {"LeakyReLU",
+       "Applies Leaky rectified linear unit activation element-wise to the input.",
+       {"data", "gamma"},
+       "",
+       {{"act_type", "{'elu', 'gelu', 'leaky', 'prelu', 'selu'}", "leaky",
+         "Activation function to be applied."},
+        {"slope", "float", "0.25", "Init slope for the activation. (For leaky and elu only)"},
+        {"lower_bound", "float", "0.125", "Lower bound of random slope. (For rrelu only)"},
+        {"upper_bound", "float", "0.333999991", "Upper bound of random slope. (For rrelu only)"}}},
+      {"relu", "Computes rectified linear activation.", {"data"}, "", {}},
+      {"sigmoid", "Computes sigmoid of x element-wise.", {"data"}, "", {}},
+      {"softsign", "Computes softsign of x element-wise.", {"data"}, "", {}},
+      {"tanh",
+       "Returns the hyperbolic tangent of the input array, computed element-wise.",
+       {"data"},
+       "",
+       {}},
+  };
+}
+
+}  // namespace
+
 void RegisterActivations(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Activation", [](const Attrs& a) {
     return std::make_unique<Pointwise>(ActivationParam::ParseActivation(a));
   });

@@ -15,30 +15,17 @@ void ZeroGradGpu(const OpContext& ctx, const NDArray& grad);
 ArangeParam ArangeParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   ArangeParam p;
-  p.start = r.Float("start", p.start);
-  p.step = r.Float("step", p.step);
-  p.repeat = r.Int("repeat", p.repeat);
-  auto optional = [&](const char* key) -> std::optional<double> {
-    auto it = attrs.find(key);
-    if (it == attrs.end() || it->second == "None") {
-      r.OptionalInt(key);
-      return std::nullopt;
-    }
-    return r.Float(key);
-  };
+  p.start = r.Float("start");
+  p.step = r.Float("step");
+  p.repeat = r.Int("repeat");
   if (op == "_arange") {
-    p.stop = optional("stop");
-    r.Bool("infer_range", false);
-  } else if (auto axis = optional("axis")) {
+    p.stop = r.OptionalFloat("stop");
+    r.Bool("infer_range");
+    p.dtype = ParseDType(r.Enum("dtype"));
+  } else if (auto axis = r.OptionalInt("axis")) {
     p.axis = static_cast<int>(*axis);
   }
-  if (op == "_arange") {
-    p.dtype = ParseDType(r.Enum(
-        "dtype", {"float32", "float64", "float16", "int32", "int64", "int8", "uint8"}, "float32"));
-  } else {
-    r.Enum("dtype", {"float32"}, "float32");
-  }
-  if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
+  r.String("ctx");  // placement: the executor's
   r.Finish();
   COHORT_CHECK(p.step != 0) << op << ": step must not be 0";
   COHORT_CHECK_GT(p.repeat, 0) << op << ": repeat must be positive";
@@ -103,11 +90,10 @@ class Filled : public Operator {
  public:
   Filled(const std::string& op, const Attrs& attrs) {
     ParamReader r(op, attrs);
-    shape_ = r.Tuple("shape", Shape());
-    dtype_ = ParseDType(r.Enum(
-        "dtype", {"float32", "float64", "float16", "int32", "int64", "int8", "uint8"}, "float32"));
+    shape_ = r.Tuple("shape");
+    dtype_ = ParseDType(r.Enum("dtype"));
     value_ = op == "_ones" ? 1.0 : op == "_full" ? r.Float("value") : 0.0;
-    if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
+    r.String("ctx");  // placement: the executor's
     r.Finish();
     COHORT_CHECK(ShapeKnown(shape_))
         << op << ": shape " << shape_ << " must be known (every dimension positive)";
@@ -186,7 +172,83 @@ class ArangeLike : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"_arange",
+       "Return evenly spaced values within a given interval. Similar to Numpy",
+       {},
+       "",
+       {{"start", "double", kRequired,
+         "Start of interval. The interval includes this value. The default start value is 0."},
+        {"stop", "double or None", "None",
+         "End of interval. The interval does not include this value, except in some cases where "
+         "step is not an integer and floating point round-off affects the length of out."},
+        {"step", "double", "1", "Spacing between values."},
+        {"repeat", "int", "1",
+         "The repeating time of all elements. E.g repeat=3, the element a will be repeated three "
+         "times --> a, a, a."},
+        {"infer_range", "boolean", "0",
+         "When set to True, infer the stop position from the start, step, repeat, and output "
+         "tensor size."},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
+        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
+         "Target data type."}}},
+      {"_contrib_arange_like",
+       "Return an array with evenly spaced values. If axis is not given, the output has the shape "
+       "of the input array; otherwise it is a 1-D array as long as the input along that axis.",
+       {"data"},
+       "",
+       {{"start", "double", "0",
+         "Start of interval. The interval includes this value. The default start value is 0."},
+        {"step", "double", "1", "Spacing between values."},
+        {"repeat", "int", "1",
+         "The repeating time of all elements. E.g repeat=3, the element a will be repeated three "
+         "times --> a, a, a."},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
+        {"axis", "int or None", "None",
+         "Arange elements according to the size of a certain axis of input array. The negative "
+         "numbers are interpreted counting from the backward. If not provided, will arange "
+         "elements according to the input shape."}}},
+      {"_full",
+       "fill target with a scalar value",
+       {},
+       "",
+       {{"shape", "Shape(tuple)", "[]", "The shape of the output"},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
+        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
+         "Target data type."},
+        {"value", "double", kRequired, "Value with which to fill newly created tensor"}}},
+      {"_ones",
+       "fill target with ones",
+       {},
+       "",
+       {{"shape", "Shape(tuple)", "[]", "The shape of the output"},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
+        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
+         "Target data type."}}},
+      {"_zeros",
+       "fill target with zeros",
+       {},
+       "",
+       {{"shape", "Shape(tuple)", "[]", "The shape of the output"},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
+        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
+         "Target data type."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterArange(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("_arange", [](const Attrs& a) { return std::make_unique<Arange>(a); });
   for (const char* name : {"_zeros", "_ones", "_full"}) {
     const std::string op = name;

@@ -19,15 +19,15 @@ void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool ba
 BatchNormParam BatchNormParam::Parse(const Attrs& attrs) {
   ParamReader r("BatchNorm", attrs);
   BatchNormParam p;
-  p.eps = static_cast<float>(r.Float("eps", p.eps));
-  p.momentum = static_cast<float>(r.Float("momentum", p.momentum));
-  p.fix_gamma = r.Bool("fix_gamma", p.fix_gamma);
-  p.use_global_stats = r.Bool("use_global_stats", p.use_global_stats);
-  p.output_mean_var = r.Bool("output_mean_var", p.output_mean_var);
-  const int64_t axis = r.Int("axis", 1);
-  r.Bool("cudnn_off", false);
-  r.OptionalInt("min_calib_range");
-  r.OptionalInt("max_calib_range");
+  p.eps = static_cast<float>(r.Float("eps"));
+  p.momentum = static_cast<float>(r.Float("momentum"));
+  p.fix_gamma = r.Bool("fix_gamma");
+  p.use_global_stats = r.Bool("use_global_stats");
+  p.output_mean_var = r.Bool("output_mean_var");
+  const int64_t axis = r.Int("axis");
+  r.Bool("cudnn_off");
+  r.OptionalFloat("min_calib_range");  // quantization's: accepted, unused
+  r.OptionalFloat("max_calib_range");
   r.Finish();
   COHORT_CHECK_EQ(axis, 1) << "BatchNorm: only axis=1 (channels) is supported";
   return p;
@@ -176,7 +176,41 @@ class BatchNorm : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"BatchNorm",
+       "Batch normalization.",
+       {"data", "gamma", "beta", "moving_mean", "moving_var"},
+       "",
+       {{"eps", "double", "0.0010000000474974513",
+         "Epsilon to prevent div 0. Must be no less than CUDNN_BN_MIN_EPSILON defined in cudnn.h "
+         "when using cudnn (usually 1e-5)"},
+        {"momentum", "float", "0.899999976", "Momentum for moving average"},
+        {"fix_gamma", "boolean", "1", "Fix gamma while training"},
+        {"use_global_stats", "boolean", "0",
+         "Whether use global moving statistics instead of local batch-norm. This will force change "
+         "batch-norm into a scale shift operator."},
+        {"output_mean_var", "boolean", "0", "Output the mean and inverse std"},
+        {"axis", "int", "1", "Specify which shape axis the channel is specified"},
+        {"cudnn_off", "boolean", "0", "Do not select CUDNN operator, if available"},
+        {"min_calib_range", "float or None", "None",
+         "The minimum scalar value in the form of float32 obtained through calibration. If "
+         "present, it will be used to by quantized batch norm op to calculate primitive "
+         "scale.Note: this calib_range is to calib bn output."},
+        {"max_calib_range", "float or None", "None",
+         "The maximum scalar value in the form of float32 obtained through calibration. If "
+         "present, it will be used to by quantized batch norm op to calculate primitive "
+         "scale.Note: this calib_range is to calib bn output."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterBatchNorm(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("BatchNorm", [](const Attrs& a) { return std::make_unique<BatchNorm>(a); });
 }
 

@@ -338,7 +338,95 @@ class Where : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"broadcast_add",
+       "Returns element-wise sum of the input arrays with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_div",
+       "Returns element-wise division of the input arrays with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_equal",
+       "Returns the result of element-wise **equal to** (==) comparison operation with "
+       "broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_greater",
+       "Returns the result of element-wise **greater than** (>) comparison operation with "
+       "broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_greater_equal",
+       "Returns the result of element-wise **greater than or equal to** (>=) comparison operation "
+       "with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_lesser",
+       "Returns the result of element-wise **lesser than** (<) comparison operation with "
+       "broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_lesser_equal",
+       "Returns the result of element-wise **lesser than or equal to** (<=) comparison operation "
+       "with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_maximum",
+       "Returns element-wise maximum of the input arrays with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_minimum",
+       "Returns element-wise minimum of the input arrays with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_mul",
+       "Returns element-wise product of the input arrays with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_not_equal",
+       "Returns the result of element-wise **not equal to** (!=) comparison operation with "
+       "broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_power",
+       "Returns result of first array elements raised to powers from second array, element-wise "
+       "with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"broadcast_sub",
+       "Returns element-wise difference of the input arrays with broadcasting.",
+       {"lhs", "rhs"},
+       "",
+       {}},
+      {"where",
+       "Return the elements, either from x or y, depending on the condition.",
+       {"condition", "x", "y"},
+       "",
+       {}},
+  };
+}
+
+}  // namespace
+
 void RegisterBroadcast(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   using K = BroadcastKind;
   const std::pair<const char*, K> kinds[] = {{"broadcast_add", K::kAdd},
                                              {"broadcast_sub", K::kSub},

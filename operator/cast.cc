@@ -8,12 +8,7 @@ namespace cohort::op {
 CastParam CastParam::Parse(const Attrs& attrs) {
   ParamReader r("Cast", attrs);
   CastParam p;
-  std::vector<std::string> names;
-  for (DType d : kAllDTypes) names.emplace_back(DTypeName(d));
-  COHORT_CHECK(attrs.count("dtype")) << "Cast: the parameter 'dtype' is required (one of "
-                                     << "float32, float64, float16, bfloat16, uint8, int8, "
-                                     << "int32, int64, bool)";
-  p.dtype = ParseDType(r.Enum("dtype", names, "float32"));
+  p.dtype = ParseDType(r.Enum("dtype"));
   r.Finish();
   return p;
 }
@@ -78,7 +73,25 @@ class Cast : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Cast",
+       "Casts all elements of the input to a new type.",
+       {"data"},
+       "",
+       {{"dtype",
+         "{'bfloat16', 'bool', 'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}",
+         kRequired, "Output data type."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterCast(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Cast", [](const Attrs& a) { return std::make_unique<Cast>(a); });
   r.Alias("cast", "Cast");
 }

@@ -21,19 +21,19 @@ void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const Convolution
 ConvolutionParam ConvolutionParam::Parse(const Attrs& attrs) {
   ParamReader r("Convolution", attrs);
   ConvolutionParam p;
-  p.kernel = r.Tuple("kernel", p.kernel);
+  p.kernel = r.Tuple("kernel");
   COHORT_CHECK_EQ(p.kernel.ndim(), 2)
       << "Convolution: only 2-D kernels are supported, got " << p.kernel;
-  p.stride = r.Tuple("stride", p.stride);
-  p.dilate = r.Tuple("dilate", p.dilate);
-  p.pad = r.Tuple("pad", p.pad);
+  p.stride = r.Tuple("stride");
+  p.dilate = r.Tuple("dilate");
+  p.pad = r.Tuple("pad");
   p.num_filter = r.Int("num_filter");
-  p.num_group = r.Int("num_group", p.num_group);
-  p.no_bias = r.Bool("no_bias", p.no_bias);
-  r.Int("workspace", 1024);
-  r.Enum("cudnn_tune", {"None", "off", "limited_workspace", "fastest"}, "None");
-  r.Bool("cudnn_off", false);
-  r.Enum("layout", {"None", "NCHW"}, "None");
+  p.num_group = r.Int("num_group");
+  p.no_bias = r.Bool("no_bias");
+  r.Int("workspace");
+  r.Enum("cudnn_tune");
+  r.Bool("cudnn_off");
+  r.Enum("layout");
   r.Finish();
   const ConvolutionParam defaults;  // "()" written for stride, dilate or pad means the default
   for (auto [s, fallback] :
@@ -496,7 +496,43 @@ class Convolution : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Convolution",
+       "Compute *N*-D convolution on *(N+2)*-D input.",
+       {"data", "weight", "bias"},
+       "",
+       {{"kernel", "Shape(tuple)", kRequired, "Convolution kernel size: (h, w)"},
+        {"stride", "Shape(tuple)", "[]",
+         "Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension."},
+        {"dilate", "Shape(tuple)", "[]",
+         "Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension."},
+        {"pad", "Shape(tuple)", "[]",
+         "Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to no padding."},
+        {"num_filter", "int (non-negative)", kRequired, "Convolution filter(channel) number"},
+        {"num_group", "int (non-negative)", "1", "Number of group partitions."},
+        {"workspace", "long (non-negative)", "1024",
+         "Maximum temporary workspace allowed (MB) in convolution.This parameter has two usages. "
+         "When CUDNN is not used, it determines the effective batch size of the convolution "
+         "kernel. When CUDNN is used, it controls the maximum temporary storage used for tuning "
+         "the best CUDNN kernel when `limited_workspace` strategy is used."},
+        {"no_bias", "boolean", "0", "Whether to disable bias parameter."},
+        {"cudnn_tune", "{None, 'fastest', 'limited_workspace', 'off'}", "None",
+         "Whether to pick convolution algo by running performance test."},
+        {"cudnn_off", "boolean", "0", "Turn off cudnn for this layer."},
+        {"layout", "{None, 'NCHW'}", "None",
+         "Set layout for input, output and weight. Empty for the default, NCHW (Cohort's "
+         "convolutions are 2-D, NCHW)."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterConvolution(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Convolution", [](const Attrs& a) { return std::make_unique<Convolution>(a); });
 }
 

@@ -16,10 +16,10 @@ void DropoutBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& out_gr
 DropoutParam DropoutParam::Parse(const Attrs& attrs) {
   ParamReader r("Dropout", attrs);
   DropoutParam p;
-  p.p = static_cast<float>(r.Float("p", p.p));
-  p.mode = r.EnumValue("mode", kDropoutModeNames, p.mode);
-  const Shape axes = r.Tuple("axes", Shape());
-  r.Bool("cudnn_off", false);
+  p.p = static_cast<float>(r.Float("p"));
+  p.mode = r.EnumValue<DropoutMode>("mode", kDropoutModeNames);
+  const Shape axes = r.Tuple("axes");
+  r.OptionalBool("cudnn_off");
   r.Finish();
   COHORT_CHECK(p.p >= 0 && p.p < 1) << "Dropout: p=" << p.p << " must be in [0, 1)";
   COHORT_CHECK_EQ(axes.ndim(), 0) << "Dropout: axes are not supported";
@@ -99,7 +99,29 @@ class Dropout : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Dropout",
+       "Applies dropout operation to input array.",
+       {"data"},
+       "",
+       {{"p", "float", "0.5", "Fraction of the input that gets dropped out during training time."},
+        {"mode", "{'always', 'training'}", "training",
+         "Whether to only turn on dropout during training or to also turn on for inference."},
+        {"axes", "Shape(tuple)", "[]", "Axes for variational dropout kernel."},
+        {"cudnn_off", "boolean or None", "0",
+         "Whether to turn off cudnn in dropout operator. This option is ignored if axes is "
+         "specified."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterDropout(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Dropout", [](const Attrs& a) { return std::make_unique<Dropout>(a); });
 }
 

@@ -244,8 +244,8 @@ class Scalar : public Operator {
  public:
   Scalar(ScalarKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
     ParamReader r(name, attrs);
-    scalar_ = r.Float("scalar", 1.0);
-    r.Bool("is_int", false);  // MXNet 1.9 records whether the scalar was an integer
+    scalar_ = r.Float("scalar");
+    r.Bool("is_int");  // MXNet 1.9 records whether the scalar was an integer
     r.Finish();
   }
 
@@ -293,7 +293,42 @@ class Scalar : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  const std::vector<ParamSpec> scalar = {
+      {"scalar", "double", "1", "Scalar input value"},
+      {"is_int", "boolean", "1", "Indicate whether scalar input is int type"}};
+  return {
+      {"_div_scalar", "Divide an array with a scalar.", {"data"}, "", scalar},
+      {"_maximum_scalar", "Element-wise maximum of the input and a scalar.", {"data"}, "", scalar},
+      {"_minimum_scalar", "Element-wise minimum of the input and a scalar.", {"data"}, "", scalar},
+      {"_minus_scalar", "Subtracts a scalar from each element of the input.", {"data"}, "", scalar},
+      {"_mul_scalar", "Multiply an array with a scalar.", {"data"}, "", scalar},
+      {"_plus_scalar", "Adds a scalar to each element of the input.", {"data"}, "", scalar},
+      {"_rdiv_scalar", "Divides a scalar by each element of the input.", {"data"}, "", scalar},
+      {"_rminus_scalar",
+       "Subtracts each element of the input from a scalar.",
+       {"data"},
+       "",
+       scalar},
+      {"add_n",
+       "Adds all input arguments element-wise.",
+       {"args"},
+       "num_args",
+       {{"num_args", "int", kRequired, "Number of inputs to be summed."}}},
+      {"elemwise_add", "Adds arguments element-wise.", {"lhs", "rhs"}, "", {}},
+      {"elemwise_div", "Divides arguments element-wise.", {"lhs", "rhs"}, "", {}},
+      {"elemwise_mul", "Multiplies arguments element-wise.", {"lhs", "rhs"}, "", {}},
+      {"elemwise_sub", "Subtracts arguments element-wise.", {"lhs", "rhs"}, "", {}},
+  };
+}
+
+}  // namespace
+
 void RegisterElemwise(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   const std::pair<const char*, BinaryKind> binary[] = {{"elemwise_add", BinaryKind::kAdd},
                                                        {"elemwise_sub", BinaryKind::kSub},
                                                        {"elemwise_mul", BinaryKind::kMul},

@@ -20,8 +20,8 @@ EmbeddingParam EmbeddingParam::Parse(const Attrs& attrs) {
   EmbeddingParam p;
   p.input_dim = r.Int("input_dim");
   p.output_dim = r.Int("output_dim");
-  r.Enum("dtype", {"float32"}, "float32");
-  r.Bool("sparse_grad", false);
+  r.Enum("dtype");
+  r.Bool("sparse_grad");  // the gradient is dense either way: equal values
   r.Finish();
   return p;
 }
@@ -29,9 +29,9 @@ EmbeddingParam EmbeddingParam::Parse(const Attrs& attrs) {
 TakeParam TakeParam::Parse(const Attrs& attrs) {
   ParamReader r("take", attrs);
   TakeParam p;
-  const std::string mode = r.Enum("mode", {"clip", "wrap", "raise"}, "clip");
+  const std::string mode = r.Enum("mode");
   p.mode = mode == "clip" ? TakeMode::kClip : mode == "wrap" ? TakeMode::kWrap : TakeMode::kRaise;
-  COHORT_CHECK_EQ(r.Int("axis", 0), 0) << "take: only axis=0 is supported";
+  COHORT_CHECK_EQ(r.Int("axis"), 0) << "take: only axis=0 is supported";
   r.Finish();
   return p;
 }
@@ -147,7 +147,40 @@ class Lookup : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Embedding",
+       "Maps integer indices to vector representations (embeddings).",
+       {"data", "weight"},
+       "",
+       {{"input_dim", "int", kRequired, "Vocabulary size of the input indices."},
+        {"output_dim", "int", kRequired, "Dimension of the embedding vectors."},
+        {"dtype", "{'float32'}", "float32", "Data type of weight."},
+        {"sparse_grad", "boolean", "0",
+         "Compute row sparse gradient in the backward calculation. If set to True, the grad's "
+         "storage type is row_sparse."}}},
+      {"take",
+       "Takes elements from an input array along the given axis.",
+       {"a", "indices"},
+       "",
+       {{"axis", "int", "0",
+         "The axis of input array to be taken.For input tensor of rank r, it could be in the range "
+         "of [-r, r-1]"},
+        {"mode", "{'clip', 'raise', 'wrap'}", "clip",
+         "Specify how out-of-bound indices bahave. Default is \"clip\". \"clip\" means clip to the "
+         "range. So, if all indices mentioned are too large, they are replaced by the index that "
+         "addresses the last element along an axis. \"wrap\" means to wrap around. \"raise\" means "
+         "to raise an error when index out of range."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterEmbedding(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Embedding",
              [](const Attrs& a) { return std::make_unique<Lookup>(EmbeddingParam::Parse(a)); });
   r.Register("take", [](const Attrs& a) { return std::make_unique<Lookup>(TakeParam::Parse(a)); });

@@ -17,8 +17,8 @@ FullyConnectedParam FullyConnectedParam::Parse(const Attrs& attrs) {
   ParamReader r("FullyConnected", attrs);
   FullyConnectedParam p;
   p.num_hidden = r.Int("num_hidden");
-  p.no_bias = r.Bool("no_bias", p.no_bias);
-  p.flatten = r.Bool("flatten", p.flatten);
+  p.no_bias = r.Bool("no_bias");
+  p.flatten = r.Bool("flatten");
   r.Finish();
   COHORT_CHECK_GT(p.num_hidden, 0) << "FullyConnected: num_hidden";
   return p;
@@ -133,7 +133,26 @@ class FullyConnected : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"FullyConnected",
+       "Applies a linear transformation: :math:`Y = XW^T + b`.",
+       {"data", "weight", "bias"},
+       "",
+       {{"num_hidden", "int", kRequired, "Number of hidden nodes of the output."},
+        {"no_bias", "boolean", "0", "Whether to disable bias parameter."},
+        {"flatten", "boolean", "1",
+         "Whether to collapse all but the first axis of the input data tensor."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterFullyConnected(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("FullyConnected", [](const Attrs& a) { return std::make_unique<FullyConnected>(a); });
 }
 

@@ -17,9 +17,9 @@ OneHotParam OneHotParam::Parse(const Attrs& attrs) {
   OneHotParam p;
   p.depth = r.Int("depth");
   COHORT_CHECK(p.depth > 0) << "one_hot: depth must be positive, got " << p.depth;
-  p.on_value = static_cast<float>(r.Float("on_value", 1.0));
-  p.off_value = static_cast<float>(r.Float("off_value", 0.0));
-  r.Enum("dtype", {"float32"}, "float32");  // other dtypes: not yet
+  p.on_value = static_cast<float>(r.Float("on_value"));
+  p.off_value = static_cast<float>(r.Float("off_value"));
+  r.Enum("dtype");  // other dtypes: not yet
   r.Finish();
   return p;
 }
@@ -31,12 +31,8 @@ ArgReduceParam ArgReduceParam::Parse(const std::string& op, const Attrs& attrs) 
   if (op == "argmax_channel") {
     p.axis = -1;
   } else {
-    if (auto it = attrs.find("axis"); it == attrs.end() || it->second == "None") {
-      r.OptionalInt("axis");
-    } else {
-      p.axis = static_cast<int>(r.Int("axis"));
-    }
-    p.keepdims = r.Bool("keepdims", false);
+    if (auto axis = r.OptionalInt("axis")) p.axis = static_cast<int>(*axis);
+    p.keepdims = r.Bool("keepdims");
   }
   r.Finish();
   return p;
@@ -329,18 +325,85 @@ class BatchTake : public Operator {
 PickParam PickParam::Parse(const Attrs& attrs) {
   ParamReader r("pick", attrs);
   PickParam p;
-  if (auto it = attrs.find("axis"); it == attrs.end() || it->second != "None") {
-    p.geometry.axis = static_cast<int>(r.Int("axis", -1));
-  } else {
-    r.OptionalInt("axis");  // None: the flattened array
-  }
-  p.geometry.keepdims = r.Bool("keepdims", false);
-  p.wrap = r.Enum("mode", {"clip", "wrap"}, "clip") == "wrap";
+  if (auto axis = r.OptionalInt("axis")) p.geometry.axis = static_cast<int>(*axis);
+  // (None: the flattened array)
+  p.geometry.keepdims = r.Bool("keepdims");
+  p.wrap = r.Enum("mode") == "wrap";
   r.Finish();
   return p;
 }
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"argmax",
+       "Returns indices of the maximum values along an axis.",
+       {"data"},
+       "",
+       {{"axis", "int or None", "None",
+         "The axis along which to perform the reduction. Negative values means indexing from right "
+         "to left. ``Requires axis to be set as int, because global reduction is not supported "
+         "yet.``"},
+        {"keepdims", "boolean", "0",
+         "If this is set to `True`, the reduced axis is left in the result as dimension with size "
+         "one."}}},
+      {"argmax_channel",
+       "Returns argmax indices of each channel from the input array.",
+       {"data"},
+       "",
+       {}},
+      {"argmin",
+       "Returns indices of the minimum values along an axis.",
+       {"data"},
+       "",
+       {{"axis", "int or None", "None",
+         "The axis along which to perform the reduction. Negative values means indexing from right "
+         "to left. ``Requires axis to be set as int, because global reduction is not supported "
+         "yet.``"},
+        {"keepdims", "boolean", "0",
+         "If this is set to `True`, the reduced axis is left in the result as dimension with size "
+         "one."}}},
+      {"batch_take", "Takes elements from a data batch.", {"a", "indices"}, "", {}},
+      {"fill_element_0index",
+       "Fill one element of each line(row for python, column for R/Julia) in lhs according to "
+       "index indicated by rhs and values indicated by mhs. This function assume rhs uses 0-based "
+       "index.",
+       {"lhs", "mhs", "rhs"},
+       "",
+       {}},
+      {"one_hot",
+       "Returns a one-hot array.",
+       {"indices"},
+       "",
+       {{"depth", "int", kRequired, "Depth of the one hot dimension."},
+        {"on_value", "double", "1", "The value assigned to the locations represented by indices."},
+        {"off_value", "double", "0",
+         "The value assigned to the locations not represented by indices."},
+        {"dtype", "{'float32'}", "float32", "DType of the output"}}},
+      {"pick",
+       "Picks elements from an input array according to the input indices along the given axis.",
+       {"data", "index"},
+       "",
+       {{"axis", "int or None", "-1",
+         "int or None. The axis to picking the elements. Negative values means indexing from right "
+         "to left. If is `None`, the elements in the index w.r.t the flattened input will be "
+         "picked."},
+        {"keepdims", "boolean", "0",
+         "If true, the axis where we pick the elements is left in the result as dimension with "
+         "size one."},
+        {"mode", "{'clip', 'wrap'}", "clip",
+         "Specify how out-of-bound indices behave. Default is \"clip\". \"clip\" means clip to the "
+         "range. So, if all indices mentioned are too large, they are replaced by the index that "
+         "addresses the last element along an axis. \"wrap\" means to wrap around."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterIndexOps(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("pick", [](const Attrs& a) { return std::make_unique<Pick>(a); });
   r.Alias("choose_element_0index", "pick");
   r.Register("batch_take", [](const Attrs& a) { return std::make_unique<BatchTake>(a); });

@@ -14,9 +14,9 @@ void LayerNormBackwardGpu(const OpContext& ctx, const LayerNormGradRows* rows,
 LayerNormParam LayerNormParam::Parse(const Attrs& attrs) {
   ParamReader r("LayerNorm", attrs);
   LayerNormParam p;
-  p.axis = static_cast<int>(r.Int("axis", p.axis));
-  p.eps = static_cast<float>(r.Float("eps", p.eps));
-  p.output_mean_var = r.Bool("output_mean_var", p.output_mean_var);
+  p.axis = static_cast<int>(r.Int("axis"));
+  p.eps = static_cast<float>(r.Float("eps"));
+  p.output_mean_var = r.Bool("output_mean_var");
   r.Finish();
   COHORT_CHECK(p.eps >= 0) << "LayerNorm: eps must be >= 0, got " << p.eps;
   return p;
@@ -131,7 +131,28 @@ class LayerNorm : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"LayerNorm",
+       "Layer normalization.",
+       {"data", "gamma", "beta"},
+       "",
+       {{"axis", "int", "-1",
+         "The axis to perform layer normalization. Usually, this should be be axis of the channel "
+         "dimension. Negative values means indexing from right to left."},
+        {"eps", "float", "9.99999975e-06", "An `epsilon` parameter to prevent division by 0."},
+        {"output_mean_var", "boolean", "0",
+         "Output the mean and std calculated along the given axis."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterLayerNorm(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("LayerNorm", [](const Attrs& a) { return std::make_unique<LayerNorm>(a); });
 }
 

@@ -25,7 +25,7 @@ void MakeLossBackwardGpu(const OpContext& ctx, const MakeLossParam& p, GradReq r
 void BlockGradBackwardGpu(const OpContext& ctx, GradReq req, const NDArray& in_grad);
 
 LossNormalization ParseLossNormalization(ParamReader& r) {
-  const std::string n = r.Enum("normalization", {"null", "batch", "valid"}, "null");
+  const std::string n = r.Enum("normalization");
   return n == "batch"   ? LossNormalization::kBatch
          : n == "valid" ? LossNormalization::kValid
                         : LossNormalization::kNull;
@@ -34,17 +34,17 @@ LossNormalization ParseLossNormalization(ParamReader& r) {
 SoftmaxOutputParam SoftmaxOutputParam::Parse(const Attrs& attrs) {
   ParamReader r("SoftmaxOutput", attrs);
   SoftmaxOutputParam p;
-  p.grad_scale = static_cast<float>(r.Float("grad_scale", p.grad_scale));
-  p.ignore_label = static_cast<float>(r.Float("ignore_label", p.ignore_label));
-  p.multi_output = r.Bool("multi_output", p.multi_output);
-  p.use_ignore = r.Bool("use_ignore", p.use_ignore);
-  p.preserve_shape = r.Bool("preserve_shape", p.preserve_shape);
+  p.grad_scale = static_cast<float>(r.Float("grad_scale"));
+  p.ignore_label = static_cast<float>(r.Float("ignore_label"));
+  p.multi_output = r.Bool("multi_output");
+  p.use_ignore = r.Bool("use_ignore");
+  p.preserve_shape = r.Bool("preserve_shape");
   p.normalization = ParseLossNormalization(r);
   // out_grad=True multiplies MXNet's gradient by the head gradient of the output; not
   // implemented, so refused rather than read and ignored.
-  COHORT_CHECK(!r.Bool("out_grad", false))
+  COHORT_CHECK(!r.Bool("out_grad"))
       << "SoftmaxOutput: out_grad=True (scaling by the output's head gradient) is not supported";
-  p.smooth_alpha = static_cast<float>(r.Float("smooth_alpha", p.smooth_alpha));
+  p.smooth_alpha = static_cast<float>(r.Float("smooth_alpha"));
   r.Finish();
   return p;
 }
@@ -52,8 +52,8 @@ SoftmaxOutputParam SoftmaxOutputParam::Parse(const Attrs& attrs) {
 MakeLossParam MakeLossParam::Parse(const Attrs& attrs) {
   ParamReader r("MakeLoss", attrs);
   MakeLossParam p;
-  p.grad_scale = static_cast<float>(r.Float("grad_scale", p.grad_scale));
-  p.valid_thresh = static_cast<float>(r.Float("valid_thresh", p.valid_thresh));
+  p.grad_scale = static_cast<float>(r.Float("grad_scale"));
+  p.valid_thresh = static_cast<float>(r.Float("valid_thresh"));
   p.normalization = ParseLossNormalization(r);
   r.Finish();
   return p;
@@ -163,7 +163,7 @@ class RegressionOutput : public Operator {
  public:
   RegressionOutput(RegressionKind kind, const std::string& name, const Attrs& attrs) : kind_(kind) {
     ParamReader r(name, attrs);
-    grad_scale_ = static_cast<float>(r.Float("grad_scale", 1.0));
+    grad_scale_ = static_cast<float>(r.Float("grad_scale"));
     r.Finish();
   }
   std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
@@ -282,7 +282,72 @@ class BlockGrad : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  const std::vector<ParamSpec> grad_scale = {
+      {"grad_scale", "float", "1", "Scale the gradient by a float factor"}};
+  return {
+      {"BlockGrad", "Stops gradient computation.", {"data"}, "", {}},
+      {"LinearRegressionOutput",
+       "Computes and optimizes for squared loss during backward propagation. Just outputs ``data`` "
+       "during forward propagation.",
+       {"data", "label"},
+       "",
+       grad_scale},
+      {"LogisticRegressionOutput",
+       "Applies a logistic function to the input.",
+       {"data", "label"},
+       "",
+       grad_scale},
+      {"MAERegressionOutput",
+       "Computes mean absolute error of the input.",
+       {"data", "label"},
+       "",
+       grad_scale},
+      {"MakeLoss",
+       "Make your own loss function in network construction.",
+       {"data"},
+       "",
+       {{"grad_scale", "float", "1",
+         "Gradient scale as a supplement to unary and binary operators"},
+        {"valid_thresh", "float", "0",
+         "clip each element in the array to 0 when it is less than ``valid_thresh``. This is used "
+         "when ``normalization`` is set to ``'valid'``."},
+        {"normalization", "{'batch', 'null', 'valid'}", "null",
+         "If this is set to null, the output gradient will not be normalized. If this is set to "
+         "batch, the output gradient will be divided by the batch size. If this is set to valid, "
+         "the output gradient will be divided by the number of valid input elements."}}},
+      {"SoftmaxOutput",
+       "Computes the gradient of cross entropy loss with respect to softmax output.",
+       {"data", "label"},
+       "",
+       {{"grad_scale", "float", "1", "Scales the gradient by a float factor."},
+        {"ignore_label", "float", "-1",
+         "The instances whose `labels` == `ignore_label` will be ignored during backward, if "
+         "`use_ignore` is set to ``true``)."},
+        {"multi_output", "boolean", "0",
+         "If set to ``true``, the softmax function will be computed along axis ``1``. This is "
+         "applied when the shape of input array differs from the shape of label array."},
+        {"use_ignore", "boolean", "0",
+         "If set to ``true``, the `ignore_label` value will not contribute to the backward "
+         "gradient."},
+        {"preserve_shape", "boolean", "0",
+         "If set to ``true``, the softmax function will be computed along the last axis (``-1``)."},
+        {"normalization", "{'batch', 'null', 'valid'}", "null", "Normalizes the gradient."},
+        {"out_grad", "boolean", "0", "Multiplies gradient with output gradient element-wise."},
+        {"smooth_alpha", "float", "0",
+         "Constant for computing a label smoothed version of cross-entropyfor the backwards pass. "
+         "This constant gets subtracted from theone-hot encoding of the gold label and distributed "
+         "uniformly toall other labels."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterLossOutputs(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("SoftmaxOutput", [](const Attrs& a) { return std::make_unique<SoftmaxOutput>(a); });
   r.Alias("Softmax", "SoftmaxOutput");
   for (auto [name, kind] : {std::pair{"LinearRegressionOutput", RegressionKind::kLinear},

@@ -11,9 +11,9 @@ void BatchedGemmGpu(const OpContext& ctx, const BatchedGemm& g);
 MatmulParam MatmulParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   MatmulParam p;
-  p.transpose_a = r.Bool("transpose_a", p.transpose_a);
-  p.transpose_b = r.Bool("transpose_b", p.transpose_b);
-  r.Enum("forward_stype", {"None", "default"}, "None");
+  p.transpose_a = r.Bool("transpose_a");
+  p.transpose_b = r.Bool("transpose_b");
+  r.Enum("forward_stype");
   r.Finish();
   return p;
 }
@@ -132,7 +132,25 @@ class Matmul : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  const std::vector<ParamSpec> params = {
+      {"transpose_a", "boolean", "0", "If true then transpose the first input before dot."},
+      {"transpose_b", "boolean", "0", "If true then transpose the second input before dot."},
+      {"forward_stype", "{None, 'default'}", "None",
+       "The storage type of the output: dense (Cohort's arrays are dense)."}};
+  return {
+      {"batch_dot", "Batchwise dot product.", {"lhs", "rhs"}, "", params},
+      {"dot", "Dot product of two arrays.", {"lhs", "rhs"}, "", params},
+  };
+}
+
+}  // namespace
+
 void RegisterMatmul(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("dot", [](const Attrs& a) { return std::make_unique<Matmul>(false, a); });
   r.Register("batch_dot", [](const Attrs& a) { return std::make_unique<Matmul>(true, a); });
 }

@@ -148,21 +148,21 @@ LambParam LambParam::Parse(int phase, const Attrs& attrs) {
   ParamReader r(phase == 1 ? "lamb_update_phase1" : "lamb_update_phase2", attrs);
   LambParam p;
   if (phase == 1) {
-    p.beta1 = static_cast<float>(r.Float("beta1", 0.9));
-    p.beta2 = static_cast<float>(r.Float("beta2", 0.999));
-    p.epsilon = static_cast<float>(r.Float("epsilon", 1e-6));
+    p.beta1 = static_cast<float>(r.Float("beta1"));
+    p.beta2 = static_cast<float>(r.Float("beta2"));
+    p.epsilon = static_cast<float>(r.Float("epsilon"));
     p.t = r.Int("t");
-    p.bias_correction = r.Bool("bias_correction", true);
+    p.bias_correction = r.Bool("bias_correction");
     p.wd = static_cast<float>(r.Float("wd"));  // required, as in MXNet
-    p.rescale_grad = static_cast<float>(r.Float("rescale_grad", 1.0));
-    p.clip_gradient = static_cast<float>(r.Float("clip_gradient", -1.0));
+    p.rescale_grad = static_cast<float>(r.Float("rescale_grad"));
+    p.clip_gradient = static_cast<float>(r.Float("clip_gradient"));
     // std::pow(float, int) is a double in C++11, as MXNet's host code computes it.
     p.beta1_t = std::pow(p.beta1, static_cast<int>(p.t));
     p.beta2_t = std::pow(p.beta2, static_cast<int>(p.t));
   } else {
     p.lr = static_cast<float>(r.Float("lr"));
-    p.lower_bound = static_cast<float>(r.Float("lower_bound", -1.0));
-    p.upper_bound = static_cast<float>(r.Float("upper_bound", -1.0));
+    p.lower_bound = static_cast<float>(r.Float("lower_bound"));
+    p.upper_bound = static_cast<float>(r.Float("upper_bound"));
   }
   r.Finish();
   return p;
@@ -173,37 +173,37 @@ UpdateOpParam UpdateOpParam::Parse(UpdateKind k, const std::string& op, const At
   UpdateOpParam p;
   p.kind = k;
   p.lr = static_cast<float>(r.Float("lr"));
-  p.wd = static_cast<float>(r.Float("wd", 0.0));
-  p.rescale_grad = static_cast<float>(r.Float("rescale_grad", 1.0));
+  p.wd = static_cast<float>(r.Float("wd"));
+  p.rescale_grad = static_cast<float>(r.Float("rescale_grad"));
   // ftml names its clipping bound clip_grad.
   p.clip_gradient =
-      static_cast<float>(r.Float(k == UpdateKind::kFtml ? "clip_grad" : "clip_gradient", -1.0));
+      static_cast<float>(r.Float(k == UpdateKind::kFtml ? "clip_grad" : "clip_gradient"));
   if (k == UpdateKind::kSGD || k == UpdateKind::kSGDMom || k == UpdateKind::kAdam) {
-    r.Bool("lazy_update", true);  // row_sparse gradients only; Cohort's are dense
+    r.Bool("lazy_update");  // row_sparse gradients only; Cohort's are dense
   }
   if (k == UpdateKind::kSGDMom || k == UpdateKind::kNAGMom || k == UpdateKind::kSignum) {
-    p.momentum = static_cast<float>(r.Float("momentum", 0.0));
+    p.momentum = static_cast<float>(r.Float("momentum"));
   }
-  if (k == UpdateKind::kSignum) p.wd_lh = static_cast<float>(r.Float("wd_lh", 0.0));
+  if (k == UpdateKind::kSignum) p.wd_lh = static_cast<float>(r.Float("wd_lh"));
   if (k == UpdateKind::kAdam || k == UpdateKind::kFtml) {
-    p.beta1 = static_cast<float>(r.Float("beta1", k == UpdateKind::kFtml ? 0.6 : 0.9));
-    p.beta2 = static_cast<float>(r.Float("beta2", 0.999));
+    p.beta1 = static_cast<float>(r.Float("beta1"));
+    p.beta2 = static_cast<float>(r.Float("beta2"));
   }
   if (k == UpdateKind::kAdam || k == UpdateKind::kRMSProp || k == UpdateKind::kRMSPropAlex) {
-    p.epsilon = static_cast<float>(r.Float("epsilon", 1e-8));  // a float parameter in MXNet
+    p.epsilon = static_cast<float>(r.Float("epsilon"));  // a float parameter in MXNet
   }
   if (k == UpdateKind::kFtml) {
-    p.epsilon = r.Float("epsilon", static_cast<double>(1e-8f));  // a double one here
+    p.epsilon = r.Float("epsilon");  // a double one here
     p.t = r.Int("t");
   }
   if (k == UpdateKind::kRMSProp || k == UpdateKind::kRMSPropAlex) {
-    p.gamma1 = static_cast<float>(r.Float("gamma1", 0.95));
-    p.clip_weights = static_cast<float>(r.Float("clip_weights", -1.0));
+    p.gamma1 = static_cast<float>(r.Float("gamma1"));
+    p.clip_weights = static_cast<float>(r.Float("clip_weights"));
   }
-  if (k == UpdateKind::kRMSPropAlex) p.gamma2 = static_cast<float>(r.Float("gamma2", 0.9));
+  if (k == UpdateKind::kRMSPropAlex) p.gamma2 = static_cast<float>(r.Float("gamma2"));
   if (k == UpdateKind::kFtrl) {
-    p.lamda1 = static_cast<float>(r.Float("lamda1", 0.01));
-    p.beta = static_cast<float>(r.Float("beta", 1.0));
+    p.lamda1 = static_cast<float>(r.Float("lamda1"));
+    p.beta = static_cast<float>(r.Float("beta"));
   }
   r.Finish();
   return p;
@@ -225,7 +225,169 @@ std::vector<std::string> UpdateOpParam::StateNames() const {
   return {};
 }
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  const ParamSpec lr{"lr", "float", kRequired, "Learning rate"};
+  const ParamSpec wd{"wd", "float", "0",
+                     "Weight decay augments the objective function with a regularization term "
+                     "that penalizes large weights. The penalty scales with the square of the "
+                     "magnitude of each weight."};
+  const ParamSpec rescale_grad{"rescale_grad", "float", "1",
+                               "Rescale gradient to grad = rescale_grad*grad."};
+  const ParamSpec clip_gradient{
+      "clip_gradient", "float", "-1",
+      "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
+      "gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient)."};
+  return {
+      {"adam_update",
+       "Update function for Adam optimizer. Adam is seen as a generalization of AdaGrad.",
+       {"weight", "grad", "mean", "var"},
+       "",
+       {lr,
+        {"beta1", "float", "0.899999976", "The decay rate for the 1st moment estimates."},
+        {"beta2", "float", "0.999000013", "The decay rate for the 2nd moment estimates."},
+        {"epsilon", "float", "9.99999994e-09", "A small constant for numerical stability."},
+        wd,
+        rescale_grad,
+        clip_gradient,
+        {"lazy_update", "boolean", "1",
+         "If true, lazy updates are applied if gradient's stype is row_sparse and all of w, m and "
+         "v have the same stype"}}},
+      {"ftml_update",
+       "The FTML optimizer described in *FTML - Follow the Moving Leader in Deep Learning*, "
+       "available at http://proceedings.mlr.press/v70/zheng17a/zheng17a.pdf.",
+       {"weight", "grad", "d", "v", "z"},
+       "",
+       {{"lr", "float", kRequired, "Learning rate."},
+        {"beta1", "float", "0.600000024", "Generally close to 0.5."},
+        {"beta2", "float", "0.999000013", "Generally close to 1."},
+        {"epsilon", "double", "9.9999999392252903e-09", "Epsilon to prevent div 0."},
+        {"t", "int", kRequired, "Number of update."},
+        wd,
+        rescale_grad,
+        {"clip_grad", "float", "-1",
+         "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
+         "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
+         "-clip_gradient)."}}},
+      {"ftrl_update",
+       "Update function for Ftrl optimizer. Referenced from *Ad Click Prediction: a View from the "
+       "Trenches*, available at http://dl.acm.org/citation.cfm?id=2488200.",
+       {"weight", "grad", "z", "n"},
+       "",
+       {lr,
+        {"lamda1", "float", "0.00999999978", "The L1 regularization coefficient."},
+        {"beta", "float", "1", "Per-Coordinate Learning Rate beta."},
+        wd,
+        rescale_grad,
+        clip_gradient}},
+      {"lamb_update_phase1",
+       "Phase I of lamb update it performs the following operations and returns g:.",
+       {"weight", "grad", "mean", "var"},
+       "",
+       {{"beta1", "float", "0.899999976", "The decay rate for the 1st moment estimates."},
+        {"beta2", "float", "0.999000013", "The decay rate for the 2nd moment estimates."},
+        {"epsilon", "float", "9.99999997e-07", "A small constant for numerical stability."},
+        {"t", "int", kRequired, "Index update count."},
+        {"bias_correction", "boolean", "1", "Whether to use bias correction."},
+        {"wd", "float", kRequired,
+         "Weight decay augments the objective function with a regularization term that penalizes "
+         "large weights. The penalty scales with the square of the magnitude of each weight."},
+        rescale_grad,
+        clip_gradient}},
+      {"lamb_update_phase2",
+       "Phase II of lamb update it performs the following operations and updates grad.",
+       {"weight", "g", "r1", "r2"},
+       "",
+       {lr,
+        {"lower_bound", "float", "-1",
+         "Lower limit of norm of weight. If lower_bound <= 0, Lower limit is not set"},
+        {"upper_bound", "float", "-1",
+         "Upper limit of norm of weight. If upper_bound <= 0, Upper limit is not set"}}},
+      {"nag_mom_update",
+       "Update function for Nesterov Accelerated Gradient( NAG) optimizer. It updates the weights "
+       "using the following formula,",
+       {"weight", "grad", "mom"},
+       "",
+       {lr,
+        {"momentum", "float", "0", "The decay rate of momentum estimates at each epoch."},
+        wd,
+        rescale_grad,
+        clip_gradient}},
+      {"rmsprop_update",
+       "Update function for `RMSProp` optimizer.",
+       {"weight", "grad", "n"},
+       "",
+       {lr,
+        {"gamma1", "float", "0.949999988", "The decay rate of momentum estimates."},
+        {"epsilon", "float", "9.99999994e-09", "A small constant for numerical stability."},
+        wd,
+        rescale_grad,
+        clip_gradient,
+        {"clip_weights", "float", "-1",
+         "Clip weights to the range of [-clip_weights, clip_weights] If clip_weights <= 0, weight "
+         "clipping is turned off. weights = max(min(weights, clip_weights), -clip_weights)."}}},
+      {"rmspropalex_update",
+       "Update function for RMSPropAlex optimizer.",
+       {"weight", "grad", "n", "g", "delta"},
+       "",
+       {lr,
+        {"gamma1", "float", "0.949999988", "Decay rate."},
+        {"gamma2", "float", "0.899999976", "Decay rate."},
+        {"epsilon", "float", "9.99999994e-09", "A small constant for numerical stability."},
+        wd,
+        rescale_grad,
+        clip_gradient,
+        {"clip_weights", "float", "-1",
+         "Clip weights to the range of [-clip_weights, clip_weights] If clip_weights <= 0, weight "
+         "clipping is turned off. weights = max(min(weights, clip_weights), -clip_weights)."}}},
+      {"sgd_mom_update",
+       "Momentum update function for Stochastic Gradient Descent (SGD) optimizer.",
+       {"weight", "grad", "mom"},
+       "",
+       {lr,
+        {"momentum", "float", "0", "The decay rate of momentum estimates at each epoch."},
+        wd,
+        rescale_grad,
+        clip_gradient,
+        {"lazy_update", "boolean", "1",
+         "If true, lazy updates are applied if gradient's stype is row_sparse and both weight and "
+         "momentum have the same stype"}}},
+      {"sgd_update",
+       "Update function for Stochastic Gradient Descent (SGD) optimizer.",
+       {"weight", "grad"},
+       "",
+       {lr,
+        wd,
+        rescale_grad,
+        clip_gradient,
+        {"lazy_update", "boolean", "1",
+         "If true, lazy updates are applied if gradient's stype is row_sparse."}}},
+      {"signsgd_update",
+       "Update function for SignSGD optimizer.",
+       {"weight", "grad"},
+       "",
+       {lr, wd, rescale_grad, clip_gradient}},
+      {"signum_update",
+       "SIGN momentUM (Signum) optimizer.",
+       {"weight", "grad", "mom"},
+       "",
+       {lr,
+        {"momentum", "float", "0", "The decay rate of momentum estimates at each epoch."},
+        wd,
+        rescale_grad,
+        clip_gradient,
+        {"wd_lh", "float", "0",
+         "The amount of weight decay that does not go into gradient/momentum calculationsotherwise "
+         "do weight decay algorithmically only."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterOptimizerOps(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   const std::pair<const char*, UpdateKind> ops[] = {
       {"sgd_update", UpdateKind::kSGD},         {"sgd_mom_update", UpdateKind::kSGDMom},
       {"nag_mom_update", UpdateKind::kNAGMom},  {"signsgd_update", UpdateKind::kSignSGD},

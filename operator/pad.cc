@@ -34,16 +34,12 @@ std::vector<int64_t> Widths(const std::string& text) {
 }  // namespace
 
 PadParam PadParam::Parse(const Attrs& attrs) {
-  COHORT_CHECK(attrs.count("mode") && attrs.count("pad_width"))
-      << "Pad: the parameters 'mode' and 'pad_width' are required";
-  Attrs rest = attrs;  // pad_width is parsed here; the reader checks the others
-  rest.erase("pad_width");
-  ParamReader r("Pad", rest);
+  ParamReader r("Pad", attrs);
   PadParam p;
   static const char* const kModes[] = {"constant", "edge", "reflect"};
-  p.mode = r.EnumValue("mode", kModes, PadMode::kConstant);
-  p.width = Widths(attrs.at("pad_width"));
-  p.constant = static_cast<float>(r.Float("constant_value", 0.0));
+  p.mode = r.EnumValue<PadMode>("mode", kModes);
+  p.width = Widths(r.String("pad_width"));
+  p.constant = static_cast<float>(r.Float("constant_value"));
   r.Finish();
   return p;
 }
@@ -132,7 +128,33 @@ class Pad : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Pad",
+       "Pads an input array with a constant or edge values of the array.",
+       {"data"},
+       "",
+       {{"mode", "{'constant', 'edge', 'reflect'}", kRequired,
+         "Padding type to use. \"constant\" pads with `constant_value` \"edge\" pads using the "
+         "edge values of the input array \"reflect\" pads by reflecting values with respect to the "
+         "edges."},
+        {"pad_width", "Shape(tuple)", kRequired,
+         "Widths of the padding regions applied to the edges of each axis. It is a tuple of "
+         "integer padding widths for each axis of the format ``(before_1, after_1, ... , before_N, "
+         "after_N)``. It should be of length ``2*N`` where ``N`` is the number of dimensions of "
+         "the array.This is equivalent to pad_width in numpy.pad, but flattened."},
+        {"constant_value", "double", "0",
+         "The value used for padding when `mode` is \"constant\"."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterPad(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Pad", [](const Attrs& a) { return std::make_unique<Pad>(a); });
   r.Alias("pad", "Pad");
 }

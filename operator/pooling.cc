@@ -17,16 +17,18 @@ void PoolingBackwardGpu(const OpContext& ctx, const PoolWindow& w, PoolType type
 PoolingParam PoolingParam::Parse(const Attrs& attrs) {
   ParamReader r("Pooling", attrs);
   PoolingParam p;
-  p.kernel = r.Tuple("kernel", p.kernel);
-  p.pool_type = r.EnumValue("pool_type", kPoolTypeNames, p.pool_type);
-  p.global_pool = r.Bool("global_pool", p.global_pool);
+  p.kernel = r.Tuple("kernel");
+  p.pool_type = r.EnumValue<PoolType>("pool_type", kPoolTypeNames);
+  p.global_pool = r.Bool("global_pool");
   p.pooling_convention =
-      r.EnumValue("pooling_convention", kPoolingConventionNames, p.pooling_convention);
-  p.stride = r.Tuple("stride", p.stride);
-  p.pad = r.Tuple("pad", p.pad);
-  p.count_include_pad = r.Bool("count_include_pad", p.count_include_pad);
-  r.Bool("cudnn_off", false);
-  r.Enum("layout", {"None", "NCHW"}, "None");
+      r.EnumValue<PoolingConvention>("pooling_convention", kPoolingConventionNames);
+  // "[]" (the default) means stride 1 and no padding.
+  if (const Shape stride = r.Tuple("stride"); stride.ndim() > 0) p.stride = stride;
+  if (const Shape pad = r.Tuple("pad"); pad.ndim() > 0) p.pad = pad;
+  // None (the default) means true, as in MXNet.
+  p.count_include_pad = r.OptionalBool("count_include_pad").value_or(true);
+  r.Bool("cudnn_off");
+  r.Enum("layout");
   r.Finish();
   COHORT_CHECK(p.global_pool || p.kernel.ndim() == 2)
       << "Pooling: a 2-D kernel is required unless global_pool=True, got " << p.kernel;
@@ -298,7 +300,38 @@ class Pooling : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Pooling",
+       "Performs pooling on the input.",
+       {"data"},
+       "",
+       {{"kernel", "Shape(tuple)", "[]", "Pooling kernel size: (y, x)"},
+        {"pool_type", "{'avg', 'max', 'sum'}", "max", "Pooling type to be applied."},
+        {"global_pool", "boolean", "0",
+         "Ignore kernel size, do global pooling based on current input feature map."},
+        {"cudnn_off", "boolean", "0", "Turn off cudnn pooling and use MXNet pooling operator."},
+        {"pooling_convention", "{'full', 'valid'}", "valid", "Pooling convention to be applied."},
+        {"stride", "Shape(tuple)", "[]", "Stride: (y, x). Defaults to 1 for each dimension."},
+        {"pad", "Shape(tuple)", "[]", "Pad for pooling: (y, x). Defaults to no padding."},
+        {"count_include_pad", "boolean or None", "None",
+         "Only used for AvgPool, specify whether to count padding elements for averagecalculation. "
+         "For example, with a 5*5 kernel on a 3*3 corner of a image,the sum of the 9 valid "
+         "elements will be divided by 25 if this is set to true,or it will be divided by 9 if this "
+         "is set to false. Defaults to true."},
+        {"layout", "{None, 'NCHW'}", "None",
+         "Set layout for input and output. Empty for the default, NCHW (Cohort's pooling is 2-D, "
+         "NCHW)."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterPooling(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Pooling",
              [](const Attrs& a) { return std::make_unique<Pooling>(PoolingParam::Parse(a)); });
 }

@@ -14,18 +14,18 @@ RandomParam RandomParam::Parse(RandomKind kind, const Attrs& attrs) {
   RandomParam p;
   p.kind = kind;
   if (kind == RandomKind::kUniform) {
-    p.a = r.Float("low", 0.0);
-    p.b = r.Float("high", 1.0);
+    p.a = r.Float("low");
+    p.b = r.Float("high");
     COHORT_CHECK(p.a <= p.b) << op << ": low " << p.a << " is above high " << p.b;
   } else {
-    p.a = r.Float("loc", 0.0);
-    p.b = r.Float("scale", 1.0);
+    p.a = r.Float("loc");
+    p.b = r.Float("scale");
     COHORT_CHECK(p.b >= 0) << op << ": scale " << p.b << " must be >= 0";
   }
-  p.shape = r.Tuple("shape", Shape{});
-  const std::string dtype = r.Enum("dtype", {"float32", "float16", "float64", "None"}, "float32");
+  p.shape = r.OptionalTuple("shape").value_or(Shape{});
+  const std::string dtype = r.Enum("dtype");
   p.dtype = dtype == "None" ? DType::kFloat32 : ParseDType(dtype);
-  if (attrs.count("ctx")) r.Enum("ctx", {attrs.at("ctx")}, "");  // placement: the executor's
+  r.String("ctx");  // placement: the executor's
   r.Finish();
   COHORT_CHECK(p.shape.ndim() > 0 && p.shape.is_known() && p.shape.Size() > 0)
       << op << ": shape " << p.shape << " must hold at least one element";
@@ -79,7 +79,42 @@ class RandomOp : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"_random_normal",
+       "Draw random samples from a normal (Gaussian) distribution.",
+       {},
+       "",
+       {{"loc", "float", "0", "Mean of the distribution."},
+        {"scale", "float", "1", "Standard deviation of the distribution."},
+        {"shape", "Shape(tuple)", "None", "Shape of the output."},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls."},
+        {"dtype", "{'None', 'float16', 'float32', 'float64'}", "None",
+         "DType of the output in case this can't be inferred. Defaults to float32 if not defined "
+         "(dtype=None)."}}},
+      {"_random_uniform",
+       "Draw random samples from a uniform distribution.",
+       {},
+       "",
+       {{"low", "float", "0", "Lower bound of the distribution."},
+        {"high", "float", "1", "Upper bound of the distribution."},
+        {"shape", "Shape(tuple)", "None", "Shape of the output."},
+        {"ctx", "string", "",
+         "Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls."},
+        {"dtype", "{'None', 'float16', 'float32', 'float64'}", "None",
+         "DType of the output in case this can't be inferred. Defaults to float32 if not defined "
+         "(dtype=None)."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterRandom(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   for (RandomKind kind : {RandomKind::kUniform, RandomKind::kNormal}) {
     const std::string name = kind == RandomKind::kUniform ? "_random_uniform" : "_random_normal";
     r.Register(name, [kind](const Attrs& a) { return std::make_unique<RandomOp>(kind, a); });

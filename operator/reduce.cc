@@ -29,21 +29,19 @@ ReduceParam ReduceParam::Parse(const std::string& op, const Attrs& attrs) {
     if (op == name) p.kind = kind;
   }
   if (op == "norm") {  // MXNet's norm: ord 1 or 2 (the default); out_dtype None or float32
-    const int64_t ord = r.Int("ord", 2);
+    const int64_t ord = r.Int("ord");
     if (ord != 1 && ord != 2) {
       COHORT_THROW() << "norm: ord " << ord << " is not supported (1 or 2)";
     }
     p.kind = ord == 1 ? ReduceKind::kNorm1 : ReduceKind::kNorm2;
-    r.Enum("out_dtype", {"None", "float32"}, "None");
+    r.Enum("out_dtype");
   }
-  auto it = attrs.find("axis");
-  if (it != attrs.end() && it->second != "None") {  // "()" is an empty tuple: every axis
-    for (int64_t a : r.Tuple("axis", Shape())) p.axes.push_back(static_cast<int>(a));
-  } else {
-    r.OptionalInt("axis");  // marks "None" as read
+  // None and "()" (an empty tuple) both mean every axis.
+  if (auto axes = r.OptionalTuple("axis")) {
+    for (int64_t a : *axes) p.axes.push_back(static_cast<int>(a));
   }
-  p.keepdims = r.Bool("keepdims", p.keepdims);
-  p.exclude = r.Bool("exclude", p.exclude);
+  p.keepdims = r.Bool("keepdims");
+  if (op != "norm") p.exclude = r.Bool("exclude");  // (norm has no exclude)
   r.Finish();
   return p;
 }
@@ -305,7 +303,62 @@ class Reduce : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  const std::vector<ParamSpec> reduce = {
+      {"axis", "Shape or None", "None",
+       "The axis or axes along which to perform the reduction. The default, `axis=()`, will "
+       "compute over all elements into a scalar array with shape `(1,)`. If `axis` is int, a "
+       "reduction is performed on a particular axis. If `axis` is a tuple of ints, a reduction "
+       "is performed on all the axes specified in the tuple. If `exclude` is true, reduction "
+       "will be performed on the axes that are NOT in axis instead. Negative values means "
+       "indexing from right to left."},
+      {"keepdims", "boolean", "0",
+       "If this is set to `True`, the reduced axes are left in the result as dimension with "
+       "size one."},
+      {"exclude", "boolean", "0",
+       "Whether to perform reduction on axis that are NOT in axis instead."}};
+  return {
+      {"max", "Computes the max of array elements over given axes.", {"data"}, "", reduce},
+      {"mean", "Computes the mean of array elements over given axes.", {"data"}, "", reduce},
+      {"min", "Computes the min of array elements over given axes.", {"data"}, "", reduce},
+      {"nanprod",
+       "Computes the product of array elements over given axes treating Not a Numbers (``NaN``) as "
+       "one.",
+       {"data"},
+       "",
+       reduce},
+      {"nansum",
+       "Computes the sum of array elements over given axes treating Not a Numbers (``NaN``) as "
+       "zero.",
+       {"data"},
+       "",
+       reduce},
+      {"norm",
+       "Computes the norm on an NDArray.",
+       {"data"},
+       "",
+       {{"ord", "int", "2", "Order of the norm. Currently ord=1 and ord=2 is supported."},
+        {"axis", "Shape or None", "None",
+         "The axis or axes along which to perform the reduction. The default, `axis=()`, will "
+         "compute over all elements into a scalar array with shape `(1,)`. If `axis` is int, a "
+         "reduction is performed on a particular axis. If `axis` is a 2-tuple, it specifies the "
+         "axes that hold 2-D matrices, and the matrix norms of these matrices are computed."},
+        {"out_dtype", "{None, 'float32'}", "None", "The data type of the output."},
+        {"keepdims", "boolean", "0",
+         "If this is set to `True`, the reduced axis is left in the result as dimension with size "
+         "one."}}},
+      {"prod", "Computes the product of array elements over given axes.", {"data"}, "", reduce},
+      {"sum", "Computes the sum of array elements over given axes.", {"data"}, "", reduce},
+  };
+}
+
+}  // namespace
+
 void RegisterReduce(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   for (const char* name : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Reduce>(n, a); });

@@ -9,19 +9,11 @@
 namespace cohort::op {
 namespace {
 
+// A tuple of axes; None is empty.
 std::vector<int> Axes(ParamReader& r, const std::string& key) {
   std::vector<int> axes;
-  for (int64_t a : r.Tuple(key, Shape())) axes.push_back(static_cast<int>(a));
+  for (int64_t a : r.OptionalTuple(key).value_or(Shape())) axes.push_back(static_cast<int>(a));
   return axes;
-}
-
-// An optional tuple: "None" (or absent) is empty.
-std::vector<int> OptionalAxes(ParamReader& r, const Attrs& attrs, const std::string& key) {
-  if (auto it = attrs.find(key); it == attrs.end() || it->second == "None") {
-    r.OptionalInt(key);  // marks it read
-    return {};
-  }
-  return Axes(r, key);
 }
 
 const char* Name(ReplicateKind kind) {
@@ -50,17 +42,17 @@ ReplicateParam ReplicateParam::Parse(const std::string& op, const Attrs& attrs) 
   ReplicateParam p;
   if (op == "broadcast_to") {
     p.kind = ReplicateKind::kBroadcastTo;
-    p.shape = r.Tuple("shape", Shape());
+    p.shape = r.Tuple("shape");
   } else if (op == "broadcast_axis") {
     p.kind = ReplicateKind::kBroadcastAxis;
     p.axes = Axes(r, "axis");
-    for (int64_t s : r.Tuple("size", Shape())) p.sizes.push_back(s);
+    for (int64_t s : r.Tuple("size")) p.sizes.push_back(s);
     COHORT_CHECK(p.axes.size() == p.sizes.size())
         << "broadcast_axis: " << p.axes.size() << " axes but " << p.sizes.size() << " sizes";
   } else if (op == "broadcast_like") {
     p.kind = ReplicateKind::kBroadcastLike;
-    p.lhs_axes = OptionalAxes(r, attrs, "lhs_axes");
-    p.rhs_axes = OptionalAxes(r, attrs, "rhs_axes");
+    p.lhs_axes = Axes(r, "lhs_axes");
+    p.rhs_axes = Axes(r, "rhs_axes");
     COHORT_CHECK(p.lhs_axes.size() == p.rhs_axes.size())
         << "broadcast_like: lhs_axes and rhs_axes must name as many axes";
     // Given but empty (MXNet refuses it too): leave them out to broadcast like the whole rhs.
@@ -71,7 +63,7 @@ ReplicateParam ReplicateParam::Parse(const std::string& op, const Attrs& attrs) 
     }
   } else if (op == "tile") {
     p.kind = ReplicateKind::kTile;
-    for (int64_t k : r.Tuple("reps", Shape())) p.reps.push_back(k);
+    for (int64_t k : r.Tuple("reps")) p.reps.push_back(k);
     for (int64_t k : p.reps) COHORT_CHECK(k >= 0) << "tile: reps must be >= 0, got " << k;
   } else {
     p.kind = ReplicateKind::kRepeat;
@@ -227,7 +219,59 @@ class Replicate : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"broadcast_axis",
+       "Broadcasts the input array over particular axes.",
+       {"data"},
+       "",
+       {{"axis", "Shape(tuple)", "[]", "The axes to perform the broadcasting."},
+        {"size", "Shape(tuple)", "[]", "Target sizes of the broadcasting axes."}}},
+      {"broadcast_like",
+       "Broadcasts lhs to have the same shape as rhs.",
+       {"lhs", "rhs"},
+       "",
+       {{"lhs_axes", "Shape or None", "None",
+         "Axes to perform broadcast on in the first input array"},
+        {"rhs_axes", "Shape or None", "None", "Axes to copy from the second input array"}}},
+      {"broadcast_to",
+       "Broadcasts the input array to a new shape.",
+       {"data"},
+       "",
+       {{"shape", "Shape(tuple)", "[]",
+         "The shape of the desired array. We can set the dim to zero if it's same as the original. "
+         "E.g `A = broadcast_to(B, shape=(10, 0, 0))` has the same meaning as `A = "
+         "broadcast_axis(B, axis=0, size=10)`."}}},
+      {"repeat",
+       "Repeats elements of an array. By default, repeat flattens the input array into 1-D and "
+       "then repeats the elements; with `axis`, it repeats along that axis.",
+       {"data"},
+       "",
+       {{"repeats", "int", kRequired, "The number of repetitions for each element."},
+        {"axis", "int or None", "None",
+         "The axis along which to repeat values. The negative numbers are interpreted counting "
+         "from the backward. By default, use the flattened input array, and return a flat output "
+         "array."}}},
+      {"tile",
+       "Repeats the whole array multiple times: `reps` times along each axis, with the array or "
+       "reps padded with leading ones to the same length.",
+       {"data"},
+       "",
+       {{"reps", "Shape(tuple)", kRequired,
+         "The number of times for repeating the tensor a. Each dim size of reps must be a positive "
+         "integer. If reps has length d, the result will have dimension of max(d, a.ndim); If "
+         "a.ndim < d, a is promoted to be d-dimensional by prepending new axes. If a.ndim > d, "
+         "reps is promoted to a.ndim by pre-pending 1's to it."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterReplicate(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   for (const char* name : {"broadcast_to", "broadcast_axis", "broadcast_like", "tile", "repeat"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Replicate>(n, a); });

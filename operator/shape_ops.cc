@@ -21,7 +21,7 @@ ConcatParam ConcatParam::Parse(const Attrs& attrs) {
   ParamReader r("Concat", attrs);
   ConcatParam p;
   p.num_args = static_cast<int>(r.Int("num_args"));
-  p.dim = static_cast<int>(r.Int("dim", p.dim));
+  p.dim = static_cast<int>(r.Int("dim"));
   r.Finish();
   COHORT_CHECK_GE(p.num_args, 1) << "Concat: num_args";
   return p;
@@ -111,11 +111,7 @@ class Squeeze : public Relabel {
  public:
   explicit Squeeze(const Attrs& attrs) {
     ParamReader r("squeeze", attrs);
-    if (auto it = attrs.find("axis"); it == attrs.end() || it->second == "None") {
-      r.OptionalInt("axis");
-    } else {
-      axes_ = r.Tuple("axis", Shape());
-    }
+    axes_ = r.OptionalTuple("axis").value_or(Shape());
     r.Finish();
   }
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
@@ -147,10 +143,10 @@ class Reshape : public Relabel {
  public:
   explicit Reshape(const Attrs& attrs) {
     ParamReader r("Reshape", attrs);
-    target_ = r.Tuple("shape", Shape());
-    reverse_ = r.Bool("reverse", false);
-    target_shape_legacy_ = r.Tuple("target_shape", Shape());
-    r.Bool("keep_highest", false);
+    target_ = r.Tuple("shape");
+    reverse_ = r.Bool("reverse");
+    target_shape_legacy_ = r.Tuple("target_shape");
+    COHORT_CHECK(!r.Bool("keep_highest")) << "Reshape: keep_highest=True is not supported";
     r.Finish();
     if (target_.ndim() == 0) target_ = target_shape_legacy_;
     COHORT_CHECK_GT(target_.ndim(), 0) << "Reshape: attribute 'shape' is required";
@@ -411,7 +407,82 @@ class ShapeArray : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"Concat",
+       "Joins input arrays along a given axis.",
+       {"data"},
+       "num_args",
+       {{"num_args", "int", kRequired, "Number of inputs to be concated."},
+        {"dim", "int", "1", "the dimension to be concated."}}},
+      {"Flatten",
+       "Flattens the input array into a 2-D array by collapsing the higher dimensions: (d1, d2, "
+       "..., dk) becomes (d1, d2*...*dk).",
+       {"data"},
+       "",
+       {}},
+      {"Reshape",
+       "Reshapes the input array. Special values in `shape`: 0 copies this dimension from the "
+       "input, -1 infers it from the remaining dimensions, -2 copies all or the remainder of the "
+       "input dimensions, -3 uses the product of two consecutive dimensions, -4 splits one "
+       "dimension into the two that follow it.",
+       {"data"},
+       "",
+       {{"shape", "Shape(tuple)", "[]", "The target shape"},
+        {"reverse", "boolean", "0",
+         "If true then the special values are inferred from right to left"},
+        {"target_shape", "Shape(tuple)", "[]",
+         "(Deprecated! Use ``shape`` instead.) Target new shape. One and only one dim can be 0, in "
+         "which case it will be inferred from the rest of dims"},
+        {"keep_highest", "boolean", "0",
+         "(Deprecated! Use ``shape`` instead.) Whether keep the highest dim unchanged.If set to "
+         "true, then the first dim in target_shape is ignored,and always fixed as input"}}},
+      {"expand_dims",
+       "Inserts a new axis of size 1 into the array shape For example, given ``x`` with shape "
+       "``(2,3,4)``, then ``expand_dims(x, axis=1)`` will return a new array with shape "
+       "``(2,1,3,4)``.",
+       {"data"},
+       "",
+       {{"axis", "int", kRequired,
+         "Position where new axis is to be inserted. Suppose that the input `NDArray`'s dimension "
+         "is `ndim`, the range of the inserted axis is `[-ndim, ndim]`"}}},
+      {"reshape_like",
+       "Reshape some or all dimensions of `lhs` to have the same shape as some or all dimensions "
+       "of `rhs`.",
+       {"lhs", "rhs"},
+       "",
+       {{"lhs_begin", "int or None", "None",
+         "Defaults to 0. The beginning index along which the lhs dimensions are to be reshaped. "
+         "Supports negative indices."},
+        {"lhs_end", "int or None", "None",
+         "Defaults to None. The ending index along which the lhs dimensions are to be used for "
+         "reshaping. Supports negative indices."},
+        {"rhs_begin", "int or None", "None",
+         "Defaults to 0. The beginning index along which the rhs dimensions are to be used for "
+         "reshaping. Supports negative indices."},
+        {"rhs_end", "int or None", "None",
+         "Defaults to None. The ending index along which the rhs dimensions are to be used for "
+         "reshaping. Supports negative indices."}}},
+      {"shape_array", "Returns a 1D int64 array containing the shape of data.", {"data"}, "", {}},
+      {"size_array", "Returns a 1D int64 array containing the size of data.", {"data"}, "", {}},
+      {"squeeze",
+       "Removes single-dimensional entries from the shape of an array, as numpy.squeeze (all of "
+       "them unless `axis` selects some).",
+       {"data"},
+       "",
+       {{"axis", "Shape or None", "None",
+         "Selects a subset of the single-dimensional entries in the shape. If an axis is selected "
+         "with shape entry greater than one, an error is raised."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterShapeOps(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Flatten", [](const Attrs& a) { return std::make_unique<Flatten>(a); });
   r.Alias("flatten", "Flatten");
   r.Register("Reshape", [](const Attrs& a) { return std::make_unique<Reshape>(a); });

@@ -22,11 +22,7 @@ SliceAxisParam SliceAxisParam::Parse(const Attrs& attrs) {
   SliceAxisParam p;
   p.axis = static_cast<int>(r.Int("axis"));
   p.begin = r.Int("begin");
-  if (auto it = attrs.find("end"); it != attrs.end() && it->second != "None") {
-    p.end = r.Int("end");
-  } else {
-    r.OptionalInt("end");
-  }
+  p.end = r.OptionalInt("end");
   r.Finish();
   return p;
 }
@@ -35,8 +31,8 @@ SliceChannelParam SliceChannelParam::Parse(const std::string& op, const Attrs& a
   ParamReader r(op, attrs);
   SliceChannelParam p;
   p.num_outputs = static_cast<int>(r.Int("num_outputs"));
-  p.axis = static_cast<int>(r.Int("axis", p.axis));
-  p.squeeze_axis = r.Bool("squeeze_axis", p.squeeze_axis);
+  p.axis = static_cast<int>(r.Int("axis"));
+  p.squeeze_axis = r.Bool("squeeze_axis");
   r.Finish();
   COHORT_CHECK_GT(p.num_outputs, 0) << op << ": num_outputs must be positive";
   return p;
@@ -78,30 +74,20 @@ std::optional<int64_t> At(const std::vector<std::optional<int64_t>>& v, int d) {
 }  // namespace
 
 StridedParam StridedParam::Parse(const std::string& op, const Attrs& attrs) {
-  // The tuples hold Nones, which ParamReader does not read: they are parsed here, and the
-  // reader checks that nothing else was given.
-  Attrs rest = attrs;
-  ParamReader r(op, rest);
+  // The tuples hold Nones, which ParamReader's Tuple does not take: they are parsed here.
+  ParamReader r(op, attrs);
   StridedParam p;
-  auto text = [&](const std::string& key, bool required) -> std::string {
-    auto it = attrs.find(key);
-    COHORT_CHECK(it != attrs.end() || !required)
-        << op << ": the parameter '" << key << "' is required";
-    rest.erase(key);
-    return it == attrs.end() ? "()" : it->second;
-  };
   if (op == "slice") {
     p.kind = StridedKind::kSlice;
-    p.begin = OptionalInts(op, "begin", text("begin", true));
-    p.end = OptionalInts(op, "end", text("end", true));
-    p.step = OptionalInts(op, "step", text("step", false));
+    p.begin = OptionalInts(op, "begin", r.String("begin"));
+    p.end = OptionalInts(op, "end", r.String("end"));
+    p.step = OptionalInts(op, "step", r.String("step"));
     COHORT_CHECK(p.begin.size() == p.end.size() &&
                  (p.step.empty() || p.step.size() == p.begin.size()))
         << "slice: begin, end and step must have as many entries";
   } else {
     p.kind = op == "slice_like" ? StridedKind::kSliceLike : StridedKind::kFlip;
-    for (const auto& a :
-         OptionalInts(op, "axis", text(op == "slice_like" ? "axes" : "axis", op != "slice_like"))) {
+    for (const auto& a : OptionalInts(op, "axis", r.String(op == "slice_like" ? "axes" : "axis"))) {
       COHORT_CHECK(a.has_value()) << op << ": an axis is None";
       p.axes.push_back(static_cast<int>(*a));
     }
@@ -405,7 +391,7 @@ class SliceAssign : public Operator {
     Attrs window = attrs;
     if (scalar) {
       ParamReader r("_slice_assign_scalar", attrs);
-      value_ = r.Float("scalar", 0.0);
+      value_ = r.Float("scalar");
       window.erase("scalar");
     }
     p_ = StridedParam::Parse("slice", window);
@@ -486,7 +472,84 @@ class SliceAssign : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"SliceChannel",
+       "Splits an array along a particular axis into multiple sub-arrays.",
+       {"data"},
+       "",
+       {{"num_outputs", "int", kRequired,
+         "Number of splits. Note that this should evenly divide the length of the `axis`."},
+        {"axis", "int", "1", "Axis along which to split."},
+        {"squeeze_axis", "boolean", "0",
+         "If true, Removes the axis with length 1 from the shapes of the output arrays. **Note** "
+         "that setting `squeeze_axis` to ``true`` removes axis with length 1 only along the `axis` "
+         "which it is split. Also `squeeze_axis` can be set to ``true`` only if "
+         "``input.shape[axis] == num_outputs``."}}},
+      {"_slice_assign",
+       "Assign the rhs to a cropped subset of lhs.",
+       {"lhs", "rhs"},
+       "",
+       {{"begin", "Shape(tuple)", kRequired,
+         "starting indices for the slice operation, supports negative indices."},
+        {"end", "Shape(tuple)", kRequired,
+         "ending indices for the slice operation, supports negative indices."},
+        {"step", "Shape(tuple)", "[]", "step for the slice operation, supports negative values."}}},
+      {"_slice_assign_scalar",
+       "Assigns the scalar to a cropped subset of the input.",
+       {"data"},
+       "",
+       {{"scalar", "double", "0", "The scalar value for assignment."},
+        {"begin", "Shape(tuple)", kRequired,
+         "starting indices for the slice operation, supports negative indices."},
+        {"end", "Shape(tuple)", kRequired,
+         "ending indices for the slice operation, supports negative indices."},
+        {"step", "Shape(tuple)", "[]", "step for the slice operation, supports negative values."}}},
+      {"flip",
+       "Reverses the order of elements along the given axes while preserving the array shape "
+       "(reverse and flip are equivalent).",
+       {"data"},
+       "",
+       {{"axis", "Shape(tuple)", kRequired, "The axis which to reverse elements."}}},
+      {"slice",
+       "Slices a region of the array between the indices given by `begin` and `end` with the "
+       "corresponding `step` (None entries take the whole axis; negative indices count from the "
+       "end).",
+       {"data"},
+       "",
+       {{"begin", "Shape(tuple)", kRequired,
+         "starting indices for the slice operation, supports negative indices."},
+        {"end", "Shape(tuple)", kRequired,
+         "ending indices for the slice operation, supports negative indices."},
+        {"step", "Shape(tuple)", "[]", "step for the slice operation, supports negative values."}}},
+      {"slice_axis",
+       "Slices along a given axis: the array slice along `axis` from index `begin` to index `end` "
+       "(None: to the end).",
+       {"data"},
+       "",
+       {{"axis", "int", kRequired, "Axis along which to be sliced, supports negative indexes."},
+        {"begin", "int", kRequired,
+         "The beginning index along the axis to be sliced, supports negative indexes."},
+        {"end", "int or None", kRequired,
+         "The ending index along the axis to be sliced, supports negative indexes."}}},
+      {"slice_like",
+       "Slices a region of the array like the shape of another array: as slice with `begin` all 0 "
+       "and `end` the shape of the second input, along `axes` (all axes by default).",
+       {"data", "shape_like"},
+       "",
+       {{"axes", "Shape(tuple)", "[]",
+         "List of axes on which input data will be sliced according to the corresponding size of "
+         "the second input. By default will slice on all axes. Negative axes are supported."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterSlice(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("_slice_assign",
              [](const Attrs& a) { return std::make_unique<SliceAssign>(false, a); });
   r.Register("_slice_assign_scalar",

@@ -12,15 +12,11 @@ void SoftmaxBackwardGpu(const OpContext& ctx, const SoftmaxGradRows& rows, int64
 SoftmaxParam SoftmaxParam::Parse(const std::string& op, const Attrs& attrs) {
   ParamReader r(op, attrs);
   SoftmaxParam p;
-  p.axis = static_cast<int>(r.Int("axis", p.axis));
-  if (auto it = attrs.find("temperature"); it != attrs.end() && it->second != "None") {
-    p.temperature = static_cast<float>(r.Float("temperature"));
-  } else {
-    r.OptionalInt("temperature");
-  }
-  r.Enum("dtype", {"None", "float32"}, "None");
+  p.axis = static_cast<int>(r.Int("axis"));
+  if (auto t = r.OptionalFloat("temperature")) p.temperature = static_cast<float>(*t);
+  r.Enum("dtype");
   // use_length=True adds an input of valid lengths per row: not implemented, so refused.
-  COHORT_CHECK(!r.Bool("use_length", false))
+  COHORT_CHECK(!r.OptionalBool("use_length").value_or(false))
       << "softmax: use_length=True (a length input masking each row) is not supported";
   r.Finish();
   return p;
@@ -91,7 +87,34 @@ class Softmax : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  const std::vector<ParamSpec> params = {
+      {"axis", "int", "-1", "The axis along which to compute softmax."},
+      {"temperature", "double or None", "None", "Temperature parameter in softmax"},
+      {"dtype", "{None, 'float32'}", "None",
+       "DType of the output in case this can't be inferred. Defaults to the same as input's "
+       "dtype if not defined (dtype=None)."},
+      {"use_length", "boolean or None", "0",
+       "Whether to use the length input as a mask over the data input (not supported)."}};
+  return {
+      {"log_softmax",
+       "Computes the log softmax of the input. This is equivalent to computing softmax followed by "
+       "log.",
+       {"data"},
+       "",
+       params},
+      {"softmax", "Applies the softmax function.", {"data", "length"}, "", params},
+      {"softmin", "Applies the softmin function.", {"data"}, "", params},
+  };
+}
+
+}  // namespace
+
 void RegisterSoftmax(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   for (const char* name : {"softmax", "log_softmax", "softmin"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Softmax>(n, a); });

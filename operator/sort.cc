@@ -16,23 +16,21 @@ SortParam SortParam::Parse(const std::string& op, const Attrs& attrs) {
   SortParam p;
   const bool topk = op == "topk";
   p.ascend = !topk;
-  if (auto it = attrs.find("axis"); it != attrs.end() && it->second == "None") {
-    r.OptionalInt("axis");
-    p.axis.reset();
+  if (auto axis = r.OptionalInt("axis")) {
+    p.axis = static_cast<int>(*axis);
   } else {
-    p.axis = static_cast<int>(r.Int("axis", -1));
+    p.axis.reset();  // the flattened array
   }
-  p.ascend = r.Bool("is_ascend", p.ascend);
+  p.ascend = r.Bool("is_ascend");
   if (topk) {
-    p.k = r.Int("k", 1);
+    p.k = r.Int("k");
     static const char* const kNames[] = {"value", "indices", "mask", "both"};
-    p.ret = r.EnumValue("ret_typ", kNames, SortOutput::kIndices);
+    p.ret = r.EnumValue<SortOutput>("ret_typ", kNames);
   } else {
     p.ret = op == "sort" ? SortOutput::kValue : SortOutput::kIndices;
   }
   if (op != "sort") {
-    p.position_dtype = ParseDType(
-        r.Enum("dtype", {"float32", "float16", "float64", "int32", "int64", "uint8"}, "float32"));
+    p.position_dtype = ParseDType(r.Enum("dtype"));
   }
   r.Finish();
   return p;
@@ -183,7 +181,61 @@ class Sort : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"argsort",
+       "Returns the indices that would sort an input array along the given axis.",
+       {"data"},
+       "",
+       {{"axis", "int or None", "-1",
+         "Axis along which to sort the input tensor. If not given, the flattened array is used. "
+         "Default is -1."},
+        {"is_ascend", "boolean", "1", "Whether to sort in ascending or descending order."},
+        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}", "float32",
+         "DType of the output indices. It is only valid when ret_typ is \"indices\" or \"both\". "
+         "An error will be raised if the selected data type cannot precisely represent the "
+         "indices."}}},
+      {"sort",
+       "Returns a sorted copy of an input array along the given axis.",
+       {"data"},
+       "",
+       {{"axis", "int or None", "-1",
+         "Axis along which to choose sort the input tensor. If not given, the flattened array is "
+         "used. Default is -1."},
+        {"is_ascend", "boolean", "1", "Whether to sort in ascending or descending order."}}},
+      {"topk",
+       "Returns the indices of the top *k* elements in an input array along the given axis (by "
+       "default). If ret_typ is 'value' it returns the values, 'mask' a 0/1 mask of the top k "
+       "elements, 'both' the values and the indices.",
+       {"data"},
+       "",
+       {{"axis", "int or None", "-1",
+         "Axis along which to choose the top k indices. If not given, the flattened array is used. "
+         "Default is -1."},
+        {"k", "int", "1",
+         "Number of top elements to select, should be always smaller than or equal to the element "
+         "number in the given axis. A global sort is performed if set k < 1."},
+        {"ret_typ", "{'both', 'indices', 'mask', 'value'}", "indices",
+         "The return type. \"value\" means to return the top k values, \"indices\" means to return "
+         "the indices of the top k values, \"mask\" means to return a mask array containing 0 and "
+         "1. 1 means the top k values. \"both\" means to return a list of both values and indices "
+         "of top k elements."},
+        {"is_ascend", "boolean", "0",
+         "Whether to choose k largest or k smallest elements. Top K largest elements will be "
+         "chosen if set to false."},
+        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}", "float32",
+         "DType of the output indices when ret_typ is \"indices\" or \"both\". An error will be "
+         "raised if the selected data type cannot precisely represent the indices."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterSort(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   for (const char* name : {"sort", "argsort", "topk"}) {
     std::string n = name;
     r.Register(n, [n](const Attrs& a) { return std::make_unique<Sort>(n, a); });

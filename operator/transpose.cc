@@ -11,7 +11,7 @@ void TransposeGpu(const OpContext& ctx, const TransposeLayout& l, bool backward,
 TransposeParam TransposeParam::Parse(const Attrs& attrs) {
   ParamReader r("transpose", attrs);
   TransposeParam p;
-  for (int64_t a : r.Tuple("axes", Shape())) p.axes.push_back(static_cast<int>(a));
+  for (int64_t a : r.Tuple("axes")) p.axes.push_back(static_cast<int>(a));
   r.Finish();
   return p;
 }
@@ -121,7 +121,24 @@ class Transpose : public Operator {
 
 }  // namespace
 
+namespace {
+
+// What this file's operators take (Note [Operator specs], operator/common/operator.cc).
+std::vector<OpSpec> Specs() {
+  return {
+      {"transpose",
+       "Permutes the dimensions of an array (by default, reverses them).",
+       {"data"},
+       "",
+       {{"axes", "Shape(tuple)", "[]",
+         "Target axis order. By default the axes will be inverted."}}},
+  };
+}
+
+}  // namespace
+
 void RegisterTranspose(OpRegistry& r) {
+  for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("transpose", [](const Attrs& a) { return std::make_unique<Transpose>(a); });
 }
 

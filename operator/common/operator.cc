@@ -81,6 +81,27 @@ void OpRegistry::Alias(const std::string& alias, const std::string& name) {
   aliases_[alias] = name;
 }
 
+// Note [Operator specs]
+// Each operator file has a Specs() table of what its ops take (operator/common/op_spec.h),
+// first printed from MXNet 1.9.1's registry by scripts/make_op_specs.py and edited to what
+// Cohort accepts. It is the one list: ParamReader takes defaults, enum choices and the known
+// attributes from it (the parse code names parameters but states no default), the Python
+// package builds each constructor's signature and docstring from it (`_cohort.op_spec`), and
+// `cohort-model ops` prints it. ParamReader::Finish checks that the parser read every declared
+// parameter, so the table and the code cannot drift apart unnoticed: creating each op with its
+// defaults (operator/op_spec_test.cc) reads every declaration.
+void OpRegistry::Declare(OpSpec spec) {
+  COHORT_CHECK(!specs_.count(spec.name)) << "operator " << spec.name << " declared twice";
+  std::string name = spec.name;
+  specs_.emplace(std::move(name), std::move(spec));
+}
+
+const OpSpec& OpRegistry::Spec(const std::string& name) const {
+  auto it = specs_.find(Canonical(name));
+  COHORT_CHECK(it != specs_.end()) << "unknown operator '" << name << "'";
+  return it->second;
+}
+
 const std::string& OpRegistry::Canonical(const std::string& name) const {
   auto it = aliases_.find(name);
   return it == aliases_.end() ? name : it->second;
@@ -102,18 +123,59 @@ std::vector<std::string> OpRegistry::Names() const {
   return out;
 }
 
+const ParamSpec* OpSpec::Param(const std::string& param) const {
+  for (const ParamSpec& p : params) {
+    if (p.name == param) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> EnumChoices(const std::string& type) {
+  std::vector<std::string> out;
+  if (type.size() < 2 || type.front() != '{' || type.back() != '}') return out;
+  std::string_view rest(type);
+  rest = rest.substr(1, rest.size() - 2);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\'')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\'')) item.remove_suffix(1);
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 // ---- ParamReader --------------------------------------------------------------------------
 
-const std::string* ParamReader::Find(const std::string& key) {
+ParamReader::ParamReader(const std::string& op, const Attrs& attrs)
+    : spec_(OpRegistry::Get().Spec(op)), attrs_(attrs) {}
+
+void ParamReader::Undeclared(const std::string& key, const std::string& what) const {
+  throw Error(spec_.name + ": internal error: parameter '" + key + "': " + what +
+                  " (the op's Specs() entry and its parser disagree)",
+              __FILE__, __LINE__);
+}
+
+std::string ParamReader::Text(const std::string& key) {
+  const ParamSpec* p = spec_.Param(key);
+  if (!p) Undeclared(key, "read but not declared");
   used_.push_back(key);
   auto it = attrs_.find(key);
-  return it == attrs_.end() ? nullptr : &it->second;
+  if (it != attrs_.end()) return it->second;
+  if (!p->default_text) {
+    throw Error(spec_.name + ": required attribute '" + key + "' is missing (" + p->type + ": " +
+                    p->doc + ")",
+                __FILE__, __LINE__);
+  }
+  return *p->default_text;
 }
 
 void ParamReader::Bad(const std::string& key, const std::string& value,
                       const std::string& expected) const {
-  throw Error(op_ + ": attribute " + key + "='" + value + "': expected " + expected, __FILE__,
-              __LINE__);
+  throw Error(spec_.name + ": attribute " + key + "='" + value + "': expected " + expected,
+              __FILE__, __LINE__);
 }
 
 namespace {
@@ -133,78 +195,116 @@ bool ParseNumber(std::string_view s, T* out) {
   return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
 }
 
+bool IsNone(std::string_view s) { return Trim(s) == "None"; }
+
 }  // namespace
 
-int64_t ParamReader::Int(const std::string& key, std::optional<int64_t> fallback) {
-  const std::string* v = Find(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    throw Error(op_ + ": required attribute '" + key + "' is missing", __FILE__, __LINE__);
-  }
+int64_t ParamReader::Int(const std::string& key) {
+  const std::string v = Text(key);
   int64_t out = 0;
-  if (!ParseNumber(*v, &out)) Bad(key, *v, "an integer");
+  if (!ParseNumber(v, &out)) Bad(key, v, "an integer");
   return out;
 }
 
 std::optional<int64_t> ParamReader::OptionalInt(const std::string& key) {
-  const std::string* v = Find(key);
-  if (!v || Trim(*v) == "None") return std::nullopt;
+  const std::string v = Text(key);
+  if (IsNone(v)) return std::nullopt;
   int64_t out = 0;
-  if (!ParseNumber(*v, &out)) Bad(key, *v, "an integer or None");
+  if (!ParseNumber(v, &out)) Bad(key, v, "an integer or None");
   return out;
 }
 
-double ParamReader::Float(const std::string& key, std::optional<double> fallback) {
-  const std::string* v = Find(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    throw Error(op_ + ": required attribute '" + key + "' is missing", __FILE__, __LINE__);
-  }
-  double out = 0;
-  std::string_view t = Trim(*v);
+double ParamReader::Float(const std::string& key) {
+  const std::string v = Text(key);
+  std::string_view t = Trim(v);
   if (t == "inf") return HUGE_VAL;
   if (t == "-inf") return -HUGE_VAL;
-  if (!ParseNumber(t, &out)) Bad(key, *v, "a number");
+  double out = 0;
+  if (!ParseNumber(t, &out)) Bad(key, v, "a number");
   return out;
 }
 
-bool ParamReader::Bool(const std::string& key, bool fallback) {
-  const std::string* v = Find(key);
-  if (!v) return fallback;
-  std::string_view t = Trim(*v);
-  if (t == "True" || t == "true" || t == "1") return true;
-  if (t == "False" || t == "false" || t == "0") return false;
-  Bad(key, *v, "True or False");
+std::optional<double> ParamReader::OptionalFloat(const std::string& key) {
+  const ParamSpec* p = spec_.Param(key);
+  if (!p) Undeclared(key, "read but not declared");
+  auto it = attrs_.find(key);
+  const std::string_view v = it != attrs_.end() ? std::string_view(it->second)
+                                                : std::string_view(p->default_text.value_or(""));
+  if (IsNone(v)) {
+    used_.push_back(key);
+    return std::nullopt;
+  }
+  return Float(key);
 }
 
-std::string ParamReader::Enum(const std::string& key, const std::vector<std::string>& choices,
-                              const std::string& fallback) {
-  const std::string* v = Find(key);
-  if (!v) return fallback;
-  std::string t(Trim(*v));
+bool ParamReader::Bool(const std::string& key) {
+  const std::string v = Text(key);
+  std::string_view t = Trim(v);
+  if (t == "True" || t == "true" || t == "1") return true;
+  if (t == "False" || t == "false" || t == "0") return false;
+  Bad(key, v, "True or False");
+}
+
+std::optional<bool> ParamReader::OptionalBool(const std::string& key) {
+  const std::string v = Text(key);
+  if (IsNone(v)) return std::nullopt;
+  std::string_view t = Trim(v);
+  if (t == "True" || t == "true" || t == "1") return true;
+  if (t == "False" || t == "false" || t == "0") return false;
+  Bad(key, v, "True, False or None");
+}
+
+std::string ParamReader::String(const std::string& key) { return std::string(Trim(Text(key))); }
+
+std::string ParamReader::Enum(const std::string& key) {
+  const std::string v = Text(key);
+  const std::vector<std::string> choices = EnumChoices(spec_.Param(key)->type);
+  if (choices.empty()) Undeclared(key, "read as an enum but declared " + spec_.Param(key)->type);
+  std::string t(Trim(v));
   if (std::find(choices.begin(), choices.end(), t) == choices.end()) {
     std::string expected = "one of";
     for (const auto& c : choices) expected += " " + c;
-    Bad(key, *v, expected);
+    Bad(key, v, expected);
   }
   return t;
 }
 
-Shape ParamReader::Tuple(const std::string& key, const Shape& fallback) {
-  const std::string* v = Find(key);
-  if (!v) return fallback;
+Shape ParamReader::Tuple(const std::string& key) {
+  const std::string v = Text(key);
   try {
-    return Shape::Parse(Trim(*v));
+    return Shape::Parse(Trim(v));
   } catch (const Error&) {
-    Bad(key, *v, "a tuple of integers such as (3, 3)");
+    Bad(key, v, "a tuple of integers such as (3, 3)");
   }
+}
+
+std::optional<Shape> ParamReader::OptionalTuple(const std::string& key) {
+  const ParamSpec* p = spec_.Param(key);
+  if (!p) Undeclared(key, "read but not declared");
+  auto it = attrs_.find(key);
+  const std::string_view v = it != attrs_.end() ? std::string_view(it->second)
+                                                : std::string_view(p->default_text.value_or(""));
+  if (IsNone(v)) {
+    used_.push_back(key);
+    return std::nullopt;
+  }
+  return Tuple(key);
 }
 
 void ParamReader::Finish() const {
   for (const auto& [key, value] : attrs_) {
     if (key.size() > 4 && key.starts_with("__") && key.ends_with("__")) continue;
-    COHORT_CHECK(std::find(used_.begin(), used_.end(), key) != used_.end())
-        << op_ << ": unknown attribute '" << key << "'";
+    if (spec_.Param(key)) continue;
+    std::string known;
+    for (const ParamSpec& p : spec_.params) known += (known.empty() ? "" : ", ") + p.name;
+    throw Error(spec_.name + ": unknown attribute '" + key + "' (it takes " +
+                    (known.empty() ? std::string("no parameters") : known) + ")",
+                __FILE__, __LINE__);
+  }
+  for (const ParamSpec& p : spec_.params) {
+    if (std::find(used_.begin(), used_.end(), p.name) == used_.end()) {
+      Undeclared(p.name, "declared but never read");
+    }
   }
 }
 

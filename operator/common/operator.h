@@ -14,6 +14,7 @@
 
 #include "base/thread_arena.h"
 #include "ndarray/ndarray.h"
+#include "operator/common/op_spec.h"
 
 namespace cohort {
 
@@ -146,6 +147,10 @@ class OpRegistry {
   bool Has(const std::string& name) const { return factories_.count(name) > 0; }
   void Register(const std::string& name, Factory factory);
   void Alias(const std::string& alias, const std::string& name);
+  // What an op takes (Note [Operator specs]); every registered op declares one.
+  void Declare(OpSpec spec);
+  // The spec of an op or alias; throws naming an unknown op.
+  const OpSpec& Spec(const std::string& name) const;
   std::vector<std::string> Names() const;
   // Each alias with the canonical name it stands for.
   const std::map<std::string, std::string>& aliases() const { return aliases_; }
@@ -156,38 +161,51 @@ class OpRegistry {
   OpRegistry();
   std::map<std::string, Factory> factories_;
   std::map<std::string, std::string> aliases_;
+  std::map<std::string, OpSpec> specs_;
 };
 
-// Reads typed parameters from string attributes, as MXNet's dmlc::Parameter does, and checks
-// that every attribute was a known parameter (attributes named "__...__" are not parameters).
+// Reads typed parameters from string attributes, as MXNet's dmlc::Parameter does, by the op's
+// OpSpec: an absent attribute takes the declared default (a required one is an error naming
+// it), an enum is checked against the declared choices, and Finish() refuses an attribute the
+// spec does not declare (attributes named "__...__" are not parameters). Reading a parameter
+// the spec does not declare, or declaring one the parser never reads, is a bug in the op that
+// the registry's tests catch.
 class ParamReader {
  public:
-  ParamReader(std::string op, const Attrs& attrs) : op_(std::move(op)), attrs_(attrs) {}
+  // `op`: a registered name or alias.
+  ParamReader(const std::string& op, const Attrs& attrs);
 
-  int64_t Int(const std::string& key, std::optional<int64_t> fallback = std::nullopt);
-  std::optional<int64_t> OptionalInt(const std::string& key);
-  double Float(const std::string& key, std::optional<double> fallback = std::nullopt);
-  bool Bool(const std::string& key, bool fallback);
-  std::string Enum(const std::string& key, const std::vector<std::string>& choices,
-                   const std::string& fallback);
+  int64_t Int(const std::string& key);
+  std::optional<int64_t> OptionalInt(const std::string& key);  // "int or None"
+  double Float(const std::string& key);
+  std::optional<double> OptionalFloat(const std::string& key);  // "float or None"
+  bool Bool(const std::string& key);
+  std::optional<bool> OptionalBool(const std::string& key);  // "boolean or None"
+  std::string String(const std::string& key);
+  // One of the choices the spec's type lists ("{'max', 'avg'}").
+  std::string Enum(const std::string& key);
   // An enum attribute whose names are listed in the enum's order (kPoolTypeNames, ...).
   template <typename E, size_t N>
-  E EnumValue(const std::string& key, const char* const (&names)[N], E fallback) {
-    const std::vector<std::string> choices(names, names + N);
-    const std::string t = Enum(key, choices, names[static_cast<size_t>(fallback)]);
-    return static_cast<E>(std::find(choices.begin(), choices.end(), t) - choices.begin());
+  E EnumValue(const std::string& key, const char* const (&names)[N]) {
+    const std::string t = Enum(key);
+    const auto* it = std::find_if(names, names + N, [&](const char* n) { return t == n; });
+    if (it == names + N) Undeclared(key, "an enum name the op does not know: " + t);
+    return static_cast<E>(it - names);
   }
-  // "(5, 5)", "[5,5]" or "5"; an absent key gives `fallback`.
-  Shape Tuple(const std::string& key, const Shape& fallback);
-  // Throws naming any attribute that was never asked for.
+  // "(5, 5)", "[5,5]" or "5".
+  Shape Tuple(const std::string& key);
+  std::optional<Shape> OptionalTuple(const std::string& key);  // "Shape or None"
+  // Throws naming any attribute the spec does not declare; and any declared one never read.
   void Finish() const;
 
  private:
-  const std::string* Find(const std::string& key);
+  // The attribute's text, else the declared default; throws when a required one is missing.
+  std::string Text(const std::string& key);
   [[noreturn]] void Bad(const std::string& key, const std::string& value,
                         const std::string& expected) const;
+  [[noreturn]] void Undeclared(const std::string& key, const std::string& what) const;
 
-  std::string op_;
+  const OpSpec& spec_;
   const Attrs& attrs_;
   std::vector<std::string> used_;
 };

@@ -2,27 +2,23 @@
 and how Python values become the operators' string attributes (as MXNet writes them)."""
 import ast
 import inspect
-import json
-import os
 
 import numpy as np
 
 from . import _cohort
 
-_SIGNATURES = None
+_SPECS = {}
 
 
 def signature_of(op):
-    """MXNet 1.9.1's inputs and parameters of `op` (scripts/make_op_signatures.py), or None."""
-    global _SIGNATURES
-    if _SIGNATURES is None:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_signatures.json')
+    """The inputs and parameters `op` takes, as its C++ registry declares them (Note [Operator
+    specs], operator/common/operator.cc), or None for a name no operator answers to."""
+    if op not in _SPECS:
         try:
-            with open(path) as f:
-                _SIGNATURES = json.load(f)
-        except OSError:
-            _SIGNATURES = {}
-    return _SIGNATURES.get(op)
+            _SPECS[op] = _cohort.op_spec(op)
+        except Exception:  # (an unknown name: the caller reports it)
+            _SPECS[op] = None
+    return _SPECS[op]
 
 
 def split_positional(op, args, kwargs, is_input):

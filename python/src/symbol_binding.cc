@@ -126,6 +126,28 @@ void RegisterSymbol(py::module_& m) {
   });
   m.def("op_canonical",
         [](const std::string& name) { return op::OpRegistry::Get().Canonical(name); });
+  // What an operator takes (Note [Operator specs]): {doc, inputs, var_inputs, params: [{name,
+  // type, default (None when required), required, doc}]}.
+  m.def("op_spec", [](const std::string& name) {
+    const op::OpSpec& spec = op::OpRegistry::Get().Spec(name);
+    py::list params;
+    for (const op::ParamSpec& p : spec.params) {
+      py::dict d;
+      d["name"] = p.name;
+      d["type"] = p.type;
+      d["default"] = p.default_text ? py::object(py::str(*p.default_text)) : py::none();
+      d["required"] = !p.default_text.has_value();
+      d["doc"] = p.doc;
+      params.append(d);
+    }
+    py::dict out;
+    out["doc"] = spec.doc;
+    out["inputs"] = spec.inputs;
+    out["var_inputs"] =
+        spec.var_inputs.empty() ? py::object(py::none()) : py::object(py::str(spec.var_inputs));
+    out["params"] = params;
+    return out;
+  });
   // The inputs an operator takes with these attributes: (arguments, auxiliary states, outputs).
   m.def("op_signature", [](const std::string& name, const op::Attrs& attrs) {
     const auto impl = op::OpRegistry::Get().Create(name, attrs);

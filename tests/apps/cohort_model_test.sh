@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cohort-model summary on MXNet-exported symbols: rows, totals and exit codes.
+# cohort-model summary on MXNet-exported symbols: rows, totals and exit codes; cohort-model ops.
 set -u
 bin=$1 data=$2
 source "$(dirname "$0")/lib.sh"
@@ -19,4 +19,10 @@ expect 2 "the shape of 'conv1_weight' is unknown.*inputs without one: data" "$bi
 # A batch of 0 is an unknown dimension (MXNet 1.x): conv1's weight follows from the known channel
 # count, conv2's does not.
 expect 2 "the shape of 'conv2_weight' is unknown" "$bin" summary lenet --shape data=0,1,28,28
+# `ops`: the registry's declarations, one line an operator, or one in full.
+expect 0 "^FullyConnected\(data, weight, bias; num_hidden: int, required, no_bias: boolean = 0, flatten: boolean = 1\)$" "$bin" ops
+expect 0 "^Reshape\(data; shape: .*  aliases: reshape$" "$bin" ops
+expect 0 "^  pool_type: \{'avg', 'max', 'sum'\} = max$" "$bin" ops Pooling
+expect 0 "^Aliases: flatten$" "$bin" ops flatten
+expect 2 "unknown operator 'Poolnig'" "$bin" ops Poolnig
 exit $fail

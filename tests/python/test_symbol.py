@@ -163,6 +163,25 @@ def test_parameters_by_position_in_mxnets_order():
     assert 'num_filter : int (non-negative), required' in mx.sym.Convolution.__doc__
 
 
+def test_constructors_take_their_signatures_from_the_cpp_declarations():
+    from cohort import _cohort
+    for name in _cohort.op_names():
+        spec = _cohort.op_spec(name)
+        assert spec['doc'] and spec['inputs'] is not None, name
+    # What Cohort's Pooling takes, not MXNet's: no Lp pooling (p_value), no 'same' convention.
+    spec = _cohort.op_spec('Pooling')
+    assert 'p_value' not in [p['name'] for p in spec['params']]
+    pool_type = [p for p in spec['params'] if p['name'] == 'pool_type'][0]
+    assert pool_type['type'] == "{'avg', 'max', 'sum'}" and pool_type['default'] == 'max'
+    assert 'p_value' not in inspect.signature(mx.sym.Pooling).parameters
+    assert "pool_type : {'avg', 'max', 'sum'}, optional, default=max" in mx.nd.Pooling.__doc__
+    assert inspect.signature(mx.nd.Dropout).parameters['p'].default == 0.5
+    # An alias has its operator's declaration.
+    assert _cohort.op_spec('flatten') == _cohort.op_spec('Flatten')
+    with pytest.raises(mx.MXNetError, match="unknown operator 'Poolnig'"):
+        _cohort.op_spec('Poolnig')
+
+
 def test_composition_replaces_inputs():
     head = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, name='head')
     body = mx.sym.relu(mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=5, name='body'))
