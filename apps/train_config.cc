@@ -37,7 +37,10 @@ work_load: floats
 kvstore: string
 update_on_kvstore: bool
 optimizer: {name: string, lr: float, momentum: float, wd: float, clip_gradient: float,
-            rescale_grad: float, beta1: float, beta2: float, epsilon: float, gamma1: float}
+            rescale_grad: float, beta1: float, beta2: float, epsilon: float, gamma1: float,
+            gamma2: float, centered: bool, clip_weights: float, wd_lh: float, lamda1: float,
+            beta: float, rho: float, lower_bound: float, upper_bound: float,
+            bias_correction: bool}
 lr_schedule: {name: string, step_epochs: float, factor: float, steps_epochs: floats,
               warmup_epochs: float, warmup_begin_lr: float, final_lr: float, pwr: float,
               stop_factor_lr: float, max_epochs: float}
@@ -306,17 +309,32 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   f.fixed_params = Get<std::vector<std::string>>(root, "model.fixed_params", {});
   f.optimizer = Get<std::string>(root, "optimizer.name", "sgd");
   OptimizerOptions& o = f.optimizer_options;
-  o.lr = Get<double>(root, "optimizer.lr", 0.01);
-  o.momentum = Get<double>(root, "optimizer.momentum", 0.0);
-  o.wd = Get<double>(root, "optimizer.wd", 0.0);
-  o.clip_gradient = Get<double>(root, "optimizer.clip_gradient", -1.0);
+  try {  // each optimizer's own settings default to MXNet 1.9.1's for it
+    o = OptimizerOptions::DefaultsFor(f.optimizer);
+  } catch (const Error& e) {
+    Fail("key 'optimizer.name': " + e.message());
+  }
+  o.lr = Get<double>(root, "optimizer.lr", o.lr);
+  o.momentum = Get<double>(root, "optimizer.momentum", o.momentum);
+  o.wd = Get<double>(root, "optimizer.wd", o.wd);
+  o.clip_gradient = Get<double>(root, "optimizer.clip_gradient", o.clip_gradient);
   if (const double r = Get<double>(root, "optimizer.rescale_grad", 0.0); r != 0.0) {
     f.rescale_grad = r;  // as given, as in MXNet (it used to be divided by the batch again)
   }
-  o.beta1 = Get<double>(root, "optimizer.beta1", 0.9);
-  o.beta2 = Get<double>(root, "optimizer.beta2", 0.999);
-  o.epsilon = Get<double>(root, "optimizer.epsilon", 1e-8);
-  o.gamma1 = Get<double>(root, "optimizer.gamma1", 0.9);
+  o.beta1 = Get<double>(root, "optimizer.beta1", o.beta1);
+  o.beta2 = Get<double>(root, "optimizer.beta2", o.beta2);
+  o.epsilon = Get<double>(root, "optimizer.epsilon", o.epsilon);
+  o.gamma1 = Get<double>(root, "optimizer.gamma1", o.gamma1);
+  o.gamma2 = Get<double>(root, "optimizer.gamma2", o.gamma2);
+  o.centered = Get<bool>(root, "optimizer.centered", o.centered);
+  o.clip_weights = Get<double>(root, "optimizer.clip_weights", o.clip_weights);
+  o.wd_lh = Get<double>(root, "optimizer.wd_lh", o.wd_lh);
+  o.lamda1 = Get<double>(root, "optimizer.lamda1", o.lamda1);
+  o.beta = Get<double>(root, "optimizer.beta", o.beta);
+  o.rho = Get<double>(root, "optimizer.rho", o.rho);
+  o.lower_bound = Get<double>(root, "optimizer.lower_bound", o.lower_bound);
+  o.upper_bound = Get<double>(root, "optimizer.upper_bound", o.upper_bound);
+  o.bias_correction = Get<bool>(root, "optimizer.bias_correction", o.bias_correction);
   f.lr_schedule = Get<std::string>(root, "lr_schedule.name", "constant");
   InitializerOptions& i = f.initializer;
   i.kind = Get<std::string>(root, "initializer.name", "xavier");

@@ -221,8 +221,8 @@ std::vector<std::string> UpdateOpParam::StateNames() const {
     case UpdateKind::kRMSPropAlex: return {"n", "g", "delta"};
     case UpdateKind::kFtrl: return {"z", "n"};
     case UpdateKind::kFtml: return {"d", "v", "z"};
+    default: return {};  // (kinds of cohort-train's optimizers without an MXNet update op)
   }
-  return {};
 }
 
 namespace {

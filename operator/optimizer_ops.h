@@ -31,221 +31,22 @@
 
 #include "base/host_device.h"
 #include "operator/common/operator.h"
+#include "optimizer/update_rule.h"
 
 namespace cohort::op {
 
-enum class UpdateKind {
-  kSGD,
-  kSGDMom,
-  kNAGMom,
-  kSignSGD,
-  kSignum,
-  kAdam,
-  kRMSProp,
-  kRMSPropAlex,
-  kFtrl,
-  kFtml
-};
-
-struct UpdateOpParam {
-  UpdateKind kind = UpdateKind::kSGD;
-  float lr = 0, wd = 0, rescale_grad = 1, clip_gradient = -1;
-  float momentum = 0, wd_lh = 0;                           // sgd_mom, nag_mom, signum
-  float beta1 = 0.9f, beta2 = 0.999f;                      // adam, ftml
-  double epsilon = 1e-8;                                   // adam, rmsprop(alex), ftml
-  float gamma1 = 0.95f, gamma2 = 0.9f, clip_weights = -1;  // rmsprop(alex)
-  float lamda1 = 0.01f, beta = 1;                          // ftrl
-  int64_t t = 0;                                           // ftml's step
-
+// MXNet's parameters of the update operators: the shared rule's fields (optimizer/
+// update_rule.h, which cohort-train's optimizers run too) parsed from the op's attributes.
+struct UpdateOpParam : UpdateParams {
   // `op` is the registered name (sgd_update, ...), for errors.
   static UpdateOpParam Parse(UpdateKind kind, const std::string& op, const Attrs& attrs);
   // The states the kind updates in place, in MXNet's input order (Note [Update operators]).
   std::vector<std::string> StateNames() const;
 };
 
-template <typename T>
-COHORT_HOST_DEVICE T UpdateClip(T x, T bound) {
-  return x > bound ? bound : (x < -bound ? -bound : x);  // mshadow_op::clip
-}
-
-template <typename T>
-COHORT_HOST_DEVICE T UpdateSqrt(T x) {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return sqrtf(x);
-  } else {
-    return sqrt(x);
-  }
-}
-
-template <typename T>
-COHORT_HOST_DEVICE T UpdatePow(T x, T y) {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return powf(x, y);
-  } else {
-    return pow(x, y);
-  }
-}
-
-template <typename T>
-COHORT_HOST_DEVICE T UpdateSign(T x) {
-  return static_cast<T>((x > T(0)) - (x < T(0)));
-}
-
-// Element i of kind K: out[i] from w[i] and g[i], the states s0..s2 (as many as the kind has)
-// updated in place. MXNet's kernels' arithmetic, operation for operation (Note [Update
-// operators]). The kind is a template argument so that the CPU's loop over elements has no
-// branch on it and vectorizes (400k floats of sgd_mom: 4.4 ms a call before, per element).
-template <UpdateKind K, typename T>
-COHORT_HOST_DEVICE void UpdateElementOf(const UpdateOpParam& p, int64_t i, const T* w, const T* g,
-                                        T* s0, T* s1, T* s2, T* out) {
-  const T lr = static_cast<T>(p.lr), wd = static_cast<T>(p.wd);
-  const T rescale = static_cast<T>(p.rescale_grad), clip = static_cast<T>(p.clip_gradient);
-  const bool clipping = p.clip_gradient >= 0.0f;
-  if constexpr (K == UpdateKind::kSGD) {
-    out[i] = clipping ? (1.f - lr * wd) * w[i] - (lr)*UpdateClip(rescale * g[i], clip)
-                      : (1.f - lr * wd) * w[i] - (lr * rescale) * g[i];
-  } else if constexpr (K == UpdateKind::kSGDMom) {
-    const T momentum = static_cast<T>(p.momentum);
-    s0[i] = clipping ? momentum * s0[i] - lr * wd * w[i] - lr * UpdateClip(rescale * g[i], clip)
-                     : momentum * s0[i] - lr * wd * w[i] - lr * rescale * g[i];
-    out[i] = w[i] + s0[i];
-  } else if constexpr (K == UpdateKind::kNAGMom) {
-    const T momentum = static_cast<T>(p.momentum);
-    const T grad = clipping ? UpdateClip(rescale * g[i], clip) : rescale * g[i];
-    s0[i] = momentum * s0[i];
-    out[i] = w[i] - s0[i] + (momentum + 1) * (s0[i] - (lr * (grad + (wd * w[i]))));
-    s0[i] = s0[i] - (lr * (grad + (wd * out[i])));  // the new weight, as MXNet in place
-  } else if constexpr (K == UpdateKind::kSignSGD) {
-    out[i] = (1.f - lr * wd) * w[i] - (lr)*UpdateSign(g[i]);
-  } else if constexpr (K == UpdateKind::kSignum) {
-    const T momentum = static_cast<T>(p.momentum), wd_lh = static_cast<T>(p.wd_lh);
-    s0[i] = clipping
-                ? momentum * s0[i] - (1 - momentum) * wd * w[i] -
-                      (1 - momentum) * UpdateClip(rescale * g[i], clip)
-                : momentum * s0[i] - (1 - momentum) * wd * w[i] - (1 - momentum) * rescale * g[i];
-    out[i] = (1.f - lr * wd_lh) * w[i] + (lr)*UpdateSign(s0[i]);
-  } else if constexpr (K == UpdateKind::kAdam) {
-    const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
-    T grad = g[i] * rescale + w[i] * wd;
-    if (clipping) grad = UpdateClip(grad, clip);
-    s0[i] = beta1 * s0[i] + (1.f - beta1) * grad;
-    s1[i] = beta2 * s1[i] + (1.f - beta2) * grad * grad;
-    out[i] = w[i] - lr * s0[i] / (UpdateSqrt(s1[i]) + static_cast<T>(p.epsilon));
-  } else if constexpr (K == UpdateKind::kRMSProp) {
-    const T gamma1 = static_cast<T>(p.gamma1);
-    T grad = rescale * g[i] + wd * w[i];
-    if (clipping) grad = UpdateClip(grad, clip);
-    s0[i] = (1.f - gamma1) * (grad * grad) + gamma1 * s0[i];
-    T weight = w[i] - lr * (grad / UpdateSqrt(s0[i] + static_cast<T>(p.epsilon)));
-    if (p.clip_weights >= 0.0f) weight = UpdateClip(weight, static_cast<T>(p.clip_weights));
-    out[i] = weight;
-  } else if constexpr (K == UpdateKind::kRMSPropAlex) {  // states n, g, delta
-    const T gamma1 = static_cast<T>(p.gamma1), gamma2 = static_cast<T>(p.gamma2);
-    T grad = rescale * g[i] + wd * w[i];
-    if (clipping) grad = UpdateClip(grad, clip);
-    s0[i] = (1.f - gamma1) * grad * grad + gamma1 * s0[i];
-    s1[i] = (1.f - gamma1) * grad + gamma1 * s1[i];
-    s2[i] = gamma2 * s2[i] -
-            (lr * (grad) / (UpdateSqrt(s0[i] - s1[i] * s1[i] + static_cast<T>(p.epsilon))));
-    out[i] = p.clip_weights >= 0.0f ? UpdateClip(w[i] + s2[i], static_cast<T>(p.clip_weights))
-                                    : w[i] + s2[i];
-  } else if constexpr (K == UpdateKind::kFtrl) {  // states z, n
-    const T lamda1 = static_cast<T>(p.lamda1), beta = static_cast<T>(p.beta);
-    T grad = g[i] * rescale;
-    if (clipping) grad = UpdateClip(grad, clip);
-    s0[i] += grad - (UpdateSqrt(s1[i] + grad * grad) - UpdateSqrt(s1[i])) * w[i] / lr;
-    s1[i] += grad * grad;
-    const T z = s0[i];
-    const T above = (z < 0 ? -z : z) > lamda1 ? T(1) : T(0);
-    out[i] = (UpdateSign(z) * lamda1 - z) / ((beta + UpdateSqrt(s1[i])) / lr + wd) * above;
-  } else {  // kFtml: states d, v, z
-    const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
-    const T t = static_cast<T>(p.t), epsilon = static_cast<T>(p.epsilon);
-    const T grad =
-        clipping ? UpdateClip(rescale * g[i] + wd * w[i], clip) : (rescale * g[i] + wd * w[i]);
-    s1[i] = beta2 * s1[i] + (1 - beta2) * (grad * grad);
-    const T d_t =
-        (1 - UpdatePow(beta1, t)) / lr * (UpdateSqrt(s1[i] / (1 - UpdatePow(beta2, t))) + epsilon);
-    s2[i] = beta1 * s2[i] + (1 - beta1) * grad - (d_t - beta1 * s0[i]) * w[i];
-    s0[i] = d_t;
-    out[i] = -s2[i] / d_t;
-  }
-}
-
-// Calls fn(std::integral_constant<UpdateKind, K>{}) for K = kind: a kernel's loop then takes
-// the kind as a constant.
-template <typename Fn>
-COHORT_HOST_DEVICE void DispatchUpdateKind(UpdateKind kind, Fn&& fn) {
-  switch (kind) {
-    case UpdateKind::kSGD: return fn(std::integral_constant<UpdateKind, UpdateKind::kSGD>{});
-    case UpdateKind::kSGDMom: return fn(std::integral_constant<UpdateKind, UpdateKind::kSGDMom>{});
-    case UpdateKind::kNAGMom: return fn(std::integral_constant<UpdateKind, UpdateKind::kNAGMom>{});
-    case UpdateKind::kSignSGD:
-      return fn(std::integral_constant<UpdateKind, UpdateKind::kSignSGD>{});
-    case UpdateKind::kSignum: return fn(std::integral_constant<UpdateKind, UpdateKind::kSignum>{});
-    case UpdateKind::kAdam: return fn(std::integral_constant<UpdateKind, UpdateKind::kAdam>{});
-    case UpdateKind::kRMSProp:
-      return fn(std::integral_constant<UpdateKind, UpdateKind::kRMSProp>{});
-    case UpdateKind::kRMSPropAlex:
-      return fn(std::integral_constant<UpdateKind, UpdateKind::kRMSPropAlex>{});
-    case UpdateKind::kFtrl: return fn(std::integral_constant<UpdateKind, UpdateKind::kFtrl>{});
-    case UpdateKind::kFtml: return fn(std::integral_constant<UpdateKind, UpdateKind::kFtml>{});
-  }
-}
-
-// LAMB, in MXNet's two phases. Phase 1 (lamb_update_phase1: weight, grad, mean, var -> g)
-// updates the moments in place and outputs the step direction g; the optimizer then takes the
-// norms r1 = |w| and r2 = |g|, and phase 2 (lamb_update_phase2: weight, g, r1, r2 -> weight)
-// steps by lr · r1 / r2 (r1 bounded by lower_bound and upper_bound where >= 0; lr alone when
-// either norm is 0). MXNet's arithmetic: beta^t in double made the weight's type, phase 1's
-// corrected mean divided in double.
-struct LambParam {
-  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f, wd = 0, rescale_grad = 1;
-  float clip_gradient = -1;
-  int64_t t = 0;
-  bool bias_correction = true;
-  float lr = 0, lower_bound = -1, upper_bound = -1;  // phase 2
-  double beta1_t = 0, beta2_t = 0;                   // beta^t, from t
-
+struct LambParam : LambRule {
   static LambParam Parse(int phase, const Attrs& attrs);
 };
-
-template <typename T>
-COHORT_HOST_DEVICE void LambPhase1Element(const LambParam& p, int64_t i, const T* w, const T* g,
-                                          T* mean, T* var, T* out) {
-  const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
-  const T epsilon = static_cast<T>(p.epsilon), wd = static_cast<T>(p.wd);
-  T grad = g[i] * static_cast<T>(p.rescale_grad);
-  if (p.clip_gradient >= 0.0f) grad = UpdateClip(grad, static_cast<T>(p.clip_gradient));
-  mean[i] = beta1 * mean[i] + (1.f - beta1) * grad;
-  var[i] = beta2 * var[i] + (1.f - beta2) * grad * grad;
-  T direction = mean[i] / (UpdateSqrt(var[i]) + epsilon) + wd * w[i];
-  if (p.bias_correction) {
-    const T beta1_t = static_cast<T>(p.beta1_t), beta2_t = static_cast<T>(p.beta2_t);
-    const T mean_hat = static_cast<T>(mean[i] / (1. - beta1_t));
-    const T var_hat = var[i] / (1 - beta2_t);
-    direction = mean_hat / (UpdateSqrt(var_hat) + epsilon) + wd * w[i];
-  }
-  out[i] = direction;
-}
-
-// r1 and r2 are the norms, one element each.
-template <typename T>
-COHORT_HOST_DEVICE void LambPhase2Element(const LambParam& p, int64_t i, const T* w, const T* g,
-                                          const T* r1, const T* r2, T* out) {
-  T new_r1 = r1[0];
-  if (p.lower_bound >= 0) {
-    const T bound = static_cast<T>(p.lower_bound);
-    new_r1 = new_r1 < bound ? bound : new_r1;
-  }
-  if (p.upper_bound >= 0) {
-    const T bound = static_cast<T>(p.upper_bound);
-    new_r1 = new_r1 > bound ? bound : new_r1;
-  }
-  T lr = static_cast<T>(p.lr);
-  lr = (new_r1 == T(0) || r2[0] == T(0)) ? lr * 1.0f : lr * new_r1 / r2[0];
-  out[i] = w[i] - lr * g[i];
-}
 
 // optimizer_ops.cu (Note [GPU kernels]): UpdateElementOf over every element, states in place.
 void UpdateGpu(const OpContext& ctx, const UpdateOpParam& p, const NDArray& weight,

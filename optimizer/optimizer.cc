@@ -13,24 +13,36 @@
 #include "optimizer/update_rule.h"
 
 namespace cohort {
+
+// optimizer_gpu.cu: n weights of GPU `device` updated on the default stream, which orders it
+// after the executors' kernels (Note [GPU streams]); LAMB's step whole (phases and norms).
+void ApplyUpdateOnGpu(const UpdateParams& p, int device, float* w, const float* g, float* s0,
+                      float* s1, float* s2, int64_t n);
+void LambStepOnGpu(const LambRule& rule, int device, float* w, const float* g, float* mean,
+                   float* var, float* direction, double* sums, int64_t n);
+
 namespace {
 
-UpdateRule::Kind KindOf(const std::string& name) {
-  if (name == "sgd") return UpdateRule::kSGD;
-  if (name == "nag") return UpdateRule::kNAG;
-  if (name == "adam") return UpdateRule::kAdam;
-  if (name == "adamw") return UpdateRule::kAdamW;
-  if (name == "rmsprop") return UpdateRule::kRMSProp;
-  COHORT_THROW() << "unknown optimizer '" << name << "': expected sgd, nag, adam, adamw or rmsprop";
-  return UpdateRule::kSGD;
-}
+constexpr const char* kNames =
+    "sgd, nag, adam, adamw, rmsprop, signum, ftml, ftrl, adagrad, adadelta, adamax or lamb";
 
-// Weights [begin, end) of one key, the kind a constant in the loop (no dispatch per element).
-template <UpdateRule::Kind kKind>
-void UpdateBlock(UpdateRule rule, float* w, const float* g, float* const* states, int64_t begin,
-                 int64_t end) {
-  rule.kind = kKind;
-  for (int64_t i = begin; i < end; ++i) ApplyUpdate(rule, w, g, states[0], states[1], i);
+// The rule of `name` with these options; LAMB is not an UpdateKind (*lamb is set instead).
+UpdateKind KindOf(const std::string& name, const OptimizerOptions& o, bool* lamb) {
+  *lamb = name == "lamb";
+  if (name == "sgd") return UpdateKind::kSGDMom;  // (without momentum: no state, Note above)
+  if (name == "nag") return UpdateKind::kNAGMom;
+  if (name == "adam") return UpdateKind::kAdam;
+  if (name == "adamw") return UpdateKind::kAdamW;
+  if (name == "rmsprop") return o.centered ? UpdateKind::kRMSPropAlex : UpdateKind::kRMSProp;
+  if (name == "signum") return o.momentum > 0 ? UpdateKind::kSignum : UpdateKind::kSignSGD;
+  if (name == "ftml") return UpdateKind::kFtml;
+  if (name == "ftrl") return UpdateKind::kFtrl;
+  if (name == "adagrad") return UpdateKind::kAdaGrad;
+  if (name == "adadelta") return UpdateKind::kAdaDelta;
+  if (name == "adamax") return UpdateKind::kAdamax;
+  if (name == "lamb") return UpdateKind::kAdam;  // (unused)
+  COHORT_THROW() << "unknown optimizer '" << name << "': expected " << kNames;
+  return UpdateKind::kSGD;
 }
 
 bool Decays(const std::string& name) {
@@ -39,12 +51,36 @@ bool Decays(const std::string& name) {
 
 }  // namespace
 
+OptimizerOptions OptimizerOptions::DefaultsFor(const std::string& optimizer) {
+  OptimizerOptions o;
+  bool lamb = false;
+  KindOf(optimizer, o, &lamb);  // names an unknown optimizer
+  if (optimizer == "signum") o.momentum = 0.9;
+  if (optimizer == "ftml") o.beta1 = 0.6;
+  if (optimizer == "adagrad") o.epsilon = 1e-7;
+  if (optimizer == "adadelta") o.epsilon = 1e-5;
+  if (optimizer == "lamb") o.epsilon = 1e-6;
+  return o;
+}
+
 std::unique_ptr<Optimizer> Optimizer::Create(const std::string& name, const OptimizerOptions& o) {
   COHORT_CHECK(o.lr >= 0) << "optimizer " << name << ": lr " << o.lr << " must be >= 0";
   COHORT_CHECK(o.wd >= 0) << "optimizer " << name << ": wd " << o.wd << " must be >= 0";
   COHORT_CHECK(o.momentum >= 0 && o.momentum < 1)
       << "optimizer " << name << ": momentum " << o.momentum << " must be in [0, 1)";
-  return std::unique_ptr<Optimizer>(new Optimizer(name, KindOf(name), o));
+  for (auto [key, value] :
+       {std::pair{"beta1", o.beta1}, std::pair{"beta2", o.beta2}, std::pair{"gamma1", o.gamma1},
+        std::pair{"gamma2", o.gamma2}, std::pair{"rho", o.rho}}) {
+    COHORT_CHECK(value >= 0 && value < 1)
+        << "optimizer " << name << ": " << key << " " << value << " must be in [0, 1)";
+  }
+  COHORT_CHECK(o.epsilon >= 0) << "optimizer " << name << ": epsilon " << o.epsilon
+                               << " must be >= 0";
+  bool lamb = false;
+  const UpdateKind kind = KindOf(name, o, &lamb);
+  COHORT_CHECK(name != "ftrl" || o.lr > 0)
+      << "optimizer ftrl: lr must be > 0 (it divides by the rate)";
+  return std::unique_ptr<Optimizer>(new Optimizer(name, kind, lamb, o));
 }
 
 std::unique_ptr<Optimizer> Optimizer::Clone() const {
@@ -84,26 +120,44 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   const int64_t t = ++counts_[key];
   num_update_ = std::max(num_update_, t);
   const auto lr_mult = lr_mult_.find(key);
-  const float lr =
-      static_cast<float>(CurrentLR() * (lr_mult != lr_mult_.end() ? lr_mult->second : 1.0));
+  // In double until the rule's parameters are made: Adam's bias correction multiplies the
+  // rate as MXNet's Python does, before it becomes a float.
+  const double lr = CurrentLR() * (lr_mult != lr_mult_.end() ? lr_mult->second : 1.0);
   const auto name = names_.find(key);
   const auto wd_mult = wd_mult_.find(key);
   const double decay = wd_mult != wd_mult_.end()                      ? wd_mult->second
                        : name == names_.end() || Decays(name->second) ? 1.0
                                                                       : 0.0;
-  const float wd = static_cast<float>(options_.wd * decay);
-  const UpdateRule rule = RuleFor(lr, wd, t);
-  float* states[2] = {nullptr, nullptr};
+  const double wd = options_.wd * decay;
+  float* states[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < num_states_; ++i) states[i] = static_cast<float*>(state[i].raw_data());
   float* w = static_cast<float*>(weight.raw_data());
   const float* g = static_cast<const float*>(grad.raw_data());
+  float* direction = nullptr;  // LAMB's phase-1 output and (on a GPU) the two squared norms
+  double* sums = nullptr;
+  if (lamb_) {
+    LambBuffers& b = lamb_buffers_[key];
+    if (b.direction.is_none() || b.direction.shape() != weight.shape() ||
+        !b.direction.ctx().SameMemory(weight.ctx())) {
+      b.direction = NDArray::Zeros(weight.shape(), DType::kFloat32, weight.ctx());
+      b.sums = NDArray::Zeros(Shape{2}, DType::kFloat64, weight.ctx());
+    }
+    direction = static_cast<float*>(b.direction.raw_data());
+    sums = static_cast<double*>(b.sums.raw_data());
+  }
   if (weight.ctx().is_gpu()) {
 #if COHORT_CUDA
     COHORT_CHECK(weight.ctx() == grad.ctx() && weight.dtype() == DType::kFloat32 &&
                  grad.dtype() == DType::kFloat32)
         << "optimizer: a GPU update takes float32 weight and gradient on one GPU, got "
         << weight.ctx() << " and " << grad.ctx();
-    ApplyUpdateOnGpu(rule, weight.ctx().id, w, g, states[0], states[1], weight.size());
+    if (lamb_) {
+      LambStepOnGpu(LambFor(lr, wd, t), weight.ctx().id, w, g, states[0], states[1], direction,
+                    sums, weight.size());
+    } else {
+      ApplyUpdateOnGpu(ParamsFor(lr, wd, t), weight.ctx().id, w, g, states[0], states[1], states[2],
+                       weight.size());
+    }
     return;
 #else
     COHORT_THROW() << "optimizer: weight on " << weight.ctx() << " but this build has no CUDA";
@@ -111,37 +165,97 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   }
   COHORT_CHECK(weight.dtype() == DType::kFloat32 && grad.dtype() == DType::kFloat32)
       << "optimizer: key " << key << ": updates take float32 weights and gradients";
-  // Updates are elementwise: blocks of a large key update on all host threads.
-  HostArena().ParallelFor(0, weight.size(), int64_t{1} << 15, [&](int64_t begin, int64_t end) {
-    switch (rule.kind) {
-      case UpdateRule::kSGD: return UpdateBlock<UpdateRule::kSGD>(rule, w, g, states, begin, end);
-      case UpdateRule::kNAG: return UpdateBlock<UpdateRule::kNAG>(rule, w, g, states, begin, end);
-      case UpdateRule::kAdam: return UpdateBlock<UpdateRule::kAdam>(rule, w, g, states, begin, end);
-      case UpdateRule::kAdamW:
-        return UpdateBlock<UpdateRule::kAdamW>(rule, w, g, states, begin, end);
-      case UpdateRule::kRMSProp:
-        return UpdateBlock<UpdateRule::kRMSProp>(rule, w, g, states, begin, end);
-    }
+  if (lamb_)
+    return LambStep(LambFor(lr, wd, t), w, g, states[0], states[1], direction, weight.size());
+  const UpdateParams p = ParamsFor(lr, wd, t);
+  // Updates are elementwise: blocks of a large key update on all host threads, the kind a
+  // constant in the loop (no dispatch per element). In place: out is the weight.
+  DispatchUpdateKind(p.kind, [&](auto kind) {
+    constexpr UpdateKind K = decltype(kind)::value;
+    HostArena().ParallelFor(0, weight.size(), int64_t{1} << 15, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        UpdateElementOf<K, float>(p, i, w, g, states[0], states[1], states[2], w);
+      }
+    });
   });
 }
 
-UpdateRule Optimizer::RuleFor(float lr, float wd, int64_t t) const {
-  UpdateRule r;
-  r.kind = kind_;
-  r.lr = lr;
-  r.wd = wd;
-  r.momentum = static_cast<float>(options_.momentum);
-  r.rescale = static_cast<float>(options_.rescale_grad);
-  r.clip = static_cast<float>(options_.clip_gradient);
-  const double b1 = options_.beta1, b2 = options_.beta2;
-  r.beta1 = static_cast<float>(b1);
-  r.beta2 = static_cast<float>(b2);
-  r.one_minus_beta1 = static_cast<float>(1 - b1);
-  r.one_minus_beta2 = static_cast<float>(1 - b2);
-  r.lr_t = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t)));
-  r.epsilon = static_cast<float>(options_.epsilon);
-  r.gamma1 = static_cast<float>(options_.gamma1);
+UpdateParams Optimizer::ParamsFor(double lr, double wd, int64_t t) const {
+  const OptimizerOptions& o = options_;
+  UpdateParams p;
+  p.kind = kind_;
+  p.lr = static_cast<float>(lr);
+  p.wd = static_cast<float>(wd);
+  p.rescale_grad = static_cast<float>(o.rescale_grad);
+  // MXNet's optimizers pass clip_gradient only when it is set (not 0 or None).
+  p.clip_gradient = o.clip_gradient > 0 ? static_cast<float>(o.clip_gradient) : -1.0f;
+  p.momentum = static_cast<float>(o.momentum);
+  p.wd_lh = static_cast<float>(o.wd_lh);
+  p.beta1 = static_cast<float>(o.beta1);
+  p.beta2 = static_cast<float>(o.beta2);
+  p.epsilon = o.epsilon;
+  p.gamma1 = static_cast<float>(o.gamma1);
+  p.gamma2 = static_cast<float>(o.gamma2);
+  p.clip_weights = o.clip_weights > 0 ? static_cast<float>(o.clip_weights) : -1.0f;
+  p.lamda1 = static_cast<float>(o.lamda1);
+  p.beta = static_cast<float>(o.beta);
+  p.t = t;
+  p.rho = static_cast<float>(o.rho);
+  p.one_minus_rho = static_cast<float>(1.0 - o.rho);
+  p.one_minus_beta1 = static_cast<float>(1.0 - o.beta1);
+  const double b1 = o.beta1, b2 = o.beta2;
+  const double step = static_cast<double>(t);
+  switch (kind_) {
+    case UpdateKind::kAdam:  // MXNet's Adam folds the bias correction into the rate
+      p.lr = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step)));
+      break;
+    case UpdateKind::kAdamW:  // the same step; the decoupled decay lr · wd
+      p.lr = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step)));
+      p.wd = static_cast<float>(lr * wd);
+      break;
+    case UpdateKind::kAdamax:  // MXNet's Adamax: lr / (1 - beta1^t)
+      p.lr = static_cast<float>(lr / (1 - std::pow(b1, step)));
+      break;
+    default: break;
+  }
+  return p;
+}
+
+LambRule Optimizer::LambFor(double lr, double wd, int64_t t) const {
+  const OptimizerOptions& o = options_;
+  LambRule r;
+  r.beta1 = static_cast<float>(o.beta1);
+  r.beta2 = static_cast<float>(o.beta2);
+  r.epsilon = static_cast<float>(o.epsilon);
+  r.wd = static_cast<float>(wd);
+  r.rescale_grad = static_cast<float>(o.rescale_grad);
+  r.clip_gradient = o.clip_gradient > 0 ? static_cast<float>(o.clip_gradient) : -1.0f;
+  r.t = t;
+  r.bias_correction = o.bias_correction;
+  r.lr = static_cast<float>(lr);
+  r.lower_bound = o.lower_bound > 0 ? static_cast<float>(o.lower_bound) : -1.0f;
+  r.upper_bound = o.upper_bound > 0 ? static_cast<float>(o.upper_bound) : -1.0f;
+  // std::pow(float, int) is a double, as MXNet's host code computes it.
+  r.beta1_t = std::pow(r.beta1, static_cast<int>(t));
+  r.beta2_t = std::pow(r.beta2, static_cast<int>(t));
   return r;
+}
+
+void Optimizer::LambStep(const LambRule& rule, float* w, const float* g, float* mean, float* var,
+                         float* direction, int64_t n) const {
+  HostArena().ParallelFor(0, n, int64_t{1} << 15, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) LambPhase1Element(rule, i, w, g, mean, var, direction);
+  });
+  // The norms of the weight and of the step direction, summed in double.
+  double ww = 0, dd = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ww += static_cast<double>(w[i]) * w[i];
+    dd += static_cast<double>(direction[i]) * direction[i];
+  }
+  const float r1 = static_cast<float>(std::sqrt(ww)), r2 = static_cast<float>(std::sqrt(dd));
+  HostArena().ParallelFor(0, n, int64_t{1} << 15, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) LambPhase2Element(rule, i, w, direction, &r1, &r2, w);
+  });
 }
 
 void Optimizer::SaveStates(const std::string& path,

@@ -1,5 +1,6 @@
-// Optimizers (MXNet's optimizer module): SGD with momentum, NAG, Adam, AdamW, RMSProp, with
-// per-key state that can be saved and loaded.
+// Optimizers (MXNet's optimizer module): SGD with momentum, NAG, Adam, AdamW, RMSProp (plain and
+// centered), Signum, FTML, Ftrl, AdaGrad, AdaDelta, Adamax and LAMB, with per-key state that can
+// be saved and loaded. Their rules are update_rule.h's, which MXNet's update operators run too.
 #pragma once
 
 #include <map>
@@ -19,10 +20,23 @@ struct OptimizerOptions {
   double wd = 0.0;                    // applied to "*_weight" and "*_gamma" only, as MXNet does
   double rescale_grad = 1.0;          // e.g. 1 / global batch size
   double clip_gradient = -1;          // clip each gradient element to ±clip when > 0
-  double momentum = 0.0;              // sgd, nag
-  double beta1 = 0.9, beta2 = 0.999;  // adam, adamw
-  double epsilon = 1e-8;              // adam, adamw, rmsprop
+  double momentum = 0.0;              // sgd, nag, signum (without: signSGD)
+  double beta1 = 0.9, beta2 = 0.999;  // adam, adamw, adamax, ftml, lamb
+  double epsilon = 1e-8;              // adam, adamw, rmsprop, ftml, adagrad, adadelta, lamb
   double gamma1 = 0.9;                // rmsprop's decay of the squared-gradient average
+  double gamma2 = 0.9;                // centered rmsprop's momentum
+  bool centered = false;              // rmsprop: Graves' centered form (3 states)
+  double clip_weights = -1;           // rmsprop: clip each weight to ±clip_weights when > 0
+  double wd_lh = 0;                   // signum's decoupled weight decay
+  double lamda1 = 0.01, beta = 1;     // ftrl
+  double rho = 0.9;                   // adadelta's decay
+  double lower_bound = -1, upper_bound = -1;  // lamb's bounds of |w| (none when <= 0)
+  bool bias_correction = true;                // lamb
+
+  // MXNet 1.9.1's defaults of an optimizer's own settings (signum's momentum 0.9, ftml's beta1
+  // 0.6, the epsilons of adagrad, adadelta and lamb, ...); lr and the rest as above. Throws
+  // naming an unknown optimizer.
+  static OptimizerOptions DefaultsFor(const std::string& optimizer);
 };
 
 // Updates weights from gradients. Update(key, ...) keeps the state of each key (momentum,
@@ -31,7 +45,8 @@ struct OptimizerOptions {
 // loop and the GPU kernel apply the same UpdateRule (update_rule.h).
 class Optimizer {
  public:
-  // "sgd", "nag", "adam", "adamw", "rmsprop"; throws naming the name otherwise.
+  // "sgd", "nag", "adam", "adamw", "rmsprop", "signum", "ftml", "ftrl", "adagrad",
+  // "adadelta", "adamax", "lamb"; throws naming the name otherwise.
   static std::unique_ptr<Optimizer> Create(const std::string& name,
                                            const OptimizerOptions& options);
   // A fresh optimizer with the same settings and no state (one per device).
@@ -72,24 +87,38 @@ class Optimizer {
                   const std::map<int, Shape>& shapes);
 
  private:
-  Optimizer(std::string name, UpdateRule::Kind kind, const OptimizerOptions& options)
+  Optimizer(std::string name, UpdateKind kind, bool lamb, const OptimizerOptions& options)
       : name_(std::move(name)),
         kind_(kind),
+        lamb_(lamb),
         options_(options),
-        num_states_(UpdateStates(kind, static_cast<float>(options.momentum))) {}
-  // This kind's rule for one update of a key: t is the key's update count (from 1).
-  UpdateRule RuleFor(float lr, float wd, int64_t t) const;
+        // sgd without momentum runs sgd_mom's rule on no state, as MXNet's SGD (update_rule.h)
+        num_states_(lamb ? 2
+                    : kind == UpdateKind::kSGDMom && options.momentum <= 0
+                        ? 0
+                        : UpdateStateCount(kind)) {}
+  // The rule's parameters for one update of a key: t is the key's update count (from 1).
+  UpdateParams ParamsFor(double lr, double wd, int64_t t) const;
+  LambRule LambFor(double lr, double wd, int64_t t) const;
+  // LAMB's step on the host: phase 1 into `direction`, the norms, phase 2.
+  void LambStep(const LambRule& rule, float* w, const float* g, float* mean, float* var,
+                float* direction, int64_t n) const;
   // "key 3 (fc1_weight)", or "key 3" when no name was set.
   std::string KeyName(int key) const;
 
   std::string name_;
-  UpdateRule::Kind kind_;
+  UpdateKind kind_;
+  bool lamb_;  // LAMB's two phases (update_rule.h's LambRule), not an UpdateKind
   OptimizerOptions options_;
   int num_states_;
   std::shared_ptr<const LRScheduler> scheduler_;
   std::map<int, std::string> names_;
   std::map<int, double> lr_mult_, wd_mult_;
   std::map<int, std::vector<NDArray>> states_;
+  struct LambBuffers {
+    NDArray direction, sums;  // phase 1's output; the squared norms (GPU)
+  };
+  std::map<int, LambBuffers> lamb_buffers_;  // per key, made once (not saved)
   std::map<int, int64_t> counts_;
   int64_t num_update_ = 0;
 };

@@ -513,9 +513,12 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   const OptimizerOptions& o = config.optimizer_options;
   optimizer << config.optimizer << " lr " << o.lr << " momentum " << o.momentum << " wd " << o.wd
             << " clip " << o.clip_gradient << " rescale " << config.rescale_grad.value_or(0)
-            << " betas " << o.beta1 << "," << o.beta2 << " epsilon " << o.epsilon << " gamma1 "
-            << o.gamma1 << " schedule " << config.lr_schedule << " on kvstore "
-            << config.update_on_kvstore;
+            << " betas " << o.beta1 << "," << o.beta2 << " epsilon " << o.epsilon << " gammas "
+            << o.gamma1 << "," << o.gamma2 << " centered " << o.centered << " clip_weights "
+            << o.clip_weights << " wd_lh " << o.wd_lh << " ftrl " << o.lamda1 << "," << o.beta
+            << " rho " << o.rho << " bounds " << o.lower_bound << "," << o.upper_bound
+            << " bias_correction " << o.bias_correction << " schedule " << config.lr_schedule
+            << " on kvstore " << config.update_on_kvstore;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite);
   // Checkpoints gather the parameters (a collective: BatchNorm statistics are averaged over

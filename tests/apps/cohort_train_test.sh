@@ -80,6 +80,15 @@ check "op shares sum to at most 1" \
   'awk -F"[[:blank:]]" "/^(flatten|fc|relu|softmax)/ { s += \$5 } END { exit !(s > 0 && s <= 1.0001) }" "$tmp/profile.txt"'
 out=$("$train" --config "$config" --set optimizer.lr=fast 2>&1); code=$?
 check "a wrong type is exit 2 naming the key" '[[ $code -eq 2 && "$out" == *"key '"'"'optimizer.lr'"'"': expected a number"* ]]'
+# An optimizer MXNet has, from YAML: LAMB learns the synthetic MLP in one epoch; its states file
+# is LAMB's (two states a weight).
+"$train" --config "$config" --set epochs=1 --set optimizer.name=lamb --set optimizer.lr=0.01 \
+  --set checkpoint.prefix="$tmp/lamb" --metrics-out "$tmp/lamb.jsonl" > "$tmp/lamb.log" 2>&1
+check "optimizer lamb trains (validation accuracy above 0.9)" \
+  '[[ $? -eq 0 ]] && grep -qE "\"val\":\{\"accuracy\":(0\.9[0-9]*|1\.0)" "$tmp/lamb.jsonl"'
+out=$("$train" --config "$config" --set optimizer.name=lambda 2>&1); code=$?
+check "an unknown optimizer is exit 2 naming the key and the choices" \
+  '[[ $code -eq 2 && "$out" == *"key '"'"'optimizer.name'"'"': unknown optimizer '"'"'lambda'"'"': expected sgd, nag"* ]]'
 out=$("$train" --config "$config" --set modle.name=mlp 2>&1); code=$?
 check "an unknown key is exit 2" '[[ $code -eq 2 && "$out" == *"unknown key '"'"'modle'"'"'"* ]]'
 out=$("$train" --config "$tmp/missing.yaml" 2>&1); code=$?

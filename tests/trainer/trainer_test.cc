@@ -325,12 +325,16 @@ TEST(Trainer, VariableInitAndLrMultAttributes) {
 }
 
 TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
-  for (const char* opt : {"sgd", "adam", "nag", "rmsprop"}) {
+  for (const char* opt : {"sgd", "adam", "nag", "rmsprop", "adamw", "signum", "ftml", "ftrl",
+                          "adagrad", "adadelta", "adamax", "lamb"}) {
+    SCOPED_TRACE(opt);
     Trainer on(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
     Trainer off(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
     FitConfig c = Config(2);
     c.optimizer = opt;
+    c.optimizer_options = OptimizerOptions::DefaultsFor(opt);
     c.optimizer_options.lr = 0.05;
+    c.optimizer_options.centered = true;  // (rmsprop's centered form; the others ignore it)
     auto a = Iter(16), b = Iter(16);
     on.Fit(*a, nullptr, c);
     c.update_on_kvstore = false;
