@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "base/env.h"
@@ -180,6 +181,28 @@ models::GptOptions GptOptionsOf(const YAML::Node& root) {
   return o;
 }
 
+// yaml-cpp keeps both entries of a key written twice in one map and reads the first; YAML
+// requires unique keys, and a user who writes `epochs` twice means one of them: refused, naming
+// both lines.
+void RefuseDuplicateKeys(const YAML::Node& node, const std::string& path,
+                         const std::string& where) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) RefuseDuplicateKeys(item, path, where);
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> lines;
+  for (const auto& item : node) {
+    const std::string key = item.first.IsScalar() ? item.first.Scalar() : "";
+    const std::string full = where.empty() ? key : where + "." + key;
+    const int line = item.first.Mark().line + 1;
+    if (const auto [it, fresh] = lines.emplace(key, line); !fresh) {
+      Fail("'" + path + "': key '" + full + "' appears twice (lines " + std::to_string(it->second) +
+           " and " + std::to_string(line) + "): give it once");
+    }
+    RefuseDuplicateKeys(item.second, path, full);
+  }
+}
+
 }  // namespace
 
 YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
@@ -191,6 +214,7 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
     Fail("'" + path + "': " + e.what());
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  RefuseDuplicateKeys(root, path, "");
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) Fail("--set '" + o + "': expected key=value");

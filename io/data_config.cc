@@ -379,13 +379,20 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
            " must be a finite nonzero multiplier");
     }
   }
-  for (const char* key : {"shape", "data_shape", "label_shape", "buckets"}) {
+  for (const char* key : {"shape", "data_shape", "label_shape"}) {
     int64_t elements = 1;
     for (int64_t d : data.Get<std::vector<int64_t>>(key, {})) {
       if (d <= 0) Fail("key '" + data.Where(key) + "' must list positive sizes");
       elements = std::min<int64_t>(elements * d, kCount);
     }
     if (elements >= kCount) Fail("key '" + data.Where(key) + "' describes 2^31 elements or more");
+  }
+  // Bucket lengths are sequence lengths, each a shape of its own: bounded one by one.
+  for (int64_t length : data.Get<std::vector<int64_t>>("buckets", {})) {
+    if (length <= 0) Fail("key '" + data.Where("buckets") + "' must list positive sizes");
+    if (length >= kCount) {
+      Fail("key '" + data.Where("buckets") + "' lists a length of 2^31 or more");
+    }
   }
   const std::string kind = data.Get<std::string>("kind", "mnist");
   WarnOfKeysOfOtherKinds(data, kind);

@@ -35,12 +35,31 @@ std::vector<fs::path> ImagesIn(const fs::path& dir) {
   return out;
 }
 
+// The largest image file packed: a .lst may name anything, and /dev/zero never ends.
+constexpr uintmax_t kMaxImageFileBytes = uintmax_t{256} << 20;
+
+// A regular file's bytes, up to kMaxImageFileBytes: a device, FIFO (which would block) or
+// directory is refused before it is opened, so the entry is skipped and named.
 std::string ReadWhole(const std::string& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) COHORT_THROW() << "im2rec: cannot read image '" << path << "'";
+  if (!fs::is_regular_file(status)) {
+    COHORT_THROW() << "im2rec: '" << path
+                   << "' is not a regular file (a device, FIFO or directory): not an image";
+  }
+  const uintmax_t size = fs::file_size(path, error);
+  if (error) COHORT_THROW() << "im2rec: cannot read image '" << path << "'";
+  if (size > kMaxImageFileBytes) {
+    COHORT_THROW() << "im2rec: '" << path << "' holds " << size << " bytes, more than the "
+                   << (kMaxImageFileBytes >> 20) << " MiB an image file may";
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) COHORT_THROW() << "im2rec: cannot read image '" << path << "'";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));  // (a file that shrank meanwhile)
+  return bytes;
 }
 
 // One entry's record: its header and the image `bytes`, re-encoded unless pass_through.

@@ -61,7 +61,8 @@ int RanksOnAHost(MPI_Comm comm, MPI_Op op) {
 // Note [Gradient buckets]
 // Reducing each parameter with its own MPI_Allreduce pays the latency of a collective per tensor
 // (LeNet has 8, ResNets hundreds). Consecutive reduction buffers are instead copied into one
-// bucket of COHORT_KVSTORE_BUCKET_MB (allocated once) and summed with one MPI_Allreduce, then
+// bucket of at most COHORT_KVSTORE_BUCKET_MB (allocated once, for the largest group planned)
+// and summed with one MPI_Allreduce, then
 // copied back; a buffer larger than the bucket is reduced in place on its own. The buffers
 // arrive in the order of the PushPull's keys (the GradientBucketer's: falling priority, the
 // order backward produces gradients) and are grouped by PlanBuckets, as Note [Overlapped push]
@@ -74,7 +75,6 @@ class MpiComm final : public Comm {
     MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
-    bucket_.resize(static_cast<size_t>(Env().kvstore_bucket_mb) << 18);  // MB -> floats
     if (size_ > 1) {
       watchdog_ =
           std::make_unique<CollectiveWatchdog>(rank_, static_cast<double>(Env().comm_timeout));
@@ -128,8 +128,18 @@ class MpiComm final : public Comm {
     sizes_.resize(buffers.size());
     for (size_t i = 0; i < buffers.size(); ++i) sizes_[i] = buffers[i].nbytes();
     if (sizes_ != planned_sizes_) {  // the same buffers every step: plan once
-      plan_ = PlanBuckets(sizes_, bucket_.size() * sizeof(float));
+      plan_ = PlanBuckets(sizes_, static_cast<size_t>(Env().kvstore_bucket_mb) << 20);
       planned_sizes_ = sizes_;
+      // The bucket holds the largest group the plan copies, no more: a COHORT_KVSTORE_BUCKET_MB
+      // far above the gradients' size costs no memory.
+      size_t largest = 0;
+      for (const auto& [first, end] : plan_) {
+        if (end - first < 2) continue;
+        size_t bytes = 0;
+        for (size_t i = first; i < end; ++i) bytes += sizes_[i];
+        largest = std::max(largest, bytes);
+      }
+      std::vector<float>(largest / sizeof(float)).swap(bucket_);
     }
     for (const auto& [first, end] : plan_) {
       if (end - first == 1) {  // one buffer (or one too big for a bucket): in place, no copies
@@ -412,7 +422,7 @@ class MpiComm final : public Comm {
   RingLinkKind ring_link_ = RingLinkKind::kMpi;  // the same on every rank of the ring
   int rank_ = 0, size_ = 1;
   int thread_support_ = MPI_THREAD_SINGLE;
-  std::vector<float> bucket_;
+  std::vector<float> bucket_;                  // sized by the plan (AllReduce)
   std::vector<size_t> sizes_, planned_sizes_;  // bytes of each buffer, now and when planned
   std::vector<std::pair<size_t, size_t>> plan_;
   std::unique_ptr<CollectiveWatchdog> watchdog_;  // made once MPI is up

@@ -48,7 +48,9 @@ class Softmax : public Operator {
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
-    return InferSameShape(in, out, type());
+    const bool done = InferSameShape(in, out, type());
+    if (in[0].ndim() > 0) Axis(in[0]);  // an axis the data lacks: refused before any forward
+    return done;
   }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,

@@ -47,4 +47,11 @@ check "im2rec refuses an unknown encoding before writing a list" \
 : > "$tmp/empty.lst"
 out=$("$im2rec" "$tmp/empty" "$tmp/images" 2>&1); code=$?
 check "an empty list is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"empty.lst'"'"' lists no image"* ]]'
+# A list may name anything: a device that never ends and a FIFO that would block are skipped
+# and named, not read (a bounded run: `timeout`).
+mkfifo "$tmp/images/pipe.jpg"
+printf '0\t0\tdark/3.jpg\n1\t0\t/dev/zero\n2\t1\tpipe.jpg\n' > "$tmp/odd.lst"
+out=$(timeout 30 "$im2rec" "$tmp/odd" "$tmp/images" 2>&1); code=$?
+check "a device and a FIFO in the list are skipped, named, not read" \
+  '[[ $code -eq 0 && "$out" == *"1 record(s), 2 skipped"* && "$out" == *"/dev/zero'"'"' is not a regular file"* && "$out" == *"pipe.jpg'"'"' is not a regular file"* ]]'
 exit $fail

@@ -89,6 +89,20 @@ check "optimizer lamb trains (validation accuracy above 0.9)" \
 out=$("$train" --config "$config" --set optimizer.name=lambda 2>&1); code=$?
 check "an unknown optimizer is exit 2 naming the key and the choices" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'optimizer.name'"'"': unknown optimizer '"'"'lambda'"'"': expected sgd, nag"* ]]'
+{ cat "$config"; echo "epochs: 1"; } > "$tmp/twice.yaml"
+out=$("$train" --config "$tmp/twice.yaml" 2>&1); code=$?
+check "a key written twice is exit 2 naming both lines" \
+  '[[ $code -eq 2 && "$out" == *"key '"'"'epochs'"'"' appears twice (lines "*" and "*"): give it once"* ]]'
+# Thread counts: above the cores warned of; one whose stacks the address-space limit cannot hold
+# refused before any thread starts (oneTBB would abort the process).
+cores=$(getconf _NPROCESSORS_ONLN)
+out=$(COHORT_NUM_THREADS=$((cores * 2)) "$train" --config "$config" --set epochs=1 2>&1); code=$?
+check "more threads than cores trains, with a warning" \
+  '[[ $code -eq 0 && "$out" == *"more threads than cores run slower, not faster"* ]]'
+out=$( (ulimit -v 3000000; COHORT_NUM_THREADS=1024 "$train" --config "$config" --set epochs=1) 2>&1)
+code=$?
+check "1024 threads under a 3 GB address-space limit is exit 2 naming the limit" \
+  '[[ $code -eq 2 && "$out" == *"1024 threads need"*"ulimit -v"* ]]'
 out=$("$train" --config "$config" --set modle.name=mlp 2>&1); code=$?
 check "an unknown key is exit 2" '[[ $code -eq 2 && "$out" == *"unknown key '"'"'modle'"'"'"* ]]'
 out=$("$train" --config "$tmp/missing.yaml" 2>&1); code=$?

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 namespace cohort {
 namespace {
 
@@ -40,6 +42,24 @@ TEST(DataConfig, ChecksNameTheKey) {
   EXPECT_NE(MessageOf(scaled).find("key 'data.scale': 0.000000 must be a finite nonzero"),
             std::string::npos)
       << MessageOf(scaled);
+}
+
+// Bucket lengths are lengths: six of them are not one shape of 8 x 16 x ... x 128 elements.
+TEST(DataConfig, BucketLengthsAreBoundedOneByOne) {
+  const std::string path = testing::TempDir() + "/buckets.txt";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("some text to read\nanother line\n", f);
+  std::fclose(f);
+  Options data("data");
+  data.Set("kind", std::string("text"));
+  data.Set("train_files", std::vector<std::string>{path});
+  data.Set("buckets", std::vector<int64_t>{8, 16, 32, 64, 96, 128});
+  EXPECT_EQ(MessageOf(data, {.seq_len = 128}), "");
+  data.Set("buckets", std::vector<int64_t>{8, int64_t{1} << 31});
+  EXPECT_NE(MessageOf(data, {.seq_len = 128}).find("key 'data.buckets' lists a length of 2^31"),
+            std::string::npos);
+  std::remove(path.c_str());
 }
 
 TEST(DataConfig, AValidationFileWithoutItsPartnerIsRefused) {

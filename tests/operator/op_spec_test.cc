@@ -61,6 +61,52 @@ TEST(OpSpecs, EveryOpDeclaresWhatItsParserReads) {
   }
 }
 
+// Every op with an axis parameter refuses an axis its data lacks while shapes are inferred,
+// before any forward (cohort-model and cohort-train then name the node and exit 2).
+TEST(OpSpecs, AnAxisTheDataLacksIsRefusedByShapeInference) {
+  const op::OpRegistry& registry = op::OpRegistry::Get();
+  int checked = 0;
+  for (const std::string& name : registry.Names()) {
+    const op::OpSpec& spec = registry.Spec(name);
+    op::Attrs attrs;
+    for (const op::ParamSpec& p : spec.params) {
+      if (!p.default_text) attrs[p.name] = SampleValue(p);
+    }
+    if (auto it = kOverrides.find(name); it != kOverrides.end()) {
+      for (const auto& [k, v] : it->second) attrs[k] = v;
+    }
+    bool has_axis = false;
+    for (const op::ParamSpec& p : spec.params) {
+      if (p.name != "axis" && p.name != "axes" && p.name != "dim") continue;
+      has_axis = true;
+      attrs[p.name] = p.type.starts_with("Shape") ? "(9,)" : "9";
+    }
+    if (!has_axis) continue;
+    if (name == "transpose") attrs["axes"] = "(0, 9)";
+    if (name == "broadcast_axis") attrs["size"] = "(4,)";
+    if (name == "slice_axis") attrs["begin"] = "0";
+    if (name == "repeat" || name == "SliceChannel")
+      attrs[name == "repeat" ? "repeats" : "num_outputs"] = "1";
+    SCOPED_TRACE(name);
+    ++checked;
+    std::string message = "no error";
+    try {
+      const auto op = registry.Create(name, attrs);
+      std::vector<Shape> in(op->ListArguments().size(), Shape{2, 3}),
+          aux(op->ListAuxiliaryStates().size());
+      std::vector<Shape> out(static_cast<size_t>(op->NumOutputs()));
+      op->InferShape(in, out, aux);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_TRUE(message.find("axis") != std::string::npos ||
+                message.find("axes") != std::string::npos ||
+                message.find("dim") != std::string::npos)
+        << message;
+  }
+  EXPECT_GT(checked, 20);
+}
+
 TEST(OpSpecs, DefaultsComeFromTheDeclaration) {
   const op::BatchNormParam bn = op::BatchNormParam::Parse({});
   EXPECT_FLOAT_EQ(bn.eps, 1e-3f);
