@@ -8,6 +8,7 @@
 #include "base/dtype.h"
 #include "base/half.h"
 #include "base/host_device.h"
+#include "base/random_stream.h"  // Mix64
 #include "operator/common/operator.h"
 
 namespace cohort::op {
@@ -23,13 +24,6 @@ struct DropoutParam {
   Attrs ToAttrs() const;
   bool Active(bool is_train) const { return (is_train || mode == DropoutMode::kAlways) && p > 0; }
 };
-
-// splitmix64's finaliser (Steele, Lea and Flood): a bijection with full avalanche.
-COHORT_HOST_DEVICE uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Element i's draw is output i of a splitmix64 generator seeded with Mix64(seed) (seeds of
 // successive steps may differ in few bits): independent of the thread or launch that computes

@@ -8,6 +8,8 @@
 #include <set>
 #include <string_view>
 
+#include "base/random_stream.h"
+#include "base/seed.h"
 #include "base/thread_arena.h"
 #include "ndarray/params_io.h"
 #include "optimizer/update_rule.h"
@@ -24,7 +26,7 @@ void LambStepOnGpu(const LambRule& rule, int device, float* w, const float* g, f
 namespace {
 
 constexpr const char* kNames =
-    "sgd, nag, adam, adamw, rmsprop, signum, ftml, ftrl, adagrad, adadelta, adamax or lamb";
+    "sgd, nag, adam, adamw, rmsprop, signum, ftml, ftrl, adagrad, adadelta, adamax, sgld or lamb";
 
 // The rule of `name` with these options; LAMB is not an UpdateKind (*lamb is set instead).
 UpdateKind KindOf(const std::string& name, const OptimizerOptions& o, bool* lamb) {
@@ -40,6 +42,7 @@ UpdateKind KindOf(const std::string& name, const OptimizerOptions& o, bool* lamb
   if (name == "adagrad") return UpdateKind::kAdaGrad;
   if (name == "adadelta") return UpdateKind::kAdaDelta;
   if (name == "adamax") return UpdateKind::kAdamax;
+  if (name == "sgld") return UpdateKind::kSGLD;
   if (name == "lamb") return UpdateKind::kAdam;  // (unused)
   COHORT_THROW() << "unknown optimizer '" << name << "': expected " << kNames;
   return UpdateKind::kSGD;
@@ -155,8 +158,9 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
       LambStepOnGpu(LambFor(lr, wd, t), weight.ctx().id, w, g, states[0], states[1], direction,
                     sums, weight.size());
     } else {
-      ApplyUpdateOnGpu(ParamsFor(lr, wd, t), weight.ctx().id, w, g, states[0], states[1], states[2],
-                       weight.size());
+      UpdateParams p = ParamsFor(lr, wd, t);
+      p.noise_key = NoiseKey(key, t);
+      ApplyUpdateOnGpu(p, weight.ctx().id, w, g, states[0], states[1], states[2], weight.size());
     }
     return;
 #else
@@ -167,7 +171,8 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
       << "optimizer: key " << key << ": updates take float32 weights and gradients";
   if (lamb_)
     return LambStep(LambFor(lr, wd, t), w, g, states[0], states[1], direction, weight.size());
-  const UpdateParams p = ParamsFor(lr, wd, t);
+  UpdateParams p = ParamsFor(lr, wd, t);
+  p.noise_key = NoiseKey(key, t);
   // Updates are elementwise: blocks of a large key update on all host threads, the kind a
   // constant in the loop (no dispatch per element). In place: out is the weight.
   DispatchUpdateKind(p.kind, [&](auto kind) {
@@ -216,9 +221,18 @@ UpdateParams Optimizer::ParamsFor(double lr, double wd, int64_t t) const {
     case UpdateKind::kAdamax:  // MXNet's Adamax: lr / (1 - beta1^t)
       p.lr = static_cast<float>(lr / (1 - std::pow(b1, step)));
       break;
+    case UpdateKind::kSGLD:  // MXNet's SGLD: -lr / 2 down the gradient, noise of variance lr
+      p.sgld_step = static_cast<float>(-lr / 2);
+      p.noise_stddev = std::sqrt(lr);
+      break;
     default: break;
   }
   return p;
+}
+
+uint64_t Optimizer::NoiseKey(int key, int64_t t) const {
+  return Mix64(
+      MixSeed(MixSeed(options_.seed, static_cast<uint64_t>(key)), static_cast<uint64_t>(t)));
 }
 
 LambRule Optimizer::LambFor(double lr, double wd, int64_t t) const {

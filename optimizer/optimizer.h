@@ -1,6 +1,7 @@
 // Optimizers (MXNet's optimizer module): SGD with momentum, NAG, Adam, AdamW, RMSProp (plain and
-// centered), Signum, FTML, Ftrl, AdaGrad, AdaDelta, Adamax and LAMB, with per-key state that can
-// be saved and loaded. Their rules are update_rule.h's, which MXNet's update operators run too.
+// centered), Signum, FTML, Ftrl, AdaGrad, AdaDelta, Adamax, SGLD and LAMB, with per-key state
+// that can be saved and loaded. Their rules are update_rule.h's, which MXNet's update operators run
+// too.
 #pragma once
 
 #include <map>
@@ -32,6 +33,7 @@ struct OptimizerOptions {
   double rho = 0.9;                   // adadelta's decay
   double lower_bound = -1, upper_bound = -1;  // lamb's bounds of |w| (none when <= 0)
   bool bias_correction = true;                // lamb
+  uint64_t seed = 0;                          // sgld's noise: one stream per (seed, key, update)
 
   // MXNet 1.9.1's defaults of an optimizer's own settings (signum's momentum 0.9, ftml's beta1
   // 0.6, the epsilons of adagrad, adadelta and lamb, ...); lr and the rest as above. Throws
@@ -46,7 +48,7 @@ struct OptimizerOptions {
 class Optimizer {
  public:
   // "sgd", "nag", "adam", "adamw", "rmsprop", "signum", "ftml", "ftrl", "adagrad",
-  // "adadelta", "adamax", "lamb"; throws naming the name otherwise.
+  // "adadelta", "adamax", "sgld", "lamb"; throws naming the name otherwise.
   static std::unique_ptr<Optimizer> Create(const std::string& name,
                                            const OptimizerOptions& options);
   // A fresh optimizer with the same settings and no state (one per device).
@@ -100,6 +102,8 @@ class Optimizer {
   // The rule's parameters for one update of a key: t is the key's update count (from 1).
   UpdateParams ParamsFor(double lr, double wd, int64_t t) const;
   LambRule LambFor(double lr, double wd, int64_t t) const;
+  // SGLD's noise stream for update t of `key`: alike on every device updating it.
+  uint64_t NoiseKey(int key, int64_t t) const;
   // LAMB's step on the host: phase 1 into `direction`, the norms, phase 2.
   void LambStep(const LambRule& rule, float* w, const float* g, float* mean, float* var,
                 float* direction, int64_t n) const;

@@ -6,8 +6,8 @@
 // Note [Update rules]
 // The kinds with an MXNet update operator (sgd, sgd_mom, nag_mom, signsgd, signum, adam,
 // rmsprop, rmspropalex, ftrl, ftml, and LAMB's two phases) follow MXNet's kernels operation
-// for operation (Note [Update operators], operator/optimizer_ops.h); AdaGrad, AdaDelta and
-// Adamax, which MXNet's Python optimizers compute in NDArray arithmetic, follow that arithmetic
+// for operation (Note [Update operators], operator/optimizer_ops.h); AdaGrad, AdaDelta, Adamax
+// and SGLD, which MXNet's Python optimizers compute in NDArray arithmetic, follow that arithmetic
 // one rounding at a time (a scalar such as 1 - rho is computed in double, then made the
 // weight's type, as MXNet's scalar operators do). AdamW is Cohort's (decoupled weight decay,
 // bias-corrected step), as MXNet's contrib adamw_update. The optimizers fold what MXNet's
@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "base/host_device.h"
+#include "base/random_stream.h"
 
 namespace cohort {
 
@@ -41,7 +42,8 @@ enum class UpdateKind {
   kAdamW,
   kAdaGrad,
   kAdaDelta,
-  kAdamax
+  kAdamax,
+  kSGLD
 };
 
 // Everything one update of one weight needs, resolved on the host.
@@ -56,13 +58,17 @@ struct UpdateParams {
   int64_t t = 0;                                               // ftml's step
   float rho = 0.9f, one_minus_rho = 0.1f;                      // adadelta
   float one_minus_beta1 = 0.1f;                                // adamax
+  float sgld_step = 0;                                         // sgld: -lr / 2, from lr in double
+  double noise_stddev = 0;                                     // sgld: sqrt(lr)
+  uint64_t noise_key = 0;  // sgld: this update's stream (Mix64 of seed, key and step)
 };
 
 // The states a kind keeps per weight (nag and sgd with momentum: 1; adam: 2; ...).
 inline int UpdateStateCount(UpdateKind kind) {
   switch (kind) {
     case UpdateKind::kSGD:
-    case UpdateKind::kSignSGD: return 0;
+    case UpdateKind::kSignSGD:
+    case UpdateKind::kSGLD: return 0;
     case UpdateKind::kSGDMom:
     case UpdateKind::kNAGMom:
     case UpdateKind::kSignum:
@@ -209,6 +215,14 @@ COHORT_HOST_DEVICE void UpdateElementOf(const UpdateParams& p, int64_t i, const 
     s1[i] = s1[i] * rho;
     s1[i] = s1[i] + one_minus_rho * delta * delta;
     out[i] = w[i] - (delta + w[i] * wd);
+  } else if constexpr (K == UpdateKind::kSGLD) {  // MXNet's SGLD (Welling and Teh, 2011)
+    // Half a step down the gradient, then Gaussian noise of variance lr: Cohort's own stream,
+    // the same on every device that updates this key at this step (MXNet's differs).
+    T grad = g[i] * rescale;
+    if (clipping) grad = UpdateClip(grad, clip);
+    const T moved = w[i] + (grad + w[i] * wd) * static_cast<T>(p.sgld_step);
+    out[i] = moved + static_cast<T>(RandomGaussian(p.noise_key, static_cast<uint64_t>(i), 0.0,
+                                                   p.noise_stddev));
   } else {  // kAdamax: states m, u; lr has the bias correction
     const T beta1 = static_cast<T>(p.beta1), beta2 = static_cast<T>(p.beta2);
     T grad = g[i] * rescale + w[i] * wd;
@@ -245,6 +259,7 @@ COHORT_HOST_DEVICE void DispatchUpdateKind(UpdateKind kind, Fn&& fn) {
     case UpdateKind::kAdaDelta:
       return fn(std::integral_constant<UpdateKind, UpdateKind::kAdaDelta>{});
     case UpdateKind::kAdamax: return fn(std::integral_constant<UpdateKind, UpdateKind::kAdamax>{});
+    case UpdateKind::kSGLD: return fn(std::integral_constant<UpdateKind, UpdateKind::kSGLD>{});
   }
 }
 

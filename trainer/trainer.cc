@@ -334,6 +334,7 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
 void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   OptimizerOptions options = config.optimizer_options;
   options.rescale_grad = config.rescale_grad.value_or(1.0 / static_cast<double>(global_batch));
+  options.seed = config.seed;  // (SGLD's noise)
   auto optimizer = Optimizer::Create(config.optimizer, options);
   LRScheduler::Options schedule = config.schedule;
   schedule.base_lr = options.lr;

@@ -2,8 +2,8 @@
 // caller's arrays, the same kernels an executor runs.
 #include <mutex>
 
+#include "base/random_stream.h"  // Mix64
 #include "executor/executor.h"
-#include "operator/dropout.h"  // Mix64
 #include "python/src/bindings.h"
 
 namespace cohort::python {
@@ -41,7 +41,7 @@ uint64_t random_base = 0, random_draws = 0;
 
 uint64_t NextRandomSeed() {
   std::lock_guard<std::mutex> lock(random_mutex);
-  return op::Mix64(random_base + 0x9E3779B97F4A7C15ull * ++random_draws);
+  return Mix64(random_base + 0x9E3779B97F4A7C15ull * ++random_draws);
 }
 
 bool DrawsRandomNumbers(const std::string& op) {

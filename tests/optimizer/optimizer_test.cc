@@ -101,7 +101,7 @@ TEST(Optimizer, EachOptimizerEqualsMXNets) {
 TEST(Optimizer, GpuUpdatesEqualCpuUpdates) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
   for (const char* name : {"sgd", "nag", "adam", "adamw", "rmsprop", "signum", "ftml", "ftrl",
-                           "adagrad", "adadelta", "adamax", "lamb"}) {
+                           "adagrad", "adadelta", "adamax", "lamb", "sgld"}) {
     for (bool variant : {false, true}) {  // momentum / centered / clipping on the second pass
       SCOPED_TRACE(std::string(name) + (variant ? " (variant)" : ""));
       OptimizerOptions o = OptimizerOptions::DefaultsFor(name);
@@ -125,9 +125,10 @@ TEST(Optimizer, GpuUpdatesEqualCpuUpdates) {
       }
       const std::vector<float> on_gpu = wg.CopyTo(Context::CPU()).ToVector<float>();
       const std::vector<float> on_cpu = wc.ToVector<float>();
-      // LAMB's norms are summed in another order on the GPU.
+      // LAMB's norms are summed in another order on the GPU; SGLD's noise takes log and cos,
+      // which CUDA's libm may round otherwise than glibc's.
       for (size_t i = 0; i < on_cpu.size(); ++i) {
-        if (std::string(name) == "lamb") {
+        if (std::string(name) == "lamb" || std::string(name) == "sgld") {
           ASSERT_NEAR(on_gpu[i], on_cpu[i], 1e-6 * (1 + std::fabs(on_cpu[i]))) << i;
         } else {
           ASSERT_EQ(on_gpu[i], on_cpu[i]) << i;
@@ -135,6 +136,33 @@ TEST(Optimizer, GpuUpdatesEqualCpuUpdates) {
       }
     }
   }
+}
+
+// SGLD (MXNet's rule; its own noise): half a step down the rescaled gradient plus Gaussian noise
+// of variance lr, drawn alike for a key and step wherever it is computed, and anew each step.
+TEST(Optimizer, SgldStepsDownAndAddsNoiseOfVarianceLr) {
+  OptimizerOptions o;
+  o.lr = 0.04, o.wd = 0.0, o.rescale_grad = 0.5, o.seed = 7;
+  auto sgld = Optimizer::Create("sgld", o), again = Optimizer::Create("sgld", o);
+  const int64_t n = 200000;
+  NDArray w = NDArray::Zeros({n}), w2 = NDArray::Zeros({n});
+  const NDArray g = NDArray::Full({n}, 2.0f);
+  sgld->Update(0, w, g);
+  again->Update(0, w2, g);
+  EXPECT_EQ(w.ToVector<float>(), w2.ToVector<float>()) << "the same key and step, the same draw";
+  // w = -lr/2 · (0.5 · 2) + noise: mean -0.02, standard deviation sqrt(0.04) = 0.2.
+  const std::vector<float> v = w.ToVector<float>();
+  double sum = 0, squares = 0;
+  for (float x : v) sum += x;
+  const double mean = sum / n;
+  for (float x : v) squares += (x - mean) * (x - mean);
+  EXPECT_NEAR(mean, -0.02, 0.002);
+  EXPECT_NEAR(std::sqrt(squares / n), 0.2, 0.002);
+  sgld->Update(0, w, NDArray::Zeros({n}));  // a second step draws other noise
+  const std::vector<float> second = w.ToVector<float>();
+  int64_t same = 0;
+  for (int64_t i = 0; i < n; ++i) same += second[i] - v[i] == 0.0f;
+  EXPECT_LT(same, 10);
 }
 
 TEST(Optimizer, SgdWithMomentumWeightDecayRescaleAndClip) {

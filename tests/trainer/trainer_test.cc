@@ -326,7 +326,7 @@ TEST(Trainer, VariableInitAndLrMultAttributes) {
 
 TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
   for (const char* opt : {"sgd", "adam", "nag", "rmsprop", "adamw", "signum", "ftml", "ftrl",
-                          "adagrad", "adadelta", "adamax", "lamb"}) {
+                          "adagrad", "adadelta", "adamax", "lamb", "sgld"}) {
     SCOPED_TRACE(opt);
     Trainer on(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
     Trainer off(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
