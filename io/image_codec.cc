@@ -40,6 +40,28 @@ void OnJpegMessage(j_common_ptr cinfo, int level) {
   if (level == -1 && cinfo->err->msg_code == JWRN_JPEG_EOF) OnJpegError(cinfo);
 }
 
+// 4-channel CMYK pixels (Adobe's inverted convention, as libjpeg returns them) into RGB or gray
+// in place, with OpenCV's integer arithmetic (icvCvt_CMYK2BGR_8u_C4C3R, icvCvt_CMYK2Gray).
+void CmykToRgbOrGray(int channels, Image* image) {
+  const size_t n = static_cast<size_t>(image->width) * image->height;
+  uint8_t* p = image->pixels.data();
+  for (size_t i = 0; i < n; ++i) {
+    const int k = p[4 * i + 3];
+    const int r = k - ((255 - p[4 * i]) * k >> 8);
+    const int g = k - ((255 - p[4 * i + 1]) * k >> 8);
+    const int b = k - ((255 - p[4 * i + 2]) * k >> 8);
+    if (channels == 3) {
+      p[3 * i] = static_cast<uint8_t>(r);
+      p[3 * i + 1] = static_cast<uint8_t>(g);
+      p[3 * i + 2] = static_cast<uint8_t>(b);
+    } else {  // 0.299, 0.587, 0.114 in 14-bit fixed point, rounded (OpenCV's cR, cG, cB)
+      p[i] = static_cast<uint8_t>((b * 1868 + g * 9617 + r * 4899 + (1 << 13)) >> 14);
+    }
+  }
+  image->channels = channels;
+  image->pixels.resize(n * channels);
+}
+
 void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
@@ -61,7 +83,10 @@ void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
     COHORT_THROW() << "JPEG image of " << bytes.size() << " bytes declares " << size
                    << " pixels, more than the " << kMaxImagePixels << " an image may have";
   }
-  cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  // CMYK (and YCCK) JPEGs, which libjpeg cannot turn into RGB, are read as CMYK and converted
+  // as OpenCV's decoder (MXNet's) does, after the rows are in.
+  const bool cmyk = cinfo.num_components == 4;
+  cinfo.out_color_space = cmyk ? JCS_CMYK : channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&cinfo);
   out->width = static_cast<int>(cinfo.output_width);
   out->height = static_cast<int>(cinfo.output_height);
@@ -74,6 +99,7 @@ void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
   }
   jpeg_finish_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
+  if (cmyk) CmykToRgbOrGray(channels, out);
 }
 
 // PNG through libpng's simplified API. An alpha channel is read and then dropped (not
@@ -81,6 +107,72 @@ void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
 // Gray = 0.299 R + 0.587 G + 0.114 B in 15-bit fixed point: what OpenCV asks of libpng
 // (png_set_rgb_to_gray with 0.299, 0.587) when MXNet decodes a color PNG as gray.
 constexpr int kGrayRed = 9798, kGrayGreen = 19235, kGrayBlue = 32768 - 9798 - 19235;
+
+// libpng's low-level API reports errors through a callback that must not return (as libjpeg's).
+struct PngReader {
+  const unsigned char* data;
+  size_t size, at;
+  char message[200];
+};
+
+[[noreturn]] void OnPngError(png_structp png, png_const_charp message) {
+  auto* reader = static_cast<PngReader*>(png_get_error_ptr(png));
+  std::snprintf(reader->message, sizeof(reader->message), "%s", message);
+  png_longjmp(png, 1);
+}
+
+void OnPngWarning(png_structp, png_const_charp) {}
+
+void ReadPngBytes(png_structp png, png_bytep into, png_size_t n) {
+  auto* reader = static_cast<PngReader*>(png_get_io_ptr(png));
+  if (n > reader->size - reader->at) png_error(png, "the data ends early");
+  std::memcpy(into, reader->data + reader->at, n);
+  reader->at += n;
+}
+
+// A PNG of 16-bit samples as OpenCV's decoder (MXNet's) reads it into 8 bits: the low byte
+// dropped (png_set_strip_16, not libpng's sRGB encoding of linear light, which the simplified
+// API applies), alpha dropped, color weighed into gray by libpng with 0.299 and 0.587.
+void DecodePng16(std::string_view bytes, int channels, Image* out) {
+  PngReader reader{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, ""};
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, &reader, OnPngError, OnPngWarning);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!png || !info) {
+    png_destroy_read_struct(&png, nullptr, nullptr);
+    COHORT_THROW() << "PNG image of " << bytes.size() << " bytes: libpng could not start";
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    COHORT_THROW() << "PNG image of " << bytes.size()
+                   << " bytes does not decode: " << reader.message;
+  }
+  png_set_read_fn(png, &reader, ReadPngBytes);
+  png_read_info(png, info);
+  const int color_type = png_get_color_type(png, info);
+  png_set_strip_16(png);
+  if (color_type & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+  if ((color_type & PNG_COLOR_MASK_COLOR) && channels == 1) {
+    png_set_rgb_to_gray(png, 1, 0.299, 0.587);
+  } else if (!(color_type & PNG_COLOR_MASK_COLOR) && channels == 3) {
+    png_set_gray_to_rgb(png);
+  }
+  const int passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  out->width = static_cast<int>(png_get_image_width(png, info));
+  out->height = static_cast<int>(png_get_image_height(png, info));
+  out->channels = channels;
+  const size_t stride = static_cast<size_t>(out->width) * channels;
+  if (png_get_rowbytes(png, info) != stride) png_error(png, "unexpected row size");
+  out->pixels.resize(stride * out->height);
+  for (int pass = 0; pass < passes; ++pass) {
+    for (int y = 0; y < out->height; ++y) {
+      png_read_row(png, out->pixels.data() + static_cast<size_t>(y) * stride, nullptr);
+    }
+  }
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+}
 
 void DecodePng(std::string_view bytes, int channels, Image* out) {
   png_image image;
@@ -98,6 +190,10 @@ void DecodePng(std::string_view bytes, int channels, Image* out) {
     png_image_free(&image);
     COHORT_THROW() << "PNG image of " << bytes.size() << " bytes declares " << size
                    << " pixels, more than the " << kMaxImagePixels << " an image may have";
+  }
+  if (image.format & PNG_FORMAT_FLAG_LINEAR) {  // a 16-bit file (the size is checked above)
+    png_image_free(&image);
+    return DecodePng16(bytes, channels, out);
   }
   const bool alpha = image.format & PNG_FORMAT_FLAG_ALPHA;
   // A color image read as gray: read RGB, then weigh it as OpenCV does (libpng's own conversion

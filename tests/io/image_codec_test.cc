@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include "base/error.h"
+#include "ndarray/params_io.h"
 
 namespace cohort {
 namespace {
@@ -82,6 +86,40 @@ TEST(ImageCodec, GrayJpegDecodesToEqualRgbChannels) {
     EXPECT_EQ(rgb.pixels[i], rgb.pixels[i + 1]);
     EXPECT_EQ(rgb.pixels[i], rgb.pixels[i + 2]);
   }
+}
+
+// Images MXNet 1.9.1 decodes its own way (scripts/make_mxnet_decode_fixtures.py): a CMYK JPEG,
+// and PNGs of 16-bit samples (the low byte dropped, not gamma-encoded), as color and as gray.
+TEST(ImageCodec, CmykJpegsAnd16BitPngsDecodeAsMXNetDoes) {
+  const std::string dir = std::string(COHORT_TEST_DATA_DIR) + "/image_decode/";
+  const ParamsFile expected = LoadParamsFile(dir + "expected.params");
+  int compared = 0;
+  for (const char* file : {"cmyk.jpg", "rgb16.png", "gray16.png"}) {
+    std::ifstream in(dir + file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(bytes.empty()) << file;
+    for (int channels : {3, 1}) {
+      SCOPED_TRACE(std::string(file) + (channels == 3 ? " as color" : " as gray"));
+      const std::string key = std::string(file) + (channels == 3 ? ":color" : ":gray");
+      const auto at = std::find(expected.names.begin(), expected.names.end(), key);
+      ASSERT_NE(at, expected.names.end()) << key;
+      const NDArray& want = expected.arrays[at - expected.names.begin()];
+      Image got;
+      DecodeImage(bytes, channels, &got);
+      ASSERT_EQ(want.shape(), Shape({got.height, got.width, got.channels}));
+      const std::vector<uint8_t> pixels = want.ToVector<uint8_t>();
+      EXPECT_EQ(got.pixels, pixels);
+      ++compared;
+    }
+    // Cut short, each is an error naming what stopped it (libpng's low-level reader for the
+    // 16-bit ones), never a crash.
+    for (int channels : {3, 1}) {
+      EXPECT_NE(ErrorOf(std::string_view(bytes).substr(0, bytes.size() / 2), channels),
+                "(no error)")
+          << file;
+    }
+  }
+  EXPECT_EQ(compared, 6);
 }
 
 TEST(ImageCodec, BadBytesAreErrorsNeverCrashes) {
