@@ -34,10 +34,20 @@ struct JpegErrors {
   std::longjmp(errors->jump, 1);
 }
 
-// Warnings are ignored, except data that ends early: libjpeg would fill the rest with gray and
-// go on, which would train on a half image.
+// Warnings of pixel data that ends early or is corrupt are errors: libjpeg would fill the rest
+// with gray and go on, which would train on a half image (a header that claims 16384x16384 over
+// 16x16 of data). Others (extraneous bytes between markers, unknown JFIF or Adobe versions) leave
+// the pixels whole and are ignored, as OpenCV (MXNet) ignores them.
 void OnJpegMessage(j_common_ptr cinfo, int level) {
-  if (level == -1 && cinfo->err->msg_code == JWRN_JPEG_EOF) OnJpegError(cinfo);
+  if (level != -1) return;
+  switch (cinfo->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC: OnJpegError(cinfo);
+    default: return;
+  }
 }
 
 // 4-channel CMYK pixels (Adobe's inverted convention, as libjpeg returns them) into RGB or gray

@@ -31,7 +31,7 @@ constexpr const char* kNames =
 // The rule of `name` with these options; LAMB is not an UpdateKind (*lamb is set instead).
 UpdateKind KindOf(const std::string& name, const OptimizerOptions& o, bool* lamb) {
   *lamb = name == "lamb";
-  if (name == "sgd") return UpdateKind::kSGDMom;  // (without momentum: no state, Note above)
+  if (name == "sgd") return UpdateKind::kSGDMom;  // (without momentum: on no state, update_rule.h)
   if (name == "nag") return UpdateKind::kNAGMom;
   if (name == "adam") return UpdateKind::kAdam;
   if (name == "adamw") return UpdateKind::kAdamW;

@@ -122,6 +122,20 @@ TEST(ImageCodec, CmykJpegsAnd16BitPngsDecodeAsMXNetDoes) {
   EXPECT_EQ(compared, 6);
 }
 
+// A JPEG whose header claims more pixels than its data holds (here 64x64 over 16x16 of data) is
+// a bad image, not one served half gray.
+TEST(ImageCodec, AJpegWithLessDataThanItsHeaderClaimsIsAnError) {
+  std::string bytes = EncodeJpeg(Pattern(16, 16, 3), 90);
+  const size_t sof = bytes.find("\xff\xc0");
+  ASSERT_NE(sof, std::string::npos);
+  bytes[sof + 5] = 0, bytes[sof + 6] = 64;  // height
+  bytes[sof + 7] = 0, bytes[sof + 8] = 64;  // width
+  for (int channels : {3, 1}) {
+    EXPECT_NE(ErrorOf(bytes, channels).find("Corrupt JPEG data"), std::string::npos)
+        << ErrorOf(bytes, channels);
+  }
+}
+
 TEST(ImageCodec, BadBytesAreErrorsNeverCrashes) {
   EXPECT_NE(ErrorOf("GIF89a....").find("neither JPEG nor PNG"), std::string::npos);
   EXPECT_NE(ErrorOf("").find("neither JPEG nor PNG"), std::string::npos);
