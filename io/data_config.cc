@@ -11,6 +11,7 @@
 
 #include "base/logging.h"
 #include "io/csv_iter.h"
+#include "io/image_codec.h"
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
 #include "io/ndarray_iter.h"
@@ -354,11 +355,11 @@ void CheckDataOptions(const Options& data, const DataContext& context) {
   // Counts are range-checked (num_samples: 0 ended in SIGFPE), shapes must be positive.
   constexpr int64_t kCount = int64_t{1} << 31;
   const std::pair<const char*, std::array<int64_t, 2>> ranges[] = {
-      {"num_samples", {1, kCount}},     {"val_samples", {0, kCount}},
-      {"num_classes", {1, kCount}},     {"batches_per_epoch", {0, kCount}},
-      {"val_batches", {0, kCount}},     {"stride", {0, kCount}},
-      {"label_width", {1, 1 << 20}},    {"preprocess_threads", {1, 1024}},
-      {"prefetch_buffer", {1, 1024}},   {"resize", {-1, 1 << 16}}};
+      {"num_samples", {1, kCount}},   {"val_samples", {0, kCount}},
+      {"num_classes", {1, kCount}},   {"batches_per_epoch", {0, kCount}},
+      {"val_batches", {0, kCount}},   {"stride", {0, kCount}},
+      {"label_width", {1, 1 << 20}},  {"preprocess_threads", {1, 1024}},
+      {"prefetch_buffer", {1, 1024}}, {"resize", {-1, kMaxResizeSide}}};
   for (const auto& [key, range] : ranges) {
     if (!data.Has(key)) continue;
     const int64_t v = data.Get<int64_t>(key, 0);

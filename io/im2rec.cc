@@ -205,7 +205,11 @@ void CheckPackOptions(const PackOptions& o) {
     refuse("quality must be in [1, 100], got " + std::to_string(o.quality));
   }
   if (o.color != 0 && o.color != 1) refuse("color must be 1 or 0, got " + std::to_string(o.color));
-  if (o.resize < 0) refuse("resize must not be negative, got " + std::to_string(o.resize));
+  if (o.resize < 0 || o.resize > kMaxResizeSide) {
+    refuse("resize must be in [0, " + std::to_string(kMaxResizeSide) + "] (a square of " +
+           std::to_string(kMaxResizeSide) + " holds the most pixels an image may have), got " +
+           std::to_string(o.resize));
+  }
   if (o.num_threads < 1 || o.num_threads > 1024) {
     refuse("num-thread must be in [1, 1024], got " + std::to_string(o.num_threads));
   }

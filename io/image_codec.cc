@@ -356,6 +356,12 @@ void ResizeShorterSide(const Image& in, int64_t shorter, Image* out) {
   const int64_t w = in.width, h = in.height;
   const int64_t nw = h > w ? shorter : shorter * w / h;
   const int64_t nh = h > w ? shorter * h / w : shorter;
+  // Refused before anything is allocated: a thin image resized by its shorter side grows fast.
+  if (static_cast<double>(nw) * static_cast<double>(nh) > static_cast<double>(kMaxImagePixels)) {
+    COHORT_THROW() << "resizing a " << w << "x" << h << " image to a shorter side of " << shorter
+                   << " makes it " << nw << "x" << nh << ", more than the " << kMaxImagePixels
+                   << " pixels an image may have";
+  }
   ResizeImage(in, static_cast<int>(nw), static_cast<int>(nh), out);
 }
 

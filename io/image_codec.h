@@ -24,6 +24,9 @@ struct Image {
 // can claim 65535 x 65535 in a few bytes, and decoding would allocate 12 GB first (found by
 // fuzzing).
 constexpr uint64_t kMaxImagePixels = uint64_t{1} << 28;
+// The largest shorter side an image may be resized to (data.resize, cohort-im2rec --resize): a
+// square of it holds kMaxImagePixels.
+constexpr int64_t kMaxResizeSide = int64_t{1} << 14;
 
 // Decodes a JPEG or PNG (told apart by their signatures) into `channels` (3: RGB, 1: gray; an
 // image with the other count is converted, an alpha channel dropped). Throws an Error naming

@@ -44,6 +44,9 @@ check "a data_shape without 3 dimensions is exit 2" '[[ $code -eq 2 && "$out" ==
 out=$("$im2rec" --encoding .gif "$tmp/set2" "$tmp/images" 2>&1); code=$?
 check "im2rec refuses an unknown encoding before writing a list" \
   '[[ $code -eq 2 && "$out" == *".jpg or .png"* && ! -e "$tmp/set2.lst" ]]'
+out=$("$im2rec" --resize 100000 "$tmp/set3" "$tmp/images" 2>&1); code=$?
+check "a resize past what an image may hold is exit 2 before any work" \
+  '[[ $code -eq 2 && "$out" == *"resize must be in [0, 16384]"* && ! -e "$tmp/set3.lst" ]]'
 : > "$tmp/empty.lst"
 out=$("$im2rec" "$tmp/empty" "$tmp/images" 2>&1); code=$?
 check "an empty list is exit 2 naming it" '[[ $code -eq 2 && "$out" == *"empty.lst'"'"' lists no image"* ]]'

@@ -36,6 +36,12 @@ TEST(DataConfig, ChecksNameTheKey) {
   data.Set("shape", std::vector<int64_t>{});  // one scalar feature a sample, trained silently
   EXPECT_NE(MessageOf(data).find("key 'data.shape' must list at least one size"),
             std::string::npos);
+  Options resized("data");
+  resized.Set("kind", std::string("synthetic"));
+  resized.Set("resize", int64_t{20000});  // a square of 20000 exceeds an image's pixels
+  EXPECT_NE(MessageOf(resized).find("key 'data.resize': 20000 is outside [-1, 16384]"),
+            std::string::npos)
+      << MessageOf(resized);
   Options scaled("data");
   scaled.Set("kind", std::string("synthetic"));
   scaled.Set("scale", 0.0);  // zeros fed to the network, silently

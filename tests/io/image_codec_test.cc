@@ -136,6 +136,24 @@ TEST(ImageCodec, AJpegWithLessDataThanItsHeaderClaimsIsAnError) {
   }
 }
 
+// A thin image resized by its shorter side is refused before the resize allocates, naming the
+// size it would have.
+TEST(ImageCodec, AResizeToMorePixelsThanAnImageMayHaveIsRefused) {
+  Image out;
+  try {
+    ResizeShorterSide(Pattern(1000, 2, 3), 16000, &out);
+    FAIL() << "an 8000000x16000 resize was made";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("resizing a 1000x2 image to a shorter side of 16000 makes it "
+                               "8000000x16000, more than the 268435456 pixels"),
+              std::string::npos)
+        << e.message();
+  }
+  ResizeShorterSide(Pattern(30, 20, 3), 10, &out);
+  EXPECT_EQ(out.width, 15);
+  EXPECT_EQ(out.height, 10);
+}
+
 TEST(ImageCodec, BadBytesAreErrorsNeverCrashes) {
   EXPECT_NE(ErrorOf("GIF89a....").find("neither JPEG nor PNG"), std::string::npos);
   EXPECT_NE(ErrorOf("").find("neither JPEG nor PNG"), std::string::npos);
