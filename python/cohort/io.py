@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _cohort
 from .base import mx_real_t
+from .util import keywords_checked
 from .ndarray import NDArray
 from .ndarray.ndarray import array
 
@@ -200,6 +201,7 @@ class NDArrayIter(_NativeIter):
     """Batches of arrays held in memory (numpy or NDArray; one, a list or a dict), optionally
     shuffled each epoch; last_batch_handle 'pad', 'discard' or 'roll_over'."""
 
+    @keywords_checked
     def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle='pad',
                  data_name='data', label_name='softmax_label'):
         self.data = _init_data(data, allow_empty=False, default_name=data_name)

@@ -22,6 +22,7 @@ import warnings
 import numpy
 
 from . import ndarray as nd
+from .util import check_keywords, keyword_names
 from .ndarray import NDArray
 
 __all__ = ['AdaDelta', 'AdaGrad', 'Adam', 'Adamax', 'DCASGD', 'FTML', 'Ftrl', 'LAMB', 'NAG', 'Nadam',
@@ -86,7 +87,14 @@ class Optimizer(object):
             raise TypeError('create_optimizer: name must be a str, got %s' % type(name).__name__)
         if name.lower() not in Optimizer.opt_registry:
             raise ValueError('Cannot find optimizer %s' % name)
-        return Optimizer.opt_registry[name.lower()](**kwargs)
+        klass = Optimizer.opt_registry[name.lower()]
+        # Every keyword an __init__ of the class or its bases names (they pass **kwargs up).
+        accepted = set()
+        for base in klass.__mro__:
+            if '__init__' in vars(base):
+                accepted.update(keyword_names(vars(base)['__init__']))
+        check_keywords("optimizer '%s'" % name, kwargs, accepted)
+        return klass(**kwargs)
 
     @property
     def learning_rate(self):

@@ -3,7 +3,9 @@ set_np_shape, use_np_shape) and the related decorators. Cohort's arrays are MXNe
 NDArrays: with np_shape active, Symbol.tojson records `is_np_shape` as MXNet does, and a dimension
 of 0 still means unknown in shape inference (MXNet's NumPy mode, where it means zero-size, is not
 supported)."""
+import difflib
 import functools
+import inspect
 import threading
 
 __all__ = ['np_shape', 'is_np_shape', 'set_np_shape', 'use_np_shape', 'np_array',
@@ -110,3 +112,35 @@ def setenv(name, value):
         os.environ.pop(name, None)
     else:
         os.environ[name] = value
+
+
+def check_keywords(what, kwargs, accepted):
+    """Raises TypeError for a keyword `what` does not take, naming the closest one it takes and
+    all of them (a misspelt `num_epochs` to fit is not lost in a generic message)."""
+    for key in kwargs:
+        if key in accepted:
+            continue
+        close = difflib.get_close_matches(key, list(accepted), n=1)
+        raise TypeError("%s got an unexpected keyword argument '%s'%s; it takes %s"
+                        % (what, key, " (did you mean '%s'?)" % close[0] if close else '',
+                           ', '.join(sorted(accepted))))
+
+
+def keyword_names(function):
+    """The keyword arguments `function` names (not *args, **kwargs or self)."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [name for name, p in inspect.signature(function).parameters.items()
+            if p.kind in kinds and name != 'self']
+
+
+def keywords_checked(function):
+    """Decorator: a keyword argument the function does not take is refused by check_keywords
+    before the call."""
+    accepted = frozenset(keyword_names(function))
+    what = function.__qualname__.replace('.__init__', '') + '()'
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        check_keywords(what, kwargs, accepted)
+        return function(*args, **kwargs)
+    return checked

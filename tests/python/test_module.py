@@ -339,3 +339,26 @@ def test_grad_req_add_accumulates_over_backward_and_buckets():
         mod.forward_backward(mx.io.DataBatch([mx.nd.ones((2,))], None, bucket_key=5,
                                              provide_data=[mx.io.DataDesc('data', (2,))]))
         assert mod._curr_module._exec_group.execs[0].grad_dict['a'].asscalar() == 2
+
+
+def test_a_misspelt_keyword_names_the_closest_and_the_accepted_ones():
+    data = mx.sym.var('data')
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=2), name='softmax')
+    mod = mx.mod.Module(net)
+    it = mx.io.NDArrayIter(np.zeros((4, 3), np.float32), np.zeros(4, np.float32), batch_size=2)
+    with pytest.raises(TypeError, match=r"fit\(\) got an unexpected keyword argument "
+                                        r"'num_epochs' \(did you mean 'num_epoch'\?\); it takes "
+                                        r"allow_missing, arg_params, .*num_epoch"):
+        mod.fit(it, num_epochs=1)
+    with pytest.raises(TypeError, match=r"optimizer 'sgd' got an unexpected keyword argument "
+                                        r"'learning_rte' \(did you mean 'learning_rate'\?\); "
+                                        r"it takes .*momentum"):
+        mx.optimizer.create('sgd', learning_rte=0.1)
+    with pytest.raises(TypeError, match=r"NDArrayIter\(\) got an unexpected keyword argument "
+                                        r"'batch_sise' \(did you mean 'batch_size'\?\)"):
+        mx.io.NDArrayIter(np.zeros((4, 3)), batch_sise=2)
+    with pytest.raises(TypeError, match=r"Module\(\) got an unexpected keyword argument "
+                                        r"'contexts' \(did you mean 'context'\?\)"):
+        mx.mod.Module(net, contexts=mx.cpu())
+    # What the functions take still works, by keyword.
+    assert mx.optimizer.create('sgd', learning_rate=0.1, momentum=0.9).momentum == 0.9

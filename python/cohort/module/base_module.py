@@ -12,6 +12,7 @@ import numpy as np
 from .. import initializer as init_mod
 from .. import metric as metric_mod
 from .. import ndarray as nd
+from ..util import keywords_checked
 from ..io import DataBatch, DataIter
 from ..model import BatchEndParam
 
@@ -56,6 +57,7 @@ class BaseModule(object):
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Nothing to prepare for dense parameters (MXNet pulls row_sparse rows here)."""
 
+    @keywords_checked
     def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
               score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):
         """eval_metric over eval_data (num_batch batches at most) -> [(name, value)]."""
@@ -99,6 +101,7 @@ class BaseModule(object):
             outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
             yield (outputs, nbatch, eval_batch)
 
+    @keywords_checked
     def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
                 always_output_list=False, sparse_row_id_fn=None):
         """Every output over eval_data, padding removed: merged over batches (one array, or a
@@ -136,6 +139,7 @@ class BaseModule(object):
             return merged[0]
         return merged
 
+    @keywords_checked
     def fit(self, train_data, eval_data=None, eval_metric='acc', epoch_end_callback=None,
             batch_end_callback=None, kvstore='local', optimizer='sgd',
             optimizer_params=(('learning_rate', 0.01),), eval_end_callback=None,

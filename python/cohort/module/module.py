@@ -18,6 +18,7 @@ from .. import kvstore as kvs
 from .. import ndarray as nd
 from .. import optimizer as opt
 from ..base import MXNetError
+from ..util import keywords_checked
 from ..io import DataDesc
 from ..model import load_checkpoint, save_checkpoint
 from ..symbol import Symbol
@@ -31,6 +32,7 @@ class Module(BaseModule):
     """A symbol over one or more devices (context: a Context or a list), with MXNet 1.x's
     Module API."""
 
+    @keywords_checked
     def __init__(self, symbol, data_names=('data',), label_names=('softmax_label',),
                  logger=logging, context=ctx_mod.cpu(), work_load_list=None,
                  fixed_param_names=None, state_names=None, group2ctxs=None,
