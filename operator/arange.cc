@@ -176,6 +176,18 @@ namespace {
 
 // What this file's operators take (Note [Operator specs], operator/common/operator.cc).
 std::vector<OpSpec> Specs() {
+  const ParamSpec step{"step", "double", "1", "Spacing between values."};
+  const ParamSpec repeat{
+      "repeat", "int", "1",
+      "The repeating time of all elements. E.g repeat=3, the element a will be repeated three "
+      "times --> a, a, a."};
+  const ParamSpec ctx{
+      "ctx", "string", "",
+      "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."};
+  const ParamSpec dtype{"dtype",
+                        "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}",
+                        "float32", "Target data type."};
+  const ParamSpec shape{"shape", "Shape(tuple)", "[]", "The shape of the output"};
   return {
       {"_arange",
        "Return evenly spaced values within a given interval. Similar to Numpy",
@@ -186,17 +198,13 @@ std::vector<OpSpec> Specs() {
         {"stop", "double or None", "None",
          "End of interval. The interval does not include this value, except in some cases where "
          "step is not an integer and floating point round-off affects the length of out."},
-        {"step", "double", "1", "Spacing between values."},
-        {"repeat", "int", "1",
-         "The repeating time of all elements. E.g repeat=3, the element a will be repeated three "
-         "times --> a, a, a."},
+        step,
+        repeat,
         {"infer_range", "boolean", "0",
          "When set to True, infer the stop position from the start, step, repeat, and output "
          "tensor size."},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
-        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
-         "Target data type."}}},
+        ctx,
+        dtype}},
       {"_contrib_arange_like",
        "Return an array with evenly spaced values. If axis is not given, the output has the shape "
        "of the input array; otherwise it is a 1-D array as long as the input along that axis.",
@@ -204,12 +212,9 @@ std::vector<OpSpec> Specs() {
        "",
        {{"start", "double", "0",
          "Start of interval. The interval includes this value. The default start value is 0."},
-        {"step", "double", "1", "Spacing between values."},
-        {"repeat", "int", "1",
-         "The repeating time of all elements. E.g repeat=3, the element a will be repeated three "
-         "times --> a, a, a."},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
+        step,
+        repeat,
+        ctx,
         {"axis", "int or None", "None",
          "Arange elements according to the size of a certain axis of input array. The negative "
          "numbers are interpreted counting from the backward. If not provided, will arange "
@@ -218,30 +223,12 @@ std::vector<OpSpec> Specs() {
        "fill target with a scalar value",
        {},
        "",
-       {{"shape", "Shape(tuple)", "[]", "The shape of the output"},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
-        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
-         "Target data type."},
+       {shape,
+        ctx,
+        dtype,
         {"value", "double", kRequired, "Value with which to fill newly created tensor"}}},
-      {"_ones",
-       "fill target with ones",
-       {},
-       "",
-       {{"shape", "Shape(tuple)", "[]", "The shape of the output"},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
-        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
-         "Target data type."}}},
-      {"_zeros",
-       "fill target with zeros",
-       {},
-       "",
-       {{"shape", "Shape(tuple)", "[]", "The shape of the output"},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n).Only used for imperative calls."},
-        {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}", "float32",
-         "Target data type."}}},
+      {"_ones", "fill target with ones", {}, "", {shape, ctx, dtype}},
+      {"_zeros", "fill target with zeros", {}, "", {shape, ctx, dtype}},
   };
 }
 

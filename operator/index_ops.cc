@@ -337,18 +337,21 @@ namespace {
 
 // What this file's operators take (Note [Operator specs], operator/common/operator.cc).
 std::vector<OpSpec> Specs() {
+  const ParamSpec axis{
+      "axis", "int or None", "None",
+      "The axis along which to perform the reduction. Negative values means indexing from right "
+      "to left. ``Requires axis to be set as int, because global reduction is not supported "
+      "yet.``"};
+  const ParamSpec keepdims{
+      "keepdims", "boolean", "0",
+      "If this is set to `True`, the reduced axis is left in the result as dimension with size "
+      "one."};
   return {
       {"argmax",
        "Returns indices of the maximum values along an axis.",
        {"data"},
        "",
-       {{"axis", "int or None", "None",
-         "The axis along which to perform the reduction. Negative values means indexing from right "
-         "to left. ``Requires axis to be set as int, because global reduction is not supported "
-         "yet.``"},
-        {"keepdims", "boolean", "0",
-         "If this is set to `True`, the reduced axis is left in the result as dimension with size "
-         "one."}}},
+       {axis, keepdims}},
       {"argmax_channel",
        "Returns argmax indices of each channel from the input array.",
        {"data"},
@@ -358,13 +361,7 @@ std::vector<OpSpec> Specs() {
        "Returns indices of the minimum values along an axis.",
        {"data"},
        "",
-       {{"axis", "int or None", "None",
-         "The axis along which to perform the reduction. Negative values means indexing from right "
-         "to left. ``Requires axis to be set as int, because global reduction is not supported "
-         "yet.``"},
-        {"keepdims", "boolean", "0",
-         "If this is set to `True`, the reduced axis is left in the result as dimension with size "
-         "one."}}},
+       {axis, keepdims}},
       {"batch_take", "Takes elements from a data batch.", {"a", "indices"}, "", {}},
       {"fill_element_0index",
        "Fill one element of each line(row for python, column for R/Julia) in lhs according to "

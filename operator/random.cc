@@ -83,6 +83,14 @@ namespace {
 
 // What this file's operators take (Note [Operator specs], operator/common/operator.cc).
 std::vector<OpSpec> Specs() {
+  const ParamSpec shape{"shape", "Shape(tuple)", "None", "Shape of the output."};
+  const ParamSpec ctx{
+      "ctx", "string", "",
+      "Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls."};
+  const ParamSpec dtype{
+      "dtype", "{'None', 'float16', 'float32', 'float64'}", "None",
+      "DType of the output in case this can't be inferred. Defaults to float32 if not defined "
+      "(dtype=None)."};
   return {
       {"_random_normal",
        "Draw random samples from a normal (Gaussian) distribution.",
@@ -90,24 +98,18 @@ std::vector<OpSpec> Specs() {
        "",
        {{"loc", "float", "0", "Mean of the distribution."},
         {"scale", "float", "1", "Standard deviation of the distribution."},
-        {"shape", "Shape(tuple)", "None", "Shape of the output."},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls."},
-        {"dtype", "{'None', 'float16', 'float32', 'float64'}", "None",
-         "DType of the output in case this can't be inferred. Defaults to float32 if not defined "
-         "(dtype=None)."}}},
+        shape,
+        ctx,
+        dtype}},
       {"_random_uniform",
        "Draw random samples from a uniform distribution.",
        {},
        "",
        {{"low", "float", "0", "Lower bound of the distribution."},
         {"high", "float", "1", "Upper bound of the distribution."},
-        {"shape", "Shape(tuple)", "None", "Shape of the output."},
-        {"ctx", "string", "",
-         "Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls."},
-        {"dtype", "{'None', 'float16', 'float32', 'float64'}", "None",
-         "DType of the output in case this can't be inferred. Defaults to float32 if not defined "
-         "(dtype=None)."}}},
+        shape,
+        ctx,
+        dtype}},
   };
 }
 

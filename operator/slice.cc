@@ -476,6 +476,12 @@ namespace {
 
 // What this file's operators take (Note [Operator specs], operator/common/operator.cc).
 std::vector<OpSpec> Specs() {
+  const ParamSpec begin{"begin", "Shape(tuple)", kRequired,
+                        "starting indices for the slice operation, supports negative indices."};
+  const ParamSpec end{"end", "Shape(tuple)", kRequired,
+                      "ending indices for the slice operation, supports negative indices."};
+  const ParamSpec step{"step", "Shape(tuple)", "[]",
+                       "step for the slice operation, supports negative values."};
   return {
       {"SliceChannel",
        "Splits an array along a particular axis into multiple sub-arrays.",
@@ -493,21 +499,12 @@ std::vector<OpSpec> Specs() {
        "Assign the rhs to a cropped subset of lhs.",
        {"lhs", "rhs"},
        "",
-       {{"begin", "Shape(tuple)", kRequired,
-         "starting indices for the slice operation, supports negative indices."},
-        {"end", "Shape(tuple)", kRequired,
-         "ending indices for the slice operation, supports negative indices."},
-        {"step", "Shape(tuple)", "[]", "step for the slice operation, supports negative values."}}},
+       {begin, end, step}},
       {"_slice_assign_scalar",
        "Assigns the scalar to a cropped subset of the input.",
        {"data"},
        "",
-       {{"scalar", "double", "0", "The scalar value for assignment."},
-        {"begin", "Shape(tuple)", kRequired,
-         "starting indices for the slice operation, supports negative indices."},
-        {"end", "Shape(tuple)", kRequired,
-         "ending indices for the slice operation, supports negative indices."},
-        {"step", "Shape(tuple)", "[]", "step for the slice operation, supports negative values."}}},
+       {{"scalar", "double", "0", "The scalar value for assignment."}, begin, end, step}},
       {"flip",
        "Reverses the order of elements along the given axes while preserving the array shape "
        "(reverse and flip are equivalent).",
@@ -520,11 +517,7 @@ std::vector<OpSpec> Specs() {
        "end).",
        {"data"},
        "",
-       {{"begin", "Shape(tuple)", kRequired,
-         "starting indices for the slice operation, supports negative indices."},
-        {"end", "Shape(tuple)", kRequired,
-         "ending indices for the slice operation, supports negative indices."},
-        {"step", "Shape(tuple)", "[]", "step for the slice operation, supports negative values."}}},
+       {begin, end, step}},
       {"slice_axis",
        "Slices along a given axis: the array slice along `axis` from index `begin` to index `end` "
        "(None: to the end).",

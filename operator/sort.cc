@@ -185,6 +185,8 @@ namespace {
 
 // What this file's operators take (Note [Operator specs], operator/common/operator.cc).
 std::vector<OpSpec> Specs() {
+  const ParamSpec is_ascend{"is_ascend", "boolean", "1",
+                            "Whether to sort in ascending or descending order."};
   return {
       {"argsort",
        "Returns the indices that would sort an input array along the given axis.",
@@ -193,7 +195,7 @@ std::vector<OpSpec> Specs() {
        {{"axis", "int or None", "-1",
          "Axis along which to sort the input tensor. If not given, the flattened array is used. "
          "Default is -1."},
-        {"is_ascend", "boolean", "1", "Whether to sort in ascending or descending order."},
+        is_ascend,
         {"dtype", "{'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}", "float32",
          "DType of the output indices. It is only valid when ret_typ is \"indices\" or \"both\". "
          "An error will be raised if the selected data type cannot precisely represent the "
@@ -205,7 +207,7 @@ std::vector<OpSpec> Specs() {
        {{"axis", "int or None", "-1",
          "Axis along which to choose sort the input tensor. If not given, the flattened array is "
          "used. Default is -1."},
-        {"is_ascend", "boolean", "1", "Whether to sort in ascending or descending order."}}},
+        is_ascend}},
       {"topk",
        "Returns the indices of the top *k* elements in an input array along the given axis (by "
        "default). If ret_typ is 'value' it returns the values, 'mask' a 0/1 mask of the top k "

@@ -158,9 +158,8 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
       LambStepOnGpu(LambFor(lr, wd, t), weight.ctx().id, w, g, states[0], states[1], direction,
                     sums, weight.size());
     } else {
-      UpdateParams p = ParamsFor(lr, wd, t);
-      p.noise_key = NoiseKey(key, t);
-      ApplyUpdateOnGpu(p, weight.ctx().id, w, g, states[0], states[1], states[2], weight.size());
+      ApplyUpdateOnGpu(ParamsFor(key, lr, wd, t), weight.ctx().id, w, g, states[0], states[1],
+                       states[2], weight.size());
     }
     return;
 #else
@@ -171,8 +170,7 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
       << "optimizer: key " << key << ": updates take float32 weights and gradients";
   if (lamb_)
     return LambStep(LambFor(lr, wd, t), w, g, states[0], states[1], direction, weight.size());
-  UpdateParams p = ParamsFor(lr, wd, t);
-  p.noise_key = NoiseKey(key, t);
+  const UpdateParams p = ParamsFor(key, lr, wd, t);
   // Updates are elementwise: blocks of a large key update on all host threads, the kind a
   // constant in the loop (no dispatch per element). In place: out is the weight.
   DispatchUpdateKind(p.kind, [&](auto kind) {
@@ -185,10 +183,13 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   });
 }
 
-UpdateParams Optimizer::ParamsFor(double lr, double wd, int64_t t) const {
+UpdateParams Optimizer::ParamsFor(int key, double lr, double wd, int64_t t) const {
   const OptimizerOptions& o = options_;
   UpdateParams p;
   p.kind = kind_;
+  // SGLD's noise: one stream per (seed, key, update), alike on every device updating the key.
+  p.noise_key =
+      Mix64(MixSeed(MixSeed(options_.seed, static_cast<uint64_t>(key)), static_cast<uint64_t>(t)));
   p.lr = static_cast<float>(lr);
   p.wd = static_cast<float>(wd);
   p.rescale_grad = static_cast<float>(o.rescale_grad);
@@ -211,12 +212,11 @@ UpdateParams Optimizer::ParamsFor(double lr, double wd, int64_t t) const {
   const double b1 = o.beta1, b2 = o.beta2;
   const double step = static_cast<double>(t);
   switch (kind_) {
+    case UpdateKind::kAdamW:  // Adam's step, with the decoupled decay lr · wd
+      p.wd = static_cast<float>(lr * wd);
+      [[fallthrough]];
     case UpdateKind::kAdam:  // MXNet's Adam folds the bias correction into the rate
       p.lr = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step)));
-      break;
-    case UpdateKind::kAdamW:  // the same step; the decoupled decay lr · wd
-      p.lr = static_cast<float>(lr * std::sqrt(1 - std::pow(b2, step)) / (1 - std::pow(b1, step)));
-      p.wd = static_cast<float>(lr * wd);
       break;
     case UpdateKind::kAdamax:  // MXNet's Adamax: lr / (1 - beta1^t)
       p.lr = static_cast<float>(lr / (1 - std::pow(b1, step)));
@@ -228,11 +228,6 @@ UpdateParams Optimizer::ParamsFor(double lr, double wd, int64_t t) const {
     default: break;
   }
   return p;
-}
-
-uint64_t Optimizer::NoiseKey(int key, int64_t t) const {
-  return Mix64(
-      MixSeed(MixSeed(options_.seed, static_cast<uint64_t>(key)), static_cast<uint64_t>(t)));
 }
 
 LambRule Optimizer::LambFor(double lr, double wd, int64_t t) const {

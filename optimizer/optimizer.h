@@ -99,11 +99,9 @@ class Optimizer {
                     : kind == UpdateKind::kSGDMom && options.momentum <= 0
                         ? 0
                         : UpdateStateCount(kind)) {}
-  // The rule's parameters for one update of a key: t is the key's update count (from 1).
-  UpdateParams ParamsFor(double lr, double wd, int64_t t) const;
+  // The rule's parameters for update t (the key's count, from 1) of `key`.
+  UpdateParams ParamsFor(int key, double lr, double wd, int64_t t) const;
   LambRule LambFor(double lr, double wd, int64_t t) const;
-  // SGLD's noise stream for update t of `key`: alike on every device updating it.
-  uint64_t NoiseKey(int key, int64_t t) const;
   // LAMB's step on the host: phase 1 into `direction`, the norms, phase 2.
   void LambStep(const LambRule& rule, float* w, const float* g, float* mean, float* var,
                 float* direction, int64_t n) const;

@@ -214,43 +214,59 @@ std::optional<int64_t> ParamReader::OptionalInt(const std::string& key) {
   return out;
 }
 
-double ParamReader::Float(const std::string& key) {
-  const std::string v = Text(key);
-  std::string_view t = Trim(v);
+namespace {
+
+// A value's text as a number (inf and -inf too), a bool (MXNet's spellings) or a tuple;
+// nullopt when malformed, for the reader to name the attribute.
+std::optional<double> FloatOf(std::string_view text) {
+  const std::string_view t = Trim(text);
   if (t == "inf") return HUGE_VAL;
   if (t == "-inf") return -HUGE_VAL;
   double out = 0;
-  if (!ParseNumber(t, &out)) Bad(key, v, "a number");
+  if (!ParseNumber(t, &out)) return std::nullopt;
   return out;
 }
 
-std::optional<double> ParamReader::OptionalFloat(const std::string& key) {
-  const ParamSpec* p = spec_.Param(key);
-  if (!p) Undeclared(key, "read but not declared");
-  auto it = attrs_.find(key);
-  const std::string_view v = it != attrs_.end() ? std::string_view(it->second)
-                                                : std::string_view(p->default_text.value_or(""));
-  if (IsNone(v)) {
-    used_.push_back(key);
+std::optional<bool> BoolOf(std::string_view text) {
+  const std::string_view t = Trim(text);
+  if (t == "True" || t == "true" || t == "1") return true;
+  if (t == "False" || t == "false" || t == "0") return false;
+  return std::nullopt;
+}
+
+std::optional<Shape> TupleOf(std::string_view text) {
+  try {
+    return Shape::Parse(Trim(text));
+  } catch (const Error&) {
     return std::nullopt;
   }
-  return Float(key);
+}
+
+}  // namespace
+
+double ParamReader::Float(const std::string& key) {
+  const std::string v = Text(key);
+  if (const auto d = FloatOf(v)) return *d;
+  Bad(key, v, "a number");
+}
+
+std::optional<double> ParamReader::OptionalFloat(const std::string& key) {
+  const std::string v = Text(key);
+  if (IsNone(v)) return std::nullopt;
+  if (const auto d = FloatOf(v)) return d;
+  Bad(key, v, "a number");
 }
 
 bool ParamReader::Bool(const std::string& key) {
   const std::string v = Text(key);
-  std::string_view t = Trim(v);
-  if (t == "True" || t == "true" || t == "1") return true;
-  if (t == "False" || t == "false" || t == "0") return false;
+  if (const auto b = BoolOf(v)) return *b;
   Bad(key, v, "True or False");
 }
 
 std::optional<bool> ParamReader::OptionalBool(const std::string& key) {
   const std::string v = Text(key);
   if (IsNone(v)) return std::nullopt;
-  std::string_view t = Trim(v);
-  if (t == "True" || t == "true" || t == "1") return true;
-  if (t == "False" || t == "false" || t == "0") return false;
+  if (const auto b = BoolOf(v)) return b;
   Bad(key, v, "True, False or None");
 }
 
@@ -271,24 +287,15 @@ std::string ParamReader::Enum(const std::string& key) {
 
 Shape ParamReader::Tuple(const std::string& key) {
   const std::string v = Text(key);
-  try {
-    return Shape::Parse(Trim(v));
-  } catch (const Error&) {
-    Bad(key, v, "a tuple of integers such as (3, 3)");
-  }
+  if (auto t = TupleOf(v)) return *t;
+  Bad(key, v, "a tuple of integers such as (3, 3)");
 }
 
 std::optional<Shape> ParamReader::OptionalTuple(const std::string& key) {
-  const ParamSpec* p = spec_.Param(key);
-  if (!p) Undeclared(key, "read but not declared");
-  auto it = attrs_.find(key);
-  const std::string_view v = it != attrs_.end() ? std::string_view(it->second)
-                                                : std::string_view(p->default_text.value_or(""));
-  if (IsNone(v)) {
-    used_.push_back(key);
-    return std::nullopt;
-  }
-  return Tuple(key);
+  const std::string v = Text(key);
+  if (IsNone(v)) return std::nullopt;
+  if (auto t = TupleOf(v)) return t;
+  Bad(key, v, "a tuple of integers such as (3, 3)");
 }
 
 void ParamReader::Finish() const {

@@ -28,6 +28,18 @@ const std::map<std::string, op::Attrs> kOverrides = {
     {"_full", {{"shape", "(2, 2)"}}},          {"_random_uniform", {{"shape", "(2, 2)"}}},
     {"_random_normal", {{"shape", "(2, 2)"}}}, {"Pad", {{"pad_width", "(0, 0, 1, 1)"}}}};
 
+// The attributes an op needs to be made: a sample of each required parameter, and the overrides.
+op::Attrs RequiredAttrs(const std::string& name, const op::OpSpec& spec) {
+  op::Attrs attrs;
+  for (const op::ParamSpec& p : spec.params) {
+    if (!p.default_text) attrs[p.name] = SampleValue(p);
+  }
+  if (auto it = kOverrides.find(name); it != kOverrides.end()) {
+    for (const auto& [k, v] : it->second) attrs[k] = v;
+  }
+  return attrs;
+}
+
 TEST(OpSpecs, EveryOpDeclaresWhatItsParserReads) {
   const op::OpRegistry& registry = op::OpRegistry::Get();
   const std::vector<std::string> names = registry.Names();
@@ -37,15 +49,11 @@ TEST(OpSpecs, EveryOpDeclaresWhatItsParserReads) {
     const op::OpSpec& spec = registry.Spec(name);
     EXPECT_EQ(spec.name, name);
     EXPECT_FALSE(spec.doc.empty());
-    op::Attrs attrs;
     for (const op::ParamSpec& p : spec.params) {
       EXPECT_FALSE(p.type.empty()) << p.name;
       EXPECT_FALSE(p.doc.empty()) << p.name;
-      if (!p.default_text) attrs[p.name] = SampleValue(p);
     }
-    if (auto it = kOverrides.find(name); it != kOverrides.end()) {
-      for (const auto& [k, v] : it->second) attrs[k] = v;
-    }
+    const op::Attrs attrs = RequiredAttrs(name, spec);
     // Create runs the parser, whose Finish() throws on a declared parameter it never read.
     EXPECT_NO_THROW(registry.Create(name, attrs));
     // Every declared parameter at its declared default is accepted.
@@ -68,13 +76,7 @@ TEST(OpSpecs, AnAxisTheDataLacksIsRefusedByShapeInference) {
   int checked = 0;
   for (const std::string& name : registry.Names()) {
     const op::OpSpec& spec = registry.Spec(name);
-    op::Attrs attrs;
-    for (const op::ParamSpec& p : spec.params) {
-      if (!p.default_text) attrs[p.name] = SampleValue(p);
-    }
-    if (auto it = kOverrides.find(name); it != kOverrides.end()) {
-      for (const auto& [k, v] : it->second) attrs[k] = v;
-    }
+    op::Attrs attrs = RequiredAttrs(name, spec);
     bool has_axis = false;
     for (const op::ParamSpec& p : spec.params) {
       if (p.name != "axis" && p.name != "axes" && p.name != "dim") continue;
