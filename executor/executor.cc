@@ -10,6 +10,7 @@
 
 #include "base/env.h"
 #include "executor/graph_plan.h"
+#include "executor/place_devices.h"
 #include "operator/common/gpu_resources.h"
 
 namespace cohort {
@@ -60,6 +61,8 @@ struct Executor::Step {
   std::vector<NDArray> in, aux, out;
   std::vector<GradReq> out_req;
   std::vector<std::string> in_names, out_names;
+  Context ctx;                      // where its kernels run
+  op::GpuResources* gpu = nullptr;  // on a GPU: that GPU's stream and handles
   bool backward = false;
   std::vector<NDArray> out_grad, in_grad;
   std::vector<GradReq> in_req;
@@ -96,7 +99,7 @@ DeviceError NamingTheNode(const DeviceError& e, const std::string& node, const s
 // being reported, as the stack unwinds) the wait fails too.
 Executor::~Executor() {
   try {
-    if (gpu_) gpu_->Synchronize();
+    WaitAll();
   } catch (const std::exception&) {
   }
 }
@@ -106,7 +109,8 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
                                          const std::vector<NDArray>& arg_grads,
                                          const std::vector<GradReq>& grad_reqs,
                                          const std::vector<NDArray>& aux_states,
-                                         const Executor* shared_exec) {
+                                         const Executor* shared_exec,
+                                         const std::map<std::string, Context>& group2ctx) {
   const std::vector<std::string> arg_names = symbol.ListArguments();
   const std::vector<std::string> aux_names = symbol.ListAuxiliaryStates();
   auto list = [](const std::vector<std::string>& names) {
@@ -133,13 +137,18 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
         << "): give each variable its own name, or use one variable twice";
   }
   std::map<std::string, Shape> known;
-  // Every array must live where the kernels run (host arrays for cpu contexts).
-  auto on_ctx = [&](const NDArray& a) { return a.ctx().SameMemory(ctx); };
+  // Every array must live where the kernels run (host arrays for cpu contexts); placed in
+  // groups, where the nodes that read it run, which placement makes so, and a gradient where its
+  // argument is.
+  auto on_ctx = [&](const NDArray& a) { return !group2ctx.empty() || a.ctx().SameMemory(ctx); };
   for (size_t i = 0; i < args.size(); ++i) {
     COHORT_CHECK(!args[i].is_none()) << "Bind: argument '" << arg_names[i] << "' has no array";
     COHORT_CHECK(on_ctx(args[i]) && (arg_grads[i].is_none() || on_ctx(arg_grads[i])))
         << "Bind: argument '" << arg_names[i] << "' (or its gradient) is on " << args[i].ctx()
         << ", not on the executor's context " << ctx;
+    COHORT_CHECK(arg_grads[i].is_none() || arg_grads[i].ctx().SameMemory(args[i].ctx()))
+        << "Bind: the gradient of '" << arg_names[i] << "' is on " << arg_grads[i].ctx()
+        << " but the argument is on " << args[i].ctx() << ": give both one context";
     known[arg_names[i]] = args[i].shape();
     if (grad_reqs[i] != GradReq::kNull) {
       COHORT_CHECK(!arg_grads[i].is_none() && arg_grads[i].shape() == args[i].shape() &&
@@ -165,6 +174,7 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
   auto exec = std::unique_ptr<Executor>(new Executor());
   exec->symbol_ = symbol;
   exec->ctx_ = ctx;
+  exec->group2ctx_ = group2ctx;
   exec->args_ = args;
   exec->grads_ = arg_grads;
   exec->grad_reqs_ = grad_reqs;
@@ -183,7 +193,8 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
                                                GradReq grad_req,
                                                const std::map<std::string, GradReq>& grad_reqs,
                                                const Executor* shared_exec,
-                                               const std::map<std::string, DType>& type_dict) {
+                                               const std::map<std::string, DType>& type_dict,
+                                               const std::map<std::string, Context>& group2ctx) {
   for (const auto& [name, shape] : shapes) {  // 0 means unknown (MXNet): the input would be too
     COHORT_CHECK(op::ShapeKnown(shape))
         << "SimpleBind: the shape given for '" << name << "', " << shape
@@ -213,27 +224,37 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
     types[aux_names[i]] = typed.auxiliary[i].value_or(DType::kFloat32);
   }
   typed = symbol.InferType(types);
-  // shared_exec's array of the same name, shape and dtype, if any.
+  // Each variable's context: its group's (Note [Device placement]), else ctx.
+  const std::map<std::string, op::Attrs> variable_attrs = symbol.VariableAttrs();
+  auto ctx_of = [&](const std::string& name) {
+    auto it = variable_attrs.find(name);
+    return group2ctx.empty() || it == variable_attrs.end()
+               ? ctx
+               : VariableContext(it->second, ctx, group2ctx);
+  };
+  // shared_exec's array of the same name, shape, dtype and context, if any.
   using Dict = std::map<std::string, NDArray>;
   auto shared = [&](const Dict Executor::*dict, const std::string& name,
                     const Shape& shape) -> NDArray {
     if (!shared_exec) return NDArray();
     const Dict& d = shared_exec->*dict;
     auto it = d.find(name);
-    return it != d.end() && it->second.shape() == shape && it->second.dtype() == types.at(name)
+    return it != d.end() && it->second.shape() == shape && it->second.dtype() == types.at(name) &&
+                   it->second.ctx() == ctx_of(name)
                ? it->second
                : NDArray();
   };
   // An array that cannot be allocated is named: a huge num_hidden said only "out of host
   // memory: cannot allocate 10240000000000 bytes".
   auto zeros = [&](const char* role, const std::string& name, const Shape& s) {
+    const Context on = ctx_of(name);
     try {
-      return NDArray::Zeros(s, types.at(name), ctx);
+      return NDArray::Zeros(s, types.at(name), on);
     } catch (const DeviceError&) {  // a failing GPU is not a size to fix
       throw;
     } catch (const Error& e) {  // out of memory, or more than 2^63 elements
       throw OutOfMemoryError("SimpleBind: " + std::string(role) + " '" + name + "' of shape " +
-                                 s.ToString() + " on " + ctx.ToString() + ": " + e.message(),
+                                 s.ToString() + " on " + on.ToString() + ": " + e.message(),
                              __FILE__, __LINE__);
     }
   };
@@ -258,26 +279,40 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, Context ctx
     NDArray a = shared(&Executor::aux_dict_, aux_names[i], s);
     aux.push_back(a.is_none() ? zeros("auxiliary state", aux_names[i], s) : a);
   }
-  return Bind(symbol, ctx, args, grads, reqs, aux, shared_exec);
+  return Bind(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx);
 }
 
 // Binding's second half (Note [Graph plan] has the first): memory for the planned entries, the
 // steps over it, their gradient requests, and what Backward reports and fills.
 void Executor::Build(const Executor* shared_exec) {
   GraphPlan::Bound bound;
+  bound.ctx = ctx_;
   for (size_t i = 0; i < args_.size(); ++i) {
     bound.arg_shapes.push_back(args_[i].shape());
     bound.arg_dtypes.push_back(args_[i].dtype());
     bound.arg_needs_grad.push_back(grad_reqs_[i] != GradReq::kNull);
+    bound.arg_ctx.push_back(args_[i].ctx());
   }
   for (const NDArray& a : aux_) {
     bound.aux_shapes.push_back(a.shape());
     bound.aux_dtypes.push_back(a.dtype());
+    bound.aux_ctx.push_back(a.ctx());
   }
   optimized_symbol_ = EliminateCommonExprOn() ? symbol_.EliminateCommonExpr() : symbol_;
+  Placement placement;
+  if (!group2ctx_.empty()) {
+    std::map<std::string, Context> variable_ctx;
+    const std::vector<std::string> arg_names = symbol_.ListArguments();
+    const std::vector<std::string> aux_names = symbol_.ListAuxiliaryStates();
+    for (size_t i = 0; i < args_.size(); ++i) variable_ctx[arg_names[i]] = args_[i].ctx();
+    for (size_t i = 0; i < aux_.size(); ++i) variable_ctx[aux_names[i]] = aux_[i].ctx();
+    placement = PlaceDevices(optimized_symbol_, ctx_, group2ctx_, variable_ctx);
+    optimized_symbol_ = placement.symbol;
+    bound.placed = &placement.ctx;
+  }
   const GraphPlan g = GraphPlan::Make(optimized_symbol_, bound);
   needs_backward_ = g.needs_backward;
-  if (ctx_.is_gpu()) AttachGpu(g, shared_exec);
+  AttachGpu(g, shared_exec);
   std::vector<NDArray> data, grad;
   try {
     AllocateEntries(g, shared_exec, &data, &grad);
@@ -299,16 +334,25 @@ void Executor::Build(const Executor* shared_exec) {
   BindOutputs(g, data, grad);
 }
 
+// Stream and handles for every GPU a step runs on.
 void Executor::AttachGpu(const GraphPlan& g, const Executor* shared_exec) {
-  for (const auto& node : g.order) {
-    COHORT_CHECK(node->is_variable() || node->impl->HasGpuKernel())
-        << "Bind: node '" << node->name << "' (" << node->impl->type() << ") has no GPU kernel"
+  for (int k = 0; k < g.num_ops; ++k) {
+    const Context c = g.op_ctx[k];
+    if (!c.is_gpu()) continue;
+    const SymbolNode& node = *g.order[g.node_of_op[k]];
+    COHORT_CHECK(node.impl->HasGpuKernel())
+        << "Bind: node '" << node.name << "' (" << node.impl->type() << ") has no GPU kernel"
         << (op::BuiltWithGpuKernels() ? "" : " (this build has no CUDA)") << "; bind on cpu";
+    if (gpus_.count(c.id)) continue;
+    // Executors sharing memory (Reshape, buckets) must run in order: one stream for all.
+    auto shared = shared_exec ? shared_exec->gpus_.find(c.id) : gpus_.end();
+    gpus_[c.id] = shared_exec && shared != shared_exec->gpus_.end()
+                      ? shared->second
+                      : std::shared_ptr<op::GpuResources>(op::GpuResources::Create(c.id));
   }
-  // Executors sharing memory (Reshape, buckets) must run in order: one stream for all.
-  gpu_ = shared_exec && shared_exec->gpu_
-             ? shared_exec->gpu_
-             : std::shared_ptr<op::GpuResources>(op::GpuResources::Create(ctx_.id));
+  if (ctx_.is_gpu() && !gpus_.count(ctx_.id)) {  // a graph of variables alone
+    gpus_[ctx_.id] = std::shared_ptr<op::GpuResources>(op::GpuResources::Create(ctx_.id));
+  }
 }
 
 // Variables get the bound arrays; op outputs and their gradients the blocks PlanMemory packs
@@ -319,17 +363,33 @@ void Executor::AllocateEntries(const GraphPlan& g, const Executor* shared_exec,
   grad->assign(g.num_entries(), NDArray());
   const MemoryPlan plan = PlanMemory(g.planned);
   // A plan larger than the host can hold would be granted and then killed while it runs.
-  if (ctx_.is_host()) {
-    const int64_t need = plan.total();
-    if (const int64_t available = HostBytesAvailable(); available >= 0 && need > available) {
-      throw OutOfMemoryError("the memory plan needs " + std::to_string(need) +
-                                 " bytes but the host has " + std::to_string(available) +
-                                 " available",
-                             __FILE__, __LINE__);
-    }
+  int64_t host_need = 0;
+  for (size_t b = 0; b < plan.block_size.size(); ++b) {
+    if (g.spaces[plan.block_space[b]].is_host()) host_need += plan.block_size[b];
   }
-  pool_ = shared_exec ? shared_exec->pool_ : std::make_shared<MemoryPool>(ctx_);
-  const std::vector<NDArray> blocks = pool_->Acquire(plan.block_size);
+  if (const int64_t available = HostBytesAvailable(); available >= 0 && host_need > available) {
+    throw OutOfMemoryError("the memory plan needs " + std::to_string(host_need) +
+                               " bytes but the host has " + std::to_string(available) +
+                               " available",
+                           __FILE__, __LINE__);
+  }
+  // Each context's blocks from its pool, shared with `shared_exec`.
+  std::vector<NDArray> blocks(plan.block_size.size());
+  for (size_t space = 0; space < g.spaces.size(); ++space) {
+    const Context c = g.spaces[space];
+    std::shared_ptr<MemoryPool>& pool = pools_[c];
+    if (shared_exec && shared_exec->pools_.count(c)) pool = shared_exec->pools_.at(c);
+    if (!pool) pool = std::make_shared<MemoryPool>(c);
+    std::vector<int> ids;
+    std::vector<int64_t> sizes;
+    for (size_t b = 0; b < plan.block_size.size(); ++b) {
+      if (plan.block_space[b] != static_cast<int>(space)) continue;
+      ids.push_back(static_cast<int>(b));
+      sizes.push_back(plan.block_size[b]);
+    }
+    const std::vector<NDArray> got = pool->Acquire(sizes);
+    for (size_t i = 0; i < ids.size(); ++i) blocks[ids[i]] = got[i];
+  }
   planned_bytes_ = static_cast<size_t>(plan.total());
   for (size_t e = 0; e < g.num_entries(); ++e) {
     if (g.arg_of[e] >= 0) {
@@ -357,6 +417,8 @@ void Executor::MakeSteps(const GraphPlan& g, const std::vector<NDArray>& data,
     step->impl = node.impl;
     step->name = node.name;
     step->node_index = g.node_of_op[k];
+    step->ctx = g.op_ctx[k];
+    if (step->ctx.is_gpu()) step->gpu = gpus_.at(step->ctx.id).get();
     const int e0 = g.FirstEntry(node);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int e = g.EntryId(node.inputs[i]);
@@ -384,7 +446,7 @@ void Executor::MakeSteps(const GraphPlan& g, const std::vector<NDArray>& data,
       for (int j = 0; j < node.impl->NumVisibleOutputs(); ++j) {
         NDArray out_grad = grad[e0 + j];
         if (out_grad.is_none() && !node.impl->IsLoss()) {  // no consumer sends a gradient
-          out_grad = NDArray::Zeros(g.shape[e0 + j], g.dtype[e0 + j], ctx_);
+          out_grad = NDArray::Zeros(g.shape[e0 + j], g.dtype[e0 + j], g.entry_ctx[e0 + j]);
           zero_grads_.push_back(out_grad);
         }
         step->out_grad.push_back(out_grad);
@@ -473,29 +535,30 @@ void Executor::Forward(bool is_train, const std::map<std::string, NDArray>& inpu
 }
 
 void Executor::WaitAll() const {
-  if (gpu_) gpu_->Synchronize();
+  for (const auto& [device, gpu] : gpus_) gpu->Synchronize();
 }
 
 void Executor::Forward(bool is_train) {
   ++forward_count_;
   ran_forward_ = true;
-  if (gpu_) gpu_->MakeCurrent();
+  const op::GpuResources* current = nullptr;
   for (const auto& step : steps_) {
+    if (step->gpu && step->gpu != current) (current = step->gpu)->MakeCurrent();
     const op::OpContext ctx{
         .is_train = is_train,
-        .ctx = ctx_,
+        .ctx = step->ctx,
         .arena = arena_,
         .seed = random_seed_ ^ forward_count_ * 0x9E3779B97F4A7C15ull ^
                 (static_cast<uint64_t>(step->node_index) + 1) * 0xBF58476D1CE4E5B9ull,
         .first_sample = first_sample_,
         .batch_rows = batch_rows_,
-        .gpu = gpu_.get()};
+        .gpu = step->gpu};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     try {
       step->impl->Forward(ctx, step->in, step->out_req, step->out, step->aux);
       if (profiling_) WaitAll();  // GPU kernels are asynchronous: time each op to its end
     } catch (const DeviceError& e) {
-      throw NamingTheNode(e, step->name, step->impl->type(), "forward", ctx_);
+      throw NamingTheNode(e, step->name, step->impl->type(), "forward", step->ctx);
     }
     if (profiling_) {
       step->timing.forward_seconds += SecondsSince(start);
@@ -525,18 +588,19 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
         << "' is not a loss: pass its head gradient";
     head_grads[k].CopyTo(buffer);
   }
-  if (gpu_) gpu_->MakeCurrent();
+  const op::GpuResources* current = nullptr;
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
     Step& step = **it;
     if (!step.backward) continue;
-    const op::OpContext ctx{.is_train = true, .ctx = ctx_, .arena = arena_, .gpu = gpu_.get()};
+    if (step.gpu && step.gpu != current) (current = step.gpu)->MakeCurrent();
+    const op::OpContext ctx{.is_train = true, .ctx = step.ctx, .arena = arena_, .gpu = step.gpu};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     try {
       step.impl->Backward(ctx, step.out_grad, step.in, step.out, step.in_req, step.in_grad,
                           step.aux);
       if (profiling_) WaitAll();
     } catch (const DeviceError& e) {
-      throw NamingTheNode(e, step.name, step.impl->type(), "backward", ctx_);
+      throw NamingTheNode(e, step.name, step.impl->type(), "backward", step.ctx);
     }
     if (profiling_) {
       step.timing.backward_seconds += SecondsSince(start);
@@ -562,7 +626,8 @@ void Executor::MonitorBackward(Step& step) {
     if (grad.is_none()) {
       step.monitor_zeros.resize(n);
       if (step.monitor_zeros[i].is_none()) {
-        step.monitor_zeros[i] = NDArray::Zeros(step.in[i].shape(), step.in[i].dtype(), ctx_);
+        step.monitor_zeros[i] =
+            NDArray::Zeros(step.in[i].shape(), step.in[i].dtype(), step.in[i].ctx());
       }
       grad = step.monitor_zeros[i];
     }
@@ -629,7 +694,7 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, Shape>& 
   for (size_t i = 0; i < aux_names.size(); ++i) {
     aux.push_back(resize("auxiliary state", aux_names[i], aux_[i], inferred.auxiliary[i]));
   }
-  auto exec = Bind(symbol_, ctx_, args, grads, grad_reqs_, aux, this);
+  auto exec = Bind(symbol_, ctx_, args, grads, grad_reqs_, aux, this, group2ctx_);
   exec->arena_ = arena_;
   return exec;
 }

@@ -30,24 +30,32 @@ class Executor {
   // The caller's arrays, in ListArguments / ListAuxiliaryStates order. arg_grads[i] may be a
   // none array where grad_reqs[i] is null. Shapes are checked against shape inference; an error
   // names the argument and the shape expected. With shared_exec, memory comes from its pool.
+  //
+  // group2ctx (Note [Device placement], executor/place_devices.h) places the nodes of each
+  // "__ctx_group__" on a context of its own, with copies between contexts: the arrays may then
+  // live on any context (a gradient where its argument is), and each variable's nodes read it
+  // there. Without it, every array must be in ctx's memory and every node runs on ctx.
   static std::unique_ptr<Executor> Bind(const Symbol& symbol, Context ctx,
                                         const std::vector<NDArray>& args,
                                         const std::vector<NDArray>& arg_grads,
                                         const std::vector<GradReq>& grad_reqs,
                                         const std::vector<NDArray>& aux_states,
-                                        const Executor* shared_exec = nullptr);
+                                        const Executor* shared_exec = nullptr,
+                                        const std::map<std::string, Context>& group2ctx = {});
 
   // Allocates every array from the given input shapes (the rest are inferred). Gradients use
   // grad_req for every argument (as MXNet's simple_bind), or grad_reqs[name] where given. With
   // shared_exec, arrays of the same name, shape and dtype are shared with it (parameters across
   // buckets) and so is its memory pool. Dtypes: type_dict's, else "__dtype__" hints, else
-  // inferred from those, else float32.
+  // inferred from those, else float32. With group2ctx, a variable's arrays are allocated on its
+  // group's context (else on ctx), as MXNet's simple_bind does.
   static std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                                               const std::map<std::string, Shape>& shapes,
                                               GradReq grad_req = GradReq::kWrite,
                                               const std::map<std::string, GradReq>& grad_reqs = {},
                                               const Executor* shared_exec = nullptr,
-                                              const std::map<std::string, DType>& type_dict = {});
+                                              const std::map<std::string, DType>& type_dict = {},
+                                              const std::map<std::string, Context>& group2ctx = {});
 
   ~Executor();
   Executor(const Executor&) = delete;
@@ -71,7 +79,9 @@ class Executor {
   const Symbol& symbol() const { return symbol_; }
   // The graph the executor runs: symbol() after the bind's passes (MXNet's get_optimized_symbol).
   const Symbol& optimized_symbol() const { return optimized_symbol_; }
+  // The default context (group2ctx places groups elsewhere).
   Context ctx() const { return ctx_; }
+  const std::map<std::string, Context>& group2ctx() const { return group2ctx_; }
 
   // Copies parameters in by name; a name the executor does not have is an error unless
   // allow_extra, and a shape that differs is an error naming both shapes.
@@ -126,7 +136,7 @@ class Executor {
     batch_rows_ = batch_rows;
   }
 
-  // Waits until every kernel enqueued on a GPU executor's stream has run (no-op on the CPU).
+  // Waits until every kernel enqueued on a GPU executor's streams has run (no-op on the CPU).
   void WaitAll() const;
 
   // Threads for this executor's CPU kernels (default: all cores).
@@ -150,14 +160,16 @@ class Executor {
 
   Symbol symbol_, optimized_symbol_;
   Context ctx_;
+  std::map<std::string, Context> group2ctx_;
   std::vector<NDArray> args_, grads_, aux_, outputs_;
   std::vector<GradReq> grad_reqs_;
   std::map<std::string, NDArray> arg_dict_, grad_dict_, aux_dict_, output_dict_;
   std::vector<std::unique_ptr<Step>> steps_;    // op nodes in topological order
   std::vector<std::pair<int, NDArray>> heads_;  // (output index, its gradient buffer) to fill
   std::vector<NDArray> zero_grads_;             // gradient buffers nobody writes: zeros
-  std::shared_ptr<MemoryPool> pool_;
-  std::shared_ptr<op::GpuResources> gpu_;  // gpu contexts: stream and handles, shared on Reshape
+  std::map<Context, std::shared_ptr<MemoryPool>> pools_;  // per context the plan uses
+  // Per GPU the steps run on: stream and handles, shared on Reshape and with buckets.
+  std::map<int, std::shared_ptr<op::GpuResources>> gpus_;
   size_t planned_bytes_ = 0;
   Monitor monitor_;
   bool monitor_all_ = false;

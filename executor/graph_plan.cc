@@ -3,12 +3,15 @@
 
 #include <algorithm>
 
+#include "executor/place_devices.h"
+
 namespace cohort {
 
 GraphPlan GraphPlan::Make(const Symbol& symbol, const Bound& bound) {
   GraphPlan g;
   g.NumberEntries(symbol);
   g.InferShapes(symbol, bound);
+  g.PlaceEntries(bound);
   g.FindReaders(symbol);
   g.PlanValues();
   g.PlanGradients();
@@ -110,6 +113,30 @@ void GraphPlan::InferShapes(const Symbol& symbol, const Bound& bound) {
   }
 }
 
+void GraphPlan::PlaceEntries(const Bound& bound) {
+  entry_ctx.assign(num_entries(), bound.ctx);
+  op_ctx.assign(num_ops, bound.ctx);
+  for (size_t n = 0; n < order.size(); ++n) {
+    const SymbolNode& node = *order[n];
+    const int e0 = FirstEntry(node);
+    if (node.is_variable()) {
+      entry_ctx[e0] = arg_of[e0] >= 0 ? bound.arg_ctx[arg_of[e0]] : bound.aux_ctx[aux_of[e0]];
+      continue;
+    }
+    const Context c = bound.placed ? bound.placed->at(&node) : bound.ctx;
+    for (int j = 0; j < node.num_outputs(); ++j) entry_ctx[e0 + j] = c;
+    op_ctx[op_index[n]] = IsCrossDeviceCopy(node) ? entry_ctx[EntryId(node.inputs[0])] : c;
+  }
+}
+
+int GraphPlan::SpaceOf(int entry) {
+  const Context c = entry_ctx[entry];
+  auto it = std::find(spaces.begin(), spaces.end(), c);
+  if (it != spaces.end()) return static_cast<int>(it - spaces.begin());
+  spaces.push_back(c);
+  return static_cast<int>(spaces.size() - 1);
+}
+
 int64_t GraphPlan::Bytes(int entry) const {
   return shape[entry].Size() * static_cast<int64_t>(DTypeSize(dtype[entry]));
 }
@@ -180,6 +207,7 @@ void GraphPlan::PlanValues() {
         }
       }
       pa.persistent = is_head[e];
+      pa.space = SpaceOf(e);
       for (auto [in, out] : node.impl->ForwardInplace()) {
         if (out != j || in >= static_cast<int>(node.inputs.size())) continue;
         const int src = EntryId(node.inputs[in]);
@@ -212,6 +240,7 @@ void GraphPlan::PlanGradients() {
       if (!written) continue;  // nobody sends a gradient: the executor gives it zeros
       grad_plan[e] = static_cast<int>(planned.size());
       planned.push_back({Bytes(e), first, BackwardStep(k)});
+      planned.back().space = SpaceOf(e);
     }
   }
 }

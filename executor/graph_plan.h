@@ -37,6 +37,10 @@ struct GraphPlan {
   std::vector<std::vector<Reader>> readers;
   // Per argument: its entry (the last variable node of that name).
   std::vector<int> arg_entry;
+  // Per entry, the context it lives on; per op, the context its kernels run on (its outputs',
+  // except a cross-device copy's, Note [Device placement]). `spaces` lists the contexts the
+  // planned arrays live on: PlannedArray::space indexes it.
+  std::vector<Context> entry_ctx, op_ctx, spaces;
   // Per op: whether its backward runs (some argument of it needs a gradient).
   std::vector<bool> runs_backward;
   bool needs_backward = false;  // any argument has a gradient request
@@ -52,6 +56,10 @@ struct GraphPlan {
     std::vector<Shape> arg_shapes, aux_shapes;
     std::vector<DType> arg_dtypes, aux_dtypes;
     std::vector<bool> arg_needs_grad;
+    std::vector<Context> arg_ctx, aux_ctx;  // where the bound arrays live
+    Context ctx;                            // where op nodes run, unless placed
+    // Where each op node's outputs live (PlaceDevices), or null: all on ctx.
+    const std::unordered_map<const SymbolNode*, Context>* placed = nullptr;
   };
   static GraphPlan Make(const Symbol& symbol, const Bound& bound);
 
@@ -65,6 +73,8 @@ struct GraphPlan {
   void NumberEntries(const Symbol& symbol);
   void PropagateZeroGradients();
   void InferShapes(const Symbol& symbol, const Bound& bound);
+  void PlaceEntries(const Bound& bound);
+  int SpaceOf(int entry);
   int64_t Bytes(int entry) const;
   void FindReaders(const Symbol& symbol);
   void PlanValues();

@@ -21,7 +21,7 @@ MemoryPlan PlanMemory(const std::vector<PlannedArray>& arrays) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return arrays[a].first_step < arrays[b].first_step; });
-  std::multimap<int64_t, int> free_blocks;  // size -> block
+  std::multimap<std::pair<int, int64_t>, int> free_blocks;  // (space, size) -> block
   // Blocks in use, by the step after which they become free.
   std::multimap<int, int> busy_until;
   std::vector<int> block_last(0);  // last step each block is used
@@ -33,7 +33,7 @@ MemoryPlan PlanMemory(const std::vector<PlannedArray>& arrays) {
     while (!busy_until.empty() && busy_until.begin()->first < pa.first_step) {
       const int block = busy_until.begin()->second;
       busy_until.erase(busy_until.begin());
-      free_blocks.emplace(plan.block_size[block], block);
+      free_blocks.emplace(std::make_pair(plan.block_space[block], plan.block_size[block]), block);
     }
     int block = -1;
     if (pa.inplace_of >= 0) {
@@ -41,7 +41,8 @@ MemoryPlan PlanMemory(const std::vector<PlannedArray>& arrays) {
       const int src_block = plan.block_of[src];
       // The input dies at this step and fits: continue in its block.
       if (src_block >= 0 && !arrays[src].persistent && arrays[src].last_step == pa.first_step &&
-          plan.block_size[src_block] >= pa.size && block_last[src_block] == pa.first_step) {
+          arrays[src].space == pa.space && plan.block_size[src_block] >= pa.size &&
+          block_last[src_block] == pa.first_step) {
         block = src_block;
         for (auto it = busy_until.begin(); it != busy_until.end(); ++it) {
           if (it->second == block) {
@@ -52,12 +53,15 @@ MemoryPlan PlanMemory(const std::vector<PlannedArray>& arrays) {
       }
     }
     if (block < 0 && !pa.persistent) {
-      auto it = free_blocks.lower_bound(pa.size);  // the smallest free block that fits
-      if (it != free_blocks.end()) {
+      // The smallest free block of the space that fits.
+      auto it = free_blocks.lower_bound({pa.space, pa.size});
+      const auto space_end = free_blocks.lower_bound({pa.space + 1, 0});
+      if (it != space_end) {
         block = it->second;
         free_blocks.erase(it);
-      } else if (!free_blocks.empty()) {  // grow the largest free block rather than add one
-        auto largest = std::prev(free_blocks.end());
+      } else if (it != free_blocks.begin() && std::prev(it)->first.first == pa.space) {
+        // Grow the space's largest free block rather than add one.
+        auto largest = std::prev(it);
         block = largest->second;
         free_blocks.erase(largest);
         plan.block_size[block] = pa.size;
@@ -66,6 +70,7 @@ MemoryPlan PlanMemory(const std::vector<PlannedArray>& arrays) {
     if (block < 0) {
       block = static_cast<int>(plan.block_size.size());
       plan.block_size.push_back(pa.size);
+      plan.block_space.push_back(pa.space);
       block_last.push_back(0);
     }
     plan.block_of[a] = block;

@@ -15,18 +15,22 @@ namespace cohort {
 // Walking the steps in order, an array takes the smallest free block that fits, or a new block;
 // when its last reader has run its block becomes free again. An op that allows it may write its
 // output over an input that nothing reads afterwards (in-place), sharing the input's block.
-// Every block is allocated once, at bind time: Forward and Backward allocate nothing.
+// Every block is allocated once, at bind time: Forward and Backward allocate nothing. Arrays
+// of different memory spaces (the contexts of a graph placed on several, Note [Device
+// placement]) never share a block.
 struct PlannedArray {
   int64_t size = 0;         // in bytes
   int first_step = 0;       // the step that writes it first
   int last_step = 0;        // the last step that reads it (>= first_step)
   int inplace_of = -1;      // an array whose block this one may take over at first_step
   bool persistent = false;  // never reused (outputs the user reads after Forward)
+  int space = 0;            // the memory space (context) it lives in
 };
 
 struct MemoryPlan {
   std::vector<int> block_of;        // per array
   std::vector<int64_t> block_size;  // per block, in bytes
+  std::vector<int> block_space;     // per block, the space of its arrays
   int64_t total() const;
 };
 

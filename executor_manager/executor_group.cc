@@ -44,10 +44,13 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     const std::vector<double>& work_load, const std::vector<DataDesc>& data_shapes,
     const std::vector<DataDesc>& label_shapes, const std::vector<std::string>& param_names,
     bool for_training, bool inputs_need_grad, const DataParallelExecutorGroup* shared_group,
-    const std::vector<std::string>& fixed_param_names, GradReq grad_req)
+    const std::vector<std::string>& fixed_param_names, GradReq grad_req,
+    const Group2Ctxs& group2ctxs)
     : contexts_(contexts), param_names_(param_names) {
   COHORT_CHECK(grad_req != GradReq::kNull) << "grad_req null: bind with for_training false";
   COHORT_CHECK(!contexts.empty()) << "no devices";
+  COHORT_CHECK(group2ctxs.empty() || group2ctxs.size() == contexts.size())
+      << "group2ctxs: " << group2ctxs.size() << " entries for " << contexts.size() << " devices";
   COHORT_CHECK(!data_shapes.empty()) << "no data descriptors";
   // Batches are sliced over the devices along axis 0 (MXNet also slices along a layout's 'N'
   // elsewhere, e.g. "TNC"; Cohort's iterators put it first).
@@ -108,9 +111,10 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
           (listed(param_names_, a) || (inputs_need_grad && listed(data_names_, a)));
       reqs[a] = for_training && learned ? grad_req : GradReq::kNull;
     }
-    executors_.push_back(
-        Executor::SimpleBind(symbol, contexts[d], shapes, GradReq::kNull, reqs,
-                             shared_group ? shared_group->executors_[d].get() : nullptr));
+    executors_.push_back(Executor::SimpleBind(
+        symbol, contexts[d], shapes, GradReq::kNull, reqs,
+        shared_group ? shared_group->executors_[d].get() : nullptr, {},
+        group2ctxs.empty() ? std::map<std::string, Context>{} : group2ctxs[d]));
     arenas_.push_back(std::make_unique<ThreadArena>(threads[d]));
     executors_.back()->set_arena(arenas_.back().get());
   }
@@ -140,9 +144,13 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
       aux_arrays_[i].push_back(exec->aux_dict().at(aux_names_[i]));
   }
   workers_ = std::make_unique<DeviceWorkers>(static_cast<int>(contexts.size()));
+  // Staging copies on each device's streams into inputs there: inputs placed on another device
+  // (group2ctxs) are loaded by plain copies.
   const bool all_gpus = std::all_of(contexts.begin(), contexts.end(),
                                     [](const Context& c) { return c.is_gpu(); });
-  if (all_gpus) {
+  const bool placed = std::any_of(group2ctxs.begin(), group2ctxs.end(),
+                                  [](const auto& groups) { return !groups.empty(); });
+  if (all_gpus && !placed) {
     std::vector<int> devices;
     std::vector<std::vector<NDArray>> inputs(executors_.size());
     for (size_t d = 0; d < executors_.size(); ++d) {
@@ -388,7 +396,8 @@ DataParallelExecutorManager::DataParallelExecutorManager(
     const std::vector<DataDesc>& data_shapes, const std::vector<DataDesc>& label_shapes,
     const std::vector<std::string>& param_names, const std::vector<double>& work_load,
     SymGen sym_gen, std::optional<int64_t> default_bucket_key,
-    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad, GradReq grad_req)
+    const std::vector<std::string>& fixed_param_names, bool inputs_need_grad, GradReq grad_req,
+    const DataParallelExecutorGroup::Group2Ctxs& group2ctxs)
     : contexts_(contexts),
       work_load_(work_load),
       param_names_(param_names),
@@ -396,13 +405,14 @@ DataParallelExecutorManager::DataParallelExecutorManager(
       inputs_need_grad_(inputs_need_grad),
       default_bucket_key_(default_bucket_key),
       grad_req_(grad_req),
+      group2ctxs_(group2ctxs),
       data_shapes_(data_shapes),
       label_shapes_(label_shapes),
       sym_gen_(std::move(sym_gen)) {
   const Symbol sym = sym_gen_ && default_bucket_key ? sym_gen_(*default_bucket_key) : symbol;
   default_ = std::make_unique<DataParallelExecutorGroup>(
       sym, contexts_, work_load_, data_shapes_, label_shapes_, param_names_, true,
-      inputs_need_grad_, nullptr, fixed_param_names_, grad_req_);
+      inputs_need_grad_, nullptr, fixed_param_names_, grad_req_, group2ctxs_);
   current_ = default_.get();
   if (default_bucket_key) buckets_[*default_bucket_key] = nullptr;  // served by default_
 }
@@ -448,10 +458,11 @@ DataParallelExecutorGroup* DataParallelExecutorManager::GroupFor(const DataBatch
     const std::vector<DataDesc>& label =
         batch.provide_data.empty() ? label_shapes_ : batch.provide_label;
     it = buckets_
-             .emplace(*batch.bucket_key, std::make_unique<DataParallelExecutorGroup>(
-                                             sym_gen_(*batch.bucket_key), contexts_, work_load_,
-                                             data, label, param_names_, true, inputs_need_grad_,
-                                             default_.get(), fixed_param_names_, grad_req_))
+             .emplace(*batch.bucket_key,
+                      std::make_unique<DataParallelExecutorGroup>(
+                          sym_gen_(*batch.bucket_key), contexts_, work_load_, data, label,
+                          param_names_, true, inputs_need_grad_, default_.get(), fixed_param_names_,
+                          grad_req_, group2ctxs_))
              .first;
     if (gradient_ready_) it->second->SetGradientReadyCallback(gradient_ready_);
   }

@@ -34,6 +34,9 @@ class DataParallelExecutorGroup {
   // Parameters in fixed_param_names are frozen: no gradient (grad_arrays() has no array for them).
   // grad_req is how backward writes the gradients it computes: kWrite, or kAdd to accumulate
   // them over backward calls until the caller zeroes them (MXNet's grad_req='add').
+  // group2ctxs: per device, where its executor places each ctx_group (Note [Device placement];
+  // empty: everything on the device). Placed groups load inputs with plain copies, not staged.
+  using Group2Ctxs = std::vector<std::map<std::string, Context>>;
   DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
                             const std::vector<double>& work_load,
                             const std::vector<DataDesc>& data_shapes,
@@ -42,7 +45,7 @@ class DataParallelExecutorGroup {
                             bool inputs_need_grad = false,
                             const DataParallelExecutorGroup* shared_group = nullptr,
                             const std::vector<std::string>& fixed_param_names = {},
-                            GradReq grad_req = GradReq::kWrite);
+                            GradReq grad_req = GradReq::kWrite, const Group2Ctxs& group2ctxs = {});
 
   // Copies each device's rows of the batch into its executor's inputs. On GPUs the copy is
   // enqueued (Note [Input staging]); a batch staged before is loaded from its staging slot.
@@ -141,7 +144,8 @@ class DataParallelExecutorManager {
                               std::optional<int64_t> default_bucket_key = std::nullopt,
                               const std::vector<std::string>& fixed_param_names = {},
                               bool inputs_need_grad = false, GradReq grad_req = GradReq::kWrite);
-  // The same from the shapes an iterator provides (a Python DataIter has no C++ iterator).
+  // The same from the shapes an iterator provides (a Python DataIter has no C++ iterator), with
+  // the groups' placement per device (Module's group2ctxs).
   DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
                               const std::vector<DataDesc>& data_shapes,
                               const std::vector<DataDesc>& label_shapes,
@@ -149,7 +153,8 @@ class DataParallelExecutorManager {
                               const std::vector<double>& work_load = {}, SymGen sym_gen = nullptr,
                               std::optional<int64_t> default_bucket_key = std::nullopt,
                               const std::vector<std::string>& fixed_param_names = {},
-                              bool inputs_need_grad = false, GradReq grad_req = GradReq::kWrite);
+                              bool inputs_need_grad = false, GradReq grad_req = GradReq::kWrite,
+                              const DataParallelExecutorGroup::Group2Ctxs& group2ctxs = {});
 
   // Switches to the batch's bucket (binding it on first use) and loads the batch.
   void LoadDataBatch(const DataBatch& batch);
@@ -194,6 +199,7 @@ class DataParallelExecutorManager {
   bool inputs_need_grad_ = false;
   std::optional<int64_t> default_bucket_key_;
   GradReq grad_req_ = GradReq::kWrite;
+  DataParallelExecutorGroup::Group2Ctxs group2ctxs_;
   std::vector<DataDesc> data_shapes_, label_shapes_;
   SymGen sym_gen_;
   std::function<void(int)> gradient_ready_;

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "operator/common/exact_math.h"
+#include "operator/common/gpu_resources.h"
 #include "operator/common/kernel_util.h"
 #include "operator/shape_ops.h"
 
@@ -64,6 +65,57 @@ class Relabel : public Operator {
       const T* dy = out_grad[0].data<T>();
       T* dx = in_grad[0].data<T>();
       for (int64_t i = 0; i < n; ++i) AddInto(&dx[i], dy[i]);
+    });
+  }
+};
+
+// Note [Cross-device copies]
+// MXNet's _CrossDeviceCopy, which binding inserts where an entry made on one context is read on
+// another (group2ctx, executor/place_devices.h): the output is the input on the reader's
+// context. The executor runs the node on the input's context (its backward writes there).
+// Copies between host and GPU or between GPUs are device::Copy's, ordered with the executors'
+// blocking streams through the legacy stream, so no event is needed. An added gradient first
+// crosses into a temporary on the input's side (rare: only an entry read on several contexts
+// gets a second contribution); on a GPU the add is waited for before the temporary goes back to
+// the caching pool (Note [Caching device allocator]).
+class CrossDeviceCopy : public Operator {
+ public:
+  explicit CrossDeviceCopy(const Attrs& attrs) { ParamReader("_CrossDeviceCopy", attrs).Finish(); }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType) const override { return true; }
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    return InferSameShape(in, out, type());
+  }
+
+  void Forward(const OpContext&, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    in[0].CopyTo(out[0]);
+  }
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    if (req[0] == GradReq::kWrite) {
+      out_grad[0].CopyTo(in_grad[0]);
+      return;
+    }
+    const NDArray& dx = in_grad[0];
+    const NDArray dy = out_grad[0].ctx() == dx.ctx() ? out_grad[0] : out_grad[0].CopyTo(dx.ctx());
+    if (dx.ctx().is_gpu()) {
+      COHORT_GPU_DISPATCH(ctx, {
+        RelabelBackwardGpu(ctx, GradReq::kAdd, dy, dx);
+        ctx.gpu->Synchronize();
+      });
+    }
+    DispatchArithmetic(type(), dy.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* from = dy.data<T>();
+      T* into = dx.data<T>();
+      for (int64_t i = 0; i < dx.size(); ++i) AddInto(&into[i], from[i]);
     });
   }
 };
@@ -418,6 +470,11 @@ std::vector<OpSpec> Specs() {
        "num_args",
        {{"num_args", "int", kRequired, "Number of inputs to be concated."},
         {"dim", "int", "1", "the dimension to be concated."}}},
+      {"_CrossDeviceCopy",
+       "Special op to copy data cross device (inserted by binding with group2ctx).",
+       {"data"},
+       "",
+       {}},
       {"Flatten",
        "Flattens the input array into a 2-D array by collapsing the higher dimensions: (d1, d2, "
        "..., dk) becomes (d1, d2*...*dk).",
@@ -490,6 +547,8 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register("expand_dims", [](const Attrs& a) { return std::make_unique<ExpandDims>(a); });
   r.Register("squeeze", [](const Attrs& a) { return std::make_unique<Squeeze>(a); });
   r.Register("Concat", [](const Attrs& a) { return std::make_unique<Concat>(a); });
+  r.Register("_CrossDeviceCopy",
+             [](const Attrs& a) { return std::make_unique<CrossDeviceCopy>(a); });
   r.Register("reshape_like", [](const Attrs& a) { return std::make_unique<ReshapeLike>(a); });
   for (const char* name : {"shape_array", "size_array"}) {
     std::string n = name;

@@ -55,6 +55,8 @@ class Symbol {
   static Symbol Create(const std::string& op, const std::map<std::string, Symbol>& inputs,
                        const op::Attrs& attrs = {}, const std::string& name = "");
   static Symbol Group(const std::vector<Symbol>& symbols);
+  // The symbol whose outputs are these entries (graph passes that make new nodes).
+  static Symbol FromEntries(std::vector<NodeEntry> outputs) { return Symbol(std::move(outputs)); }
 
   const std::vector<NodeEntry>& outputs() const { return outputs_; }
   size_t num_outputs() const { return outputs_.size(); }

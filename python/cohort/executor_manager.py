@@ -71,7 +71,7 @@ class DataParallelExecutorManager:
 
     def __init__(self, symbol, ctx, train_data, arg_names, param_names, aux_names,
                  work_load_list=None, logger=None, sym_gen=None, _inputs_need_grad=False,
-                 _grad_req='write'):
+                 _grad_req='write', _group2ctxs=None):
         if logger is None:
             logger = logging
         num_device = len(ctx)
@@ -99,7 +99,8 @@ class DataParallelExecutorManager:
             [_desc(d) for d in train_data.provide_data],
             [_desc(d) for d in train_data.provide_label], list(param_names),
             [float(w) for w in work_load_list], sym_gen, default_key, [],
-            bool(_inputs_need_grad), _grad_req)
+            bool(_inputs_need_grad), _grad_req,
+            [{g: c._text() for g, c in (groups or {}).items()} for groups in _group2ctxs or []])
         self._label_names = [_desc(d)[0] for d in train_data.provide_label]
 
     # ---- parameters

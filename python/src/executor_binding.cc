@@ -15,32 +15,44 @@ std::map<std::string, Shape> ShapesFromPython(const py::dict& shapes, const std:
   return out;
 }
 
+std::map<std::string, Context> GroupsFromText(const std::map<std::string, std::string>& groups) {
+  std::map<std::string, Context> out;
+  for (const auto& [group, ctx] : groups) out[group] = ContextFromText(ctx);
+  return out;
+}
+
 std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, const std::string& ctx,
                                      const py::dict& shapes, const std::string& grad_req,
                                      const std::map<std::string, std::string>& grad_reqs,
                                      const Executor* shared_exec,
-                                     const std::map<std::string, std::string>& type_dict) {
+                                     const std::map<std::string, std::string>& type_dict,
+                                     const std::map<std::string, std::string>& group2ctx) {
   std::map<std::string, GradReq> reqs;
   for (const auto& [name, req] : grad_reqs) reqs[name] = ParseGradReq(req);
   const std::map<std::string, Shape> known = ShapesFromPython(shapes, "simple_bind");
   const GradReq req = ParseGradReq(grad_req);
   std::map<std::string, DType> types;
   for (const auto& [name, dtype] : type_dict) types[name] = ParseDType(dtype);
+  const std::map<std::string, Context> groups = GroupsFromText(group2ctx);
   py::gil_scoped_release release;
-  return Executor::SimpleBind(symbol, ContextFromText(ctx), known, req, reqs, shared_exec, types);
+  return Executor::SimpleBind(symbol, ContextFromText(ctx), known, req, reqs, shared_exec, types,
+                              groups);
 }
 
 std::unique_ptr<Executor> Bind(const Symbol& symbol, const std::string& ctx,
                                const std::vector<NDArray>& args,
                                const std::vector<std::optional<NDArray>>& grads,
                                const std::vector<std::string>& grad_reqs,
-                               const std::vector<NDArray>& aux, const Executor* shared_exec) {
+                               const std::vector<NDArray>& aux, const Executor* shared_exec,
+                               const std::map<std::string, std::string>& group2ctx) {
   std::vector<NDArray> arg_grads;
   for (const auto& g : grads) arg_grads.push_back(g ? *g : NDArray());
   std::vector<GradReq> reqs;
   for (const std::string& r : grad_reqs) reqs.push_back(ParseGradReq(r));
+  const std::map<std::string, Context> groups = GroupsFromText(group2ctx);
   py::gil_scoped_release release;
-  return Executor::Bind(symbol, ContextFromText(ctx), args, arg_grads, reqs, aux, shared_exec);
+  return Executor::Bind(symbol, ContextFromText(ctx), args, arg_grads, reqs, aux, shared_exec,
+                        groups);
 }
 
 }  // namespace
@@ -49,10 +61,12 @@ void RegisterExecutor(py::module_& m) {
   py::class_<Executor>(m, "ExecutorHandle")
       .def_static("simple_bind", &SimpleBind, py::arg("symbol"), py::arg("ctx"), py::arg("shapes"),
                   py::arg("grad_req"), py::arg("grad_reqs"), py::arg("shared_exec").none(true),
-                  py::arg("type_dict") = std::map<std::string, std::string>{})
+                  py::arg("type_dict") = std::map<std::string, std::string>{},
+                  py::arg("group2ctx") = std::map<std::string, std::string>{})
       .def_static("bind", &Bind, py::arg("symbol"), py::arg("ctx"), py::arg("args"),
                   py::arg("grads"), py::arg("grad_reqs"), py::arg("aux"),
-                  py::arg("shared_exec").none(true))
+                  py::arg("shared_exec").none(true),
+                  py::arg("group2ctx") = std::map<std::string, std::string>{})
       .def(
           "forward", [](Executor& e, bool is_train) { e.Forward(is_train); },
           py::call_guard<py::gil_scoped_release>())

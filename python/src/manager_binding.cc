@@ -18,7 +18,8 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
     const py::list& label_shapes, const std::vector<std::string>& param_names,
     const std::vector<double>& work_load, py::object sym_gen,
     std::optional<int64_t> default_bucket_key, const std::vector<std::string>& fixed_param_names,
-    bool inputs_need_grad, const std::string& grad_req) {
+    bool inputs_need_grad, const std::string& grad_req,
+    const std::vector<std::map<std::string, std::string>>& group2ctxs) {
   if (grad_req != "write" && grad_req != "add") {
     throw py::value_error("grad_req '" + grad_req + "': expected 'write' or 'add'");
   }
@@ -35,10 +36,16 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
   }
   const std::vector<DataDesc> data = DescsFromPython(data_shapes);
   const std::vector<DataDesc> label = DescsFromPython(label_shapes);
+  DataParallelExecutorGroup::Group2Ctxs groups;
+  for (const auto& device : group2ctxs) {
+    groups.emplace_back();
+    for (const auto& [group, ctx] : device) groups.back()[group] = ContextFromText(ctx);
+  }
   py::gil_scoped_release release;
   return std::make_unique<DataParallelExecutorManager>(
       symbol, Contexts(contexts), data, label, param_names, work_load, gen, default_bucket_key,
-      fixed_param_names, inputs_need_grad, grad_req == "add" ? GradReq::kAdd : GradReq::kWrite);
+      fixed_param_names, inputs_need_grad, grad_req == "add" ? GradReq::kAdd : GradReq::kWrite,
+      groups);
 }
 
 DataBatch BatchFromPython(const std::vector<NDArray>& data, const std::vector<NDArray>& label,
@@ -61,7 +68,8 @@ void RegisterManager(py::module_& m) {
       .def(py::init(&MakeManager), py::arg("symbol"), py::arg("contexts"), py::arg("data_shapes"),
            py::arg("label_shapes"), py::arg("param_names"), py::arg("work_load"),
            py::arg("sym_gen").none(true), py::arg("default_bucket_key").none(true),
-           py::arg("fixed_param_names"), py::arg("inputs_need_grad"), py::arg("grad_req"))
+           py::arg("fixed_param_names"), py::arg("inputs_need_grad"), py::arg("grad_req"),
+           py::arg("group2ctxs") = std::vector<std::map<std::string, std::string>>{})
       .def(
           "load_data_batch",
           [](DataParallelExecutorManager& manager, const std::vector<NDArray>& data,

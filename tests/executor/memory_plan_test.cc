@@ -28,6 +28,24 @@ TEST(PlanMemory, InPlaceTakesTheInputsBlockOnlyWhenItDies) {
   EXPECT_NE(q.block_of[1], q.block_of[0]);
 }
 
+TEST(PlanMemory, SpacesNeverShareBlocks) {
+  // a (space 0) dies before b and c start; b in space 1 cannot take its block, c in space 0 can,
+  // and in-place across spaces is not taken.
+  PlannedArray a{100, 0, 1}, b{100, 2, 3}, c{50, 2, 3}, d{100, 1, 2, /*inplace_of=*/0};
+  b.space = 1;
+  d.space = 1;
+  MemoryPlan p = PlanMemory({a, b, c});
+  EXPECT_NE(p.block_of[1], p.block_of[0]);
+  EXPECT_EQ(p.block_of[2], p.block_of[0]);
+  EXPECT_EQ(p.block_space, (std::vector<int>{0, 1}));
+  // A dead block of the other space is not grown either.
+  PlannedArray big{500, 2, 3};
+  big.space = 1;
+  EXPECT_EQ(PlanMemory({a, big}).block_size.size(), 2u);
+  MemoryPlan q = PlanMemory({a, d});
+  EXPECT_NE(q.block_of[1], q.block_of[0]);
+}
+
 TEST(PlanMemory, PersistentArraysKeepTheirBlocks) {
   PlannedArray out{10, 0, 0};
   out.persistent = true;

@@ -194,6 +194,7 @@ const GpuCase kCases[] = {
     {"SoftmaxAxis0", "softmax", {{"axis", "0"}}, {S({4, 9})}},
     {"LogSoftmax", "log_softmax", {}, {S({4, 9})}},
     {"Flatten", "Flatten", {}, {S({2, 3, 4})}},
+    {"CrossDeviceCopy", "_CrossDeviceCopy", {}, {S({2, 3, 4})}},
     {"Reshape", "Reshape", {{"shape", "(4, -1)"}}, {S({2, 3, 4})}},
     {"Concat", "Concat", {{"num_args", "2"}, {"dim", "1"}}, {S({2, 3, 4}), S({2, 5, 4})}},
     {"AddN", "add_n", {{"num_args", "3"}}, {S({2, 3}), S({2, 3}), S({2, 3})}},

@@ -135,6 +135,7 @@ const GradCase kCases[] = {
     {"relu_function", "relu", {}, {{2, 3}}, {0}, true},
     {"sigmoid_function", "sigmoid", {}, {{2, 3}}, {0}},
     {"flatten", "Flatten", {}, {{2, 3, 2}}, {0}},
+    {"cross_device_copy", "_CrossDeviceCopy", {}, {{2, 3}}, {0}},
     {"expand_dims", "expand_dims", {{"axis", "1"}}, {{2, 3}}, {0}},
     {"squeeze", "squeeze", {}, {{2, 1, 3, 1}}, {0}},
     {"reshape", "Reshape", {{"shape", "(-1, 3)"}}, {{2, 3, 2}}, {0}},

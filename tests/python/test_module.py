@@ -2,6 +2,7 @@
 (tests/data/mxnet/module_fit.params, scripts/make_mxnet_module_fixtures.py), two devices equal
 one, the step API (forward, backward, update, get_outputs, get_params, set_params), predict's
 padding, checkpoints with optimizer states, fixed parameters, and errors."""
+import json
 import os
 
 import numpy as np
@@ -250,6 +251,49 @@ def test_input_grads_over_two_devices_equal_one_executor():
     plain.init_params()
     with pytest.raises(AssertionError, match='inputs_need_grad'):
         plain.get_input_grads()
+
+
+def test_group2ctxs_places_layers_and_trains_as_one_context():
+    # MXNet's model parallelism: each ctx_group's layers (and their parameters) on its context,
+    # copies between; a fit over two devices, each with its groups, equals a plain one.
+    def net():
+        with mx.AttrScope(ctx_group='stage1'):
+            h = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=8,
+                                                        name='fc1'), act_type='relu',
+                                  name='relu1')
+        with mx.AttrScope(ctx_group='stage2'):
+            out = mx.sym.FullyConnected(h, num_hidden=3, name='fc2')
+            return mx.sym.SoftmaxOutput(out, name='softmax')
+    rs = np.random.RandomState(5)
+    x = rs.uniform(-1, 1, (24, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.float32) + (x[:, 1] > 0)
+    params = {}
+    for groups in (None, {'stage1': [mx.cpu(2), mx.cpu(4)], 'stage2': mx.cpu(3)},
+                   [{'stage1': mx.cpu(2), 'stage2': mx.cpu(3)},
+                    {'stage1': mx.cpu(4), 'stage2': mx.cpu(5)}]):
+        mx.random.seed(1)
+        mod = mx.mod.Module(net(), context=[mx.cpu(0), mx.cpu(1)], group2ctxs=groups)
+        it = mx.io.NDArrayIter(x, y, batch_size=6)
+        mod.fit(it, num_epoch=3, initializer=mx.init.Xavier(), optimizer='sgd',
+                optimizer_params={'learning_rate': 0.5})
+        if groups is not None:
+            execs = mod._exec_group.execs
+            assert execs[0].arg_dict['fc1_weight'].context == mx.cpu(2)
+            assert execs[1].arg_dict['fc1_weight'].context == mx.cpu(4)
+            assert execs[0].arg_dict['fc2_weight'].context == mx.cpu(3)
+            assert execs[0].outputs[0].context == mx.cpu(3)
+            nodes = json.loads(execs[0].get_optimized_symbol().tojson())['nodes']
+            assert [n['name'] for n in nodes if n['op'] == '_CrossDeviceCopy'] == \
+                ['relu1_0_copy']
+        params[str(groups)] = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    first = params.pop('None')
+    for placed in params.values():
+        for name, value in first.items():
+            np.testing.assert_array_equal(placed[name], value)
+    with pytest.raises(AssertionError, match='length of group2ctxs'):
+        mx.mod.Module(net(), context=[mx.cpu(0), mx.cpu(1)],
+                      group2ctxs=[{'stage1': mx.cpu(2)}]).bind([('data', (6, 4))],
+                                                               [('softmax_label', (6,))])
 
 
 def bucket_sym_gen(seq_len):

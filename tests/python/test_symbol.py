@@ -270,8 +270,13 @@ def test_mxnet_0_8_symbol_json_is_upgraded_as_mxnet_does(data_dir):
     mx.test_utils.check_consistency(
         [sym1, sym2], [{'ctx': mx.cpu(0), 'group2ctx': group2ctx, 'data': (1, 200)}] * 2,
         arg_params={'softmax_label': np.array([3.0])})
-    with pytest.raises(mx.MXNetError, match='not supported yet'):
-        sym1.simple_bind(mx.cpu(), group2ctx={'stage1': mx.gpu(0)}, data=(1, 200))
+    exe = sym1.simple_bind(mx.cpu(), group2ctx=group2ctx, data=(1, 200))
+    assert exe.arg_dict['fc1_weight'].context == mx.cpu(1)
+    assert exe.arg_dict['fc3_weight'].context == mx.cpu(2)
+    assert exe.aux_dict['batchnorm0_moving_mean'].context == mx.cpu(2)
+    assert exe.outputs[0].context == mx.cpu(2)
+    with pytest.raises(mx.MXNetError, match="ctx_group 'stage2', which group2ctx does not place"):
+        sym1.simple_bind(mx.cpu(), group2ctx={'stage1': mx.cpu(1)}, data=(1, 200))
 
 
 def test_infer_shape_partial_with_unknown_dims():

@@ -3,6 +3,7 @@
 C++ group (executor_manager/executor_group.h) as cohort.executor_manager binds it."""
 import logging
 
+from .. import context as ctx_mod
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..executor_manager import DataParallelExecutorManager
@@ -44,6 +45,34 @@ class _Quiet(object):
         pass
 
 
+def _prepare_group2ctxs(group2ctxs, ctx_len):
+    """Per device, a dict of ctx_group to Context (MXNet's): group2ctxs is a list of such dicts
+    (one per device), or one dict whose values are a Context or a list of one or ctx_len."""
+    if group2ctxs is None:
+        return [None] * ctx_len
+    if isinstance(group2ctxs, list):
+        if len(group2ctxs) != ctx_len:
+            raise AssertionError('length of group2ctxs should be %d' % ctx_len)
+        return group2ctxs
+    if isinstance(group2ctxs, dict):
+        ret = [{} for _ in range(ctx_len)]
+        for k, v in group2ctxs.items():
+            if isinstance(v, ctx_mod.Context):
+                ctxs = [v] * ctx_len
+            elif len(v) == 1:
+                ctxs = list(v) * ctx_len
+            else:
+                if len(v) != ctx_len:
+                    raise AssertionError('length of group2ctxs[%s] should be %d or 1'
+                                         % (k, ctx_len))
+                ctxs = v
+            for i in range(ctx_len):
+                ret[i][k] = ctxs[i]
+        return ret
+    raise AssertionError('group2ctxs should be list of dict of str to context, or dict of str '
+                         'to context or list of context')
+
+
 class DataParallelExecutorGroup(object):
     """The executors of `symbol` on `contexts` (workload: each one's share of a batch) for the
     given input shapes; the parameters of param_names less fixed_param_names get gradients."""
@@ -58,9 +87,7 @@ class DataParallelExecutorGroup(object):
             raise MXNetError("grad_req %r: Cohort's executor group takes 'write' or 'add' for "
                              "every parameter" % (grad_req,))
         self.grad_req = grad_req
-        if group2ctxs is not None:
-            raise MXNetError('group2ctxs places parts of one model on several devices, which '
-                             'Cohort binds only within one host context')
+        self.group2ctxs = _prepare_group2ctxs(group2ctxs, len(contexts))
         if state_names:
             raise MXNetError("state_names is not supported by Cohort's executor group yet")
         self.symbol = symbol
@@ -89,7 +116,7 @@ class DataParallelExecutorGroup(object):
             self.arg_names, self.param_names, self.aux_names, work_load_list=self.workload,
             logger=_Quiet(), sym_gen=sym_gen,
             _inputs_need_grad=self.for_training and self.inputs_need_grad,
-            _grad_req=self.grad_req)
+            _grad_req=self.grad_req, _group2ctxs=self.group2ctxs)
         self.slices = self._manager.slices
 
     def reshape(self, data_shapes, label_shapes):

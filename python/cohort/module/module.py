@@ -48,9 +48,7 @@ class Module(BaseModule):
         if len(work_load_list) != len(self._context):
             raise AssertionError('work_load_list: %d entries for %d contexts'
                                  % (len(work_load_list), len(self._context)))
-        if group2ctxs is not None:
-            raise MXNetError('Module: group2ctxs places parts of one model on several devices, '
-                             'which Cohort binds only within one host context')
+        self._group2ctxs = group2ctxs
         self._work_load_list = work_load_list
         self._symbol = symbol
         self._data_names = list(data_names or [])
@@ -235,7 +233,7 @@ class Module(BaseModule):
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
             logger=self.logger, fixed_param_names=self._fixed_param_names, grad_req=grad_req,
-            _buckets=self._buckets)
+            group2ctxs=self._group2ctxs, _buckets=self._buckets)
         self._trained_names = self._exec_group.param_names
         shapes = {d.name: tuple(d.shape) for d in self._data_shapes + self._label_shapes}
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)

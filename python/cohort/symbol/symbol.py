@@ -303,7 +303,7 @@ class Symbol:
         """An executor with every array allocated from the input shapes given as keywords."""
         from ..executor import Executor, _check_ctx
         ctx = _check_ctx(ctx)
-        _check_group2ctx(group2ctx, ctx)
+        groups = _group2ctx_text(group2ctx)
         if type_dict is not None and not isinstance(type_dict, dict):
             raise TypeError('type_dict must be a dict of name to dtype, got %r' % (type_dict,))
         types = {name: _dtype_name(dtype, "simple_bind: type_dict['%s']" % name)
@@ -326,7 +326,7 @@ class Symbol:
         shapes = self._known_shapes((), kwargs)
         handle = _cohort.ExecutorHandle.simple_bind(
             self._handle, ctx._text(), shapes, req, reqs,
-            shared_exec._handle if shared_exec is not None else None, types)
+            shared_exec._handle if shared_exec is not None else None, types, groups)
         return Executor(handle, self, ctx)
 
     def bind(self, ctx, args, args_grad=None, grad_req='write', aux_states=None, group2ctx=None,
@@ -334,7 +334,7 @@ class Symbol:
         """An executor on the caller's arrays (lists in list_arguments order, or dicts)."""
         from ..executor import Executor, _arrays_in_order, _check_ctx
         ctx = _check_ctx(ctx)
-        _check_group2ctx(group2ctx, ctx)
+        groups = _group2ctx_text(group2ctx)
         arg_names = self.list_arguments()
         aux_names = self.list_auxiliary_states()
         args = _arrays_in_order(args, arg_names, 'args')
@@ -354,7 +354,8 @@ class Symbol:
         handle = _cohort.ExecutorHandle.bind(
             self._handle, ctx._text(), [a._handle for a in args],
             [g._handle if g is not None else None for g in grads], reqs,
-            [a._handle for a in aux], shared_exec._handle if shared_exec is not None else None)
+            [a._handle for a in aux], shared_exec._handle if shared_exec is not None else None,
+            groups)
         return Executor(handle, self, ctx, args_grad=grads)
 
     def eval(self, ctx=None, **kwargs):
@@ -364,22 +365,17 @@ class Symbol:
         return exe.forward(is_train=False)
 
 
-def _check_group2ctx(group2ctx, ctx):
-    """group2ctx (MXNet's placement of ctx_group attributes) where every context is host memory:
-    the graph runs on `ctx` and computes what MXNet's placed graph computes. Device groups would
-    need copies between contexts, which Cohort's executor does not insert yet: refused, not
-    ignored."""
+def _group2ctx_text(group2ctx):
+    """group2ctx (MXNet's placement of AttrScope(ctx_group=...) nodes, with copies between
+    contexts) as the C++ executor takes it: group name to context text."""
     if group2ctx is None:
-        return
+        return {}
     if not isinstance(group2ctx, dict):
         raise TypeError('group2ctx must be a dict of group name to Context, got %r' % (group2ctx,))
-    host = ('cpu', 'cpu_pinned', 'cpu_shared')
     for group, c in group2ctx.items():
         if not isinstance(c, Context):
             raise TypeError("group2ctx['%s'] must be a Context, got %r" % (group, c))
-        if c.device_type not in host or ctx.device_type not in host:
-            raise MXNetError("group2ctx['%s'] = %s: placing groups on devices (copies between "
-                             "contexts) is not supported yet; bind on one context" % (group, c))
+    return {str(group): c._text() for group, c in group2ctx.items()}
 
 
 def _create(op, positional, keywords, name, attrs=None):
