@@ -162,13 +162,14 @@ const Preset& FindPreset(const std::string& name) {
   throw ConfigError("--preset '" + name + "': expected one of " + names, __FILE__, __LINE__);
 }
 
-int Run(const Options& o) {
-  plan::Topology topology;
-  plan::PlanOptions options;
+// The links, topology and bucketing: the preset's, then the options'.
+void NetworkOf(const Options& o, const Preset* preset, plan::Topology* topology_out,
+               plan::PlanOptions* options_out) {
+  plan::Topology& topology = *topology_out;
+  plan::PlanOptions& options = *options_out;
   options.bucket_bytes = static_cast<double>(Env().kvstore_bucket_mb) * (1 << 20);
   topology.intra = {.latency_s = 5e-6, .bytes_per_s = 10e9};
   topology.inter = {.latency_s = 50e-6, .bytes_per_s = 1.25e9};
-  const Preset* preset = o.preset.empty() ? nullptr : &FindPreset(o.preset);
   if (preset) {
     topology = preset->topology;
     options.overlap = preset->overlap;
@@ -196,6 +197,10 @@ int Run(const Options& o) {
   options.algorithm = o.algorithm == "ring"   ? plan::Algorithm::kRing
                       : o.algorithm == "tree" ? plan::Algorithm::kTree
                                               : plan::Algorithm::kAuto;
+}
+
+// The model's layers and gradients at its input shapes, its compute scaled to the device.
+plan::ModelCost ModelCostOf(const Options& o, const Preset* preset) {
   if (o.device_speed > 0 && o.device_tflops > 0) {
     throw ConfigError("--device-speed and --device-tflops exclude each other", __FILE__, __LINE__);
   }
@@ -217,22 +222,34 @@ int Run(const Options& o) {
     const int matched = plan::ApplyProfile(&model, o.profile);
     if (!o.json) std::printf("# profile: %d of %zu ops timed\n", matched, model.layers.size());
   }
+  return model;
+}
+
+void PrintHeader(const Options& o, const plan::ModelCost& model, const plan::Topology& topology,
+                 const plan::PlanOptions& options) {
   double param_bytes = 0;
   for (int64_t b : model.key_bytes) param_bytes += static_cast<double>(b);
-  if (!o.json) {
-    std::printf(
-        "# %s: %zu parameter arrays, %.1f MB of gradients; batch %lld per device; "
-        "%d devices per host\n",
-        o.model.c_str(), model.key_bytes.size(), param_bytes / 1e6,
-        static_cast<long long>(model.batch), topology.devices_per_host);
-    std::printf("# intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s\n",
-                topology.intra.latency_s * 1e6, topology.intra.bytes_per_s / 1e9,
-                topology.inter.latency_s * 1e6, topology.inter.bytes_per_s / 1e9,
-                topology.hierarchical ? "hierarchical" : "flat",
-                options.overlap ? "overlapped with backward" : "after backward");
-    std::printf("%8s %6s %10s %16s %11s %14s\n", "devices", "hosts", "step_ms", "exposed_comm_ms",
-                "efficiency", "samples_per_s");
-  }
+  std::printf(
+      "# %s: %zu parameter arrays, %.1f MB of gradients; batch %lld per device; "
+      "%d devices per host\n",
+      o.model.c_str(), model.key_bytes.size(), param_bytes / 1e6,
+      static_cast<long long>(model.batch), topology.devices_per_host);
+  std::printf("# intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s\n",
+              topology.intra.latency_s * 1e6, topology.intra.bytes_per_s / 1e9,
+              topology.inter.latency_s * 1e6, topology.inter.bytes_per_s / 1e9,
+              topology.hierarchical ? "hierarchical" : "flat",
+              options.overlap ? "overlapped with backward" : "after backward");
+  std::printf("%8s %6s %10s %16s %11s %14s\n", "devices", "hosts", "step_ms", "exposed_comm_ms",
+              "efficiency", "samples_per_s");
+}
+
+int Run(const Options& o) {
+  const Preset* preset = o.preset.empty() ? nullptr : &FindPreset(o.preset);
+  plan::Topology topology;
+  plan::PlanOptions options;
+  NetworkOf(o, preset, &topology, &options);
+  const plan::ModelCost model = ModelCostOf(o, preset);
+  if (!o.json) PrintHeader(o, model, topology, options);
   std::vector<plan::StepPrediction> rows;
   for (int n = 1; n <= o.devices; ++n) {
     if (o.devices > 16 && n != o.devices && (n & (n - 1)) != 0) continue;  // powers of 2 and N

@@ -246,30 +246,37 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
   return root;
 }
 
-RunConfig ParseRunConfig(const YAML::Node& root) {
-  RunConfig c;
-  c.root = root;
+namespace {
+
+// model: a symbol file, or a built-in network by name.
+Symbol ModelOf(const YAML::Node& root) {
+  Symbol symbol;
   const int64_t classes = InRange(root, "model.num_classes", 10, 1, kMaxClasses);
   const std::string symbol_path = Get<std::string>(root, "model.symbol", "");
   const std::string model_name = Get<std::string>(root, "model.name", "mlp");
   try {
     if (!symbol_path.empty()) {
-      c.symbol = Symbol::Load(symbol_path);
+      symbol = Symbol::Load(symbol_path);
     } else if (model_name == "gpt") {
-      c.symbol = models::Gpt(GptOptionsOf(root));
+      symbol = models::Gpt(GptOptionsOf(root));
     } else if (model_name == "mobilenet") {
-      c.symbol = models::MobileNet({.multiplier = Get<double>(root, "model.multiplier", 1.0),
-                                    .resolution =
-                                        InRange(root, "model.resolution", 224, 1, 1 << 16),
-                                    .num_classes = classes});
+      symbol = models::MobileNet({.multiplier = Get<double>(root, "model.multiplier", 1.0),
+                                  .resolution = InRange(root, "model.resolution", 224, 1, 1 << 16),
+                                  .num_classes = classes});
     } else {
-      c.symbol = models::ByName(model_name, classes);
+      symbol = models::ByName(model_name, classes);
     }
   } catch (const ConfigError&) {  // a model key out of range, already named
     throw;
   } catch (const Error& e) {
     Fail("model: " + e.message());
   }
+  return symbol;
+}
+
+// devices, work_load and the kvstore that sums over them.
+void ParseDevices(const YAML::Node& root, RunConfig* config) {
+  RunConfig& c = *config;
   try {
     c.devices = ParseContexts(ResolveLocalGpu(Get<std::string>(root, "devices", "cpu:0")));
   } catch (const Error& e) {
@@ -299,12 +306,11 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
            (device::BuiltWithCuda() ? "" : " (this build of Cohort has no CUDA)"));
     }
   }
-  c.batch_size = InRange(root, "batch_size", 128, 1, int64_t{1} << 31);
-  c.threads = static_cast<int>(InRange(root, "threads", 0, 0, kMaxThreads));
-  c.log_level = Get<std::string>(root, "log_level", Env().log_level);  // COHORT_LOG_LEVEL
-  SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
+}
 
-  FitConfig& f = c.fit;
+// The run's epochs, resume point, checkpoints, metrics and fine-tuning.
+void ParseTraining(const YAML::Node& root, FitConfig* fit) {
+  FitConfig& f = *fit;
   f.epochs = static_cast<int>(InRange(root, "epochs", 10, 1, kMaxEpochs));
   // resume_epoch: auto resumes from the latest complete checkpoint, mid-epoch ones included.
   f.resume_latest = Get<std::string>(root, "resume_epoch", "") == "auto";
@@ -331,6 +337,11 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   }
   f.reinit = Get<std::vector<std::string>>(root, "model.reinit", {});
   f.fixed_params = Get<std::vector<std::string>>(root, "model.fixed_params", {});
+}
+
+// optimizer and lr_schedule.
+void ParseOptimizer(const YAML::Node& root, FitConfig* fit) {
+  FitConfig& f = *fit;
   f.optimizer = Get<std::string>(root, "optimizer.name", "sgd");
   OptimizerOptions& o = f.optimizer_options;
   try {  // each optimizer's own settings default to MXNet 1.9.1's for it
@@ -360,7 +371,10 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   o.upper_bound = Get<double>(root, "optimizer.upper_bound", o.upper_bound);
   o.bias_correction = Get<bool>(root, "optimizer.bias_correction", o.bias_correction);
   f.lr_schedule = Get<std::string>(root, "lr_schedule.name", "constant");
-  InitializerOptions& i = f.initializer;
+}
+
+void ParseInitializer(const YAML::Node& root, InitializerOptions* init) {
+  InitializerOptions& i = *init;
   i.kind = Get<std::string>(root, "initializer.name", "xavier");
   i.magnitude = Get<double>(root, "initializer.magnitude", 3.0);
   i.rnd_type = Get<std::string>(root, "initializer.rnd_type", "uniform");
@@ -369,11 +383,14 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   i.sigma = Get<double>(root, "initializer.sigma", 0.01);
   i.slope = Get<double>(root, "initializer.slope", 0.25);
   i.value = Get<double>(root, "initializer.value", 0.0);
-  // Everything that can fail later fails now, naming its key.
+}
+
+// Everything that can fail later fails now, naming its key.
+void CheckTraining(const FitConfig& f) {
   try {
-    Optimizer::Create(f.optimizer, o);
+    Optimizer::Create(f.optimizer, f.optimizer_options);
     LRScheduler::Create(f.lr_schedule, {.step = 1, .steps = {1}, .max_update = 1});
-    Initializer check(i);
+    Initializer check(f.initializer);
     CreateMetric(f.metrics);
   } catch (const ConfigError&) {
     throw;
@@ -387,6 +404,24 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   if (f.checkpoint_every_steps > 0 && f.checkpoint_prefix.empty()) {
     Fail("key 'checkpoint.every_steps' needs 'checkpoint.prefix'");
   }
+}
+
+}  // namespace
+
+RunConfig ParseRunConfig(const YAML::Node& root) {
+  RunConfig c;
+  c.root = root;
+  c.symbol = ModelOf(root);
+  ParseDevices(root, &c);
+  c.batch_size = InRange(root, "batch_size", 128, 1, int64_t{1} << 31);
+  c.threads = static_cast<int>(InRange(root, "threads", 0, 0, kMaxThreads));
+  c.log_level = Get<std::string>(root, "log_level", Env().log_level);  // COHORT_LOG_LEVEL
+  SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
+
+  ParseTraining(root, &c.fit);
+  ParseOptimizer(root, &c.fit);
+  ParseInitializer(root, &c.fit.initializer);
+  CheckTraining(c.fit);
   CheckDataOptions(DataSection(root), {.seq_len = Get<int64_t>(root, "model.seq_len", 128)});
   return c;
 }

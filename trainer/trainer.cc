@@ -19,6 +19,7 @@
 #include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
+#include "trainer/resume.h"
 
 namespace cohort {
 namespace {
@@ -31,68 +32,6 @@ std::string Format(const std::vector<EvalMetric::NameValue>& values) {
     out += (out.empty() ? "" : "\t") + name + "=" + std::to_string(value);
   }
   return out;
-}
-
-// Sums a metric's state over the workers, so that Get() covers all of them.
-void ReduceMetric(EvalMetric& metric, KVStore& kv) {
-  if (kv.num_workers() == 1) return;
-  std::vector<double> state = metric.State();
-  kv.SumAcrossWorkers(state);
-  metric.SetState(state);
-}
-
-// What a refused mid-epoch resume may do instead: resume from the latest epoch checkpoint at
-// or before `epoch` that exists (checkpoint.period may have skipped some), or start afresh.
-std::string EarlierEpochCheckpoint(const std::string& prefix, int epoch) {
-  for (int e = epoch; e > 0; --e) {
-    if (std::filesystem::exists(CheckpointParamsPath(prefix, e))) {
-      return "resume from '" + CheckpointParamsPath(prefix, e) + "' (resume_epoch: " +
-             std::to_string(e) + ")";
-    }
-  }
-  return "start afresh (no epoch checkpoint precedes it)";
-}
-
-// Runs `copy`, which copies parameters into executors; a shape that differs from the network's
-// (parameters of another network) is said naming `source`, the file they came from.
-void NamingSource(const std::string& source, const std::function<void()>& copy) {
-  try {
-    copy();
-  } catch (const ConfigError& e) {
-    if (source.empty()) throw;
-    throw ConfigError("'" + source + "': " + e.message(), e.file(), e.line());
-  }
-}
-
-std::vector<std::string> InputNames(const DataIter& data) {
-  std::vector<std::string> names;
-  for (const auto* descs : {&data.provide_data(), &data.provide_label()}) {
-    for (const DataDesc& d : *descs) names.push_back(d.name);
-  }
-  return names;
-}
-
-// Note [Naming a bad label]
-// SoftmaxOutput and the metrics refuse a label that is not one of the classes, but they see a
-// device's slice of the batch, not where its samples came from. The trainer does: it finds the
-// first sample of the batch whose label holds the refused value and adds what its iterator
-// calls it ("record 17 of 'train.rec'"), so that a .lst numbered from 1 is found at once.
-[[noreturn]] void RethrowNamingTheSample(const LabelError& e, const std::vector<NDArray>& labels,
-                                         const std::vector<int64_t>& index, const DataIter& data) {
-  const float refused = e.label();
-  for (const NDArray& l : labels) {
-    if (l.dtype() != DType::kFloat32 || !l.ctx().is_host() || index.empty()) continue;
-    const int64_t rows = static_cast<int64_t>(index.size());
-    const int64_t per_row = l.size() / rows;
-    const float* v = l.data<float>();
-    for (int64_t i = 0; i < rows * per_row; ++i) {
-      if (v[i] == refused || (std::isnan(v[i]) && std::isnan(refused))) {
-        throw LabelError(e.message() + ": " + data.DescribeLabelOf(index[i / per_row]),
-                         refused, __FILE__, __LINE__);
-      }
-    }
-  }
-  throw e;
 }
 
 // Variable `name`'s attribute `key` (from Symbol::VariableAttrs), or null when it has none.
@@ -124,14 +63,6 @@ std::optional<double> Multiplier(const std::map<std::string, op::Attrs>& attrs,
   return value;
 }
 
-bool SameShapes(const std::vector<DataDesc>& a, const std::vector<DataDesc>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || !(a[i].shape == b[i].shape)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<double> work_load,
@@ -139,7 +70,8 @@ Trainer::Trainer(Symbol symbol, std::vector<Context> contexts, std::vector<doubl
     : symbol_(std::move(symbol)),
       contexts_(std::move(contexts)),
       work_load_(std::move(work_load)),
-      kvstore_(kvstore ? std::move(kvstore) : std::shared_ptr<KVStore>(KVStore::Create("local"))) {}
+      kvstore_(kvstore ? std::move(kvstore) : std::shared_ptr<KVStore>(KVStore::Create("local"))),
+      inference_(symbol_, contexts_, work_load_, *kvstore_) {}
 
 void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_params) {
   if (manager_) return;
@@ -172,7 +104,7 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
   manager_ = std::make_unique<DataParallelExecutorManager>(
       symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
-  bound_data_ = data.provide_data();
+  inference_.UseTraining(manager_.get(), data.provide_data(), param_names_);
   for (int i = 0; i < static_cast<int>(param_names_.size()); ++i) {
     if (frozen_[i]) continue;
     keys_.push_back(i);
@@ -446,20 +378,6 @@ OnNonFinite ParseOnNonFinite(const std::string& text) {
   throw ConfigError("on_nonfinite: '" + text + "' is not stop or skip_step", __FILE__, __LINE__);
 }
 
-// resume_latest: the latest complete checkpoint beside the prefix, or a fresh start.
-void Trainer::ResolveResume(FitConfig* config) const {
-  if (!config->resume_latest) return;
-  COHORT_CHECK(!config->checkpoint_prefix.empty()) << "resuming the latest checkpoint needs a prefix";
-  const std::optional<CheckpointPosition> latest = LatestCheckpoint(config->checkpoint_prefix);
-  if (!latest) {
-    Log().info("No checkpoint beside \"{}\": starting fresh", config->checkpoint_prefix);
-    return;
-  }
-  config->begin_epoch = latest->epoch;
-  config->begin_batch = latest->batch;
-  Log().info("Resuming from \"{}\"", CheckpointParamsPath(config->checkpoint_prefix, *latest));
-}
-
 // Workers may get a signal steps apart, or alone: they stop at the first step after which any
 // of them has one, exiting with SIGINT's code if any got SIGINT. One allreduce of two doubles
 // per step (a few microseconds over shared memory).
@@ -484,24 +402,6 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at, int64_t glo
   const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
   SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer, global_batch);
   Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
-}
-
-void Trainer::CheckResumedBatching(const FitConfig& config, int64_t global_batch) const {
-  const CheckpointPosition at{config.begin_epoch, config.begin_batch};
-  if (at == CheckpointPosition{}) return;  // a fresh start
-  const std::optional<int64_t> saved = CheckpointGlobalBatch(config.checkpoint_prefix, at);
-  if (config.begin_batch == 0) return;  // an epoch checkpoint: any batch size goes on from it
-  if (!saved || *saved == global_batch) return;
-  throw ConfigError("'" + CheckpointStatesPath(config.checkpoint_prefix, at) +
-                        "' is a mid-epoch checkpoint after " + std::to_string(config.begin_batch) +
-                        " batches of " + std::to_string(*saved) +
-                        " samples (over every worker); this run's batches hold " +
-                        std::to_string(global_batch) + " (batch_size " +
-                        std::to_string(global_batch / kvstore_->num_workers()) + " x " +
-                        std::to_string(kvstore_->num_workers()) +
-                        " worker(s)): set them back, or " +
-                        EarlierEpochCheckpoint(config.checkpoint_prefix, config.begin_epoch),
-                    __FILE__, __LINE__);
 }
 
 // What every worker of a job must hold alike (Note [Agreement]).
@@ -545,6 +445,26 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   return items;
 }
 
+// One Fit's state, from its setup to its last epoch.
+struct Trainer::Run {
+  Run(const FitConfig& c, bool leads)
+      : config(c), lead(leads), progress(stderr, leads && c.progress) {}
+  FitConfig config;
+  bool lead;
+  ProgressLine progress;
+  int64_t global_batch = 0;
+  std::unique_ptr<EvalMetric> metric, val_metric;
+  int epoch = 0;
+  int64_t batches = 0;              // of this epoch, done
+  int64_t first_batch = 0;          // this epoch's first trained (after a mid-epoch resume)
+  int64_t batches_per_epoch = 0;    // known after the first epoch
+  Clock::time_point start, window;  // of the epoch, of the speedometer's window
+  bool have_batch = false;          // the iterator holds the next step's batch
+  // This step's labels and samples' positions (the iterator moves on before its metric).
+  std::vector<NDArray> step_labels;
+  std::vector<int64_t> step_index;
+};
+
 std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& given,
                                       const std::function<void(const EpochResult&)>& on_epoch) {
   FitConfig config = given;
@@ -557,260 +477,244 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
                config.checkpoint_prefix, config.begin_epoch, config.epochs);
     return {};
   }
-  if (config.begin_epoch >= config.epochs) {
-    throw ConfigError("resume_epoch: training would begin at epoch " +
-                          std::to_string(config.begin_epoch) + " of " +
-                          std::to_string(config.epochs) + ": nothing to train (raise 'epochs')",
-                      __FILE__, __LINE__);
-  }
-  stopped_by_signal_ = 0;
-  skipped_steps_ = 0;
-  Bind(train, config.fixed_params);
-  CheckWorkersAgree(*kvstore_, AgreementItems(train, config));  // Note [Agreement]
-  InitParams(config);
-  const int64_t global_batch = train.batch_size() * kvstore_->num_workers();
-  CheckResumedBatching(config, global_batch);
-  InitOptimizer(config, global_batch);
-  CheckMetricsAndLabels(train, val, config);
-  const bool lead = kvstore_->rank() == 0;
-  // Each epoch reshuffles, and may roll samples over into the next: replay the epochs before a
-  // resumed one so that the data order matches an uninterrupted run.
-  for (int e = 0; e < config.begin_epoch; ++e) train.SkipEpoch();
-  std::unique_ptr<EvalMetric> metric = CreateMetric(config.metrics, config.ignore_label);
-  std::unique_ptr<EvalMetric> val_metric = CreateMetric(config.metrics, config.ignore_label);
-  std::vector<EpochResult> results;
-  // This step's labels and samples' positions (the iterator moves on before its metric).
-  std::vector<NDArray> step_labels;
-  std::vector<int64_t> step_index;
+  CheckEpochsLeft(config);
+  Run run(config, kvstore_->rank() == 0);
+  Prepare(train, val, run);
   // However Fit ends (a stop, an error), no batch stays staged for a later Fit or Predict.
   struct DiscardStaged {
     DataParallelExecutorManager& manager;
     ~DiscardStaged() { manager.DiscardStagedBatches(); }
   } discard_staged{*manager_};
-  profile_ = StepProfile();
-  manager_->default_group().executor(0).ClearProfile();
-  manager_->default_group().executor(0).SetProfiling(config.profile);
-  ProgressLine progress(stderr, lead && config.progress);
-  if (lead && !config.checkpoint_prefix.empty()) {
-    if (const int n = RemoveStaleCheckpointTemporaries(config.checkpoint_prefix); n > 0) {
-      Log().info("Removed {} temporary file(s) a killed run left beside {}", n,
-                 config.checkpoint_prefix);
-    }
-  }
-  int64_t batches_per_epoch = 0;  // known after the first epoch
+  std::vector<EpochResult> results;
   training_started_ = true;
-  for (int epoch = config.begin_epoch; epoch < config.epochs; ++epoch) {
-    metric->Reset();
-    int64_t batches = 0;
-    // A mid-epoch resume skips the batches done (Note [Checkpoint positions]); the epoch's
-    // training metric covers the batches after them.
-    if (epoch == config.begin_epoch) {
-      while (batches < config.begin_batch && train.Next()) ++batches;
-      if (batches < config.begin_batch) {
-        throw ConfigError(
-            "'" + CheckpointParamsPath(config.checkpoint_prefix, {epoch, config.begin_batch}) +
-                "' is a checkpoint after " + std::to_string(config.begin_batch) +
-                " batches of epoch " + std::to_string(epoch) + ", which now has only " +
-                std::to_string(batches) + ": the data or its batching changed since; " +
-                EarlierEpochCheckpoint(config.checkpoint_prefix, epoch),
-            __FILE__, __LINE__);
-      }
-    }
-    const int64_t first_batch = batches;
-    const auto start = Clock::now();
-    auto window = start;
-    timeline::LabelThread("main");
-    // Note [Input staging]: the next batch is fetched and staged once backward is enqueued, as
-    // MXNet's fit loop prepares it: on GPUs the host's copy overlaps backward, before the
-    // update's non-finite check waits for the gradients (and with overlap on CPU devices, the
-    // buckets still being reduced). So the step keeps its own copy of the labels, which the
-    // iterator may reuse.
-    bool have_batch = false;
-    {
-      timeline::Span span("data");
-      have_batch = train.Next();
-      if (have_batch) manager_->StageDataBatch(train.Value());
-    }
-    while (have_batch) {
-      timeline::Span step_span("step");
-      const auto t0 = Clock::now();
-      {
-        timeline::Span span("load");
-        manager_->LoadDataBatch(train.Value());
-      }
-      const DataBatch& batch = train.Value();
-      // Note [Random streams]: keyed by the step and the global batch position alone.
-      manager_->SetRandomSeed(MixSeed(MixSeed(config.seed, epoch), batches),
-                              kvstore_->rank() * train.batch_size());
-      const auto t1 = Clock::now();
-      {
-        timeline::Span span("forward");
-        manager_->Forward(true);
-      }
-      const auto t2 = Clock::now();
-      {
-        timeline::Span span("backward");
-        try {
-          Backward();
-        } catch (const LabelError& e) {  // Note [Naming a bad label]
-          RethrowNamingTheSample(e, batch.label, batch.index, train);
-        }
-      }
-      const auto t3 = Clock::now();
-      const int64_t pad = batch.pad;
-      {
-        timeline::Span span("data");
-        CopyArraysInto(batch.label, &step_labels);
-        step_index.assign(batch.index.begin(), batch.index.end());
-        have_batch = train.Next();
-        if (have_batch) manager_->StageDataBatch(train.Value());
-      }
-      const auto t4 = Clock::now();
-      {
-        timeline::Span span("update");
-        Update({epoch, batches});
-      }
-      const auto t5 = Clock::now();
-      {
-        timeline::Span span("metric");
-        try {
-          manager_->UpdateMetric(*metric, step_labels, pad);
-        } catch (const LabelError& e) {
-          RethrowNamingTheSample(e, step_labels, step_index, train);
-        }
-      }
-      const auto t6 = Clock::now();
-      for (auto [phase, begin, end] : {std::tuple{&profile_.data, t0, t1},
-                                       {&profile_.forward, t1, t2},
-                                       {&profile_.backward, t2, t3},
-                                       {&profile_.data, t3, t4},
-                                       {&profile_.update, t4, t5},
-                                       {&profile_.metric, t5, t6}}) {
-        *phase += std::chrono::duration<double>(end - begin).count();
-      }
-      ++profile_.steps;
-      ++batches;
-      if (config.stop_on_signal) {
-        if (const int signo = AgreeOnStop(); signo != 0) {  // Note [Stop on a signal]
-          progress.Clear();
-          if (lead) Log().warn("Stopping on signal {} after epoch {}, batch {}", signo, epoch, batches);
-          SaveAt(config, {epoch, batches}, global_batch);
-          stopped_by_signal_ = signo;
-          break;
-        }
-      }
-      if (config.checkpoint_every_steps > 0 && batches % config.checkpoint_every_steps == 0) {
-        SaveAt(config, {epoch, batches}, global_batch);
-      }
-      if (progress.Due()) {
-        const double seconds = std::chrono::duration<double>(t6 - start).count();
-        progress.Update(epoch, batches, batches_per_epoch,
-                        (batches - first_batch) * global_batch / seconds,
-                        metric->Get());
-      }
-      if (lead && config.log_every > 0 && batches % config.log_every == 0) {
-        const auto now = Clock::now();
-        const double seconds = std::chrono::duration<double>(now - window).count();
-        progress.Clear();
-        Log().info("Epoch[{}] Batch [{}]\tSpeed: {:.2f} samples/sec\t{}", epoch, batches,
-                   config.log_every * global_batch / seconds, Format(metric->Get()));
-        window = now;
-      }
-    }
-    progress.Clear();
-    manager_->DiscardStagedBatches();  // a stop leaves the next batch staged
+  for (run.epoch = config.begin_epoch; run.epoch < config.epochs; ++run.epoch) {
+    TrainEpoch(train, run);
     if (stopped_by_signal_ != 0) break;  // no epoch end: the checkpoint is mid-epoch
-    if (batches == 0) {  // every worker alike: the parts have the same number of batches
-      throw ConfigError("epoch " + std::to_string(epoch) + ": the training data gave no batch of " +
-                            std::to_string(train.batch_size()) +
-                            " (fewer samples than one batch, and the last_batch_handle drops "
-                            "them?): nothing would train",
-                        __FILE__, __LINE__);
-    }
-    batches_per_epoch = batches;
-    EpochResult r;
-    r.epoch = epoch;
-    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    r.samples_per_sec = static_cast<double>((batches - first_batch) * global_batch) / r.seconds;
-    ReduceMetric(*metric, *kvstore_);
-    // A run resumed at an epoch's last batch trains none of it: no figure rather than NaN.
-    if (batches > first_batch) r.train = metric->Get();
-    manager_->default_group().executor(0).SetProfiling(false);  // validation may run on the training group
-    // A signal during validation stops it (the epoch's training is complete); one that came
-    // after the epoch's last step stops the run before another epoch begins.
     int stop = 0;
-    if (val) r.val = Evaluate(*val, *val_metric, config.stop_on_signal, &stop);
-    if (config.stop_on_signal && stop == 0) stop = AgreeOnStop();
-    manager_->default_group().executor(0).SetProfiling(config.profile);
-    if (lead) {
-      for (const auto& [name, value] : r.train)
-        Log().info("Epoch[{}] Train-{}={:.6f}", epoch, name, value);
-      Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec)", epoch, r.seconds,
-                 r.samples_per_sec);
-      for (const auto& [name, value] : r.val)
-        Log().info("Epoch[{}] Validation-{}={:.6f}", epoch, name, value);
-    }
-    // Every period's epoch, and the last: a run whose period does not divide its epochs keeps
-    // its result (and `resume_epoch: auto` finds the run complete).
-    if ((epoch + 1) % config.checkpoint_period == 0 || epoch + 1 == config.epochs || stop != 0) {
-      SaveAt(config, {epoch + 1, 0}, global_batch);
-    }
+    const EpochResult r = EndEpoch(val, run, &stop);
     if (on_epoch) on_epoch(r);
     results.push_back(r);
     if (stop != 0) {
-      if (lead) Log().warn("Stopping on signal {} after epoch {}", stop, epoch);
+      if (run.lead) Log().warn("Stopping on signal {} after epoch {}", stop, run.epoch);
       stopped_by_signal_ = stop;
       break;
     }
     train.Reset();
   }
-  manager_->default_group().executor(0).SetProfiling(false);
-  if (config.profile) profile_.ops = manager_->default_group().executor(0).Profile();
+  Executor& profiled = manager_->default_group().executor(0);
+  profiled.SetProfiling(false);
+  if (config.profile) profile_.ops = profiled.Profile();
   return results;
 }
 
-DataParallelExecutorGroup& Trainer::InferenceGroup(const DataIter& data) {
-  if (manager_ && SameShapes(bound_data_, data.provide_data())) return manager_->default_group();
-  if (!inference_group_ || inference_group_->batch_size() != data.batch_size()) {
-    if (param_names_.empty()) {
-      const std::vector<std::string> inputs = InputNames(data);
-      for (const std::string& a : symbol_.ListArguments()) {
-        if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) param_names_.push_back(a);
-      }
-    }
-    inference_buckets_.clear();  // they share the group replaced here
-    inference_group_ = std::make_unique<DataParallelExecutorGroup>(
-        symbol_, contexts_, work_load_, data.provide_data(), data.provide_label(), param_names_,
-        false, false, manager_ ? &manager_->default_group() : nullptr);
-    if (!manager_) {
-      NamingSource(given_source_, [&] {
-        inference_group_->SetParams(given_args_, given_aux_, /*allow_extra=*/true);
-      });
+// Binding, agreement, parameters, optimizer and the checks that can fail before any step.
+void Trainer::Prepare(DataIter& train, DataIter* val, Run& run) {
+  const FitConfig& config = run.config;
+  stopped_by_signal_ = 0;
+  skipped_steps_ = 0;
+  Bind(train, config.fixed_params);
+  CheckWorkersAgree(*kvstore_, AgreementItems(train, config));  // Note [Agreement]
+  InitParams(config);
+  run.global_batch = train.batch_size() * kvstore_->num_workers();
+  CheckResumedBatching(config, run.global_batch, kvstore_->num_workers());
+  InitOptimizer(config, run.global_batch);
+  CheckMetricsAndLabels(train, val, config);
+  // Each epoch reshuffles, and may roll samples over into the next: replay the epochs before a
+  // resumed one so that the data order matches an uninterrupted run.
+  for (int e = 0; e < config.begin_epoch; ++e) train.SkipEpoch();
+  run.metric = CreateMetric(config.metrics, config.ignore_label);
+  run.val_metric = CreateMetric(config.metrics, config.ignore_label);
+  profile_ = StepProfile();
+  manager_->default_group().executor(0).ClearProfile();
+  manager_->default_group().executor(0).SetProfiling(config.profile);
+  if (run.lead && !config.checkpoint_prefix.empty()) {
+    if (const int n = RemoveStaleCheckpointTemporaries(config.checkpoint_prefix); n > 0) {
+      Log().info("Removed {} temporary file(s) a killed run left beside {}", n,
+                 config.checkpoint_prefix);
     }
   }
-  return *inference_group_;
+}
+
+// The epoch's steps, until the data ends or the workers agree on a signal.
+void Trainer::TrainEpoch(DataIter& train, Run& run) {
+  run.metric->Reset();
+  // A mid-epoch resume skips the batches done (Note [Checkpoint positions]); the epoch's
+  // training metric covers the batches after them.
+  run.batches = run.first_batch = SkipDoneBatches(train, run.config, run.epoch);
+  run.start = run.window = Clock::now();
+  timeline::LabelThread("main");
+  {
+    timeline::Span span("data");
+    run.have_batch = train.Next();
+    if (run.have_batch) manager_->StageDataBatch(train.Value());
+  }
+  while (run.have_batch) {
+    const StepTimes times = Step(train, run);
+    for (auto [sum, t] : {std::pair{&profile_.data, times.data},
+                          {&profile_.forward, times.forward},
+                          {&profile_.backward, times.backward},
+                          {&profile_.update, times.update},
+                          {&profile_.metric, times.metric}}) {
+      *sum += t;
+    }
+    ++profile_.steps;
+    ++run.batches;
+    if (AfterStep(run)) break;
+  }
+  run.progress.Clear();
+  manager_->DiscardStagedBatches();                   // a stop leaves the next batch staged
+  if (stopped_by_signal_ == 0 && run.batches == 0) {  // every worker alike
+    throw ConfigError("epoch " + std::to_string(run.epoch) +
+                          ": the training data gave no batch of " +
+                          std::to_string(train.batch_size()) +
+                          " (fewer samples than one batch, and the last_batch_handle drops "
+                          "them?): nothing would train",
+                      __FILE__, __LINE__);
+  }
+  run.batches_per_epoch = run.batches;
+}
+
+// Note [Input staging]: the next batch is fetched and staged once backward is enqueued, as
+// MXNet's fit loop prepares it: on GPUs the host's copy overlaps backward, before the update's
+// non-finite check waits for the gradients (and with overlap on CPU devices, the buckets still
+// being reduced). So the step keeps its own copy of the labels, which the iterator may reuse.
+StepTimes Trainer::Step(DataIter& train, Run& run) {
+  timeline::Span step_span("step");
+  const auto t0 = Clock::now();
+  {
+    timeline::Span span("load");
+    manager_->LoadDataBatch(train.Value());
+  }
+  const DataBatch& batch = train.Value();
+  // Note [Random streams]: keyed by the step and the global batch position alone.
+  manager_->SetRandomSeed(MixSeed(MixSeed(run.config.seed, run.epoch), run.batches),
+                          kvstore_->rank() * train.batch_size());
+  const auto t1 = Clock::now();
+  {
+    timeline::Span span("forward");
+    manager_->Forward(true);
+  }
+  const auto t2 = Clock::now();
+  {
+    timeline::Span span("backward");
+    try {
+      Backward();
+    } catch (const LabelError& e) {  // Note [Naming a bad label]
+      RethrowNamingTheSample(e, batch.label, batch.index, train);
+    }
+  }
+  const auto t3 = Clock::now();
+  const int64_t pad = batch.pad;
+  {
+    timeline::Span span("data");
+    CopyArraysInto(batch.label, &run.step_labels);
+    run.step_index.assign(batch.index.begin(), batch.index.end());
+    run.have_batch = train.Next();
+    if (run.have_batch) manager_->StageDataBatch(train.Value());
+  }
+  const auto t4 = Clock::now();
+  {
+    timeline::Span span("update");
+    Update({run.epoch, run.batches});
+  }
+  const auto t5 = Clock::now();
+  {
+    timeline::Span span("metric");
+    try {
+      manager_->UpdateMetric(*run.metric, run.step_labels, pad);
+    } catch (const LabelError& e) {
+      RethrowNamingTheSample(e, run.step_labels, run.step_index, train);
+    }
+  }
+  const auto t6 = Clock::now();
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  return {.data = seconds(t0, t1) + seconds(t3, t4),
+          .forward = seconds(t1, t2),
+          .backward = seconds(t2, t3),
+          .update = seconds(t4, t5),
+          .metric = seconds(t5, t6)};
+}
+
+// After a step: a stop on a signal (returns true), checkpoints, the progress line and the log.
+bool Trainer::AfterStep(Run& run) {
+  const FitConfig& config = run.config;
+  const CheckpointPosition at{run.epoch, run.batches};
+  if (config.stop_on_signal) {
+    if (const int signo = AgreeOnStop(); signo != 0) {  // Note [Stop on a signal]
+      run.progress.Clear();
+      if (run.lead) {
+        Log().warn("Stopping on signal {} after epoch {}, batch {}", signo, run.epoch, run.batches);
+      }
+      SaveAt(config, at, run.global_batch);
+      stopped_by_signal_ = signo;
+      return true;
+    }
+  }
+  if (config.checkpoint_every_steps > 0 && run.batches % config.checkpoint_every_steps == 0) {
+    SaveAt(config, at, run.global_batch);
+  }
+  if (run.progress.Due()) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
+    run.progress.Update(run.epoch, run.batches, run.batches_per_epoch,
+                        (run.batches - run.first_batch) * run.global_batch / seconds,
+                        run.metric->Get());
+  }
+  if (run.lead && config.log_every > 0 && run.batches % config.log_every == 0) {
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - run.window).count();
+    run.progress.Clear();
+    Log().info("Epoch[{}] Batch [{}]\tSpeed: {:.2f} samples/sec\t{}", run.epoch, run.batches,
+               config.log_every * run.global_batch / seconds, Format(run.metric->Get()));
+    run.window = now;
+  }
+  return false;
+}
+
+// The epoch's result: training metric over the workers, validation, the log and the epoch's
+// checkpoint. *stop: the signal the workers agreed on during or after validation, or 0.
+EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
+  const FitConfig& config = run.config;
+  EpochResult r;
+  r.epoch = run.epoch;
+  r.seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
+  r.samples_per_sec =
+      static_cast<double>((run.batches - run.first_batch) * run.global_batch) / r.seconds;
+  ReduceMetric(*run.metric, *kvstore_);
+  // A run resumed at an epoch's last batch trains none of it: no figure rather than NaN.
+  if (run.batches > run.first_batch) r.train = run.metric->Get();
+  Executor& profiled = manager_->default_group().executor(0);
+  profiled.SetProfiling(false);  // validation may run on the training group
+  // A signal during validation stops it (the epoch's training is complete); one that came
+  // after the epoch's last step stops the run before another epoch begins.
+  *stop = 0;
+  if (val) {
+    std::function<bool()> stopped;
+    if (config.stop_on_signal) stopped = [&] { return (*stop = AgreeOnStop()) != 0; };
+    r.val = inference_.Score(*val, *run.val_metric, stopped);
+  }
+  if (config.stop_on_signal && *stop == 0) *stop = AgreeOnStop();
+  profiled.SetProfiling(config.profile);
+  if (run.lead) {
+    for (const auto& [name, value] : r.train)
+      Log().info("Epoch[{}] Train-{}={:.6f}", run.epoch, name, value);
+    Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec)", run.epoch, r.seconds,
+               r.samples_per_sec);
+    for (const auto& [name, value] : r.val)
+      Log().info("Epoch[{}] Validation-{}={:.6f}", run.epoch, name, value);
+  }
+  // Every period's epoch, and the last: a run whose period does not divide its epochs keeps
+  // its result (and `resume_epoch: auto` finds the run complete).
+  if ((run.epoch + 1) % config.checkpoint_period == 0 || run.epoch + 1 == config.epochs ||
+      *stop != 0) {
+    SaveAt(config, {run.epoch + 1, 0}, run.global_batch);
+  }
+  return r;
 }
 
 std::vector<EvalMetric::NameValue> Trainer::Score(DataIter& data, EvalMetric& metric) {
-  return Evaluate(data, metric, /*stop_on_signal=*/false, nullptr);
-}
-
-std::vector<EvalMetric::NameValue> Trainer::Evaluate(DataIter& data, EvalMetric& metric,
-                                                     bool stop_on_signal, int* stop) {
-  DataParallelExecutorGroup& group = InferenceGroup(data);
-  data.Reset();
-  metric.Reset();
-  while (data.Next()) {
-    if (stop_on_signal && (*stop = AgreeOnStop()) != 0) return {};  // every worker alike
-    const DataBatch& batch = data.Value();
-    try {
-      InferBatch(group, batch).UpdateMetric(metric, batch.label, batch.pad);
-    } catch (const LabelError& e) {  // Note [Naming a bad label]
-      RethrowNamingTheSample(e, batch.label, batch.index, data);
-    }
-  }
-  ReduceMetric(metric, *kvstore_);
-  return metric.Get();
+  return inference_.Score(data, metric);
 }
 
 // Note [Labels checked up front]
@@ -877,67 +781,11 @@ void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitCon
   }
 }
 
-DataParallelExecutorGroup& Trainer::InferBatch(DataParallelExecutorGroup& group,
-                                                const DataBatch& batch) {
-  const bool own_shapes = batch.bucket_key && !batch.provide_data.empty() &&
-                          !group.BoundFor(batch.provide_data);
-  if (own_shapes && manager_) {  // the manager binds its buckets and shares their parameters
-    manager_->LoadDataBatch(batch);
-    manager_->Forward(false);
-    return manager_->current();
-  }
-  DataParallelExecutorGroup* run = &group;
-  if (own_shapes) {
-    std::unique_ptr<DataParallelExecutorGroup>& bucket = inference_buckets_[*batch.bucket_key];
-    if (!bucket) {
-      bucket = std::make_unique<DataParallelExecutorGroup>(
-          sym_gen_ ? sym_gen_(*batch.bucket_key) : symbol_, contexts_, work_load_,
-          batch.provide_data, batch.provide_label, param_names_, false, false, &group);
-    }
-    run = bucket.get();
-  }
-  run->LoadDataBatch(batch);
-  run->Forward(false);
-  return *run;
-}
-
 void Trainer::Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows) {
-  DataParallelExecutorGroup& group = InferenceGroup(data);
-  data.Reset();
-  bool any = false;
-  std::map<const DataParallelExecutorGroup*, NDArray> outputs;  // one per group (bucket), reused
-  while (data.Next()) {
-    const DataBatch& batch = data.Value();
-    DataParallelExecutorGroup& ran = InferBatch(group, batch);
-    NDArray& out = outputs[&ran];
-    if (out.is_none()) {
-      out = NDArray::Empty(ran.executor(0).outputs()[0].shape().WithDim0(ran.batch_size()));
-    }
-    ran.CopyOutput(0, out);
-    on_rows(out.Slice(0, ran.batch_size() - batch.pad));
-    any = true;
-  }
-  COHORT_CHECK(any) << "Predict: the data iterator yielded no batch";
+  inference_.Predict(data, on_rows);
 }
 
-NDArray Trainer::Predict(DataIter& data) {
-  std::vector<float> rows;
-  Shape row_shape;
-  bool first = true;
-  Predict(data, [&](const NDArray& batch_rows) {
-    const Shape shape = batch_rows.shape().WithDim0(1);
-    COHORT_CHECK(first || shape == row_shape)
-        << "Predict: batches give rows of shapes " << row_shape << " and " << shape
-        << " (buckets): take them a batch at a time";
-    first = false;
-    row_shape = shape;
-    const float* p = batch_rows.data<float>();
-    rows.insert(rows.end(), p, p + batch_rows.size());
-  });
-  const int64_t per_row = row_shape.Size();
-  return NDArray::FromVector<float>(row_shape.WithDim0(static_cast<int64_t>(rows.size()) / per_row),
-                                    rows);
-}
+NDArray Trainer::Predict(DataIter& data) { return inference_.Predict(data); }
 
 void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
                         std::map<std::string, NDArray>* aux_params) const {
@@ -964,15 +812,11 @@ void Trainer::GetParams(std::map<std::string, NDArray>* arg_params,
 void Trainer::SetParams(const std::map<std::string, NDArray>& arg_params,
                         const std::map<std::string, NDArray>& aux_params,
                         const std::string& source) {
-  NamingSource(source, [&] {
-    if (manager_) manager_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
-    if (inference_group_) inference_group_->SetParams(arg_params, aux_params, /*allow_extra=*/true);
-  });
-  if (!manager_) {
-    given_args_ = arg_params;
-    given_aux_ = aux_params;
-    given_source_ = source;
+  if (manager_) {
+    NamingSource(source,
+                 [&] { manager_->SetParams(arg_params, aux_params, /*allow_extra=*/true); });
   }
+  inference_.SetParams(arg_params, aux_params, source);
 }
 
 }  // namespace cohort

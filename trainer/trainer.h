@@ -1,6 +1,6 @@
 // Trainer: the fit loop (MXNet's Module.fit) over a DataParallelExecutorManager and a KVStore:
-// parameter initialisation, optimizer, epochs, validation, speedometer, checkpoints and resume;
-// Score and Predict.
+// parameter initialisation, optimizer, epochs, validation, speedometer, checkpoints; Score and
+// Predict go to Inference (trainer/inference.h), resume planning is trainer/resume.h.
 #pragma once
 
 #include <functional>
@@ -16,61 +16,10 @@
 #include "optimizer/initializer.h"
 #include "optimizer/optimizer.h"
 #include "trainer/checkpoint.h"
+#include "trainer/fit_config.h"
+#include "trainer/inference.h"
 
 namespace cohort {
-
-// What a step whose summed gradient holds a NaN or an infinity does (Note [Non-finite gradients]).
-enum class OnNonFinite {
-  kStop,      // throw an AgreedError naming the step and the first parameter affected
-  kSkipStep,  // leave every weight as it was for this step, count it, go on
-};
-
-// "stop" or "skip_step"; throws a ConfigError naming the text otherwise.
-OnNonFinite ParseOnNonFinite(const std::string& text);
-
-struct FitConfig {
-  int epochs = 10;
-  // Where to begin (Note [Checkpoint positions]): > 0 resumes from the checkpoint after
-  // begin_epoch epochs and begin_batch batches of the next.
-  int begin_epoch = 0;
-  int64_t begin_batch = 0;
-  bool resume_latest = false;  // begin at the latest complete checkpoint (none: from scratch)
-  bool update_on_kvstore = true;
-  std::string optimizer = "sgd";
-  // Its rescale_grad is replaced by 1 / the global batch size unless `rescale_grad` is set, as
-  // MXNet's Module does (an explicit value is used as given, not divided again).
-  OptimizerOptions optimizer_options;
-  std::optional<double> rescale_grad;
-  std::string lr_schedule = "constant";
-  LRScheduler::Options schedule;  // in updates; base_lr is taken from optimizer_options.lr
-  InitializerOptions initializer;
-  // Initial parameters (MXNet's arg_params / aux_params: fine-tuning): used instead of the
-  // initializer for the names they hold. A name the network lacks, or a shape that differs, is
-  // an error unless its layer is listed in `reinit` (those layers are initialized afresh, the
-  // usual recipe for a new number of classes). A resumed run (begin_epoch > 0) ignores them.
-  std::map<std::string, NDArray> arg_params, aux_params;
-  std::vector<std::string> reinit;  // layer names: parameters "<layer>_..."
-  // Frozen parameters (MXNet's fixed_param_names), as regular expressions matched against the
-  // whole name: no gradient memory, no kvstore key, no update. Each must match some parameter.
-  std::vector<std::string> fixed_params;
-  std::vector<std::string> metrics = {"acc"};
-  // Labels the metrics leave out (acc, ce, nll_loss, perplexity): the padding of bucketed data.
-  std::optional<int64_t> ignore_label;
-  uint64_t seed = 0;
-  std::string checkpoint_prefix;  // empty: no checkpoints
-  int checkpoint_period = 1;
-  int64_t checkpoint_every_steps = 0;  // also a mid-epoch checkpoint every N batches (0: never)
-  OnNonFinite on_nonfinite = OnNonFinite::kStop;
-  // Stop after the step in which this process (or any worker) got SIGINT/SIGTERM, with a
-  // checkpoint when a prefix is set (Note [Stop on a signal]; the handlers are the caller's).
-  bool stop_on_signal = true;
-  // More that the workers of a job must hold alike (Note [Agreement]), as (name, value): the
-  // apps add the data sizes.
-  std::vector<std::pair<std::string, std::string>> must_agree;
-  int log_every = 100;   // speedometer period, in batches (0: never)
-  bool profile = false;  // time every op of device 0 (Trainer::profile())
-  bool progress = true;  // a progress line on stderr when it is a terminal (rank 0)
-};
 
 // Where the training steps of Fit spent their time: wall seconds per phase summed over `steps`,
 // and, with FitConfig::profile, device 0's per-op times (Note [Op profile]). Forward and
@@ -82,6 +31,11 @@ struct StepProfile {
   double update = 0;  // kvstore push/pull and optimizer
   double metric = 0;
   std::vector<Executor::OpTiming> ops;
+};
+
+// One training step's wall seconds per phase (data: loading this batch and fetching the next).
+struct StepTimes {
+  double data = 0, forward = 0, backward = 0, update = 0, metric = 0;
 };
 
 struct EpochResult {
@@ -133,7 +87,10 @@ class Trainer {
   // The symbol for a bucket key (MXNet's sym_gen). Without one, batches that carry a bucket key
   // run the trainer's symbol bound at their own shapes, sharing the default bucket's parameters
   // and memory. Set before Fit.
-  void SetSymGen(DataParallelExecutorManager::SymGen sym_gen) { sym_gen_ = std::move(sym_gen); }
+  void SetSymGen(DataParallelExecutorManager::SymGen sym_gen) {
+    sym_gen_ = sym_gen;
+    inference_.SetSymGen(std::move(sym_gen));
+  }
 
  private:
   void Bind(const DataIter& data, const std::vector<std::string>& fixed_params);
@@ -147,21 +104,19 @@ class Trainer {
   bool UpdatesOnKVStore(const FitConfig& config) const;
   void Backward();  // and start reducing gradients (Note [Overlapped push])
   void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
-  std::vector<int> NonFiniteParams();  // of this step's summed gradients, by index
-  void ResolveResume(FitConfig* config) const;
+  std::vector<int> NonFiniteParams();    // of this step's summed gradients, by index
   int AgreeOnStop() const;  // the signal any worker got, 0 for none (Note [Stop on a signal])
-  // Score, or with stop_on_signal nothing once the workers agree on a signal (set in *stop).
-  std::vector<EvalMetric::NameValue> Evaluate(DataIter& data, EvalMetric& metric,
-                                              bool stop_on_signal, int* stop);
   void SaveAt(const FitConfig& config, CheckpointPosition at, int64_t global_batch);
-  // A mid-epoch resume must count batches as the checkpoint did (Note [Checkpoint positions]).
-  void CheckResumedBatching(const FitConfig& config, int64_t global_batch) const;
   // Note [Labels checked up front]
   void CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitConfig& config);
-  DataParallelExecutorGroup& InferenceGroup(const DataIter& data);
-  // Runs one batch forward for inference on `group`, or on its bucket's group (the manager's
-  // after Fit, else one of inference_buckets_); returns the group that ran it.
-  DataParallelExecutorGroup& InferBatch(DataParallelExecutorGroup& group, const DataBatch& batch);
+  // Fit's phases, over one Run's state: setup, an epoch's steps, one step, what follows a
+  // step (true: the workers agreed to stop on a signal), and the epoch's end.
+  struct Run;
+  void Prepare(DataIter& train, DataIter* val, Run& run);
+  void TrainEpoch(DataIter& train, Run& run);
+  StepTimes Step(DataIter& train, Run& run);
+  bool AfterStep(Run& run);
+  EpochResult EndEpoch(DataIter* val, Run& run, int* stop);
 
   Symbol symbol_;
   std::vector<Context> contexts_;
@@ -171,14 +126,7 @@ class Trainer {
   std::vector<bool> frozen_;  // per parameter
   std::unique_ptr<DataParallelExecutorManager> manager_;  // the training engine
   DataParallelExecutorManager::SymGen sym_gen_;
-  std::unique_ptr<DataParallelExecutorGroup> inference_group_;  // Score/Predict at other shapes
-  // Without a manager (no Fit): inference groups of the buckets, sharing inference_group_'s
-  // parameters.
-  std::map<int64_t, std::unique_ptr<DataParallelExecutorGroup>> inference_buckets_;
-  std::vector<DataDesc> bound_data_;  // the training group's data shapes
-  // Parameters given before any group exists (prediction only), applied when one is bound.
-  std::map<std::string, NDArray> given_args_, given_aux_;
-  std::string given_source_;
+  Inference inference_;                               // Score and Predict
   std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore
   bool update_on_kvstore_ = true;
   OnNonFinite on_nonfinite_ = OnNonFinite::kStop;
