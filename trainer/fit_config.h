@@ -46,6 +46,9 @@ struct FitConfig {
   // usual recipe for a new number of classes). A resumed run (begin_epoch > 0) ignores them.
   std::map<std::string, NDArray> arg_params, aux_params;
   std::vector<std::string> reinit;  // layer names: parameters "<layer>_..."
+  // Start from the parameters the adopted manager holds (Trainer::Adopt; Module.init_params):
+  // no initializer, no initial parameters.
+  bool keep_params = false;
   // Frozen parameters (MXNet's fixed_param_names), as regular expressions matched against the
   // whole name: no gradient memory, no kvstore key, no update. Each must match some parameter.
   std::vector<std::string> fixed_params;
@@ -63,7 +66,8 @@ struct FitConfig {
   // More that the workers of a job must hold alike (Note [Agreement]), as (name, value): the
   // apps add the data sizes.
   std::vector<std::pair<std::string, std::string>> must_agree;
-  int log_every = 100;   // speedometer period, in batches (0: never)
+  int log_every = 100;     // speedometer period, in batches (0: never)
+  bool log_epochs = true;  // each epoch's metrics and time (Module.fit logs its own)
   bool profile = false;  // time every op of device 0 (Trainer::profile())
   bool progress = true;  // a progress line on stderr when it is a terminal (rank 0)
 };

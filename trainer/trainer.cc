@@ -102,9 +102,26 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   }
   DataParallelExecutorManager::SymGen sym_gen = sym_gen_;
   if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
-  manager_ = std::make_unique<DataParallelExecutorManager>(
+  manager_ = std::make_shared<DataParallelExecutorManager>(
       symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
-  inference_.UseTraining(manager_.get(), data.provide_data(), param_names_);
+  AttachManager(data.provide_data());
+}
+
+void Trainer::Adopt(std::shared_ptr<DataParallelExecutorManager> manager,
+                    const std::vector<DataDesc>& data_shapes,
+                    const std::vector<std::string>& param_names) {
+  COHORT_CHECK(!manager_) << "Adopt: the trainer is bound already";
+  COHORT_CHECK_EQ(manager->param_arrays().size(), param_names.size())
+      << "Adopt: parameter names for the manager's parameters";
+  manager_ = std::move(manager);
+  param_names_ = param_names;
+  frozen_.assign(param_names_.size(), false);
+  AttachManager(data_shapes);
+}
+
+// Inference, the kvstore's keys and the overlap of reduction with backward, over manager_.
+void Trainer::AttachManager(const std::vector<DataDesc>& data_shapes) {
+  inference_.UseTraining(manager_.get(), data_shapes, param_names_);
   for (int i = 0; i < static_cast<int>(param_names_.size()); ++i) {
     if (frozen_[i]) continue;
     keys_.push_back(i);
@@ -117,6 +134,11 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   if (bucketer_->overlaps()) {  // Note [Overlapped push]
     manager_->SetGradientReadyCallback([this](int p) { bucketer_->KeyReady(p); });
   }
+}
+
+const Optimizer* Trainer::optimizer() const {
+  if (update_on_kvstore_) return kvstore_->optimizer();
+  return updaters_.empty() ? nullptr : updaters_[0].get();
 }
 
 // Note [One device updates itself]
@@ -149,6 +171,8 @@ void Trainer::InitParams(const FitConfig& config) {
     for (const std::string& p : param_names_) {
       COHORT_CHECK(args.count(p)) << "'" << path << "' has no parameter '" << p << "'";
     }
+  } else if (config.keep_params) {  // Adopt's manager holds them (Module.init_params)
+    manager_->CopyTo(&args, &aux);
   } else {
     Initializer init(config.initializer);
     std::mt19937_64 rng(config.seed);
@@ -399,8 +423,7 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at, int64_t glo
     manager_->SetParams({}, aux);
   }
   if (kvstore_->rank() != 0) return;
-  const Optimizer* optimizer = update_on_kvstore_ ? kvstore_->optimizer() : updaters_[0].get();
-  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer, global_batch);
+  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer(), global_batch);
   Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
 }
 
@@ -447,13 +470,14 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
 
 // One Fit's state, from its setup to its last epoch.
 struct Trainer::Run {
-  Run(const FitConfig& c, bool leads)
-      : config(c), lead(leads), progress(stderr, leads && c.progress) {}
+  Run(const FitConfig& c, const FitHooks& h, bool leads)
+      : config(c), hooks(h), lead(leads), progress(stderr, leads && c.progress) {}
   FitConfig config;
+  const FitHooks& hooks;
   bool lead;
   ProgressLine progress;
   int64_t global_batch = 0;
-  std::unique_ptr<EvalMetric> metric, val_metric;
+  std::shared_ptr<EvalMetric> metric, val_metric;
   int epoch = 0;
   int64_t batches = 0;              // of this epoch, done
   int64_t first_batch = 0;          // this epoch's first trained (after a mid-epoch resume)
@@ -466,7 +490,8 @@ struct Trainer::Run {
 };
 
 std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitConfig& given,
-                                      const std::function<void(const EpochResult&)>& on_epoch) {
+                                      const std::function<void(const EpochResult&)>& on_epoch,
+                                      const FitHooks& hooks) {
   FitConfig config = given;
   training_started_ = false;
   ResolveResume(&config);
@@ -478,7 +503,7 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     return {};
   }
   CheckEpochsLeft(config);
-  Run run(config, kvstore_->rank() == 0);
+  Run run(config, hooks, kvstore_->rank() == 0);
   Prepare(train, val, run);
   // However Fit ends (a stop, an error), no batch stays staged for a later Fit or Predict.
   struct DiscardStaged {
@@ -522,8 +547,13 @@ void Trainer::Prepare(DataIter& train, DataIter* val, Run& run) {
   // Each epoch reshuffles, and may roll samples over into the next: replay the epochs before a
   // resumed one so that the data order matches an uninterrupted run.
   for (int e = 0; e < config.begin_epoch; ++e) train.SkipEpoch();
-  run.metric = CreateMetric(config.metrics, config.ignore_label);
-  run.val_metric = CreateMetric(config.metrics, config.ignore_label);
+  run.metric = run.hooks.train_metric
+                   ? run.hooks.train_metric
+                   : std::shared_ptr<EvalMetric>(CreateMetric(config.metrics, config.ignore_label));
+  run.val_metric =
+      run.hooks.val_metric
+          ? run.hooks.val_metric
+          : std::shared_ptr<EvalMetric>(CreateMetric(config.metrics, config.ignore_label));
   profile_ = StepProfile();
   manager_->default_group().executor(0).ClearProfile();
   manager_->default_group().executor(0).SetProfiling(config.profile);
@@ -560,6 +590,7 @@ void Trainer::TrainEpoch(DataIter& train, Run& run) {
     ++profile_.steps;
     ++run.batches;
     if (AfterStep(run)) break;
+    if (run.hooks.on_batch_end) run.hooks.on_batch_end(run.epoch, run.batches - 1);
   }
   run.progress.Clear();
   manager_->DiscardStagedBatches();                   // a stop leaves the next batch staged
@@ -696,7 +727,7 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   }
   if (config.stop_on_signal && *stop == 0) *stop = AgreeOnStop();
   profiled.SetProfiling(config.profile);
-  if (run.lead) {
+  if (run.lead && config.log_epochs) {
     for (const auto& [name, value] : r.train)
       Log().info("Epoch[{}] Train-{}={:.6f}", run.epoch, name, value);
     Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec)", run.epoch, r.seconds,

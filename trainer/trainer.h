@@ -45,6 +45,15 @@ struct EpochResult {
   double seconds = 0;
 };
 
+// What a front end (Python's Module.fit) adds to Fit.
+struct FitHooks {
+  // After each step and its checkpoints: the epoch and the step's index in it (MXNet's nbatch).
+  std::function<void(int epoch, int64_t nbatch)> on_batch_end;
+  // The metrics training and validation update (null: made from FitConfig::metrics), so that
+  // a callback reads (and may reset) the one the steps update.
+  std::shared_ptr<EvalMetric> train_metric, val_metric;
+};
+
 class Trainer {
  public:
   // The kvstore is shared with the caller (it may be an MPI one); null means a "local" one.
@@ -54,7 +63,12 @@ class Trainer {
   // Trains; on_epoch (rank 0 and others alike) sees each epoch's result. Metrics are summed
   // across workers before they are reported.
   std::vector<EpochResult> Fit(DataIter& train, DataIter* val, const FitConfig& config,
-                               const std::function<void(const EpochResult&)>& on_epoch = nullptr);
+                               const std::function<void(const EpochResult&)>& on_epoch = nullptr,
+                               const FitHooks& hooks = {});
+  // Trains on a manager bound elsewhere (Module's) for data_shapes, whose parameters
+  // (param_names, in its order) are all trained; before Fit, instead of Fit's own binding.
+  void Adopt(std::shared_ptr<DataParallelExecutorManager> manager,
+             const std::vector<DataDesc>& data_shapes, const std::vector<std::string>& param_names);
   // Metric over a data set with the current parameters (padding left out).
   std::vector<EvalMetric::NameValue> Score(DataIter& data, EvalMetric& metric);
   // Output 0 for every sample of the data set (padding left out), rows in order; every batch's
@@ -83,6 +97,8 @@ class Trainer {
   // Steps whose update was skipped for a non-finite gradient (OnNonFinite::kSkipStep).
   int64_t skipped_steps() const { return skipped_steps_; }
   KVStore& kvstore() { return *kvstore_; }
+  // The optimizer Fit updates with (the kvstore's, or device 0's), or null before Fit.
+  const Optimizer* optimizer() const;
   DataParallelExecutorManager* manager() { return manager_.get(); }
   // The symbol for a bucket key (MXNet's sym_gen). Without one, batches that carry a bucket key
   // run the trainer's symbol bound at their own shapes, sharing the default bucket's parameters
@@ -94,6 +110,7 @@ class Trainer {
 
  private:
   void Bind(const DataIter& data, const std::vector<std::string>& fixed_params);
+  void AttachManager(const std::vector<DataDesc>& data_shapes);
   void InitParams(const FitConfig& config);
   std::vector<std::pair<std::string, std::string>> AgreementItems(const DataIter& train,
                                                                   const FitConfig& config) const;
@@ -124,7 +141,7 @@ class Trainer {
   std::shared_ptr<KVStore> kvstore_;
   std::vector<std::string> param_names_;
   std::vector<bool> frozen_;  // per parameter
-  std::unique_ptr<DataParallelExecutorManager> manager_;  // the training engine
+  std::shared_ptr<DataParallelExecutorManager> manager_;  // the training engine
   DataParallelExecutorManager::SymGen sym_gen_;
   Inference inference_;                               // Score and Predict
   std::vector<std::unique_ptr<Optimizer>> updaters_;  // one per device without update_on_kvstore

@@ -13,7 +13,7 @@ std::vector<Context> Contexts(const std::vector<std::string>& texts) {
   return out;
 }
 
-std::unique_ptr<DataParallelExecutorManager> MakeManager(
+std::shared_ptr<DataParallelExecutorManager> MakeManager(
     const Symbol& symbol, const std::vector<std::string>& contexts, const py::list& data_shapes,
     const py::list& label_shapes, const std::vector<std::string>& param_names,
     const std::vector<double>& work_load, py::object sym_gen,
@@ -42,7 +42,7 @@ std::unique_ptr<DataParallelExecutorManager> MakeManager(
     for (const auto& [group, ctx] : device) groups.back()[group] = ContextFromText(ctx);
   }
   py::gil_scoped_release release;
-  return std::make_unique<DataParallelExecutorManager>(
+  return std::make_shared<DataParallelExecutorManager>(
       symbol, Contexts(contexts), data, label, param_names, work_load, gen, default_bucket_key,
       fixed_param_names, inputs_need_grad, grad_req == "add" ? GradReq::kAdd : GradReq::kWrite,
       groups);
@@ -64,7 +64,8 @@ DataBatch BatchFromPython(const std::vector<NDArray>& data, const std::vector<ND
 }  // namespace
 
 void RegisterManager(py::module_& m) {
-  py::class_<DataParallelExecutorManager>(m, "ManagerHandle")
+  py::class_<DataParallelExecutorManager, std::shared_ptr<DataParallelExecutorManager>>(
+      m, "ManagerHandle")
       .def(py::init(&MakeManager), py::arg("symbol"), py::arg("contexts"), py::arg("data_shapes"),
            py::arg("label_shapes"), py::arg("param_names"), py::arg("work_load"),
            py::arg("sym_gen").none(true), py::arg("default_bucket_key").none(true),

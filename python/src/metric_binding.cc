@@ -5,11 +5,11 @@
 namespace cohort::python {
 
 void RegisterMetric(py::module_& m) {
-  py::class_<EvalMetric>(m, "MetricHandle")
+  py::class_<EvalMetric, std::shared_ptr<EvalMetric>>(m, "MetricHandle")
       .def_static(
           "create",
           [](const std::string& name, const std::map<std::string, std::string>& options) {
-            return CreateMetric(name, options);
+            return std::shared_ptr<EvalMetric>(CreateMetric(name, options));
           },
           py::arg("name"), py::arg("options"))
       .def_property_readonly("name", &EvalMetric::name)
@@ -20,7 +20,8 @@ void RegisterMetric(py::module_& m) {
       .def("state", &EvalMetric::State)
       .def("set_state",
            [](EvalMetric& metric, const std::vector<double>& state) { metric.SetState(state); })
-      .def("clone", &EvalMetric::Clone);
+      .def("clone",
+           [](const EvalMetric& metric) { return std::shared_ptr<EvalMetric>(metric.Clone()); });
 }
 
 }  // namespace cohort::python

@@ -65,6 +65,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterOptimizer(m);
   RegisterKVStore(m);
   RegisterModel(m);
+  RegisterTrainer(m);
   m.def("num_gpus", &device::Count);
   // What this build was compiled with, for cohort.runtime.Features.
   py::dict built;

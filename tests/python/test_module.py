@@ -406,3 +406,80 @@ def test_a_misspelt_keyword_names_the_closest_and_the_accepted_ones():
         mx.mod.Module(net, contexts=mx.cpu())
     # What the functions take still works, by keyword.
     assert mx.optimizer.create('sgd', learning_rate=0.1, momentum=0.9).momentum == 0.9
+
+
+def _fit_params(native, contexts, optimizer='sgd', optimizer_params=None, **kwargs):
+    """Module.fit on the C++ loop (native) or MXNet's Python loop, from one seed."""
+    from cohort.module import native_fit
+    native_fit.ENABLED = native
+    try:
+        mx.random.seed(3)
+        np.random.seed(5)  # NDArrayIter's shuffle seed
+        rs = np.random.RandomState(0)
+        x = rs.uniform(-1, 1, (60, 5)).astype(np.float32)
+        y = (x[:, 0] > 0).astype(np.float32) + (x[:, 1] > 0)
+        mod = mx.mod.Module(network(), context=contexts)
+        calls = []
+        callbacks = dict(
+            batch_end_callback=lambda p: calls.append((p.epoch, p.nbatch, p.eval_metric.get()[1])),
+            epoch_end_callback=lambda e, s, a, x: calls.append(('end', e, sorted(a))))
+        callbacks.update(kwargs)
+        mod.fit(mx.io.NDArrayIter(x, y, batch_size=10, shuffle=True),
+                eval_data=mx.io.NDArrayIter(x, y, batch_size=10), num_epoch=3,
+                optimizer=optimizer, optimizer_params=optimizer_params or {},
+                initializer=mx.init.Xavier(), **callbacks)
+        return mod, {k: v.asnumpy() for k, v in mod.get_params()[0].items()}, calls
+    finally:
+        native_fit.ENABLED = True
+
+
+@pytest.mark.parametrize('devices', [1, 2])
+@pytest.mark.parametrize('optimizer,params', [
+    ('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 1e-3}),
+    ('adam', {'learning_rate': 0.01,
+              'lr_scheduler': None}),
+    ('rmsprop', {'learning_rate': 0.01, 'centered': True}),
+])
+def test_fit_on_the_cpp_loop_equals_the_python_loop(devices, optimizer, params):
+    # The C++ loop (cohort-train's Trainer::Fit over the Module's manager) and MXNet's Python
+    # loop give the same parameters bit for bit, and the callbacks the same arguments.
+    contexts = [mx.cpu(i) for i in range(devices)]
+    params = dict(params)
+    if 'lr_scheduler' in params:
+        params['lr_scheduler'] = mx.lr_scheduler.FactorScheduler(step=4, factor=0.5)
+    native, got, native_calls = _fit_params(True, contexts, optimizer, params)
+    if 'lr_scheduler' in params:
+        params['lr_scheduler'] = mx.lr_scheduler.FactorScheduler(step=4, factor=0.5)
+    python, want, python_calls = _fit_params(False, contexts, optimizer, params)
+    assert native._native_trainer is not None and python._native_trainer is None
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    assert native_calls == python_calls
+    assert native_calls[0][:2] == (0, 0) and native_calls[-1][:2] == ('end', 2)
+
+
+def test_fit_falls_back_to_the_python_loop_and_keeps_cpp_state_apart(tmp_path):
+    class Halving(mx.optimizer.SGD):  # a Python optimizer: no C++ counterpart
+        pass
+    mod, _, _ = _fit_params(True, [mx.cpu()], Halving(learning_rate=0.1))
+    assert mod._native_trainer is None
+    mod, _, _ = _fit_params(True, [mx.cpu()], 'sgd', {'learning_rate': 0.1, 'momentum': 0.9})
+    assert mod._native_trainer is not None
+    # The C++ optimizer holds the momentum: saved from there; update() says how to go on.
+    states = str(tmp_path / 'fit.states')
+    mod.save_optimizer_states(states)
+    assert os.path.getsize(states) > 0
+    with pytest.raises(mx.MXNetError, match='init_optimizer\\(force_init=True\\)'):
+        mod.update()
+    mod.init_optimizer(optimizer='sgd', force_init=True)
+    mod.forward_backward(mx.io.DataBatch([mx.nd.ones((10, 5))], [mx.nd.zeros((10,))]))
+    mod.update()
+
+
+def test_a_failing_callback_stops_the_cpp_loop_with_its_exception():
+    def fails(param):
+        if param.nbatch == 2:
+            raise KeyError('from the callback')
+    with pytest.raises(KeyError, match='from the callback'):
+        _fit_params(True, [mx.cpu(0), mx.cpu(1)], 'sgd', {'learning_rate': 0.1},
+                    batch_end_callback=fails)

@@ -257,6 +257,52 @@ TEST(Trainer, TwoDevicesEqualOneDevice) {
   testing::ExpectClose(Params(one), Params(two), 0, 1e-5, "parameters");
 }
 
+// Module.fit's path (Note [One engine]): a manager bound and initialised elsewhere, adopted,
+// trains as the trainer's own binding does from the same parameters; the hooks see every step
+// and the metric the steps update.
+TEST(Trainer, AdoptedManagerTrainsAsItsOwnBinding) {
+  const std::vector<Context> devices = {Context::CPU(0), Context::CPU(1)};
+  std::map<std::string, NDArray> start;
+  {
+    Trainer init(SmallMlp(), devices);
+    auto i = Iter(16);
+    FitConfig one = Config(1);
+    one.optimizer_options.lr = 0;  // an epoch that changes nothing: the initial parameters
+    one.optimizer_options.wd = 0;
+    init.Fit(*i, nullptr, one);
+    start = Params(init);
+  }
+  Trainer own(SmallMlp(), devices);
+  auto a = Iter(16);
+  FitConfig config = Config(2);
+  config.arg_params = start;
+  own.Fit(*a, nullptr, config);
+
+  auto b = Iter(16);
+  const std::vector<std::string> params = {"fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"};
+  auto manager = std::make_shared<DataParallelExecutorManager>(SmallMlp(), devices, *b, params);
+  manager->SetParams(start, {});
+  Trainer adopted(SmallMlp(), devices);
+  adopted.Adopt(manager, b->provide_data(), params);
+  FitConfig keep = Config(2);
+  keep.keep_params = true;
+  auto metric = std::shared_ptr<EvalMetric>(CreateMetric("acc"));
+  std::vector<std::pair<int, int64_t>> steps;
+  FitHooks hooks{.on_batch_end =
+                     [&](int epoch, int64_t nbatch) {
+                       steps.push_back({epoch, nbatch});
+                       EXPECT_EQ(metric->State()[1], 16 * (nbatch + 1));  // this epoch's rows
+                     },
+                 .train_metric = metric};
+  adopted.Fit(*b, nullptr, keep, nullptr, hooks);
+  testing::ExpectClose(Params(own), Params(adopted), 0, 0, "parameters");
+  ASSERT_EQ(steps.size(), 12u);  // 96 samples in batches of 16, two epochs
+  EXPECT_EQ(steps[6], (std::pair<int, int64_t>{1, 0}));
+  std::map<std::string, NDArray> trained, aux;
+  manager->CopyTo(&trained, &aux);  // the adopted manager holds the trained parameters
+  testing::ExpectClose(trained, Params(own), 0, 0, "the manager's parameters");
+}
+
 TEST(Trainer, UnevenWorkLoadEqualsOneDevice) {
   Trainer one(SmallMlp(), {Context::CPU(0)});
   Trainer three(SmallMlp(), {Context::CPU(0), Context::CPU(1), Context::CPU(2)}, {1, 2, 1});

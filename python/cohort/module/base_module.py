@@ -1,9 +1,9 @@
 """MXNet 1.x's mxnet.module.base_module: BaseModule's fit, score, predict and iter_predict over
 a module's forward, backward and update (Module, module.py, implements those).
 
-fit is MXNet's BaseModule.fit loop over the module's steps. It is not yet cohort-train's C++
-loop (trainer/trainer.h), which overlaps the gradient sums with backward and adds the
-checkpoint, agreement and signal handling of a long job: issue 36 moves fit onto that loop."""
+fit runs cohort-train's C++ loop (trainer/trainer.h: gradient sums overlapped with backward,
+the workers' agreement, non-finite handling) wherever what it is given has a C++ counterpart
+(native_fit.py); otherwise MXNet's BaseModule.fit loop over the module's steps."""
 import logging
 import time
 
@@ -15,6 +15,7 @@ from .. import ndarray as nd
 from ..util import keywords_checked
 from ..io import DataBatch, DataIter
 from ..model import BatchEndParam
+from . import native_fit
 
 __all__ = ['BaseModule']
 
@@ -156,10 +157,17 @@ class BaseModule(object):
             self.install_monitor(monitor)
         self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
                          allow_missing=allow_missing, force_init=force_init)
-        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
-                            optimizer_params=optimizer_params)
         if validation_metric is None:
             validation_metric = eval_metric
+        fit_plan = native_fit.plan(self, train_data, eval_metric, optimizer, optimizer_params,
+                                   kvstore, monitor, sparse_row_id_fn)
+        if fit_plan is not None:
+            native_fit.run(self, fit_plan, train_data, eval_data, validation_metric,
+                           epoch_end_callback, batch_end_callback, eval_end_callback,
+                           eval_batch_end_callback, begin_epoch, num_epoch)
+            return
+        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
+                            optimizer_params=optimizer_params)
         if not isinstance(eval_metric, metric_mod.EvalMetric):
             eval_metric = metric_mod.create(eval_metric)
         for epoch in range(begin_epoch, num_epoch):

@@ -77,6 +77,7 @@ class Module(BaseModule):
         # binds a group per bucket sharing the parameters, and batches switch by bucket_key.
         self._buckets = None
         self._grad_req = None
+        self._native_trainer = None  # fit's C++ trainer, once fit ran on it
 
     # ---- descriptions
     @staticmethod
@@ -270,6 +271,7 @@ class Module(BaseModule):
         if self.optimizer_initialized and not force_init:
             self.logger.warning('optimizer already initialized, ignoring...')
             return
+        self._native_trainer = None
         if self._params_dirty:
             self._sync_params_from_devices()
         kv, update_on_kvstore = self._create_kvstore(kvstore)
@@ -360,6 +362,7 @@ class Module(BaseModule):
         """Applies the gradients: on the kvstore, or through the updater after summing them."""
         if not (self.binded and self.params_initialized and self.optimizer_initialized):
             raise AssertionError('update: bind, init_params and init_optimizer first')
+        self._check_not_native('update')
         self._params_dirty = True
         params, grads = self._exec_group.param_arrays, self._exec_group.grad_arrays
         if self._update_on_kvstore:
@@ -374,6 +377,12 @@ class Module(BaseModule):
                 self._kvstore.pull(name, grads[i], priority=-i)
             for k, (w, g) in enumerate(zip(params[i], grads[i])):
                 self._updater(i * num_device + k, g, w)
+
+    def _check_not_native(self, what):
+        if self._native_trainer is not None:
+            raise MXNetError('%s: fit trained on the C++ loop, whose optimizer holds the state; '
+                             'call init_optimizer(force_init=True) to go on step by step (the '
+                             'optimizer state starts afresh)' % what)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         self._exec_group.update_metric(eval_metric, labels, pre_sliced)
@@ -399,6 +408,9 @@ class Module(BaseModule):
         """The optimizer's states (the kvstore's or the updater's) into fname."""
         if not self.optimizer_initialized:
             raise AssertionError('save_optimizer_states: call init_optimizer first')
+        if self._native_trainer is not None:  # fit's C++ loop holds them (its .states format)
+            self._native_trainer.save_optimizer_states(fname)
+            return
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
@@ -409,6 +421,7 @@ class Module(BaseModule):
         """Optimizer states from a save_optimizer_states file."""
         if not self.optimizer_initialized:
             raise AssertionError('load_optimizer_states: call init_optimizer first')
+        self._check_not_native('load_optimizer_states')
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
         else:

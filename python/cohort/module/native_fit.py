@@ -1,0 +1,197 @@
+"""Module.fit on cohort-train's C++ loop (Note [One engine], python/src/trainer_binding.cc).
+
+`fit` runs Trainer::Fit over the Module's own manager (bound and initialised by Module, as
+MXNet's fit does) when everything it is given has a C++ counterpart: a native iterator, one
+native metric, an optimizer and learning-rate schedule Cohort has in C++, a kvstore kind. The
+loop then overlaps the gradient sums with backward, checks the workers agree and skips or stops
+on non-finite gradients as cohort-train does; the callbacks get MXNet's arguments. Anything else
+returns None from `plan` and fit runs MXNet's Python loop over the same C++ steps."""
+import os
+
+import numpy as np
+
+from .. import _cohort
+from .. import lr_scheduler as lrs
+from .. import metric as metric_mod
+from .. import optimizer as opt
+from ..io import _desc
+from ..model import BatchEndParam
+
+__all__ = ['plan', 'run']
+
+# Set False to run MXNet's Python loop (tests compare the two).
+ENABLED = True
+
+_OPTIMIZERS = {opt.SGD: 'sgd', opt.ccSGD: 'sgd', opt.NAG: 'nag', opt.Adam: 'adam',
+               opt.RMSProp: 'rmsprop', opt.AdaGrad: 'adagrad', opt.AdaDelta: 'adadelta',
+               opt.Adamax: 'adamax', opt.Signum: 'signum', opt.FTML: 'ftml', opt.Ftrl: 'ftrl',
+               opt.LAMB: 'lamb'}
+# Python attribute -> C++ OptimizerOptions key (None: not a setting of that optimizer).
+_OPTIONS = (('lr', 'lr'), ('wd', 'wd'), ('clip_gradient', 'clip_gradient'),
+            ('rescale_grad', 'rescale_grad'), ('momentum', 'momentum'), ('beta1', 'beta1'),
+            ('beta2', 'beta2'), ('epsilon', 'epsilon'), ('float_stable_eps', 'epsilon'),
+            ('gamma1', 'gamma1'), ('gamma2', 'gamma2'), ('centered', 'centered'),
+            ('clip_weights', 'clip_weights'), ('wd_lh', 'wd_lh'), ('lamda1', 'lamda1'),
+            ('beta', 'beta'), ('rho', 'rho'), ('lower_bound', 'lower_bound'),
+            ('upper_bound', 'upper_bound'), ('bias_correction', 'bias_correction'))
+_KVSTORES = ('local', 'device', 'nccl', 'mpi', 'dist_sync')
+
+
+def _schedule(scheduler):
+    """(kind, options) of a built-in scheduler in its initial state, else None."""
+    if scheduler is None:
+        return 'constant', {}
+    if getattr(scheduler, 'warmup_mode', 'linear') != 'linear':
+        return None
+    warm = {'warmup_steps': int(scheduler.warmup_steps),
+            'warmup_begin_lr': float(scheduler.warmup_begin_lr)}
+    kind = type(scheduler)
+    if kind is lrs.FactorScheduler and scheduler.count == 0:
+        return 'factor', dict(warm, step=int(scheduler.step), factor=float(scheduler.factor),
+                              stop_factor_lr=float(scheduler.stop_factor_lr))
+    if kind is lrs.MultiFactorScheduler and scheduler.cur_step_ind == 0:
+        return 'multifactor', dict(warm, steps=[int(s) for s in scheduler.step],
+                                   factor=float(scheduler.factor))
+    if kind is lrs.PolyScheduler:
+        return 'poly', dict(warm, max_update=int(scheduler.max_update),
+                            final_lr=float(scheduler.final_lr), pwr=float(scheduler.power))
+    if kind is lrs.CosineScheduler:
+        return 'cosine', dict(warm, max_update=int(scheduler.max_update),
+                              final_lr=float(scheduler.final_lr))
+    return None
+
+
+def _optimizer_settings(optimizer):
+    """(name, options, schedule) of an optimizer the C++ loop has, else None."""
+    name = _OPTIMIZERS.get(type(optimizer))
+    if name is None or optimizer.multi_precision or optimizer.num_update != 0:
+        return None
+    schedule = _schedule(optimizer.lr_scheduler)
+    if schedule is None:
+        return None
+    options = {}
+    for attr, key in _OPTIONS:
+        value = getattr(optimizer, attr, None)
+        if attr == 'lr' and optimizer.lr_scheduler is not None:
+            value = optimizer.lr_scheduler.base_lr
+        if value is None:
+            continue  # clip_gradient, clip_weights and bounds: None is off
+        options[key] = float(value)
+    return name, options, schedule
+
+
+def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, monitor,
+         sparse_row_id_fn):
+    """What the C++ loop needs, or None where fit must run the Python loop. Called after bind
+    and init_params, before init_optimizer."""
+    if not ENABLED or monitor is not None or sparse_row_id_fn is not None:
+        return None
+    if type(module).__name__ != 'Module' or module._buckets is not None:
+        return None
+    if module.optimizer_initialized or getattr(module, '_preload_opt_states', None) is not None:
+        return None
+    if module._exec_group.grad_req != 'write' or not isinstance(kvstore, str):
+        return None
+    if kvstore not in _KVSTORES or not hasattr(train_data, '_handle'):
+        return None
+    metric = eval_metric if isinstance(eval_metric, metric_mod.EvalMetric) else \
+        metric_mod.create(eval_metric)
+    if not isinstance(metric, metric_mod._NativeMetric) or metric.output_names is not None \
+            or metric.label_names is not None:
+        return None
+    if any(np.dtype(a.dtype) != np.float32 for block in module._exec_group.param_arrays
+           for a in block):
+        return None
+    if not isinstance(optimizer, (str, opt.Optimizer)):
+        return None
+    group = module._exec_group
+    trainer = _cohort.TrainerHandle(module._symbol.handle, [c._text() for c in group.contexts],
+                                    [float(w) for w in group.workload], kvstore)
+    batch_size = module._data_shapes[0].shape[0]
+    if 'dist' in kvstore:
+        batch_size *= trainer.num_workers
+    optimizer = _make_optimizer(module, optimizer, optimizer_params, batch_size)
+    settings = _optimizer_settings(optimizer) if optimizer is not None else None
+    if settings is None:
+        return None
+    return {'metric': metric, 'optimizer': optimizer, 'settings': settings, 'trainer': trainer}
+
+
+def _make_optimizer(module, optimizer, optimizer_params, batch_size):
+    """The Optimizer Module.init_optimizer would make (rescale_grad 1 / the batch, times the
+    workers for dist kinds), or None for one given that the C++ loop cannot take as it is."""
+    if isinstance(optimizer, str):
+        params = dict(optimizer_params)
+        params.setdefault('rescale_grad', 1.0 / batch_size)
+        try:
+            return opt.create(optimizer, sym=module._symbol, **params)
+        except (ValueError, TypeError, KeyError):
+            return None  # the Python loop reports it as MXNet does
+    # Multipliers set by hand, beyond the symbol's attributes, have no C++ counterpart.
+    fresh = type(optimizer)(sym=module._symbol)
+    if optimizer.lr_mult != fresh.lr_mult or optimizer.wd_mult != fresh.wd_mult:
+        return None
+    return optimizer
+
+
+def run(module, fit_plan, train_data, eval_data, validation_metric, epoch_end_callback,
+        batch_end_callback, eval_end_callback, eval_batch_end_callback, begin_epoch, num_epoch):
+    """Trains on Trainer::Fit; the Module's manager holds the parameters as it goes."""
+    metric = fit_plan['metric']
+    name, options, (schedule_kind, schedule) = fit_plan['settings']
+    group = module._exec_group
+    update_on_kvstore = os.environ.get('MXNET_UPDATE_ON_KVSTORE', '1') != '0'
+    trainer = fit_plan['trainer']
+    manager = group._manager
+    trainer.adopt(manager._handle, [_desc(d) for d in group.data_shapes],
+                  list(manager.param_names))
+    # MXNet's begin_epoch only numbers the epochs (the parameters are the Module's): the C++
+    # loop, whose begin_epoch resumes a checkpoint, runs them from 0 and the callbacks add it.
+    config = {'epochs': num_epoch - begin_epoch, 'begin_epoch': 0, 'seed': 0,
+              'update_on_kvstore': update_on_kvstore, 'metrics': [metric._kind],
+              'optimizer': name, 'optimizer_options': options, 'lr_schedule': schedule_kind,
+              'schedule': schedule}
+    callbacks = batch_end_callback if isinstance(batch_end_callback, list) else \
+        [batch_end_callback] if batch_end_callback is not None else []
+
+    def on_batch_end(epoch, nbatch):
+        epoch += begin_epoch
+        if nbatch == 0:
+            metric._set_aside = None  # the C++ loop reset the sums as the epoch began
+        params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=metric,
+                               locals={'self': module, 'epoch': epoch, 'nbatch': nbatch,
+                                       'eval_metric': metric})
+        for callback in callbacks:
+            callback(params)
+
+    def on_epoch(result):
+        epoch = result['epoch'] + begin_epoch
+        for name_, value in metric.get_global_name_value():
+            module.logger.info('Epoch[%d] Train-%s=%f', epoch, name_, value)
+        module.logger.info('Epoch[%d] Time cost=%.3f', epoch, result['seconds'])
+        module._params_dirty = True
+        arg_params, aux_params = module.get_params()
+        module.set_params(arg_params, aux_params)
+        if epoch_end_callback is not None:
+            ends = epoch_end_callback if isinstance(epoch_end_callback, list) else \
+                [epoch_end_callback]
+            for callback in ends:
+                callback(epoch, module.symbol, arg_params, aux_params)
+        if eval_data:
+            res = module.score(eval_data, validation_metric,
+                               score_end_callback=eval_end_callback,
+                               batch_end_callback=eval_batch_end_callback, epoch=epoch)
+            for name_, value in res:
+                module.logger.info('Epoch[%d] Validation-%s=%f', epoch, name_, value)
+        # The C++ loop resets train_data next, as MXNet's fit does here.
+
+    if num_epoch <= begin_epoch:
+        return
+    metric.reset()
+    module._native_trainer = trainer
+    module._optimizer = fit_plan['optimizer']
+    module._kvstore, module._update_on_kvstore, module._updater = None, update_on_kvstore, None
+    module.optimizer_initialized = True
+    trainer.fit(train_data._handle, None, config, metric.handle, None,
+                on_batch_end if callbacks else None, on_epoch)
+    module._params_dirty = True
