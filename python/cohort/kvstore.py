@@ -9,6 +9,7 @@ values live here, so an updater (set_optimizer, _set_updater) runs in this proce
 as MXNet's local store runs it; under mpirun every worker applies it to the same sum, which
 keeps the workers' values equal, as MXNet's dist_sync servers do. Values are float32."""
 import pickle
+import sys
 
 import numpy
 
@@ -47,6 +48,13 @@ def _as_lists(key, value, what):
                 raise MXNetError("%s: the value of key %r is %s; Cohort's kvstore sums float32 "
                                  'arrays' % (what, k, numpy.dtype(a.dtype).name))
     return keys, values
+
+
+def sums_across_workers(kind):
+    """Whether a kvstore kind sums the gradients of every worker of an mpirun job: MXNet's
+    synchronous dist kinds, and Cohort's mpi. Their updates see the global batch's sum, so
+    rescale_grad is 1 / (batch size x workers), and one device per worker still needs them."""
+    return kind == 'mpi' or ('dist' in kind and '_sync' in kind)
 
 
 class KVStore(object):
@@ -191,6 +199,25 @@ class KVStore(object):
         raise pickle.PicklingError('a KVStore holds a live store and cannot be pickled')
 
 
+def _end_the_job_on_an_uncaught_exception():
+    """An mpirun job whose worker dies of a Python exception ends at once with that worker's
+    traceback (exit 1), as cohort-train's jobs do: the other workers would wait in their next
+    collective. Installed once, when a store that spans the workers is made."""
+    previous = sys.excepthook
+    if getattr(previous, '_cohort_ends_job', False):
+        return
+
+    def hook(kind, value, tb):
+        rank = _cohort.distributed_rank()
+        if rank >= 0:
+            sys.stderr.write('cohort: worker %d of the mpirun job failed; ending the job\n' % rank)
+        previous(kind, value, tb)
+        _cohort.abort_distributed_job(1)
+
+    hook._cohort_ends_job = True
+    sys.excepthook = hook
+
+
 def create(name='local'):
     """A KVStore of kind 'local', 'local_allreduce_cpu', 'device', 'local_allreduce_device',
     'nccl', 'mpi' or 'dist_sync'."""
@@ -199,4 +226,7 @@ def create(name='local'):
     kind = _ALIASES.get(name, name)
     if kind == 'device':
         return KVStore(None, name)  # its kind follows its values (KVStore._ensure_handle)
-    return KVStore(_cohort.KVStoreHandle(kind), name)
+    store = KVStore(_cohort.KVStoreHandle(kind), name)
+    if store.num_workers > 1:
+        _end_the_job_on_an_uncaught_exception()
+    return store

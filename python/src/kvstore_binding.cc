@@ -6,6 +6,10 @@
 namespace cohort::python {
 
 void RegisterKVStore(py::module_& m) {
+  // An uncaught exception on one worker of an mpirun job ends the whole job (Python's exit
+  // would otherwise leave the others waiting in a collective): cohort.kvstore's excepthook.
+  m.def("distributed_rank", &DistributedRank);
+  m.def("abort_distributed_job", &AbortDistributedJob, py::arg("exit_code"));
   py::class_<KVStore>(m, "KVStoreHandle")
       .def(py::init([](const std::string& type) { return KVStore::Create(type); }), py::arg("type"))
       .def_property_readonly("type", &KVStore::type)

@@ -113,8 +113,9 @@ void RegisterTrainer(py::module_& m) {
              std::shared_ptr<EvalMetric> train_metric, std::shared_ptr<EvalMetric> val_metric,
              py::object on_batch_end, py::object on_epoch) {
             const FitConfig c = FitConfigFromPython(config);
-            FitHooks hooks{.train_metric = std::move(train_metric),
-                           .val_metric = std::move(val_metric)};
+            FitHooks hooks;
+            hooks.train_metric = std::move(train_metric);
+            hooks.val_metric = std::move(val_metric);
             // Called on this thread with the GIL released: take it back for Python, and let
             // a Python exception (a failing callback, KeyboardInterrupt) unwind the loop.
             if (!on_batch_end.is_none()) {

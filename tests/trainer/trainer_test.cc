@@ -293,7 +293,8 @@ TEST(Trainer, AdoptedManagerTrainsAsItsOwnBinding) {
                        steps.push_back({epoch, nbatch});
                        EXPECT_EQ(metric->State()[1], 16 * (nbatch + 1));  // this epoch's rows
                      },
-                 .train_metric = metric};
+                 .train_metric = metric,
+                 .val_metric = nullptr};
   adopted.Fit(*b, nullptr, keep, nullptr, hooks);
   testing::ExpectClose(Params(own), Params(adopted), 0, 0, "parameters");
   ASSERT_EQ(steps.size(), 12u);  // 96 samples in batches of 16, two epochs

@@ -276,7 +276,7 @@ class Module(BaseModule):
             self._sync_params_from_devices()
         kv, update_on_kvstore = self._create_kvstore(kvstore)
         batch_size = self._data_shapes[0].shape[0]
-        if kv and 'dist' in kv.type:
+        if kv and kvs.sums_across_workers(kv.type):
             batch_size *= kv.num_workers
         rescale_grad = 1.0 / batch_size
         num_device = len(self._context)
@@ -331,7 +331,7 @@ class Module(BaseModule):
             return None, False
         if not isinstance(kvstore, str):
             raise TypeError('kvstore must be a KVStore, a str or None')
-        if len(self._context) == 1 and 'dist' not in kvstore:
+        if len(self._context) == 1 and not kvs.sums_across_workers(kvstore):
             return None, False  # one device: nothing to sum
         return kvs.create(kvstore), update_on_kvstore
 

@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from .. import _cohort
+from .. import kvstore as kvs
 from .. import lr_scheduler as lrs
 from .. import metric as metric_mod
 from .. import optimizer as opt
@@ -108,8 +109,10 @@ def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, 
     trainer = _cohort.TrainerHandle(module._symbol.handle, [c._text() for c in group.contexts],
                                     [float(w) for w in group.workload], kvstore)
     batch_size = module._data_shapes[0].shape[0]
-    if 'dist' in kvstore:
+    if kvs.sums_across_workers(kvstore):
         batch_size *= trainer.num_workers
+    if trainer.num_workers > 1:
+        kvs._end_the_job_on_an_uncaught_exception()
     optimizer = _make_optimizer(module, optimizer, optimizer_params, batch_size)
     settings = _optimizer_settings(optimizer) if optimizer is not None else None
     if settings is None:
