@@ -253,13 +253,23 @@ class CSVIter(_NativeIter):
 
 
 class MNISTIter(_NativeIter):
-    """MNIST-format IDX files (plain or gzip); pixels scaled by 1/256 as MXNet's."""
+    """MNIST-format IDX files (plain or gzip); pixels scaled by 1/256 as MXNet's. part_index of
+    num_parts serves a contiguous share of the samples (one per worker); prefetch_buffer
+    batches are made ahead on a thread of their own (0: none), as in MXNet."""
 
+    @keywords_checked
     def __init__(self, image='./train-images-idx3-ubyte', label='./train-labels-idx1-ubyte',
-                 batch_size=128, shuffle=True, flat=False, seed=0, silent=False,
-                 data_name='data', label_name='softmax_label', **kwargs):
+                 batch_size=128, shuffle=True, flat=False, seed=0, silent=False, num_parts=1,
+                 part_index=0, prefetch_buffer=4, ctx='gpu', dtype=None,
+                 data_name='data', label_name='softmax_label'):
+        if ctx not in ('cpu', 'gpu'):  # MXNet's: where batches are made; Cohort's are host's
+            raise ValueError("MNISTIter: ctx must be 'cpu' or 'gpu', got %r" % (ctx,))
+        if dtype not in (None, 'float32'):
+            raise ValueError("MNISTIter: dtype %r: Cohort's MNISTIter makes float32 batches"
+                             % (dtype,))
         handle = _cohort.mnist_iter(image, label, bool(flat), batch_size, bool(shuffle), seed,
-                                    data_name, label_name)
+                                    data_name, label_name, int(num_parts), int(part_index),
+                                    int(prefetch_buffer))
         super().__init__(handle, batch_size)
 
 

@@ -10,6 +10,7 @@
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
 #include "io/ndarray_iter.h"
+#include "io/prefetching_iter.h"
 #include "python/src/bindings.h"
 #include "python/src/io_convert.h"
 
@@ -94,7 +95,17 @@ void RegisterIO(py::module_& m) {
   m.def(
       "mnist_iter",
       [](const std::string& image, const std::string& label, bool flat, int64_t batch_size,
-         bool shuffle, uint64_t seed, const std::string& data_name, const std::string& label_name) {
+         bool shuffle, uint64_t seed, const std::string& data_name, const std::string& label_name,
+         int num_parts, int part_index, int prefetch_buffer) {
+        if (num_parts < 1 || part_index < 0 || part_index >= num_parts) {
+          throw py::value_error("MNISTIter: part_index " + std::to_string(part_index) +
+                                " of num_parts " + std::to_string(num_parts) +
+                                ": expected 0 <= part_index < num_parts");
+        }
+        if (prefetch_buffer < 0) {
+          throw py::value_error("MNISTIter: prefetch_buffer " + std::to_string(prefetch_buffer) +
+                                " is negative");
+        }
         MNISTIterOptions o;
         o.image = image;
         o.label = label;
@@ -103,11 +114,22 @@ void RegisterIO(py::module_& m) {
         o.label_name = label_name;
         o.batch = Options(batch_size, shuffle, seed, "pad");
         o.batch.reshuffle_each_epoch = false;  // MXNet's MNISTIter keeps its one order
+        if (num_parts > 1) {                   // MXNet's parts: contiguous shares of the file
+          o.batch.num_parts = num_parts;
+          o.batch.part_index = part_index;
+          o.batch.sharding = BatchOptions::Sharding::kParts;
+        }
         py::gil_scoped_release release;
-        return std::unique_ptr<DataIter>(std::make_unique<MNISTIter>(o));
+        std::unique_ptr<DataIter> iter = std::make_unique<MNISTIter>(o);
+        // As MXNet's, batches are made a few ahead on a thread of their own.
+        if (prefetch_buffer > 0) {
+          iter = std::make_unique<PrefetchingIter>(std::move(iter), prefetch_buffer);
+        }
+        return iter;
       },
       py::arg("image"), py::arg("label"), py::arg("flat"), py::arg("batch_size"),
-      py::arg("shuffle"), py::arg("seed"), py::arg("data_name"), py::arg("label_name"));
+      py::arg("shuffle"), py::arg("seed"), py::arg("data_name"), py::arg("label_name"),
+      py::arg("num_parts"), py::arg("part_index"), py::arg("prefetch_buffer"));
   m.def(
       "csv_iter",
       [](const std::string& data_csv, const py::handle& data_shape, const std::string& label_csv,

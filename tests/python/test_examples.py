@@ -1,6 +1,6 @@
 """The examples under examples/, shortened: MXNet's Executor loop learns Fashion-MNIST (above
-0.8 after one epoch), the manager loop over two devices learns, and a model written in Python
-trains under cohort-train."""
+0.8 after one epoch), the manager loop over two devices learns, a model written in Python
+trains under cohort-train, and train_mnist's Module.fit runs the C++ loop and checkpoints."""
 import json
 import os
 import subprocess
@@ -39,3 +39,11 @@ def test_python_symbol_trains_under_cohort_train(tmp_path):
     with open(tmp_path / 'convnet-metrics.jsonl') as f:
         line = json.loads(f.readline())
     assert line['val']['accuracy'] > 0.6, line
+
+
+def test_train_mnist_fits_on_the_cpp_loop_with_checkpoints(tmp_path):
+    *epochs, score = run('train_mnist.py', '--epochs', '1', '--prefix', str(tmp_path / 'lenet'))
+    assert score['engine'] == 'C++ loop', score
+    assert score['val_accuracy'] > 0.8 and epochs[0]['train_accuracy'] > 0.7, (epochs, score)
+    assert os.path.exists(tmp_path / 'lenet-0001.params')
+    assert os.path.exists(tmp_path / 'lenet-symbol.json')

@@ -153,6 +153,29 @@ def test_mnist_iter_reads_fashion_mnist():
     assert 0 <= b.data[0].asnumpy().min() and b.data[0].asnumpy().max() < 1
 
 
+@pytest.mark.skipif(not os.path.exists(FMNIST), reason='dataset-fashion-mnist not installed')
+def test_mnist_iter_parts_and_prefetch_as_mxnet():
+    def labels(**kwargs):
+        it = mx.io.MNISTIter(image=FMNIST + '/t10k-images-idx3-ubyte.gz',
+                             label=FMNIST + '/t10k-labels-idx1-ubyte.gz', batch_size=500,
+                             shuffle=False, **kwargs)
+        out = np.concatenate([b.label[0].asnumpy() for b in it])
+        it.reset()  # a second epoch (prefetched again) gives the same
+        np.testing.assert_array_equal(np.concatenate([b.label[0].asnumpy() for b in it]), out)
+        return out
+    whole = labels(prefetch_buffer=0)
+    assert whole.shape == (10000,)
+    np.testing.assert_array_equal(labels(), whole)  # prefetch_buffer=4, MXNet's default
+    # Two parts: contiguous halves, one per worker.
+    np.testing.assert_array_equal(labels(num_parts=2, part_index=0), whole[:5000])
+    np.testing.assert_array_equal(labels(num_parts=2, part_index=1, prefetch_buffer=2),
+                                  whole[5000:])
+    with pytest.raises(ValueError, match='part_index 2 of num_parts 2'):
+        labels(num_parts=2, part_index=2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'num_part'.*'num_parts'"):
+        labels(num_part=2)
+
+
 def test_resize_iter_as_mxnet():
     it = mx.io.NDArrayIter(np.arange(40, dtype='f').reshape(10, 4), np.arange(10, dtype='f'),
                            batch_size=4)  # 3 batches, the last padded

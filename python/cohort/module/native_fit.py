@@ -20,8 +20,9 @@ from ..model import BatchEndParam
 
 __all__ = ['plan', 'run']
 
-# Set False to run MXNet's Python loop (tests compare the two).
-ENABLED = True
+# False runs MXNet's Python loop (tests and bench/module_fit.sh compare the two): set here, or
+# with COHORT_PYTHON_FIT_LOOP=1 in the environment.
+ENABLED = os.environ.get('COHORT_PYTHON_FIT_LOOP', '0') in ('', '0')
 
 _OPTIMIZERS = {opt.SGD: 'sgd', opt.ccSGD: 'sgd', opt.NAG: 'nag', opt.Adam: 'adam',
                opt.RMSProp: 'rmsprop', opt.AdaGrad: 'adagrad', opt.AdaDelta: 'adadelta',
