@@ -155,6 +155,10 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
                              {"val", ToJson(r.val)},
                              {"samples_per_sec", r.samples_per_sec},
                              {"seconds", r.seconds}};
+      if (config.fit.count_tokens) {
+        line["tokens_per_sec"] = r.tokens_per_sec;
+        line["tokens"] = r.tokens;
+      }
       metrics_file << line.dump() << "\n" << std::flush;
     });
   } catch (const Error& e) {

@@ -322,6 +322,7 @@ void ParseTraining(const YAML::Node& root, FitConfig* fit) {
   f.log_every = static_cast<int>(InRange(root, "log_every", 100, 0, int64_t{1} << 30));
   f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
   if (BucketedText(root)) f.ignore_label = -1;
+  f.count_tokens = Get<std::string>(root, "data.kind", "mnist") == "text";
   f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
   f.checkpoint_period = static_cast<int>(InRange(root, "checkpoint.period", 1, 1, kMaxEpochs));
   f.checkpoint_every_steps = InRange(root, "checkpoint.every_steps", 0, 0, int64_t{1} << 40);

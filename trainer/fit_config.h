@@ -55,6 +55,9 @@ struct FitConfig {
   std::vector<std::string> metrics = {"acc"};
   // Labels the metrics leave out (acc, ce, nll_loss, perplexity): the padding of bucketed data.
   std::optional<int64_t> ignore_label;
+  // Text data: each step counts its tokens (the label elements of its real samples other than
+  // ignore_label), reported as tokens/s beside samples/s.
+  bool count_tokens = false;
   uint64_t seed = 0;
   std::string checkpoint_prefix;  // empty: no checkpoints
   int checkpoint_period = 1;

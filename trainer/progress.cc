@@ -10,7 +10,8 @@ ProgressLine::ProgressLine(std::FILE* out, bool enabled, std::chrono::millisecon
 
 std::string ProgressLine::Format(int epoch, int64_t batch, int64_t total_batches,
                                  double samples_per_sec,
-                                 const std::vector<EvalMetric::NameValue>& metrics) {
+                                 const std::vector<EvalMetric::NameValue>& metrics,
+                                 double tokens_per_sec) {
   char head[96];
   if (total_batches > 0) {
     std::snprintf(head, sizeof(head), "Epoch %d [%lld/%lld] %.0f samples/s", epoch,
@@ -21,6 +22,11 @@ std::string ProgressLine::Format(int epoch, int64_t batch, int64_t total_batches
                   static_cast<long long>(batch), samples_per_sec);
   }
   std::string line = head;
+  if (tokens_per_sec >= 0) {
+    char tokens[48];
+    std::snprintf(tokens, sizeof(tokens), " %.0f tokens/s", tokens_per_sec);
+    line += tokens;
+  }
   for (const auto& [name, value] : metrics) {
     char item[64];
     std::snprintf(item, sizeof(item), " %s=%.4f", name.c_str(), value);
@@ -34,12 +40,14 @@ bool ProgressLine::Due() const {
 }
 
 void ProgressLine::Update(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
-                          const std::vector<EvalMetric::NameValue>& metrics) {
+                          const std::vector<EvalMetric::NameValue>& metrics,
+                          double tokens_per_sec) {
   if (!enabled_) return;
   last_ = std::chrono::steady_clock::now();
   // \033[K erases what a longer previous line left to the right.
-  std::fprintf(out_, "\r%s\033[K",
-               Format(epoch, batch, total_batches, samples_per_sec, metrics).c_str());
+  std::fprintf(
+      out_, "\r%s\033[K",
+      Format(epoch, batch, total_batches, samples_per_sec, metrics, tokens_per_sec).c_str());
   std::fflush(out_);
   shown_ = true;
 }

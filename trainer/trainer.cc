@@ -8,6 +8,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <span>
 #include <sstream>
 #include <tuple>
 
@@ -32,6 +33,23 @@ std::string Format(const std::vector<EvalMetric::NameValue>& values) {
     out += (out.empty() ? "" : "\t") + name + "=" + std::to_string(value);
   }
   return out;
+}
+
+// The tokens of a text batch's labels: its real rows' elements (the last `pad` rows are
+// padding) other than ignore_label (a bucket's padding positions).
+int64_t CountTokens(const NDArray& label, int64_t pad, std::optional<int64_t> ignore) {
+  if (label.dtype() != DType::kFloat32 || !label.ctx().is_host() || label.shape().ndim() == 0 ||
+      label.shape()[0] == 0) {
+    return 0;
+  }
+  const int64_t per_row = label.size() / label.shape()[0];
+  const int64_t n = (label.shape()[0] - pad) * per_row;
+  if (!ignore) return n;
+  const float* v = label.data<float>();
+  const float skip = static_cast<float>(*ignore);
+  int64_t tokens = 0;
+  for (int64_t i = 0; i < n; ++i) tokens += v[i] != skip;
+  return tokens;
 }
 
 // Variable `name`'s attribute `key` (from Symbol::VariableAttrs), or null when it has none.
@@ -484,6 +502,7 @@ struct Trainer::Run {
   int64_t batches_per_epoch = 0;    // known after the first epoch
   Clock::time_point start, window;  // of the epoch, of the speedometer's window
   bool have_batch = false;          // the iterator holds the next step's batch
+  int64_t epoch_tokens = 0, window_tokens = 0;  // this worker's (FitConfig::count_tokens)
   // This step's labels and samples' positions (the iterator moves on before its metric).
   std::vector<NDArray> step_labels;
   std::vector<int64_t> step_index;
@@ -571,6 +590,7 @@ void Trainer::TrainEpoch(DataIter& train, Run& run) {
   // A mid-epoch resume skips the batches done (Note [Checkpoint positions]); the epoch's
   // training metric covers the batches after them.
   run.batches = run.first_batch = SkipDoneBatches(train, run.config, run.epoch);
+  run.epoch_tokens = run.window_tokens = 0;
   run.start = run.window = Clock::now();
   timeline::LabelThread("main");
   {
@@ -640,6 +660,11 @@ StepTimes Trainer::Step(DataIter& train, Run& run) {
     timeline::Span span("data");
     CopyArraysInto(batch.label, &run.step_labels);
     run.step_index.assign(batch.index.begin(), batch.index.end());
+    if (run.config.count_tokens && !run.step_labels.empty()) {
+      const int64_t tokens = CountTokens(run.step_labels[0], pad, run.config.ignore_label);
+      run.epoch_tokens += tokens;
+      run.window_tokens += tokens;
+    }
     run.have_batch = train.Next();
     if (run.have_batch) manager_->StageDataBatch(train.Value());
   }
@@ -688,17 +713,24 @@ bool Trainer::AfterStep(Run& run) {
   }
   if (run.progress.Due()) {
     const double seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
+    // Tokens as this worker's times the workers (the exact sum is the epoch's).
+    const double tokens = static_cast<double>(run.epoch_tokens * kvstore_->num_workers());
     run.progress.Update(run.epoch, run.batches, run.batches_per_epoch,
                         (run.batches - run.first_batch) * run.global_batch / seconds,
-                        run.metric->Get());
+                        run.metric->Get(), config.count_tokens ? tokens / seconds : -1);
   }
   if (run.lead && config.log_every > 0 && run.batches % config.log_every == 0) {
     const auto now = Clock::now();
     const double seconds = std::chrono::duration<double>(now - run.window).count();
     run.progress.Clear();
-    Log().info("Epoch[{}] Batch [{}]\tSpeed: {:.2f} samples/sec\t{}", run.epoch, run.batches,
-               config.log_every * run.global_batch / seconds, Format(run.metric->Get()));
+    const std::string tokens =
+        config.count_tokens ? fmt::format(", {:.0f} tokens/sec",
+                                          run.window_tokens * kvstore_->num_workers() / seconds)
+                            : "";
+    Log().info("Epoch[{}] Batch [{}]\tSpeed: {:.2f} samples/sec{}\t{}", run.epoch, run.batches,
+               config.log_every * run.global_batch / seconds, tokens, Format(run.metric->Get()));
     run.window = now;
+    run.window_tokens = 0;
   }
   return false;
 }
@@ -713,6 +745,12 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   r.samples_per_sec =
       static_cast<double>((run.batches - run.first_batch) * run.global_batch) / r.seconds;
   ReduceMetric(*run.metric, *kvstore_);
+  if (config.count_tokens) {
+    double tokens = static_cast<double>(run.epoch_tokens);
+    if (kvstore_->num_workers() > 1) kvstore_->SumAcrossWorkers(std::span<double>(&tokens, 1));
+    r.tokens = static_cast<int64_t>(tokens);
+    r.tokens_per_sec = tokens / r.seconds;
+  }
   // A run resumed at an epoch's last batch trains none of it: no figure rather than NaN.
   if (run.batches > run.first_batch) r.train = run.metric->Get();
   Executor& profiled = manager_->default_group().executor(0);
@@ -730,8 +768,9 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   if (run.lead && config.log_epochs) {
     for (const auto& [name, value] : r.train)
       Log().info("Epoch[{}] Train-{}={:.6f}", run.epoch, name, value);
-    Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec)", run.epoch, r.seconds,
-               r.samples_per_sec);
+    Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec{})", run.epoch, r.seconds,
+               r.samples_per_sec,
+               config.count_tokens ? fmt::format(", {:.0f} tokens/sec", r.tokens_per_sec) : "");
     for (const auto& [name, value] : r.val)
       Log().info("Epoch[{}] Validation-{}={:.6f}", run.epoch, name, value);
   }

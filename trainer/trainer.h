@@ -42,6 +42,9 @@ struct EpochResult {
   int epoch = 0;
   std::vector<EvalMetric::NameValue> train, val;
   double samples_per_sec = 0;
+  // With FitConfig::count_tokens: the tokens trained on over every worker, and their rate.
+  int64_t tokens = 0;
+  double tokens_per_sec = 0;
   double seconds = 0;
 };
 

@@ -15,6 +15,11 @@ small=(--set "data.train_files=[$tmp/text.txt.gz]" --set data.val_fraction=0.1
 "$train" --config "$config" "${small[@]}" --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
 check "train exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/train.log"
 ppl=($(grep -o '"val":{"perplexity":[0-9.e+-]*' "$tmp/m.jsonl" | sed 's/.*://'))
+# 25 batches of 8 windows of 32 bytes an epoch: every label position is a token.
+tokens=($(grep -o '"tokens":[0-9]*' "$tmp/m.jsonl" | sed 's/.*://'))
+check "each epoch counts its 6400 tokens (${tokens[*]})" \
+  '[[ "${tokens[*]}" == "6400 6400 6400" ]] && grep -q "\"tokens_per_sec\":[1-9]" "$tmp/m.jsonl"'
+check "the log gives tokens/sec" 'grep -q "samples/sec, [0-9]* tokens/sec" "$tmp/train.log"' 
 check "one validation perplexity per epoch (${ppl[*]})" '[[ ${#ppl[@]} -eq 3 ]]'
 check "validation perplexity falls every epoch (${ppl[*]})" \
   'awk -v a="${ppl[0]}" -v b="${ppl[1]}" -v c="${ppl[2]}" "BEGIN { exit !(a > b && b > c && c < 40) }"'
@@ -32,6 +37,10 @@ check "d_model not a multiple of n_head is exit 2" \
   --set checkpoint.prefix="$tmp/b" --metrics-out "$tmp/b.jsonl" > "$tmp/bucket.log" 2>&1
 check "bucketed training exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/bucket.log"
 bppl=($(grep -o '"val":{"perplexity":[0-9.e+-]*' "$tmp/b.jsonl" | sed 's/.*://'))
+# Bucketed: a bucket's padding positions (label -1) are not tokens.
+btokens=$(grep -o '"tokens":[0-9]*' "$tmp/b.jsonl" | head -1 | sed 's/.*://')
+check "bucketed epochs count real tokens only ($btokens of at most 6400)" \
+  '[[ -n $btokens && $btokens -gt 0 && $btokens -lt 6400 ]]' 
 check "bucketed validation perplexity falls (${bppl[*]})" \
   '[[ ${#bppl[@]} -eq 3 ]] && awk -v a="${bppl[0]}" -v c="${bppl[2]}" "BEGIN { exit !(a > c && c < 40) }"'
 # Predicting over the same buckets: each row holds its bucket's positions (a class each, then

@@ -12,6 +12,9 @@ TEST(ProgressLine, FormatsEpochBatchSpeedAndMetrics) {
   EXPECT_EQ(ProgressLine::Format(3, 120, 469, 6012.4, {{"accuracy", 0.91234}, {"ce", 0.25}}),
             "Epoch 3 [120/469] 6012 samples/s accuracy=0.9123 ce=0.2500");
   EXPECT_EQ(ProgressLine::Format(0, 7, 0, 100, {}), "Epoch 0 [7] 100 samples/s");
+  // Text data: tokens/s beside samples/s.
+  EXPECT_EQ(ProgressLine::Format(1, 7, 10, 100, {{"perplexity", 9.5}}, 3200),
+            "Epoch 1 [7/10] 100 samples/s 3200 tokens/s perplexity=9.5000");
 }
 
 TEST(ProgressLine, StaysOffWhenTheOutputIsNotATerminal) {
