@@ -1,6 +1,7 @@
 // Run configuration: loading, overrides, checking and interpretation.
 #include "apps/train_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -97,16 +98,70 @@ const char* Describe(const std::string& type) {
   return "a list of strings";
 }
 
-void Check(const YAML::Node& node, const YAML::Node& schema, const std::string& path) {
+// Edits (insertions, deletions, substitutions, swaps of neighbours) from a to b.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// Every key of the schema as a dotted path.
+void SchemaPaths(const YAML::Node& schema, const std::string& path, std::vector<std::string>* out) {
+  for (const auto& item : schema) {
+    const std::string key = item.first.as<std::string>();
+    const std::string where = path.empty() ? key : path + "." + key;
+    out->push_back(where);
+    if (item.second.IsMap()) SchemaPaths(item.second, where, out);
+  }
+}
+
+// "unknown key 'optimzer' (did you mean 'optimizer'?)": the closest key at that level (a typo),
+// else one of that name elsewhere ('lr' for 'optimizer.lr'), else the keys the level takes.
+[[noreturn]] void FailUnknownKey(const std::string& where, const std::string& key,
+                                 const YAML::Node& level, const YAML::Node& schema) {
+  std::string best, names;
+  size_t best_distance = std::max<size_t>(1, key.size() / 3) + 1;
+  for (const auto& item : level) {
+    const std::string candidate = item.first.as<std::string>();
+    names += (names.empty() ? "" : ", ") + candidate;
+    const size_t d = EditDistance(key, candidate);
+    if (d < best_distance) best_distance = d, best = candidate;
+  }
+  const std::string prefix = where.substr(0, where.size() - key.size());
+  if (!best.empty()) Fail("unknown key '" + where + "' (did you mean '" + prefix + best + "'?)");
+  std::vector<std::string> paths;
+  SchemaPaths(schema, "", &paths);
+  for (const std::string& p : paths) {
+    if (p.size() > key.size() && p.ends_with("." + key)) {
+      Fail("unknown key '" + where + "' (did you mean '" + p + "'?)");
+    }
+  }
+  Fail("unknown key '" + where + "'; " +
+       (prefix.empty() ? "the top level" : "'" + prefix.substr(0, prefix.size() - 1) + "'") +
+       " takes: " + names);
+}
+
+void Check(const YAML::Node& node, const YAML::Node& schema, const std::string& path,
+           const YAML::Node& whole) {
   if (node.IsNull()) return;
   if (!node.IsMap()) Fail("'" + path + "' must be a map of keys");
   for (const auto& item : node) {
     const std::string key = item.first.as<std::string>();
     const std::string where = path.empty() ? key : path + "." + key;
     const YAML::Node expected = schema[key];
-    if (!expected) Fail("unknown key '" + where + "'");
+    if (!expected) FailUnknownKey(where, key, schema, whole);
     if (expected.IsMap()) {
-      Check(item.second, expected, where);
+      Check(item.second, expected, where, whole);
     } else if (!Fits(item.second, expected.as<std::string>())) {
       std::ostringstream got;
       got << item.second;
@@ -234,12 +289,16 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
       if (!node[keys[i]].IsMap()) Fail("--set '" + o + "': '" + keys[i] + "' is not a map");
       node.reset(node[keys[i]]);
     }
-    node[keys.back()] = value;
+    if (o.size() == eq + 1) {  // `--set key=`: the key unset (its default applies)
+      node.remove(keys.back());
+    } else {
+      node[keys.back()] = value;
+    }
   }
   YAML::Node schema = YAML::Load(kSchema);
   schema["data"] = YAML::Load(DataOptionSchema());  // each data kind's keys live in io/
   try {
-    Check(root, schema, "");
+    Check(root, schema, "", schema);
   } catch (const YAML::Exception& e) {  // e.g. a key that is itself a map (found by fuzzing)
     Fail("'" + path + "': " + e.what());
   }

@@ -104,7 +104,21 @@ code=$?
 check "1024 threads under a 3 GB address-space limit is exit 2 naming the limit" \
   '[[ $code -eq 2 && "$out" == *"1024 threads need"*"ulimit -v"* ]]'
 out=$("$train" --config "$config" --set modle.name=mlp 2>&1); code=$?
-check "an unknown key is exit 2" '[[ $code -eq 2 && "$out" == *"unknown key '"'"'modle'"'"'"* ]]'
+check "an unknown key is exit 2 naming the near one" \
+  '[[ $code -eq 2 && "$out" == *"unknown key '"'"'modle'"'"' (did you mean '"'"'model'"'"'?)"* ]]'
+out=$("$train" --config "$config" --set optimizer.momentm=0.9 2>&1); code=$?
+check "a misspelt nested key names the near one" \
+  '[[ $code -eq 2 && "$out" == *"(did you mean '"'"'optimizer.momentum'"'"'?)"* ]]'
+out=$("$train" --config "$config" --set lr=0.1 2>&1); code=$?
+check "a key at the wrong level names where it belongs" \
+  '[[ $code -eq 2 && "$out" == *"unknown key '"'"'lr'"'"' (did you mean '"'"'optimizer.lr'"'"'?)"* ]]'
+out=$("$train" --config "$config" --set checkpoint.zzz=1 2>&1); code=$?
+check "an unknown key with no near one lists its level's keys" \
+  '[[ $code -eq 2 && "$out" == *"'"'"'checkpoint'"'"' takes: prefix, period, every_steps"* ]]'
+out=$("$train" --config "$config" --set epochs=1 --set log_every= --set data.batches_per_epoch=5 \
+      --metrics-out "$tmp/unset.jsonl" 2>&1); code=$?
+check "--set key= unsets the key (its default applies)" \
+  '[[ $code -eq 0 && $(wc -l < "$tmp/unset.jsonl") -eq 1 ]]'
 out=$("$train" --config "$tmp/missing.yaml" 2>&1); code=$?
 check "a missing config is exit 2" '[[ $code -eq 2 && "$out" == *"does not exist"* ]]'
 out=$("$train" --config "$config" --set kvstore=nccl 2>&1); code=$?
