@@ -32,7 +32,7 @@ const char* kSchema = R"(
 model: {name: string, symbol: string, num_classes: int, n_layer: int, n_head: int,
         d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool,
         multiplier: float, resolution: int, params: string, reinit: strings,
-        fixed_params: strings}
+        fixed_params: strings, allow_missing: bool}
 batch_size: int
 devices: string
 work_load: floats
@@ -396,6 +396,7 @@ void ParseTraining(const YAML::Node& root, FitConfig* fit) {
     }
   }
   f.reinit = Get<std::vector<std::string>>(root, "model.reinit", {});
+  f.allow_missing = Get<bool>(root, "model.allow_missing", false);
   f.fixed_params = Get<std::vector<std::string>>(root, "model.fixed_params", {});
 }
 

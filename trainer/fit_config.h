@@ -46,6 +46,9 @@ struct FitConfig {
   // usual recipe for a new number of classes). A resumed run (begin_epoch > 0) ignores them.
   std::map<std::string, NDArray> arg_params, aux_params;
   std::vector<std::string> reinit;  // layer names: parameters "<layer>_..."
+  // A parameter the network needs that arg_params lacks (outside the reinit layers) is an
+  // error unless this is set (MXNet's allow_missing): then the initializer makes it.
+  bool allow_missing = false;
   // Start from the parameters the adopted manager holds (Trainer::Adopt; Module.init_params):
   // no initializer, no initial parameters.
   bool keep_params = false;

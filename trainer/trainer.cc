@@ -52,6 +52,26 @@ int64_t CountTokens(const NDArray& label, int64_t pad, std::optional<int64_t> ig
   return tokens;
 }
 
+// The layers of these parameter names ("fc1" of "fc1_weight"), for messages.
+std::string LayerNames(const std::set<std::string>& names) {
+  std::set<std::string> layers;
+  for (const std::string& n : names) layers.insert(n.substr(0, n.rfind('_')));
+  std::string out;
+  for (const std::string& l : layers) out += (out.empty() ? "" : ", ") + l;
+  return out;
+}
+
+// What a fixed_params pattern that matches nothing may have meant: patterns match whole names,
+// so "stage1" means "stage1_.*" when parameters begin with it; else the names.
+std::string PatternHint(const std::string& pattern, const std::vector<std::string>& names) {
+  const bool prefix = std::any_of(names.begin(), names.end(),
+                                  [&](const std::string& n) { return n.starts_with(pattern); });
+  if (prefix) return ": patterns match whole names: did you mean '" + pattern + "_.*'?";
+  std::string listed;
+  for (size_t i = 0; i < names.size() && i < 10; ++i) listed += (i ? ", " : "") + names[i];
+  return " (its parameters: " + listed + (names.size() > 10 ? ", ..." : "") + ")";
+}
+
 // Variable `name`'s attribute `key` (from Symbol::VariableAttrs), or null when it has none.
 const std::string* VariableAttr(const std::map<std::string, op::Attrs>& attrs,
                                 const std::string& name, const char* key) {
@@ -109,7 +129,8 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
       frozen_[i] = true;
     }
     if (!matched) {
-      throw ConfigError("fixed_params: '" + pattern + "' matches no parameter of the network",
+      throw ConfigError("fixed_params: '" + pattern + "' matches no parameter of the network" +
+                            PatternHint(pattern, param_names_),
                         __FILE__, __LINE__);
     }
   }
@@ -122,6 +143,14 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
   manager_ = std::make_shared<DataParallelExecutorManager>(
       symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
+  if (!fixed_names.empty()) {
+    int64_t elements = 0;
+    for (size_t i = 0; i < param_names_.size(); ++i) {
+      if (frozen_[i]) elements += manager_->param_arrays()[i][0].size();
+    }
+    Log().info("Frozen: {} of {} parameter(s), {} elements (fixed_params)", fixed_names.size(),
+               param_names_.size(), elements);
+  }
   AttachManager(data.provide_data());
 }
 
@@ -271,7 +300,10 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
           return name.starts_with(layer + "_");
         })) {
       throw ConfigError("reinit: neither the network nor the initial parameters have a layer '" +
-                            layer + "' (no parameter named " + layer + "_...)",
+                            layer + "' (no parameter named " + layer +
+                            "_...); layers with "
+                            "parameters: " +
+                            LayerNames(known),
                         __FILE__, __LINE__);
     }
   }
@@ -297,12 +329,25 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
       initialized.erase(name);
     }
   }
-  if (!initialized.empty()) {
-    std::string names;
-    for (const std::string& n : initialized) names += (names.empty() ? "" : ", ") + n;
-    Log().info("Initialized {} parameter(s) the initial parameters did not give: {}",
-               initialized.size(), names);
+  if (initialized.empty()) return;
+  std::string names, missing;
+  int listed = 0, count = 0;
+  for (const std::string& n : initialized) {
+    names += (names.empty() ? "" : ", ") + n;
+    if (reinit(n)) continue;
+    ++count;
+    if (++listed <= 10) missing += (missing.empty() ? "" : ", ") + n;
   }
+  if (count > 0 && !config.allow_missing) {  // fine-tuning from the wrong file, say
+    throw ConfigError("initial parameters: the network's " + missing +
+                          (count > 10 ? " (and " + std::to_string(count - 10) + " more)" : "") +
+                          " are not in them (" + std::to_string(count) +
+                          " missing): list their layers under reinit, or set "
+                          "model.allow_missing: true to initialize them",
+                      __FILE__, __LINE__);
+  }
+  Log().info("Initialized {} parameter(s) the initial parameters did not give: {}",
+             initialized.size(), names);
 }
 
 void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {

@@ -205,9 +205,32 @@ TEST(Trainer, InitialParametersMustFitTheNetwork) {
               c.arg_params["fc9_weight"] = NDArray::Zeros({2});
             }),
             "no error");
-  EXPECT_THAT(fit_error([](FitConfig& c) { c.reinit = {"fc2", "fc8"}; }),
-              ::testing::HasSubstr(
-                  "neither the network nor the initial parameters have a layer 'fc8'"));
+  EXPECT_THAT(
+      fit_error([](FitConfig& c) {
+        c.reinit = {"fc2", "fc8"};
+      }),
+      ::testing::HasSubstr("neither the network nor the initial parameters have a layer 'fc8' (no "
+                           "parameter named fc8_...); layers with parameters: fc1, fc2"));
+  // A parameter the file lacks is not made up silently (MXNet's allow_missing).
+  auto without_fc1_bias = [](FitConfig& c) {
+    c.reinit = {"fc2"};
+    c.arg_params.erase("fc1_bias");
+  };
+  EXPECT_THAT(fit_error(without_fc1_bias),
+              ::testing::HasSubstr("the network's fc1_bias are not in them (1 missing): list "
+                                   "their layers under reinit, or set model.allow_missing"));
+  EXPECT_EQ(fit_error([&](FitConfig& c) {
+              without_fc1_bias(c);
+              c.allow_missing = true;
+            }),
+            "no error");
+  // Patterns match whole names.
+  EXPECT_THAT(fit_error([](FitConfig& c) {
+                c.reinit = {"fc2"};
+                c.fixed_params = {"fc1"};
+              }),
+              ::testing::HasSubstr("'fc1' matches no parameter of the network: patterns match "
+                                   "whole names: did you mean 'fc1_.*'?"));
 }
 
 TEST(Trainer, LearnsTheBlobs) {
