@@ -1,6 +1,6 @@
 // cohort-train: trains a network data-parallel from one YAML configuration.
 //   cohort-train --config FILE.yaml [--set key.sub=value]... [--metrics-out FILE.jsonl] [--profile]
-//                [--timeline FILE.json]
+//                [--timeline FILE.json] [--eval-only]
 // Under mpirun with kvstore=mpi every process is one worker: it reads its part of the data and
 // the global batch is split over all devices of all workers; rank 0 logs, writes checkpoints and
 // the metrics file. Exit code 2 with one line for a bad configuration or bad data, 1 for a
@@ -21,10 +21,11 @@
 #include "apps/tool_main.h"
 #include "apps/train_config.h"
 #include "base/env.h"
-#include "kvstore/kvstore.h"
 #include "base/logging.h"
 #include "base/stop_signal.h"
 #include "base/timeline.h"
+#include "kvstore/kvstore.h"
+#include "trainer/resume.h"
 
 namespace cohort {
 namespace {
@@ -95,10 +96,55 @@ Launched LaunchedAs() {
   return {};
 }
 
+// --eval-only: the configured metrics on the validation data with the parameters of the
+// checkpoint resume_epoch names (auto: the latest), summed over the workers; logged, and one
+// JSON line ("epoch", "val", "checkpoint") in the metrics file.
+int Evaluate(const RunConfig& config, DataIters& data, KVStore& kv, std::ofstream& metrics_file) {
+  const FitConfig& f = config.fit;
+  if (f.checkpoint_prefix.empty() || (f.begin_epoch == 0 && !f.resume_latest)) {
+    throw ConfigError(
+        "--eval-only: set resume_epoch (a number or auto) and checkpoint.prefix to "
+        "the checkpoint to evaluate",
+        __FILE__, __LINE__);
+  }
+  if (!data.val) {
+    throw ConfigError("--eval-only: the data section gives no validation data", __FILE__, __LINE__);
+  }
+  CheckpointPosition at{f.begin_epoch, 0};
+  if (f.resume_latest) {
+    const std::optional<CheckpointPosition> latest = LatestCheckpoint(f.checkpoint_prefix);
+    if (!latest) {
+      throw ConfigError("--eval-only: no checkpoint beside '" + f.checkpoint_prefix + "'", __FILE__,
+                        __LINE__);
+    }
+    at = *latest;
+  }
+  const std::string path = CheckpointParamsPath(f.checkpoint_prefix, at);
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpointParams(f.checkpoint_prefix, at, &args, &aux);
+  Trainer trainer(config.symbol, config.devices, config.work_load,
+                  std::shared_ptr<KVStore>(&kv, [](KVStore*) {}));
+  trainer.SetParams(args, aux, path);
+  std::unique_ptr<EvalMetric> metric = CreateMetric(f.metrics, f.ignore_label);
+  const std::vector<EvalMetric::NameValue> values = trainer.Score(*data.val, *metric);
+  for (const auto& [name, value] : values) {
+    Log().info("Evaluation of \"{}\": Validation-{}={:.6f}", path, name, value);
+  }
+  if (metrics_file.is_open()) {
+    metrics_file
+        << nlohmann::json{{"epoch", at.epoch}, {"val", ToJson(values)}, {"checkpoint", path}}.dump()
+        << "\n"
+        << std::flush;
+  }
+  return 0;
+}
+
 int Train(const std::string& config_path, const std::vector<std::string>& sets,
-          const std::string& metrics_out, bool profile, const std::string& timeline_out) {
+          const std::string& metrics_out, bool profile, const std::string& timeline_out,
+          bool eval_only) {
   const YAML::Node root = LoadConfig(config_path, sets);
   RunConfig config = ParseRunConfig(root);
+  if (!eval_only) CheckEpochsLeft(config.fit);  // before any data is read
   if (config.threads > 0) SetNumThreads(config.threads);
   std::shared_ptr<KVStore> kv = KVStore::Create(config.kvstore);
   const int rank = kv->rank(), workers = kv->num_workers();
@@ -134,6 +180,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
       throw ConfigError("cannot write --metrics-out '" + metrics_out + "'", __FILE__, __LINE__);
     }
   }
+  if (eval_only) return Evaluate(config, data, *kv, metrics_file);
   if (rank == 0 && !config.fit.checkpoint_prefix.empty()) {  // rank 0 writes checkpoints
     RequireWritableFolder(config.fit.checkpoint_prefix, "key 'checkpoint.prefix'");
   }
@@ -195,6 +242,10 @@ int main(int argc, char** argv) {
   std::string timeline;
   app.add_option("--timeline", timeline,
                  "write a Chrome trace of every step (rank r > 0: FILE.rankR.json)");
+  bool eval_only = false;
+  app.add_flag("--eval-only", eval_only,
+               "evaluate the checkpoint resume_epoch names (auto: the latest) on the validation "
+               "data, without training");
   if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
   // Bad input (config or data) is 2, anything else 1; in an MPI job the failing rank names
   // itself and ends the whole job (Note [No hang]).
@@ -211,7 +262,7 @@ int main(int argc, char** argv) {
   };
   cohort::InstallStopSignalHandlers();
   try {
-    return cohort::Train(config, sets, metrics_out, profile, timeline);
+    return cohort::Train(config, sets, metrics_out, profile, timeline, eval_only);
   } catch (const cohort::AgreedError& e) {
     // Every worker met it at the same step: one message, and the workers exit together.
     if (cohort::DistributedRank() <= 0) std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());

@@ -458,7 +458,6 @@ void CheckTraining(const FitConfig& f) {
   } catch (const Error& e) {
     Fail(e.message());
   }
-  if (f.epochs <= f.begin_epoch) Fail("key 'epochs' must exceed 'resume_epoch'");
   if ((f.begin_epoch > 0 || f.resume_latest) && f.checkpoint_prefix.empty()) {
     Fail("key 'resume_epoch' needs 'checkpoint.prefix'");
   }

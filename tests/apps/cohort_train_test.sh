@@ -7,6 +7,14 @@ source "$(dirname "$0")/lib.sh"
 "$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" \
   --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
 check "train exits 0" '[[ $? -eq 0 ]]'
+# --eval-only: the last checkpoint's validation metrics are the last epoch's.
+"$train" --config "$config" --eval-only --set resume_epoch=2 --set checkpoint.prefix="$tmp/mlp" \
+  --metrics-out "$tmp/eval.jsonl" > "$tmp/eval.log" 2>&1
+check "--eval-only exits 0" '[[ $? -eq 0 ]]' || cat "$tmp/eval.log"
+check "--eval-only gives the last epoch's validation metrics" \
+  '[[ $(grep -o "\"val\":{[^}]*}" "$tmp/eval.jsonl") == $(tail -1 "$tmp/m.jsonl" | grep -o "\"val\":{[^}]*}") ]]'
+out=$("$train" --config "$config" --eval-only --set resume_epoch=auto --set checkpoint.prefix="$tmp/none" 2>&1); code=$?
+check "--eval-only without a checkpoint is exit 2" '[[ $code -eq 2 && "$out" == *"no checkpoint beside"* ]]'
 check "one metrics line per epoch" '[[ $(wc -l < "$tmp/m.jsonl") -eq 2 ]]'
 check "metrics lines hold epoch, train, val, samples_per_sec" \
   'grep -q "\"epoch\":1" "$tmp/m.jsonl" && grep -q "\"val\":{\"accuracy\"" "$tmp/m.jsonl" && grep -q samples_per_sec "$tmp/m.jsonl"'
