@@ -197,11 +197,9 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
     if (!timeline_out.empty()) timeline::Start(rank);
     trainer_ptr->Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
       if (!metrics_file.is_open()) return;
-      nlohmann::json line = {{"epoch", r.epoch},
-                             {"train", ToJson(r.train)},
-                             {"val", ToJson(r.val)},
-                             {"samples_per_sec", r.samples_per_sec},
-                             {"seconds", r.seconds}};
+      nlohmann::json line = {{"epoch", r.epoch},     {"train", ToJson(r.train)},
+                             {"val", ToJson(r.val)}, {"samples_per_sec", r.samples_per_sec},
+                             {"seconds", r.seconds}, {"lr", r.lr}};
       if (config.fit.count_tokens) {
         line["tokens_per_sec"] = r.tokens_per_sec;
         line["tokens"] = r.tokens;

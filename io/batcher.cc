@@ -95,6 +95,13 @@ void Batcher::StartEpoch() {
 
 void Batcher::Reset() { StartEpoch(); }
 
+int64_t Batcher::BatchesThisEpoch() const {
+  const int64_t global = options_.batch_size * options_.num_parts;
+  const int64_t samples = static_cast<int64_t>(stream_.size());
+  return options_.last_batch == LastBatchHandle::kPad ? (samples + global - 1) / global
+                                                      : samples / global;
+}
+
 void Batcher::SkipEpoch() {
   while (Advance(/*gather=*/false)) {
   }

@@ -65,6 +65,9 @@ class Batcher {
   // sharding, the whole data set), when the batches hold them as float32.
   std::optional<HeldLabels> AllLabels() const;
   // Samples this iterator serves an epoch (its share of the global batches' samples).
+  // The batches this epoch gives: its stream (what rolled over included) in global batches,
+  // the last one padded or left out.
+  int64_t BatchesThisEpoch() const;
   int64_t num_samples() const {
     return (static_cast<int64_t>(part_.size()) + options_.num_parts - 1) / options_.num_parts;
   }
@@ -94,6 +97,7 @@ class BatcherIter : public DataIter {
  public:
   void Reset() override { batcher_->Reset(); }
   void SkipEpoch() override { batcher_->SkipEpoch(); }
+  std::optional<int64_t> BatchesThisEpoch() const override { return batcher_->BatchesThisEpoch(); }
   bool Next() override { return batcher_->Next(); }
   const DataBatch& Value() const override { return batcher_->batch(); }
   const std::vector<DataDesc>& provide_data() const override { return batcher_->provide_data(); }

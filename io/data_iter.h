@@ -50,6 +50,9 @@ class DataIter {
   // Where the data set is held in memory: every label of the samples this iterator may serve,
   // as its batches hold them (float32, scaled). Note [Labels checked up front].
   virtual std::optional<HeldLabels> AllLabels() const { return std::nullopt; }
+  // The batches this epoch gives, where known before it is read (the progress line's [i/N]
+  // and ETA from the first epoch); asked at the epoch's start.
+  virtual std::optional<int64_t> BatchesThisEpoch() const { return std::nullopt; }
 };
 
 // What to do with the samples left over at the end of an epoch when they do not fill a batch.

@@ -21,6 +21,7 @@ PrefetchingIter::PrefetchingIter(std::unique_ptr<DataIter> inner, int capacity)
   COHORT_CHECK(inner_ != nullptr) << "PrefetchingIter needs an iterator";
   COHORT_CHECK_GE(capacity, 1) << "PrefetchingIter capacity";
   for (int i = 0; i < capacity; ++i) free_.push_back(i);
+  batches_this_epoch_ = inner_->BatchesThisEpoch();
   run_epoch_ = true;
   thread_ = std::thread([this] { Produce(); });
 }
@@ -122,6 +123,7 @@ void PrefetchingIter::StartNextEpoch(void (DataIter::*advance)()) {
   epoch_done_ = false;
   error_ = nullptr;
   ((*inner_).*advance)();
+  batches_this_epoch_ = inner_->BatchesThisEpoch();
   run_epoch_ = true;
   changed_.notify_all();
 }

@@ -36,6 +36,8 @@ class PrefetchingIter : public DataIter {
     return inner_->DescribeLabelOf(index);
   }
   std::optional<HeldLabels> AllLabels() const override { return inner_->AllLabels(); }
+  // The inner iterator's, taken as the epoch starts (the producer reads it on).
+  std::optional<int64_t> BatchesThisEpoch() const override { return batches_this_epoch_; }
 
  private:
   void Produce();
@@ -58,6 +60,7 @@ class PrefetchingIter : public DataIter {
   bool abort_epoch_ = false;  // Reset asks the producer to stop early
   bool stop_ = false;         // the destructor asks the producer to exit
   std::exception_ptr error_;
+  std::optional<int64_t> batches_this_epoch_;
   std::thread thread_;
 };
 

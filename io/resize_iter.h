@@ -22,6 +22,7 @@ class ResizeIter : public DataIter {
   const std::vector<DataDesc>& provide_data() const override { return inner_->provide_data(); }
   const std::vector<DataDesc>& provide_label() const override { return inner_->provide_label(); }
   int64_t batch_size() const override { return inner_->batch_size(); }
+  std::optional<int64_t> BatchesThisEpoch() const override { return size_; }
   std::string DescribeLabelOf(int64_t index) const override {
     return inner_->DescribeLabelOf(index);
   }

@@ -11,7 +11,7 @@ ProgressLine::ProgressLine(std::FILE* out, bool enabled, std::chrono::millisecon
 std::string ProgressLine::Format(int epoch, int64_t batch, int64_t total_batches,
                                  double samples_per_sec,
                                  const std::vector<EvalMetric::NameValue>& metrics,
-                                 double tokens_per_sec) {
+                                 double tokens_per_sec, double eta_seconds) {
   char head[96];
   if (total_batches > 0) {
     std::snprintf(head, sizeof(head), "Epoch %d [%lld/%lld] %.0f samples/s", epoch,
@@ -22,6 +22,16 @@ std::string ProgressLine::Format(int epoch, int64_t batch, int64_t total_batches
                   static_cast<long long>(batch), samples_per_sec);
   }
   std::string line = head;
+  if (eta_seconds >= 0) {  // "ETA 1:05", or "ETA 2:03:05" past an hour
+    const auto s = static_cast<long long>(eta_seconds + 0.5);
+    char eta[48];
+    if (s >= 3600) {
+      std::snprintf(eta, sizeof(eta), " ETA %lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    } else {
+      std::snprintf(eta, sizeof(eta), " ETA %lld:%02lld", s / 60, s % 60);
+    }
+    line += eta;
+  }
   if (tokens_per_sec >= 0) {
     char tokens[48];
     std::snprintf(tokens, sizeof(tokens), " %.0f tokens/s", tokens_per_sec);
@@ -40,14 +50,15 @@ bool ProgressLine::Due() const {
 }
 
 void ProgressLine::Update(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
-                          const std::vector<EvalMetric::NameValue>& metrics,
-                          double tokens_per_sec) {
+                          const std::vector<EvalMetric::NameValue>& metrics, double tokens_per_sec,
+                          double eta_seconds) {
   if (!enabled_) return;
   last_ = std::chrono::steady_clock::now();
   // \033[K erases what a longer previous line left to the right.
   std::fprintf(
       out_, "\r%s\033[K",
-      Format(epoch, batch, total_batches, samples_per_sec, metrics, tokens_per_sec).c_str());
+      Format(epoch, batch, total_batches, samples_per_sec, metrics, tokens_per_sec, eta_seconds)
+          .c_str());
   std::fflush(out_);
   shown_ = true;
 }

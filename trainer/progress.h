@@ -24,16 +24,17 @@ class ProgressLine {
   // Whether an update is due: enabled and the period has passed since the last one. Callers
   // ask first, so that a training step gathers metrics only when the line is redrawn.
   bool Due() const;
-  // tokens_per_sec >= 0 (text data) is shown beside samples/s.
+  // tokens_per_sec >= 0 (text data) is shown beside samples/s, eta_seconds >= 0 after [i/N].
   void Update(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
-              const std::vector<EvalMetric::NameValue>& metrics, double tokens_per_sec = -1);
+              const std::vector<EvalMetric::NameValue>& metrics, double tokens_per_sec = -1,
+              double eta_seconds = -1);
   // Erases the line, so that a log line can take its place.
   void Clear();
 
   // The text of one update (without "\r"), for tests.
   static std::string Format(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
                             const std::vector<EvalMetric::NameValue>& metrics,
-                            double tokens_per_sec = -1);
+                            double tokens_per_sec = -1, double eta_seconds = -1);
 
  private:
   std::FILE* out_;

@@ -544,7 +544,7 @@ struct Trainer::Run {
   int epoch = 0;
   int64_t batches = 0;              // of this epoch, done
   int64_t first_batch = 0;          // this epoch's first trained (after a mid-epoch resume)
-  int64_t batches_per_epoch = 0;    // known after the first epoch
+  int64_t batches_per_epoch = 0;    // from the data, else known after the first epoch
   Clock::time_point start, window;  // of the epoch, of the speedometer's window
   bool have_batch = false;          // the iterator holds the next step's batch
   int64_t epoch_tokens = 0, window_tokens = 0;  // this worker's (FitConfig::count_tokens)
@@ -632,6 +632,7 @@ void Trainer::Prepare(DataIter& train, DataIter* val, Run& run) {
 // The epoch's steps, until the data ends or the workers agree on a signal.
 void Trainer::TrainEpoch(DataIter& train, Run& run) {
   run.metric->Reset();
+  if (const std::optional<int64_t> n = train.BatchesThisEpoch()) run.batches_per_epoch = *n;
   // A mid-epoch resume skips the batches done (Note [Checkpoint positions]); the epoch's
   // training metric covers the batches after them.
   run.batches = run.first_batch = SkipDoneBatches(train, run.config, run.epoch);
@@ -760,9 +761,13 @@ bool Trainer::AfterStep(Run& run) {
     const double seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
     // Tokens as this worker's times the workers (the exact sum is the epoch's).
     const double tokens = static_cast<double>(run.epoch_tokens * kvstore_->num_workers());
+    const double per_batch = seconds / static_cast<double>(run.batches - run.first_batch);
+    const double eta = run.batches_per_epoch > run.batches
+                           ? per_batch * static_cast<double>(run.batches_per_epoch - run.batches)
+                           : -1;
     run.progress.Update(run.epoch, run.batches, run.batches_per_epoch,
                         (run.batches - run.first_batch) * run.global_batch / seconds,
-                        run.metric->Get(), config.count_tokens ? tokens / seconds : -1);
+                        run.metric->Get(), config.count_tokens ? tokens / seconds : -1, eta);
   }
   if (run.lead && config.log_every > 0 && run.batches % config.log_every == 0) {
     const auto now = Clock::now();
@@ -790,6 +795,7 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   r.samples_per_sec =
       static_cast<double>((run.batches - run.first_batch) * run.global_batch) / r.seconds;
   ReduceMetric(*run.metric, *kvstore_);
+  if (const Optimizer* o = optimizer()) r.lr = o->CurrentLR();
   if (config.count_tokens) {
     double tokens = static_cast<double>(run.epoch_tokens);
     if (kvstore_->num_workers() > 1) kvstore_->SumAcrossWorkers(std::span<double>(&tokens, 1));
@@ -813,9 +819,10 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   if (run.lead && config.log_epochs) {
     for (const auto& [name, value] : r.train)
       Log().info("Epoch[{}] Train-{}={:.6f}", run.epoch, name, value);
-    Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec{})", run.epoch, r.seconds,
+    Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec{}), lr={:.6g}", run.epoch, r.seconds,
                r.samples_per_sec,
-               config.count_tokens ? fmt::format(", {:.0f} tokens/sec", r.tokens_per_sec) : "");
+               config.count_tokens ? fmt::format(", {:.0f} tokens/sec", r.tokens_per_sec) : "",
+               r.lr);
     for (const auto& [name, value] : r.val)
       Log().info("Epoch[{}] Validation-{}={:.6f}", run.epoch, name, value);
   }

@@ -45,6 +45,7 @@ struct EpochResult {
   // With FitConfig::count_tokens: the tokens trained on over every worker, and their rate.
   int64_t tokens = 0;
   double tokens_per_sec = 0;
+  double lr = 0;  // the learning rate of the epoch's last update (the schedule's at its count)
   double seconds = 0;
 };
 

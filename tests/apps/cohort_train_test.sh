@@ -7,6 +7,12 @@ source "$(dirname "$0")/lib.sh"
 "$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" \
   --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
 check "train exits 0" '[[ $? -eq 0 ]]'
+# The epoch's learning rate in the JSONL and the log: a factor schedule halving it every epoch.
+"$train" --config "$config" --set epochs=3 --set optimizer.lr=0.1 --set lr_schedule.name=factor \
+  --set lr_schedule.step_epochs=1 --set lr_schedule.factor=0.5 --metrics-out "$tmp/lr.jsonl" \
+  > "$tmp/lr.log" 2>&1
+check "each epoch's lr is its last update's (0.1, 0.05, 0.025)" \
+  '[[ $(grep -o "\"lr\":[0-9.]*" "$tmp/lr.jsonl" | tr "\n" " ") == "\"lr\":0.1 \"lr\":0.05 \"lr\":0.025 " ]] && grep -q "lr=0.05" "$tmp/lr.log"'
 # --eval-only: the last checkpoint's validation metrics are the last epoch's.
 "$train" --config "$config" --eval-only --set resume_epoch=2 --set checkpoint.prefix="$tmp/mlp" \
   --metrics-out "$tmp/eval.jsonl" > "$tmp/eval.log" 2>&1

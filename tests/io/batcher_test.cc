@@ -33,6 +33,7 @@ using Batches = std::vector<std::vector<float>>;
 
 TEST(Batcher, PadWrapsToTheStartAndReportsThePad) {
   Batcher b = Make(10, {.batch_size = 4, .last_batch = LastBatchHandle::kPad});
+  EXPECT_EQ(b.BatchesThisEpoch(), 3);
   std::vector<int64_t> pads;
   EXPECT_EQ(Epoch(b, &pads), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 0, 1}}));
   EXPECT_EQ(pads, (std::vector<int64_t>{0, 0, 2}));
@@ -42,6 +43,7 @@ TEST(Batcher, PadWrapsToTheStartAndReportsThePad) {
 
 TEST(Batcher, DiscardDropsTheRemainder) {
   Batcher b = Make(10, {.batch_size = 4, .last_batch = LastBatchHandle::kDiscard});
+  EXPECT_EQ(b.BatchesThisEpoch(), 2);
   EXPECT_EQ(Epoch(b), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   b.Reset();
   EXPECT_EQ(Epoch(b), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}));
@@ -49,8 +51,10 @@ TEST(Batcher, DiscardDropsTheRemainder) {
 
 TEST(Batcher, RollOverCarriesTheRemainderIntoTheNextEpoch) {
   Batcher b = Make(10, {.batch_size = 4, .last_batch = LastBatchHandle::kRollOver});
+  EXPECT_EQ(b.BatchesThisEpoch(), 2);
   EXPECT_EQ(Epoch(b), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   b.Reset();  // 8, 9 carried over
+  EXPECT_EQ(b.BatchesThisEpoch(), 3);  // known at the epoch's start, what rolled over included
   EXPECT_EQ(Epoch(b), (Batches{{8, 9, 0, 1}, {2, 3, 4, 5}, {6, 7, 8, 9}}));
   b.Reset();  // nothing left over
   EXPECT_EQ(Epoch(b), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}));
@@ -136,6 +140,7 @@ TEST(Sharding, EveryPartYieldsTheSameNumberOfBatches) {
       Batcher b = Make(100, {.batch_size = 8, .shuffle = true, .num_parts = 3, .part_index = r,
                              .sharding = sharding});
       EXPECT_EQ(b.num_samples(), 34);
+      EXPECT_EQ(b.BatchesThisEpoch(), 5);
       EXPECT_EQ(Epoch(b).size(), 5u);
     }
   }

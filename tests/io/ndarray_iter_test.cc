@@ -43,6 +43,7 @@ TEST(ResizeIter, FixedBatchesPerEpoch) {
       std::make_unique<NDArrayIter>(NDArrayIter::NamedArrays{{"x", x}}, NDArrayIter::NamedArrays{},
                                     BatchOptions{.batch_size = 1});
   ResizeIter it(std::move(inner), 5);
+  EXPECT_EQ(it.BatchesThisEpoch(), 5);
   std::vector<float> seen;
   while (it.Next()) seen.push_back(it.Value().data[0].ToVector<float>()[0]);
   EXPECT_EQ(seen, (std::vector<float>{0, 1, 2, 0, 1}));  // wraps around the inner iterator

@@ -35,6 +35,7 @@ TEST(PrefetchingIter, EqualsTheIteratorItWraps) {
     auto plain = Numbers(103, 8, true);
     PrefetchingIter prefetched(Numbers(103, 8, true), capacity);
     for (int epoch = 0; epoch < 3; ++epoch) {
+      EXPECT_EQ(prefetched.BatchesThisEpoch(), plain->BatchesThisEpoch());
       EXPECT_EQ(Epoch(prefetched), Epoch(*plain)) << "capacity " << capacity << " epoch " << epoch;
       plain->Reset();
       prefetched.Reset();

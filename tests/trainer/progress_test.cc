@@ -15,6 +15,10 @@ TEST(ProgressLine, FormatsEpochBatchSpeedAndMetrics) {
   // Text data: tokens/s beside samples/s.
   EXPECT_EQ(ProgressLine::Format(1, 7, 10, 100, {{"perplexity", 9.5}}, 3200),
             "Epoch 1 [7/10] 100 samples/s 3200 tokens/s perplexity=9.5000");
+  EXPECT_EQ(ProgressLine::Format(0, 120, 469, 6000, {}, -1, 65.4),
+            "Epoch 0 [120/469] 6000 samples/s ETA 1:05");
+  EXPECT_EQ(ProgressLine::Format(0, 1, 9, 6000, {}, -1, 7385),
+            "Epoch 0 [1/9] 6000 samples/s ETA 2:03:05");
 }
 
 TEST(ProgressLine, StaysOffWhenTheOutputIsNotATerminal) {
