@@ -29,9 +29,9 @@ std::string ResolveLocalGpu(const std::string& devices) {
 
 // Every key a configuration may hold, with its type.
 const char* kSchema = R"(
-model: {name: string, symbol: string, num_classes: int, n_layer: int, n_head: int,
+model: {name: string, symbol: path, num_classes: int, n_layer: int, n_head: int,
         d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool,
-        multiplier: float, resolution: int, params: string, reinit: strings,
+        multiplier: float, resolution: int, params: path, reinit: strings,
         fixed_params: strings, allow_missing: bool}
 batch_size: int
 devices: string
@@ -78,7 +78,7 @@ bool Fits(const YAML::Node& n, const std::string& type) {
   if (type == "int_or_auto") return n.IsScalar() && (Converts<int64_t>(n) || n.Scalar() == "auto");
   if (type == "float") return n.IsScalar() && Converts<double>(n);
   if (type == "bool") return n.IsScalar() && Converts<bool>(n);
-  if (type == "string") return n.IsScalar();
+  if (type == "string" || type == "path") return n.IsScalar();
   const std::string element = type == "ints" ? "int" : type == "floats" ? "float" : "string";
   if (!n.IsSequence()) return false;
   for (const auto& e : n) {
@@ -93,6 +93,8 @@ const char* Describe(const std::string& type) {
   if (type == "float") return "a number";
   if (type == "bool") return "true or false";
   if (type == "string") return "a string";
+  if (type == "path") return "a file path";
+  if (type == "paths") return "a list of file paths";
   if (type == "ints") return "a list of integers";
   if (type == "floats") return "a list of numbers";
   return "a list of strings";
@@ -260,6 +262,38 @@ void RefuseDuplicateKeys(const YAML::Node& node, const std::string& path,
 
 }  // namespace
 
+namespace {
+
+// Note [Paths in a configuration]: input files a configuration file names (schema type path or
+// paths) are relative to the file's folder, as docker-compose and dvc read theirs, so a config
+// runs from any working directory; --set values and output paths (checkpoint.prefix,
+// --metrics-out) stay relative to the working directory, as command-line paths are.
+void ResolveInputPaths(const YAML::Node& node, const YAML::Node& schema,
+                       const std::filesystem::path& folder) {
+  if (!node.IsMap() || !schema.IsMap()) return;
+  auto resolve = [&](const std::string& value) {
+    if (value.empty() || std::filesystem::path(value).is_absolute()) return value;
+    return (folder / value).lexically_normal().string();
+  };
+  for (auto item : node) {
+    if (!item.first.IsScalar()) continue;  // Check refuses it
+    const YAML::Node expected = schema[item.first.Scalar()];
+    if (!expected) continue;  // Check names it
+    if (expected.IsMap()) {
+      ResolveInputPaths(item.second, expected, folder);
+    } else if (expected.as<std::string>() == "path" && item.second.IsScalar()) {
+      item.second = resolve(item.second.Scalar());
+    } else if (expected.as<std::string>() == "paths" && item.second.IsSequence()) {
+      YAML::Node list = item.second;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (list[i].IsScalar()) list[i] = resolve(list[i].Scalar());
+      }
+    }
+  }
+}
+
+}  // namespace
+
 YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root;
   if (!std::filesystem::exists(path)) Fail("file '" + path + "' does not exist");
@@ -270,6 +304,9 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   RefuseDuplicateKeys(root, path, "");
+  YAML::Node schema = YAML::Load(kSchema);
+  schema["data"] = YAML::Load(DataOptionSchema());  // each data kind's keys live in io/
+  ResolveInputPaths(root, schema, std::filesystem::absolute(path).parent_path());
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) Fail("--set '" + o + "': expected key=value");
@@ -295,8 +332,6 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
       node[keys.back()] = value;
     }
   }
-  YAML::Node schema = YAML::Load(kSchema);
-  schema["data"] = YAML::Load(DataOptionSchema());  // each data kind's keys live in io/
   try {
     Check(root, schema, "", schema);
   } catch (const YAML::Exception& e) {  // e.g. a key that is itself a map (found by fuzzing)
@@ -502,7 +537,7 @@ Options DataSection(const YAML::Node& root) {
       data.Set(key, v.as<double>());
     } else if (type == "bool") {
       data.Set(key, v.as<bool>());
-    } else if (type == "string") {
+    } else if (type == "string" || type == "path") {
       data.Set(key, v.as<std::string>());
     } else if (type == "ints") {
       data.Set(key, v.as<std::vector<int64_t>>());

@@ -25,16 +25,16 @@ namespace {
 // Every key of a data section and its type, over all kinds (Note [Data kinds]).
 constexpr const char* kDataSchema = R"(
 kind: string
-train_image: string
-train_label: string
-val_image: string
-val_label: string
-train_data_csv: string
-train_label_csv: string
-val_data_csv: string
-val_label_csv: string
-train_files: strings
-val_files: strings
+train_image: path
+train_label: path
+val_image: path
+val_label: path
+train_data_csv: path
+train_label_csv: path
+val_data_csv: path
+val_label_csv: path
+train_files: paths
+val_files: paths
 val_fraction: float
 val_batches: int
 stride: int
@@ -51,10 +51,10 @@ flat: bool
 scale: float
 last_batch_handle: string
 batches_per_epoch: int
-train_rec: string
-train_idx: string
-val_rec: string
-val_idx: string
+train_rec: path
+train_idx: path
+val_rec: path
+val_idx: path
 resize: int
 rand_crop: bool
 rand_mirror: bool

@@ -34,7 +34,8 @@ struct DataIters {
 };
 
 // Every key of a data section with its type, as YAML lines "key: type" (type: int, float, bool,
-// string, ints, floats or strings).
+// string, ints, floats or strings; path and paths: input files, which a configuration file's
+// values name relative to its own folder).
 const char* DataOptionSchema();
 // Checks the section before any work (the kind, required keys, files that must exist, ranges);
 // throws a ConfigError naming data.<key>.

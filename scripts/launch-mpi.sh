@@ -4,9 +4,10 @@
 # One host:     scripts/launch-mpi.sh 2 --config configs/fmnist_lenet.yaml --set devices=cpu:0
 # Many hosts:   scripts/launch-mpi.sh 8 --hostfile hosts --config cfg.yaml
 # (each host needs the same build at the same path and the data files.) As root, mpirun needs
-# --allow-run-as-root, which this script adds.
+# --allow-run-as-root, which this script adds. Paths in the arguments are the caller's: the
+# working directory stays where it was.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
 np=${1:?usage: scripts/launch-mpi.sh NP [--hostfile FILE] [cohort-train args...]}
 shift
 mpi_args=(-np "$np" --bind-to none)
@@ -20,4 +21,4 @@ else
   mpi_args+=(--oversubscribe)
 fi
 [[ $(id -u) -eq 0 ]] && mpi_args+=(--allow-run-as-root)
-exec mpirun "${mpi_args[@]}" build/apps/cohort-train --set kvstore=mpi "$@"
+exec mpirun "${mpi_args[@]}" "$root/build/apps/cohort-train" --set kvstore=mpi "$@"

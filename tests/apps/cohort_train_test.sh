@@ -13,6 +13,18 @@ check "train exits 0" '[[ $? -eq 0 ]]'
   > "$tmp/lr.log" 2>&1
 check "each epoch's lr is its last update's (0.1, 0.05, 0.025)" \
   '[[ $(grep -o "\"lr\":[0-9.]*" "$tmp/lr.jsonl" | tr "\n" " ") == "\"lr\":0.1 \"lr\":0.05 \"lr\":0.025 " ]] && grep -q "lr=0.05" "$tmp/lr.log"'
+# Input files a config names are relative to its folder, --set values to the working directory.
+mkdir -p "$tmp/job/d"
+awk 'BEGIN { srand(3); for (i = 0; i < 16; i++) { a = rand(); b = rand();
+  printf "%f,%f\n", a, b > "'"$tmp"'/job/d/x.csv"; print (a > b) > "'"$tmp"'/job/d/y.csv" } }'
+printf '%s\n' 'model: {name: mlp, num_classes: 2}' 'batch_size: 4' 'epochs: 1' \
+  'data: {kind: csv, train_data_csv: d/x.csv, train_label_csv: d/y.csv, data_shape: [2], label_shape: [1]}' \
+  > "$tmp/job/job.yaml"
+out=$(cd / && "$train" --config "$tmp/job/job.yaml" 2>&1); code=$?
+check "a config's relative input paths are the config folder's, from any directory" '[[ $code -eq 0 ]]' \
+  || echo "$out"
+out=$(cd "$tmp" && "$train" --config job/job.yaml --set data.train_label_csv=job/d/y.csv 2>&1); code=$?
+check "--set paths are the working directory's" '[[ $code -eq 0 ]]' || echo "$out"
 # --eval-only: the last checkpoint's validation metrics are the last epoch's.
 "$train" --config "$config" --eval-only --set resume_epoch=2 --set checkpoint.prefix="$tmp/mlp" \
   --metrics-out "$tmp/eval.jsonl" > "$tmp/eval.log" 2>&1
