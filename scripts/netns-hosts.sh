@@ -13,11 +13,15 @@
 # rank's MPI_Abort left mpirun waiting on the lost host's orted ("abort is already in progress")
 # for minutes.
 # Needs root and iproute2; says so and exits 3 when namespaces cannot be made.
+# COHORT_NETNS_PREFIX (default cohort-h) names the hosts PREFIX1 .. PREFIXN and their switch
+# PREFIXsw, COHORT_NETNS_SUBNET (default 10.213.0) gives their /24: runs with different prefixes
+# (CTest's multihost_cli takes one of its own each run) never remove or meet each other's hosts.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-subnet=10.213.0
-ns_prefix=cohort-h
-switch=cohort-sw
+subnet=${COHORT_NETNS_SUBNET:-10.213.0}
+ns_prefix=${COHORT_NETNS_PREFIX:-cohort-h}
+switch=${ns_prefix}sw
+export COHORT_NETNS_SUBNET=$subnet COHORT_NETNS_PREFIX=$ns_prefix  # for netns-agent.sh
 
 require() {
   if [[ $(id -u) -ne 0 ]] || ! command -v ip > /dev/null; then

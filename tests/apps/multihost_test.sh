@@ -7,6 +7,7 @@
 set -u
 train=$1 params=$2 src=$3
 hosts=$src/scripts/netns-hosts.sh
+export COHORT_NETNS_PREFIX="cohort-t$$-h"  # this run's own hosts: another run's stay untouched
 if ! bash "$hosts" up 3; then
   echo "skipped: network namespaces cannot be made here (needs root and iproute2)"
   exit 77
@@ -132,7 +133,7 @@ timeout 120 bash "$hosts" mpirun -x COHORT_COMM_TIMEOUT=3 -np 1 --host 10.213.0.
   "${long[@]}" > "$tmp/link.log" 2>&1 &
 job=$!
 sleep 4  # training under way
-ip -n cohort-h2 link set eth0 down
+ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 down
 cut=$(date +%s.%N)
 wait $job; code=$?
 seconds=$(seconds_since "$cut")
