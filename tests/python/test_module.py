@@ -463,6 +463,10 @@ def test_fit_falls_back_to_the_python_loop_and_keeps_cpp_state_apart(tmp_path):
         pass
     mod, _, _ = _fit_params(True, [mx.cpu()], Halving(learning_rate=0.1))
     assert mod._native_trainer is None
+    # MXNet's 'device' store over host arrays sums on the host: the C++ loop's local store.
+    mod, _, _ = _fit_params(True, [mx.cpu(0), mx.cpu(1)], 'sgd', {'learning_rate': 0.1},
+                            kvstore='device')
+    assert mod._native_trainer is not None
     mod, _, _ = _fit_params(True, [mx.cpu()], 'sgd', {'learning_rate': 0.1, 'momentum': 0.9})
     assert mod._native_trainer is not None
     # The C++ optimizer holds the momentum: saved from there; update() says how to go on.

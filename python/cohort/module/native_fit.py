@@ -15,6 +15,7 @@ from .. import kvstore as kvs
 from .. import lr_scheduler as lrs
 from .. import metric as metric_mod
 from .. import optimizer as opt
+from ..base import MXNetError
 from ..io import _desc
 from ..model import BatchEndParam
 
@@ -28,7 +29,8 @@ _OPTIMIZERS = {opt.SGD: 'sgd', opt.ccSGD: 'sgd', opt.NAG: 'nag', opt.Adam: 'adam
                opt.RMSProp: 'rmsprop', opt.AdaGrad: 'adagrad', opt.AdaDelta: 'adadelta',
                opt.Adamax: 'adamax', opt.Signum: 'signum', opt.FTML: 'ftml', opt.Ftrl: 'ftrl',
                opt.LAMB: 'lamb'}
-# Python attribute -> C++ OptimizerOptions key (None: not a setting of that optimizer).
+# Python attribute -> C++ OptimizerOptions key; an attribute the optimizer lacks, or None (off),
+# leaves the C++ default.
 _OPTIONS = (('lr', 'lr'), ('wd', 'wd'), ('clip_gradient', 'clip_gradient'),
             ('rescale_grad', 'rescale_grad'), ('momentum', 'momentum'), ('beta1', 'beta1'),
             ('beta2', 'beta2'), ('epsilon', 'epsilon'), ('float_stable_eps', 'epsilon'),
@@ -107,8 +109,16 @@ def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, 
     if not isinstance(optimizer, (str, opt.Optimizer)):
         return None
     group = module._exec_group
-    trainer = _cohort.TrainerHandle(module._symbol.handle, [c._text() for c in group.contexts],
-                                    [float(w) for w in group.workload], kvstore)
+    if kvstore in ('device', 'nccl') and all(c.device_type != 'gpu' for c in group.contexts):
+        if kvstore == 'nccl':
+            return None  # the Python loop says NCCL needs GPUs
+        kvstore = 'local'  # MXNet's 'device' store sums host arrays on the host
+    try:
+        trainer = _cohort.TrainerHandle(module._symbol.handle,
+                                        [c._text() for c in group.contexts],
+                                        [float(w) for w in group.workload], kvstore)
+    except MXNetError:
+        return None  # a kind this build lacks: the Python loop reports it as MXNet does
     batch_size = module._data_shapes[0].shape[0]
     if kvs.sums_across_workers(kvstore):
         batch_size *= trainer.num_workers
