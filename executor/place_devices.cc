@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "symbol/graph_pass.h"
 
 namespace cohort {
 namespace {
@@ -92,15 +93,7 @@ Placement PlaceDevices(const Symbol& symbol, Context default_ctx,
       changed |= from.node != in.node;
       inputs.push_back(std::move(from));
     }
-    std::shared_ptr<SymbolNode> kept = node;
-    if (changed) {  // nodes are immutable: one whose inputs changed is made anew
-      kept = std::make_shared<SymbolNode>();
-      kept->op = node->op;
-      kept->name = node->name;
-      kept->attrs = node->attrs;
-      kept->impl = node->impl;
-      kept->inputs = std::move(inputs);
-    }
+    const std::shared_ptr<SymbolNode> kept = changed ? WithInputs(*node, std::move(inputs)) : node;
     now[node.get()] = kept;
     out.ctx[kept.get()] = here;
   }

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "symbol/graph_pass.h"
 #include "symbol/symbol.h"
 
 namespace cohort {
@@ -36,14 +37,7 @@ Symbol Symbol::EliminateCommonExpr() const {
       inputs.push_back({to, in.index});
       key_inputs.emplace_back(to.get(), in.index);
     }
-    if (moved) {  // nodes are immutable: a node whose inputs were merged is made anew
-      kept = std::make_shared<SymbolNode>();
-      kept->op = node->op;
-      kept->name = node->name;
-      kept->attrs = node->attrs;
-      kept->impl = node->impl;
-      kept->inputs = std::move(inputs);
-    }
+    if (moved) kept = WithInputs(*node, std::move(inputs));  // its inputs were merged
     if (Mergeable(*node)) {
       auto [it, first] = made.emplace(std::make_tuple(node->op, node->attrs, key_inputs), kept);
       if (!first) {

@@ -199,21 +199,28 @@ class BaseModule(object):
                     for callback in _as_list(batch_end_callback):
                         callback(params)
                 nbatch += 1
-            for name, val in eval_name_vals:
-                self.logger.info('Epoch[%d] Train-%s=%f', epoch, name, val)
-            self.logger.info('Epoch[%d] Time cost=%.3f', epoch, time.time() - tic)
-            arg_params_now, aux_params_now = self.get_params()
-            self.set_params(arg_params_now, aux_params_now)
-            if epoch_end_callback is not None:
-                for callback in _as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg_params_now, aux_params_now)
-            if eval_data:
-                res = self.score(eval_data, validation_metric,
-                                 score_end_callback=eval_end_callback,
-                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, val in res:
-                    self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, val)
+            self._end_epoch(epoch, eval_name_vals, time.time() - tic, epoch_end_callback,
+                            eval_data, validation_metric, eval_end_callback,
+                            eval_batch_end_callback)
             train_data.reset()
+
+    def _end_epoch(self, epoch, train_name_vals, seconds, epoch_end_callback, eval_data,
+                   validation_metric, eval_end_callback, eval_batch_end_callback):
+        """MXNet's end of a fit epoch, for both loops: the log, the parameters made alike on
+        every device, the epoch-end callbacks, then validation."""
+        for name, val in train_name_vals:
+            self.logger.info('Epoch[%d] Train-%s=%f', epoch, name, val)
+        self.logger.info('Epoch[%d] Time cost=%.3f', epoch, seconds)
+        arg_params, aux_params = self.get_params()
+        self.set_params(arg_params, aux_params)
+        if epoch_end_callback is not None:
+            for callback in _as_list(epoch_end_callback):
+                callback(epoch, self.symbol, arg_params, aux_params)
+        if eval_data:
+            res = self.score(eval_data, validation_metric, score_end_callback=eval_end_callback,
+                             batch_end_callback=eval_batch_end_callback, epoch=epoch)
+            for name, val in res:
+                self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, val)
 
     @property
     def symbol(self):

@@ -179,24 +179,10 @@ def run(module, fit_plan, train_data, eval_data, validation_metric, epoch_end_ca
             callback(params)
 
     def on_epoch(result):
-        epoch = result['epoch'] + begin_epoch
-        for name_, value in metric.get_global_name_value():
-            module.logger.info('Epoch[%d] Train-%s=%f', epoch, name_, value)
-        module.logger.info('Epoch[%d] Time cost=%.3f', epoch, result['seconds'])
-        module._params_dirty = True
-        arg_params, aux_params = module.get_params()
-        module.set_params(arg_params, aux_params)
-        if epoch_end_callback is not None:
-            ends = epoch_end_callback if isinstance(epoch_end_callback, list) else \
-                [epoch_end_callback]
-            for callback in ends:
-                callback(epoch, module.symbol, arg_params, aux_params)
-        if eval_data:
-            res = module.score(eval_data, validation_metric,
-                               score_end_callback=eval_end_callback,
-                               batch_end_callback=eval_batch_end_callback, epoch=epoch)
-            for name_, value in res:
-                module.logger.info('Epoch[%d] Validation-%s=%f', epoch, name_, value)
+        module._params_dirty = True  # the C++ loop updated the devices' parameters
+        module._end_epoch(result['epoch'] + begin_epoch, metric.get_global_name_value(),
+                          result['seconds'], epoch_end_callback, eval_data, validation_metric,
+                          eval_end_callback, eval_batch_end_callback)
         # The C++ loop resets train_data next, as MXNet's fit does here.
 
     if num_epoch <= begin_epoch:
