@@ -181,9 +181,9 @@ class Pick : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     int64_t outer, size, inner;
     p_.geometry.Rows(in[0].shape(), &outer, &size, &inner);
-    const float* x = F(in[0]);
-    const float* index = F(in[1]);
-    float* y = F(out[0]);
+    const float* x = FloatsOf(in[0]);  // either side: the dispatch decides which reads them
+    const float* index = FloatsOf(in[1]);
+    float* y = FloatsOf(out[0]);
     const int64_t n = outer * inner;
     COHORT_GPU_DISPATCH(ctx, PickForwardGpu(ctx, x, index, n, size, inner, p_.wrap, y));
     for (int64_t j = 0; j < n; ++j) y[j] = x[PickSource(index, j, size, inner, p_.wrap)];
@@ -197,8 +197,8 @@ class Pick : public Operator {
     if (req[0] == GradReq::kNull) return;
     int64_t outer, size, inner;
     p_.geometry.Rows(in[0].shape(), &outer, &size, &inner);
-    const float* dy = F(out_grad[0]);
-    const float* index = F(in[1]);
+    const float* dy = FloatsOf(out_grad[0]);
+    const float* index = FloatsOf(in[1]);
     const int64_t n = outer * inner;
     COHORT_GPU_DISPATCH(
         ctx, PickBackwardGpu(ctx, dy, index, n, size, inner, p_.wrap, req[0], in_grad[0]));

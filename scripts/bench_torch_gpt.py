@@ -43,7 +43,7 @@ class Block(nn.Module):
         # Written out (Debian's torch 1.13 has no scaled_dot_product_attention): the same
         # operations as Cohort's graph.
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
-        causal = torch.ones(t, t, dtype=torch.bool).tril()
+        causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
         att = F.softmax(att.masked_fill(~causal, float("-inf")), dim=-1)
         y = att @ v
         x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
@@ -58,7 +58,7 @@ class Gpt(nn.Module):
         self.ln_f = nn.LayerNorm(a.d_model)
 
     def forward(self, idx):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
         for block in self.blocks:
             x = block(x)
         return self.ln_f(x) @ self.tok.weight.t()  # tied output layer

@@ -10,8 +10,9 @@
 #   - sanitize: runs the GPU tests of the ops, the executor and the trainer under
 #               compute-sanitizer (memcheck without the caching pool, racecheck on Cohort's own
 #               kernels), each under a time limit,
-#   - bench:    the all-reduce bandwidth over the machine's GPUs, and LeNet and ResNet-20 training
-#               on gpu:0 beside PyTorch on the same GPU (JSON lines),
+#   - bench:    the all-reduce bandwidth over the machine's GPUs, and LeNet, ResNet-20 and GPT
+#               training on gpu:0 beside PyTorch on the same GPU (JSON lines; GPT samples are
+#               windows of 128 tokens),
 # and ends with a PASSED/FAILED line. Each phase prints its seconds.
 #
 # Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench]   (default: build test bench)
@@ -95,6 +96,7 @@ export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread:$lib/openmpi/lib:$CUDNN_ROOT/l
 export CMAKE_POLICY_VERSION_MINIMUM=3.5 # CMake 4 refuses some Debian config files otherwise
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l || true)
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
 
 build() {
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_TESTS=ON \
@@ -159,31 +161,46 @@ bench() {
   # from host batches, both in full float32 (no TF32), with deterministic cuDNN algorithms
   # (Cohort's default) and without metrics (PyTorch's loop has none): one JSON line per model,
   # cohort_over_pytorch > 1 when Cohort is faster.
-  local batch=${GPU_CHECK_BATCH:-128} steps=${GPU_CHECK_STEPS:-100} model shape cohort_sps torch_sps
-  for model in lenet resnet20; do
-    shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
+  local batch steps=${GPU_CHECK_STEPS:-100} model shape cohort_sps torch_sps torch_line torch_system
+  # The GPT's text: the repository's sources (the bytes do not change the speed; dict-gcide is
+  # not on the GPU machine).
+  git ls-files -z '*.cc' '*.h' '*.cu' '*.md' | xargs -0 cat > build-gpu/text.txt
+  for model in lenet resnet20 gpt; do
+    batch=${GPU_CHECK_BATCH:-128}
     # The second epoch's samples/s (the first pays for cuDNN plans and the caching pool); profiling
     # is off, since it waits for the GPU after every op.
     rm -f "build-gpu/$model.jsonl"
-    timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
-      --set model.name=$model --set data.shape="$shape" --set devices=gpu:0 \
-      --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
-      --set data.val_samples="$batch" --set 'metrics=[]' --set log_every=0 --set log_level=warn \
-      --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model"
+    if [[ $model == gpt ]]; then
+      batch=32 # configs/text_gpt.yaml's: windows of 128 tokens, 4096 tokens a step
+      timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/text_gpt.yaml \
+        --set devices=gpu:0 --set "data.train_files=[$PWD/build-gpu/text.txt]" \
+        --set batch_size=$batch --set epochs=2 --set data.batches_per_epoch="$steps" \
+        --set data.val_batches=1 --set 'metrics=[]' --set log_every=0 --set log_level=warn \
+        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model"
+    else
+      shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
+      timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
+        --set model.name=$model --set data.shape="$shape" --set devices=gpu:0 \
+        --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
+        --set data.val_samples="$batch" --set 'metrics=[]' --set log_every=0 --set log_level=warn \
+        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model"
+    fi
     cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" 2>/dev/null |
       sed -n 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/p')
-    torch_sps=$(env LD_LIBRARY_PATH="$system_ld_path" timeout "$(limit 240)" python3 scripts/bench_torch_gpu.py \
-      "$model" "$batch" "$steps" | sed -n 's/.*"samples_per_sec": \([0-9.]*\).*/\1/p') ||
-      fail "PyTorch $model"
+    torch_line=$(env LD_LIBRARY_PATH="$system_ld_path" timeout "$(limit 240)" python3 scripts/bench_torch_gpu.py \
+      "$model" "$batch" "$steps") || fail "PyTorch $model"
+    torch_sps=$(sed -n 's/.*"samples_per_sec": \([0-9.]*\).*/\1/p' <<<"$torch_line")
+    torch_system=$(sed -n 's/.*"system": "\([^"]*\)".*/\1/p' <<<"$torch_line")
     python3 -c '
 import json, sys
-model, batch, c, t = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+model, batch, c, t, system, gpu = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 c, t = (float(c) if c else None), (float(t) if t else None)
-print(json.dumps({"bench": "gpu_train", "model": model, "batch": batch, "tf32": False,
+print(json.dumps({"bench": "gpu_train", "model": model, "batch": batch, "gpu": gpu, "tf32": False,
                   "deterministic": True, "metrics": None, "cohort_samples_per_sec": c and round(c),
-                  "pytorch_samples_per_sec": t and round(t),
+                  "pytorch_samples_per_sec": t and round(t), "pytorch": system,
                   "cohort_over_pytorch": round(c / t, 2) if c and t else None}))' \
-      "$model" "$batch" "${cohort_sps:-}" "${torch_sps:-}" | tee -a "$results"
+      "$model" "$batch" "${cohort_sps:-}" "${torch_sps:-}" "${torch_system:-}" "$gpu_name" |
+      tee -a "$results"
   done
 }
 

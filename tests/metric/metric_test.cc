@@ -358,7 +358,7 @@ TEST(Composite, StagesTheArraysOnceForEveryMetric) {
 // The same with the outputs on a GPU: copied once into pinned memory, the same values.
 TEST(CompositeGpu, OutputsOnAGpuGiveTheHostsValues) {
   if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
-  auto on_host = CreateMetric(std::vector<std::string>{"acc", "ce", "mse"});
+  auto on_host = CreateMetric(std::vector<std::string>{"acc", "ce", "top_k_accuracy"});
   auto on_gpu = on_host->Clone();
   on_host->Update({kLabel}, {kPred});
   on_gpu->Update({kLabel.CopyTo(Context::GPU(0))}, {kPred.CopyTo(Context::GPU(0))});
