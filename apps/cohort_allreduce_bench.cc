@@ -62,7 +62,7 @@ int64_t ParseBytes(const std::string& text) {
   return bytes;
 }
 
-struct Options {
+struct BenchOptions {
   std::string kvstore = "local", devices = "cpu:0,cpu:1", min_bytes = "4K", max_bytes = "256M";
   double factor = 2;
   int iters = 20, warmup = 5;
@@ -76,7 +76,7 @@ struct Setup {
 };
 
 // Everything that depends on the command line alone; an error here is bad input.
-Setup Prepare(const Options& o) {
+Setup Prepare(const BenchOptions& o) {
   Setup s;
   s.contexts = ParseContexts(o.devices);
   if (s.contexts.size() > 1024) {
@@ -104,7 +104,7 @@ double MedianIteration(std::vector<double>& times, int workers) {
 }
 
 // Prints the table; returns the number of wrong elements over all sizes and workers.
-int64_t Run(const Options& o, Setup& s) {
+int64_t Run(const BenchOptions& o, Setup& s) {
   const std::vector<Context>& contexts = s.contexts;
   KVStore* kv = s.kv.get();
   const int64_t min_bytes = s.min_bytes, max_bytes = s.max_bytes;
@@ -185,7 +185,7 @@ int64_t Run(const Options& o, Setup& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Allreduce bandwidth of a kvstore (nccl-tests style)"};
-  cohort::Options o;
+  cohort::BenchOptions o;
   app.add_option("--kvstore", o.kvstore, "local, mpi (dist_sync), device or nccl");
   app.add_option("--devices", o.devices, "devices of each worker, e.g. cpu:0,cpu:1 or gpu:0-3");
   app.add_option("--min-bytes", o.min_bytes, "smallest size (bytes; K, M, G suffixes)");

@@ -30,7 +30,7 @@
 namespace cohort {
 namespace {
 
-struct Options {
+struct PlanArgs {
   std::string model, preset, profile, calibrate, algorithm = "auto";
   std::vector<std::string> shapes;
   int devices = 0, devices_per_host = 0;
@@ -163,7 +163,7 @@ const Preset& FindPreset(const std::string& name) {
 }
 
 // The links, topology and bucketing: the preset's, then the options'.
-void NetworkOf(const Options& o, const Preset* preset, plan::Topology* topology_out,
+void NetworkOf(const PlanArgs& o, const Preset* preset, plan::Topology* topology_out,
                plan::PlanOptions* options_out) {
   plan::Topology& topology = *topology_out;
   plan::PlanOptions& options = *options_out;
@@ -200,7 +200,7 @@ void NetworkOf(const Options& o, const Preset* preset, plan::Topology* topology_
 }
 
 // The model's layers and gradients at its input shapes, its compute scaled to the device.
-plan::ModelCost ModelCostOf(const Options& o, const Preset* preset) {
+plan::ModelCost ModelCostOf(const PlanArgs& o, const Preset* preset) {
   if (o.device_speed > 0 && o.device_tflops > 0) {
     throw ConfigError("--device-speed and --device-tflops exclude each other", __FILE__, __LINE__);
   }
@@ -225,7 +225,7 @@ plan::ModelCost ModelCostOf(const Options& o, const Preset* preset) {
   return model;
 }
 
-void PrintHeader(const Options& o, const plan::ModelCost& model, const plan::Topology& topology,
+void PrintHeader(const PlanArgs& o, const plan::ModelCost& model, const plan::Topology& topology,
                  const plan::PlanOptions& options) {
   double param_bytes = 0;
   for (int64_t b : model.key_bytes) param_bytes += static_cast<double>(b);
@@ -243,7 +243,7 @@ void PrintHeader(const Options& o, const plan::ModelCost& model, const plan::Top
               "efficiency", "samples_per_s");
 }
 
-int Run(const Options& o) {
+int Run(const PlanArgs& o) {
   const Preset* preset = o.preset.empty() ? nullptr : &FindPreset(o.preset);
   plan::Topology topology;
   plan::PlanOptions options;
@@ -298,7 +298,7 @@ const CLI::Validator kNonNegative = FiniteAtLeast(0, true);
 
 int main(int argc, char** argv) {
   CLI::App app{"Predict how data-parallel training scales (Note [Scaling model])"};
-  cohort::Options o;
+  cohort::PlanArgs o;
   app.add_option("--model", o.model,
                  "symbol JSON file, or a zoo model: mlp, lenet, resnetN, vggN, "
                  "inceptionv3, mobilenet, gpt")

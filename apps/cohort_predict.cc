@@ -46,7 +46,7 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   const Symbol symbol = Symbol::Load(symbol_path);
   std::map<std::string, NDArray> args, aux;
   if (!params_path.empty()) LoadArgAuxParams(params_path, &args, &aux);
-  DataIters data = MakeDataIters(root, config.batch_size, 0, 1, config.fit.seed);
+  DataIters data = MakeDataIters(config, config.batch_size, 0, 1);
   DataIter& iter = data.val ? *data.val : *data.train;
   // Every parameter and auxiliary state the network needs must come from the file: running on
   // arrays nobody set would print confident garbage.

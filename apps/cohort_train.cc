@@ -166,13 +166,13 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
                           std::to_string(config.devices.size()) + " devices",
                       __FILE__, __LINE__);
   }
-  DataIters data = MakeDataIters(root, batch, rank, workers, config.fit.seed);
-  ResolveScheduleInEpochs(root, (data.train_samples + batch - 1) / batch, &config.fit);
+  DataIters data = MakeDataIters(config, batch, rank, workers);
+  ResolveScheduleInEpochs((data.train_samples + batch - 1) / batch, &config);
   // Workers may drive different devices (mpirun's contexts may set them apart): this one's.
-  Log().info("cohort-train: {} worker(s), devices {} on rank {}, global batch {}, kvstore {}, {} "
-             "kernel thread(s) a worker",
-             workers, root["devices"] ? root["devices"].as<std::string>() : "cpu:0", rank,
-             config.batch_size, config.kvstore, Env().num_threads);
+  Log().info(
+      "cohort-train: {} worker(s), devices {} on rank {}, global batch {}, kvstore {}, {} "
+      "kernel thread(s) a worker",
+      workers, config.devices_spec, rank, config.batch_size, config.kvstore, Env().num_threads);
   std::ofstream metrics_file;
   if (!metrics_out.empty() && rank == 0) {
     metrics_file.open(metrics_out, std::ios::app);
@@ -232,7 +232,10 @@ int main(int argc, char** argv) {
   CLI::App app{"Train a network data-parallel from a YAML configuration"};
   std::string config, metrics_out;
   std::vector<std::string> sets;
-  app.add_option("--config", config, "YAML configuration file")->required();
+  app.add_option("--config", config, "YAML configuration file");
+  bool help_config = false;
+  app.add_flag("--help-config", help_config,
+               "list every configuration key: key, type, default and doc, tab-separated");
   app.add_option("--set", sets, "override a key: key.sub=value (repeatable)");
   app.add_option("--metrics-out", metrics_out, "append one JSON line per epoch to this file");
   bool profile = false;
@@ -245,6 +248,14 @@ int main(int argc, char** argv) {
                "evaluate the checkpoint resume_epoch names (auto: the latest) on the validation "
                "data, without training");
   if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
+  if (help_config) {
+    std::fputs(cohort::ConfigHelp().c_str(), stdout);
+    return 0;
+  }
+  if (config.empty()) {
+    std::fputs("--config is required\nRun with --help for more information.\n", stderr);
+    return 2;
+  }
   // Bad input (config or data) is 2, anything else 1; in an MPI job the failing rank names
   // itself and ends the whole job (Note [No hang]).
   auto fail = [](int code, const std::string& message) {

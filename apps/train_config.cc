@@ -27,38 +27,6 @@ std::string ResolveLocalGpu(const std::string& devices) {
   return "gpu:0";
 }
 
-// Every key a configuration may hold, with its type.
-const char* kSchema = R"(
-model: {name: string, symbol: path, num_classes: int, n_layer: int, n_head: int,
-        d_model: int, seq_len: int, vocab: int, dropout: float, tie_weights: bool,
-        multiplier: float, resolution: int, params: path, reinit: strings,
-        fixed_params: strings, allow_missing: bool}
-batch_size: int
-devices: string
-work_load: floats
-kvstore: string
-update_on_kvstore: bool
-optimizer: {name: string, lr: float, momentum: float, wd: float, clip_gradient: float,
-            rescale_grad: float, beta1: float, beta2: float, epsilon: float, gamma1: float,
-            gamma2: float, centered: bool, clip_weights: float, wd_lh: float, lamda1: float,
-            beta: float, rho: float, lower_bound: float, upper_bound: float,
-            bias_correction: bool}
-lr_schedule: {name: string, step_epochs: float, factor: float, steps_epochs: floats,
-              warmup_epochs: float, warmup_begin_lr: float, final_lr: float, pwr: float,
-              stop_factor_lr: float, max_epochs: float}
-initializer: {name: string, magnitude: float, rnd_type: string, factor_type: string,
-              scale: float, sigma: float, slope: float, value: float}
-metrics: strings
-epochs: int
-seed: int
-checkpoint: {prefix: string, period: int, every_steps: int}
-resume_epoch: int_or_auto
-on_nonfinite: string
-threads: int
-log_every: int
-log_level: string
-)";
-
 [[noreturn]] void Fail(const std::string& message) {
   throw ConfigError("config: " + message, __FILE__, __LINE__);
 }
@@ -100,22 +68,7 @@ const char* Describe(const std::string& type) {
   return "a list of strings";
 }
 
-// Edits (insertions, deletions, substitutions, swaps of neighbours) from a to b.
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
+YAML::Node Schema();  // every part's declared keys, as types (below)
 
 // Every key of the schema as a dotted path.
 void SchemaPaths(const YAML::Node& schema, const std::string& path, std::vector<std::string>* out) {
@@ -131,26 +84,19 @@ void SchemaPaths(const YAML::Node& schema, const std::string& path, std::vector<
 // else one of that name elsewhere ('lr' for 'optimizer.lr'), else the keys the level takes.
 [[noreturn]] void FailUnknownKey(const std::string& where, const std::string& key,
                                  const YAML::Node& level, const YAML::Node& schema) {
-  std::string best, names;
-  size_t best_distance = std::max<size_t>(1, key.size() / 3) + 1;
-  for (const auto& item : level) {
-    const std::string candidate = item.first.as<std::string>();
-    names += (names.empty() ? "" : ", ") + candidate;
-    const size_t d = EditDistance(key, candidate);
-    if (d < best_distance) best_distance = d, best = candidate;
-  }
+  std::vector<std::string> names;
+  for (const auto& item : level) names.push_back(item.first.as<std::string>());
   const std::string prefix = where.substr(0, where.size() - key.size());
-  if (!best.empty()) Fail("unknown key '" + where + "' (did you mean '" + prefix + best + "'?)");
-  std::vector<std::string> paths;
-  SchemaPaths(schema, "", &paths);
-  for (const std::string& p : paths) {
-    if (p.size() > key.size() && p.ends_with("." + key)) {
-      Fail("unknown key '" + where + "' (did you mean '" + p + "'?)");
+  if (NearestName(key, names).empty()) {
+    std::vector<std::string> paths;
+    SchemaPaths(schema, "", &paths);
+    for (const std::string& p : paths) {
+      if (p.size() > key.size() && p.ends_with("." + key)) {
+        Fail("unknown key '" + where + "' (did you mean '" + p + "'?)");
+      }
     }
   }
-  Fail("unknown key '" + where + "'; " +
-       (prefix.empty() ? "the top level" : "'" + prefix.substr(0, prefix.size() - 1) + "'") +
-       " takes: " + names);
+  FailUnknownOption(where, key, names, prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1));
 }
 
 void Check(const YAML::Node& node, const YAML::Node& schema, const std::string& path,
@@ -195,47 +141,52 @@ T Get(const YAML::Node& root, const std::string& dotted, T fallback) {
 // ignore; other data kinds do not read data.buckets (the config warns of it), so their labels
 // stay all counted.
 bool BucketedText(const YAML::Node& root) {
-  return Get<std::string>(root, "data.kind", "mnist") == "text" &&
+  return DataKindOf(DataSection(root)) == "text" &&
          !Get<std::vector<int64_t>>(root, "data.buckets", {}).empty();
-}
-
-// Integer settings are range-checked before they are narrowed: epochs 4294967297 trained one
-// epoch, resume_epoch 2147483648 wrapped to a negative epoch and trained forever.
-constexpr int64_t kMaxEpochs = 1'000'000'000;
-int64_t InRange(const YAML::Node& root, const std::string& key, int64_t fallback, int64_t lo,
-                int64_t hi) {
-  const int64_t v = Get<int64_t>(root, key, fallback);
-  if (v < lo || v > hi) {
-    Fail("key '" + key + "': " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
-         std::to_string(hi) + "]");
-  }
-  return v;
-}
-
-void RequireFile(const YAML::Node& root, const std::string& key) {
-  const std::string path = Get<std::string>(root, key, "");
-  if (path.empty()) Fail("key '" + key + "' is required");
-  if (!std::filesystem::exists(path)) Fail("key '" + key + "': file '" + path + "' does not exist");
 }
 
 // Model sizes far past any real network's (GPT-3: 96 layers, d_model 12288), so that the
 // products the builders form (4 x d_model, d_model x vocab) cannot overflow: d_model 2^62 gave
 // a negative num_hidden, n_layer 10^8 built a graph for minutes.
-constexpr int64_t kMaxLayers = 4096;
-constexpr int64_t kMaxWidth = int64_t{1} << 20;
-constexpr int64_t kMaxClasses = int64_t{1} << 24;
+constexpr double kMaxLayers = 4096;
+constexpr double kMaxWidth = 1 << 20;
+constexpr double kMaxClasses = 1 << 24;
 
-models::GptOptions GptOptionsOf(const YAML::Node& root) {
-  models::GptOptions o;
-  o.n_layer = InRange(root, "model.n_layer", o.n_layer, 1, kMaxLayers);
-  o.n_head = InRange(root, "model.n_head", o.n_head, 1, kMaxWidth);
-  o.d_model = InRange(root, "model.d_model", o.d_model, 1, kMaxWidth);
-  o.seq_len = InRange(root, "model.seq_len", o.seq_len, 1, kMaxWidth);
-  o.vocab = InRange(root, "model.vocab", o.vocab, 1, kMaxClasses);
-  o.dropout = Get<double>(root, "model.dropout", o.dropout);
-  o.tie_weights = Get<bool>(root, "model.tie_weights", o.tie_weights);
-  if (BucketedText(root)) o.ignore_label = -1.0f;
-  return o;
+// A section's keys as typed Options (the types of `table`; the checker has refused what does
+// not fit). Keys the table lacks are left out: another part of the section reads them.
+template <typename S>
+Options SectionOf(const YAML::Node& root, const std::string& section, const OptionTable<S>& table) {
+  Options out(section);
+  const YAML::Node node = section.empty() ? root : root[section];
+  if (!node || !node.IsMap()) return out;
+  for (const auto& item : node) {
+    const std::string key = item.first.as<std::string>();
+    const std::string type = table.TypeOf(key);
+    const YAML::Node& v = item.second;
+    if (type.empty() || v.IsNull()) continue;
+    if (type == "int" || (type == "int_or_auto" && v.Scalar() != "auto")) {
+      out.Set(key, v.as<int64_t>());
+    } else if (type == "float") {
+      out.Set(key, v.as<double>());
+    } else if (type == "bool") {
+      out.Set(key, v.as<bool>());
+    } else if (type == "string" || type == "path" || type == "int_or_auto") {
+      out.Set(key, v.as<std::string>());
+    } else if (type == "ints") {
+      out.Set(key, v.as<std::vector<int64_t>>());
+    } else if (type == "floats") {
+      out.Set(key, v.as<std::vector<double>>());
+    } else {
+      out.Set(key, v.as<std::vector<std::string>>());
+    }
+  }
+  return out;
+}
+
+template <typename S>
+void ReadSection(const YAML::Node& root, const std::string& section, const OptionTable<S>& table,
+                 S* s) {
+  table.Read(SectionOf(root, section, table), s);
 }
 
 // yaml-cpp keeps both entries of a key written twice in one map and reads the first; YAML
@@ -304,8 +255,7 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   RefuseDuplicateKeys(root, path, "");
-  YAML::Node schema = YAML::Load(kSchema);
-  schema["data"] = YAML::Load(DataOptionSchema());  // each data kind's keys live in io/
+  const YAML::Node schema = Schema();  // every part's declared keys (Note [Declared options])
   ResolveInputPaths(root, schema, std::filesystem::absolute(path).parent_path());
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
@@ -343,40 +293,28 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
 namespace {
 
 // model: a symbol file, or a built-in network by name.
-Symbol ModelOf(const YAML::Node& root) {
-  Symbol symbol;
-  const int64_t classes = InRange(root, "model.num_classes", 10, 1, kMaxClasses);
-  const std::string symbol_path = Get<std::string>(root, "model.symbol", "");
-  const std::string model_name = Get<std::string>(root, "model.name", "mlp");
+Symbol ModelOf(const ModelConfig& m) {
   try {
-    if (!symbol_path.empty()) {
-      symbol = Symbol::Load(symbol_path);
-    } else if (model_name == "gpt") {
-      symbol = models::Gpt(GptOptionsOf(root));
-    } else if (model_name == "mobilenet") {
-      symbol = models::MobileNet({.multiplier = Get<double>(root, "model.multiplier", 1.0),
-                                  .resolution = InRange(root, "model.resolution", 224, 1, 1 << 16),
-                                  .num_classes = classes});
-    } else {
-      symbol = models::ByName(model_name, classes);
+    if (!m.symbol.empty()) return Symbol::Load(m.symbol);
+    if (m.name == "gpt") return models::Gpt(m.gpt);
+    if (m.name == "mobilenet") {
+      return models::MobileNet(
+          {.multiplier = m.multiplier, .resolution = m.resolution, .num_classes = m.num_classes});
     }
-  } catch (const ConfigError&) {  // a model key out of range, already named
-    throw;
+    return models::ByName(m.name, m.num_classes);
   } catch (const Error& e) {
     Fail("model: " + e.message());
   }
-  return symbol;
 }
 
 // devices, work_load and the kvstore that sums over them.
-void ParseDevices(const YAML::Node& root, RunConfig* config) {
+void ParseDevices(RunConfig* config) {
   RunConfig& c = *config;
   try {
-    c.devices = ParseContexts(ResolveLocalGpu(Get<std::string>(root, "devices", "cpu:0")));
+    c.devices = ParseContexts(ResolveLocalGpu(c.devices_spec));
   } catch (const Error& e) {
     Fail("key 'devices': " + e.message());
   }
-  c.work_load = Get<std::vector<double>>(root, "work_load", {});
   if (!c.work_load.empty() && c.work_load.size() != c.devices.size()) {
     Fail("key 'work_load' has " + std::to_string(c.work_load.size()) + " entries for " +
          std::to_string(c.devices.size()) + " devices");
@@ -387,7 +325,6 @@ void ParseDevices(const YAML::Node& root, RunConfig* config) {
            " is not a positive share of the batch (every device needs work)");
     }
   }
-  c.kvstore = Get<std::string>(root, "kvstore", "local");
   try {  // the kvstore's own rules: which devices its kind takes, whether this build has it
     CheckKVStoreDevices(c.kvstore, c.devices);
   } catch (const Error& e) {
@@ -402,83 +339,44 @@ void ParseDevices(const YAML::Node& root, RunConfig* config) {
   }
 }
 
-// The run's epochs, resume point, checkpoints, metrics and fine-tuning.
-void ParseTraining(const YAML::Node& root, FitConfig* fit) {
+// The training keys: epochs, resume point, checkpoints, metrics and fine-tuning.
+void ParseTraining(const YAML::Node& root, const ModelConfig& model, FitConfig* fit) {
   FitConfig& f = *fit;
-  f.epochs = static_cast<int>(InRange(root, "epochs", 10, 1, kMaxEpochs));
-  // resume_epoch: auto resumes from the latest complete checkpoint, mid-epoch ones included.
-  f.resume_latest = Get<std::string>(root, "resume_epoch", "") == "auto";
-  if (!f.resume_latest) {
-    f.begin_epoch = static_cast<int>(InRange(root, "resume_epoch", 0, 0, kMaxEpochs));
-  }
-  f.update_on_kvstore = Get<bool>(root, "update_on_kvstore", true);
-  f.seed = static_cast<uint64_t>(Get<int64_t>(root, "seed", 0));
-  f.log_every = static_cast<int>(InRange(root, "log_every", 100, 0, int64_t{1} << 30));
-  f.metrics = Get<std::vector<std::string>>(root, "metrics", {"acc"});
+  ReadSection(root, "", FitConfig::TrainingTable(), &f);
+  ReadSection(root, "checkpoint", FitConfig::CheckpointTable(), &f);
+  ReadSection(root, "model", FitConfig::FineTuningTable(), &f);
   if (BucketedText(root)) f.ignore_label = -1;
-  f.count_tokens = Get<std::string>(root, "data.kind", "mnist") == "text";
-  f.checkpoint_prefix = Get<std::string>(root, "checkpoint.prefix", "");
-  f.checkpoint_period = static_cast<int>(InRange(root, "checkpoint.period", 1, 1, kMaxEpochs));
-  f.checkpoint_every_steps = InRange(root, "checkpoint.every_steps", 0, 0, int64_t{1} << 40);
-  f.on_nonfinite = ParseOnNonFinite(Get<std::string>(root, "on_nonfinite", "stop"));
-  // Fine-tuning: a parameter file to start from, layers to initialize afresh, frozen parameters.
-  if (!Get<std::string>(root, "model.params", "").empty()) {
-    RequireFile(root, "model.params");
+  f.count_tokens = DataKindOf(DataSection(root)) == "text";
+  if (!model.params.empty()) {  // fine-tuning: the parameters to start from
+    if (!std::filesystem::exists(model.params)) {
+      Fail("key 'model.params': file '" + model.params + "' does not exist");
+    }
     try {
-      LoadArgAuxParams(Get<std::string>(root, "model.params", ""), &f.arg_params, &f.aux_params);
+      LoadArgAuxParams(model.params, &f.arg_params, &f.aux_params);
     } catch (const Error& e) {
       Fail("key 'model.params': " + e.message());
     }
   }
-  f.reinit = Get<std::vector<std::string>>(root, "model.reinit", {});
-  f.allow_missing = Get<bool>(root, "model.allow_missing", false);
-  f.fixed_params = Get<std::vector<std::string>>(root, "model.fixed_params", {});
 }
 
-// optimizer and lr_schedule.
-void ParseOptimizer(const YAML::Node& root, FitConfig* fit) {
-  FitConfig& f = *fit;
-  f.optimizer = Get<std::string>(root, "optimizer.name", "sgd");
-  OptimizerOptions& o = f.optimizer_options;
-  try {  // each optimizer's own settings default to MXNet 1.9.1's for it
-    o = OptimizerOptions::DefaultsFor(f.optimizer);
+// optimizer (each optimizer's own settings default to MXNet 1.9.1's for it), lr_schedule and
+// initializer.
+void ParseOptimizer(const YAML::Node& root, RunConfig* config) {
+  FitConfig& f = config->fit;
+  f.optimizer = Get<std::string>(root, "optimizer.name", f.optimizer);
+  try {
+    f.optimizer_options = OptimizerOptions::DefaultsFor(f.optimizer);
   } catch (const Error& e) {
     Fail("key 'optimizer.name': " + e.message());
   }
-  o.lr = Get<double>(root, "optimizer.lr", o.lr);
-  o.momentum = Get<double>(root, "optimizer.momentum", o.momentum);
-  o.wd = Get<double>(root, "optimizer.wd", o.wd);
-  o.clip_gradient = Get<double>(root, "optimizer.clip_gradient", o.clip_gradient);
-  if (const double r = Get<double>(root, "optimizer.rescale_grad", 0.0); r != 0.0) {
-    f.rescale_grad = r;  // as given, as in MXNet (it used to be divided by the batch again)
+  const Options given = SectionOf(root, "optimizer", OptimizerOptions::Table());
+  OptimizerOptions::Table().Read(given, &f.optimizer_options);
+  if (given.Has("rescale_grad") && f.optimizer_options.rescale_grad != 0) {
+    f.rescale_grad = f.optimizer_options.rescale_grad;  // as given (MXNet's), not divided again
   }
-  o.beta1 = Get<double>(root, "optimizer.beta1", o.beta1);
-  o.beta2 = Get<double>(root, "optimizer.beta2", o.beta2);
-  o.epsilon = Get<double>(root, "optimizer.epsilon", o.epsilon);
-  o.gamma1 = Get<double>(root, "optimizer.gamma1", o.gamma1);
-  o.gamma2 = Get<double>(root, "optimizer.gamma2", o.gamma2);
-  o.centered = Get<bool>(root, "optimizer.centered", o.centered);
-  o.clip_weights = Get<double>(root, "optimizer.clip_weights", o.clip_weights);
-  o.wd_lh = Get<double>(root, "optimizer.wd_lh", o.wd_lh);
-  o.lamda1 = Get<double>(root, "optimizer.lamda1", o.lamda1);
-  o.beta = Get<double>(root, "optimizer.beta", o.beta);
-  o.rho = Get<double>(root, "optimizer.rho", o.rho);
-  o.lower_bound = Get<double>(root, "optimizer.lower_bound", o.lower_bound);
-  o.upper_bound = Get<double>(root, "optimizer.upper_bound", o.upper_bound);
-  o.bias_correction = Get<bool>(root, "optimizer.bias_correction", o.bias_correction);
-  f.lr_schedule = Get<std::string>(root, "lr_schedule.name", "constant");
-}
-
-void ParseInitializer(const YAML::Node& root, InitializerOptions* init) {
-  InitializerOptions& i = *init;
-  i.kind = Get<std::string>(root, "initializer.name", "xavier");
-  i.magnitude = Get<double>(root, "initializer.magnitude", 3.0);
-  i.rnd_type = Get<std::string>(root, "initializer.rnd_type", "uniform");
-  i.factor_type = Get<std::string>(root, "initializer.factor_type", "avg");
-  i.scale = Get<double>(root, "initializer.scale", 0.07);
-  i.sigma = Get<double>(root, "initializer.sigma", 0.01);
-  i.slope = Get<double>(root, "initializer.slope", 0.25);
-  i.value = Get<double>(root, "initializer.value", 0.0);
+  ReadSection(root, "lr_schedule", LRScheduleConfig::Table(), &config->schedule);
+  f.lr_schedule = config->schedule.name;
+  ReadSection(root, "initializer", InitializerOptions::Table(), &f.initializer);
 }
 
 // Everything that can fail later fails now, naming its key.
@@ -501,34 +399,124 @@ void CheckTraining(const FitConfig& f) {
   }
 }
 
+YAML::Node Schema() {
+  YAML::Node schema(YAML::NodeType::Map);
+  for (const ConfigSection& section : ConfigKeys()) {
+    YAML::Node level = schema;
+    if (!section.name.empty()) {
+      schema[section.name] = YAML::Node(YAML::NodeType::Map);
+      level.reset(schema[section.name]);
+    }
+    for (const OptionInfo& key : section.keys) level[key.key] = key.type;
+  }
+  return schema;
+}
+
 }  // namespace
+
+const OptionTable<ModelConfig>& ModelConfig::Table() {
+  using M = ModelConfig;
+  using G = models::GptOptions;
+  static const OptionTable<M> table = [] {
+    OptionTable<M> t("model");
+    t.Field("name", &M::name,
+            "a built-in network: mlp, lenet, resnet20, resnet18, mobilenet, gpt, ...")
+        .Path("symbol", &M::symbol, "a symbol JSON file (instead of name)")
+        .Field("num_classes", &M::num_classes, "classes of a built-in classifier", 1, kMaxClasses)
+        .Field("n_layer", &M::gpt, &G::n_layer, "gpt: blocks", 1, kMaxLayers)
+        .Field("n_head", &M::gpt, &G::n_head, "gpt: attention heads", 1, kMaxWidth)
+        .Field("d_model", &M::gpt, &G::d_model, "gpt: width", 1, kMaxWidth)
+        .Field("seq_len", &M::gpt, &G::seq_len, "gpt: context (text data's window)", 1, kMaxWidth)
+        .Field("vocab", &M::gpt, &G::vocab, "gpt: tokens (256: bytes)", 1, kMaxClasses)
+        .Field("dropout", &M::gpt, &G::dropout, "gpt: dropout rate")
+        .Field("tie_weights", &M::gpt, &G::tie_weights, "gpt: output layer is the token embedding")
+        .Field("multiplier", &M::multiplier, "mobilenet: width multiplier")
+        .Field("resolution", &M::resolution, "mobilenet: input side", 1, 1 << 16)
+        .Path("params", &M::params, "fine-tuning: a .params file to start from");
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<RunConfig>& RunConfig::Table() {
+  using R = RunConfig;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t("");
+    t.Field("batch_size", &R::batch_size, "global: split over every device of every worker", 1,
+            static_cast<double>(int64_t{1} << 31))
+        .Field("devices", &R::devices_spec,
+               "cpu:0,cpu:1 / gpu:0-3 / gpu:local (the rank's index on its host)")
+        .Field("work_load", &R::work_load, "each device's share of the batch (default: equal)")
+        .Field("kvstore", &R::kvstore, "local, device, nccl, mpi or dist_sync")
+        .Field("threads", &R::threads, "kernel threads a worker (0: COHORT_NUM_THREADS or cores)",
+               0, kMaxThreads)
+        .Field("log_level", &R::log_level,
+               "trace, debug, info, warn, error or off (unset: COHORT_LOG_LEVEL, else info)")
+        .DefaultInDoc();
+    return t;
+  }();
+  return table;
+}
+
+std::vector<ConfigSection> ConfigKeys() {
+  auto join = [](std::vector<OptionInfo> a, const std::vector<OptionInfo>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const FitConfig fit;
+  std::vector<OptionInfo> optimizer = {
+      {"name", "string", fit.optimizer,
+       "sgd, nag, adam, adamw, rmsprop, signum, ftml, ftrl, adagrad, adadelta, adamax, sgld, "
+       "lamb; each takes MXNet 1.9.1's defaults for its own settings"}};
+  return {
+      {"", join(RunConfig::Table().Infos({}), FitConfig::TrainingTable().Infos(fit))},
+      {"model", join(ModelConfig::Table().Infos({}), FitConfig::FineTuningTable().Infos(fit))},
+      {"optimizer", join(optimizer, OptimizerOptions::Table().Infos({}))},
+      {"lr_schedule", LRScheduleConfig::Table().Infos({})},
+      {"initializer", InitializerOptions::Table().Infos({})},
+      {"checkpoint", FitConfig::CheckpointTable().Infos(fit)},
+      {"data", DataOptionKeys()},
+  };
+}
+
+std::string ConfigHelp() {
+  std::string out = "key\ttype\tdefault\tdoc\n";
+  for (const ConfigSection& section : ConfigKeys()) {
+    for (const OptionInfo& key : section.keys) {
+      out += (section.name.empty() ? "" : section.name + ".") + key.key + "\t" + key.type + "\t" +
+             (key.value.empty() ? "-" : key.value) + "\t" + key.doc + "\n";
+    }
+  }
+  return out;
+}
 
 RunConfig ParseRunConfig(const YAML::Node& root) {
   RunConfig c;
   c.root = root;
-  c.symbol = ModelOf(root);
-  ParseDevices(root, &c);
-  c.batch_size = InRange(root, "batch_size", 128, 1, int64_t{1} << 31);
-  c.threads = static_cast<int>(InRange(root, "threads", 0, 0, kMaxThreads));
-  c.log_level = Get<std::string>(root, "log_level", Env().log_level);  // COHORT_LOG_LEVEL
+  c.log_level = Env().log_level;  // COHORT_LOG_LEVEL
+  ReadSection(root, "", RunConfig::Table(), &c);
+  ReadSection(root, "model", ModelConfig::Table(), &c.model);
+  if (BucketedText(root)) c.model.gpt.ignore_label = -1.0f;
+  c.symbol = ModelOf(c.model);
+  ParseDevices(&c);
   SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
 
-  ParseTraining(root, &c.fit);
-  ParseOptimizer(root, &c.fit);
-  ParseInitializer(root, &c.fit.initializer);
+  ParseTraining(root, c.model, &c.fit);
+  ParseOptimizer(root, &c);
   CheckTraining(c.fit);
-  CheckDataOptions(DataSection(root), {.seq_len = Get<int64_t>(root, "model.seq_len", 128)});
+  CheckDataOptions(DataSection(root), {.seq_len = c.model.gpt.seq_len});
   return c;
 }
 
 Options DataSection(const YAML::Node& root) {
   Options data("data");
-  const YAML::Node schema = YAML::Load(DataOptionSchema());
   const YAML::Node section = root["data"];
   if (!section || !section.IsMap()) return data;
+  std::map<std::string, std::string> types;
+  for (const OptionInfo& key : DataOptionKeys()) types[key.key] = key.type;
   for (const auto& item : section) {
     const std::string key = item.first.as<std::string>();
-    const std::string type = schema[key].as<std::string>();  // the keys were checked
+    const std::string type = types.at(key);  // the keys were checked
     const YAML::Node& v = item.second;
     if (v.IsNull()) continue;
     if (type == "int") {
@@ -550,45 +538,20 @@ Options DataSection(const YAML::Node& root) {
   return data;
 }
 
-DataIters MakeDataIters(const YAML::Node& root, int64_t batch_per_worker, int rank,
-                        int num_workers, uint64_t seed) {
+DataIters MakeDataIters(const RunConfig& config, int64_t batch_per_worker, int rank,
+                        int num_workers) {
   // A model over text bytes refuses a byte its vocabulary lacks when the text is read.
-  const bool gpt = Get<std::string>(root, "model.name", "") == "gpt";
-  return MakeDataIters(DataSection(root), {.batch_per_worker = batch_per_worker,
-                                           .rank = rank,
-                                           .num_workers = num_workers,
-                                           .seed = seed,
-                                           .seq_len = Get<int64_t>(root, "model.seq_len", 128),
-                                           .vocab = gpt ? GptOptionsOf(root).vocab : 0});
+  const bool gpt = config.model.name == "gpt";
+  return MakeDataIters(DataSection(config.root), {.batch_per_worker = batch_per_worker,
+                                                  .rank = rank,
+                                                  .num_workers = num_workers,
+                                                  .seed = config.fit.seed,
+                                                  .seq_len = config.model.gpt.seq_len,
+                                                  .vocab = gpt ? config.model.gpt.vocab : 0});
 }
 
-void ResolveScheduleInEpochs(const YAML::Node& root, int64_t batches_per_epoch, FitConfig* fit) {
-  auto updates = [&](double epochs) {
-    return static_cast<int64_t>(std::llround(epochs * static_cast<double>(batches_per_epoch)));
-  };
-  // Spans of epochs: step_epochs 0 or below decayed the rate at every update.
-  auto checked = [&](const std::string& key, double e, bool zero_allowed) {
-    if (!std::isfinite(e) || e < 0 || (e == 0 && !zero_allowed)) {
-      Fail("key '" + key + "': " + std::to_string(e) + " epochs: expected a number " +
-           (zero_allowed ? ">= 0" : "> 0"));
-    }
-    return e;
-  };
-  auto epochs = [&](const std::string& key, double fallback, bool zero_allowed) {
-    return checked(key, Get<double>(root, key, fallback), zero_allowed);
-  };
-  LRScheduler::Options& s = fit->schedule;
-  s.step = std::max<int64_t>(1, updates(epochs("lr_schedule.step_epochs", 1, false)));
-  s.factor = Get<double>(root, "lr_schedule.factor", 1.0);
-  for (double e : Get<std::vector<double>>(root, "lr_schedule.steps_epochs", {})) {
-    s.steps.push_back(updates(checked("lr_schedule.steps_epochs", e, false)));
-  }
-  s.warmup_steps = updates(epochs("lr_schedule.warmup_epochs", 0, true));
-  s.warmup_begin_lr = Get<double>(root, "lr_schedule.warmup_begin_lr", 0.0);
-  s.final_lr = Get<double>(root, "lr_schedule.final_lr", 0.0);
-  s.pwr = Get<double>(root, "lr_schedule.pwr", 2.0);
-  s.stop_factor_lr = Get<double>(root, "lr_schedule.stop_factor_lr", 1e-8);
-  s.max_update = updates(epochs("lr_schedule.max_epochs", fit->epochs, false));
+void ResolveScheduleInEpochs(int64_t batches_per_epoch, RunConfig* config) {
+  config->fit.schedule = config->schedule.InUpdates(batches_per_epoch, config->fit.epochs);
 }
 
 }  // namespace cohort

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include "io/data_kinds.h"
+
 namespace cohort {
 namespace {
 
@@ -113,6 +115,65 @@ CSVIter::CSVIter(const CSVIterOptions& options) {
   batcher_ = std::make_unique<Batcher>(
       std::vector<BatchField>{{options.data_name, data, options.dtype, 1.0f}},
       std::vector<BatchField>{{options.label_name, label, options.dtype, 1.0f}}, options.batch);
+}
+
+// data.kind: csv (Note [Data kinds]): data and label files of comma-separated numbers.
+namespace {
+struct CsvKeys {
+  std::string train_data_csv, train_label_csv, val_data_csv, val_label_csv;
+  std::vector<int64_t> data_shape;
+  std::vector<int64_t> label_shape = {1};
+
+  static const OptionTable<CsvKeys>& Table() {
+    using K = CsvKeys;
+    static const OptionTable<K> table = [] {
+      OptionTable<K> t("data");
+      t.Path("train_data_csv", &K::train_data_csv, "a row of values a sample")
+          .Path("train_label_csv", &K::train_label_csv, "a row of labels a sample (none: zeros)")
+          .Path("val_data_csv", &K::val_data_csv, "validation rows (none: no validation)")
+          .Path("val_label_csv", &K::val_label_csv, "validation labels")
+          .Field("data_shape", &K::data_shape, "the shape of a sample (required)")
+          .Field("label_shape", &K::label_shape, "the shape of a sample's label");
+      return t;
+    }();
+    return table;
+  }
+};
+}  // namespace
+
+DataKind CsvDataKind() {
+  auto check = [](const Options& data, const DataContext&) {
+    CsvKeys k;
+    CsvKeys::Table().ReadKnown(data, &k);
+    RequireDataWith(data, "val_label_csv", "val_data_csv");
+    RequireDataFile(data, "train_data_csv");
+    if (!data.Has("data_shape")) FailData("key 'data.data_shape' is required for csv data");
+    CheckDataShape(data, "data_shape", k.data_shape);
+    if (!k.label_shape.empty()) CheckDataShape(data, "label_shape", k.label_shape);
+  };
+  auto make = [](const Options& data, const DataSetup& setup) {
+    CsvKeys k;
+    CsvKeys::Table().ReadKnown(data, &k);
+    auto iter = [&](const std::string& data_csv, const std::string& label_csv,
+                    const BatchOptions& batch, int64_t* count) {
+      CSVIterOptions o;
+      o.data_csv = data_csv;
+      o.label_csv = label_csv;
+      o.data_shape = ShapeOf(k.data_shape);
+      o.label_shape = ShapeOf(k.label_shape);
+      o.batch = batch;
+      auto it = std::make_unique<CSVIter>(o);
+      if (count) *count = it->num_samples();
+      return setup.Wrap(std::move(it));
+    };
+    DataIters out;
+    out.train = iter(k.train_data_csv, k.train_label_csv, setup.train, &out.train_samples);
+    if (!k.val_data_csv.empty()) {
+      out.val = iter(k.val_data_csv, k.val_label_csv, setup.val, nullptr);
+    }
+    return out;
+  };
+  return {"csv", CsvKeys::Table().Infos({}), check, make};
 }
 
 }  // namespace cohort

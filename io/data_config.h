@@ -12,10 +12,12 @@ namespace cohort {
 
 // Note [Data kinds]
 // `data.kind` picks the iterator: mnist (IDX files), csv, text (TextIter), imagerecord
-// (ImageRecordIter) or synthetic (generated classes). Every key a data section may hold is in
-// DataOptionSchema; an app checks the section's keys and types against it (Note [Options]),
-// then calls CheckDataOptions before any work and MakeDataIters when it trains. A new kind, or
-// a new key of one, changes only io/.
+// (ImageRecordIter) or synthetic (generated classes). Each kind is declared in its iterator's
+// file (io/data_kinds.h): its keys in an OptionTable (types, defaults, docs; Note [Declared
+// options]), its check and its factory; DataKinds() lists them, as the operator registry lists
+// operators. An app checks the section's keys and types against DataOptionKeys (Note
+// [Options]), then calls CheckDataOptions before any work and MakeDataIters when it trains. A
+// new kind, or a new key of one, changes only its iterator's file.
 
 // What the iterators need from outside the data section.
 struct DataContext {
@@ -33,10 +35,12 @@ struct DataIters {
   int64_t train_samples = 0;  // in this worker's part
 };
 
-// Every key of a data section with its type, as YAML lines "key: type" (type: int, float, bool,
-// string, ints, floats or strings; path and paths: input files, which a configuration file's
+// Every key of a data section: those of every kind, then each kind's (a key several kinds read
+// once, its docs joined; types path and paths are input files, which a configuration file's
 // values name relative to its own folder).
-const char* DataOptionSchema();
+std::vector<OptionInfo> DataOptionKeys();
+// data.kind as the section gives it, or its declared default.
+std::string DataKindOf(const Options& data);
 // Checks the section before any work (the kind, required keys, files that must exist, ranges);
 // throws a ConfigError naming data.<key>.
 void CheckDataOptions(const Options& data, const DataContext& context);

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "io/data_kinds.h"
 #include "ndarray/params_io.h"
 
 namespace cohort {
@@ -314,6 +315,128 @@ void ImageRecordIter::Process(int64_t slot, int64_t record) {
       }
     }
   }
+}
+
+// data.kind: imagerecord (Note [Data kinds], Note [Image records]): MXNet's .rec files.
+namespace {
+struct ImageRecordKeys {
+  std::string train_rec, train_idx, val_rec, val_idx;
+  std::vector<int64_t> data_shape;
+  int64_t resize = -1;
+  bool rand_crop = false, rand_mirror = false;
+  double mean_r = 0, mean_g = 0, mean_b = 0, std_r = 1, std_g = 1, std_b = 1;
+  double scale = 1;
+  int64_t label_width = 1;
+  int64_t preprocess_threads = 4;
+  int64_t prefetch_buffer = 4;
+  bool round_batch = true;
+  bool skip_bad = false;
+
+  static const OptionTable<ImageRecordKeys>& Table() {
+    using K = ImageRecordKeys;
+    static const OptionTable<K> table = [] {
+      OptionTable<K> t("data");
+      t.Path("train_rec", &K::train_rec, "a .rec file of images (cohort-im2rec, im2rec.py)")
+          .Path("train_idx", &K::train_idx, "its .idx (none: read in order)")
+          .Path("val_rec", &K::val_rec, "validation records (none: no validation)")
+          .Path("val_idx", &K::val_idx, "their .idx")
+          .Field("data_shape", &K::data_shape, "channels, height, width (required)")
+          .Field("resize", &K::resize, "shorter side resized to this first (-1: as stored)", -1,
+                 static_cast<double>(kMaxResizeSide))
+          .Field("rand_crop", &K::rand_crop, "training: a random crop of data_shape")
+          .Field("rand_mirror", &K::rand_mirror, "training: mirrored at random")
+          .Field("mean_r", &K::mean_r, "subtracted from red")
+          .Field("mean_g", &K::mean_g, "subtracted from green")
+          .Field("mean_b", &K::mean_b, "subtracted from blue")
+          .Field("std_r", &K::std_r, "red divided by this")
+          .Field("std_g", &K::std_g, "green divided by this")
+          .Field("std_b", &K::std_b, "blue divided by this")
+          .Field("scale", &K::scale, "every value times this, last")
+          .Field("label_width", &K::label_width, "labels a record", 1, 1 << 20)
+          .Field("preprocess_threads", &K::preprocess_threads, "decoding threads", 1, 1024)
+          .Field("prefetch_buffer", &K::prefetch_buffer, "batches decoded ahead", 1, 1024)
+          .Field("round_batch", &K::round_batch,
+                 "read for MXNet's configs: every record is served either way, the last batch "
+                 "padded")
+          .Field("skip_bad", &K::skip_bad, "skip undecodable images (counted) instead of failing");
+      return t;
+    }();
+    return table;
+  }
+};
+
+// Option values the iterator refuses are settings to change: exit 2, as config errors.
+std::unique_ptr<ImageRecordIter> MakeImageRecordIter(const ImageRecordIterOptions& options) {
+  try {
+    return std::make_unique<ImageRecordIter>(options);
+  } catch (const DataError&) {
+    throw;
+  } catch (const Error& e) {
+    FailData("data: " + e.message());
+  }
+}
+}  // namespace
+
+DataKind ImageRecordDataKind() {
+  auto check = [](const Options& data, const DataContext&) {
+    ImageRecordKeys k;
+    ImageRecordKeys::Table().ReadKnown(data, &k);
+    CheckDataScale(data, k.scale);
+    RequireDataWith(data, "val_idx", "val_rec");
+    RequireDataFile(data, "train_rec");
+    for (const char* key : {"train_idx", "val_rec", "val_idx"}) {
+      if (!data.Get<std::string>(key, "").empty()) RequireDataFile(data, key);
+    }
+    if (data.Has("data_shape")) CheckDataShape(data, "data_shape", k.data_shape);
+    if (k.data_shape.size() != 3) {
+      FailData("key 'data.data_shape' must be (channels, height, width) for imagerecord data");
+    }
+  };
+  auto make = [](const Options& data, const DataSetup& setup) {
+    ImageRecordKeys k;
+    ImageRecordKeys::Table().ReadKnown(data, &k);
+    const DataContext& c = setup.context;
+    ImageRecordIterOptions o;
+    o.data_shape = {k.data_shape[0], k.data_shape[1], k.data_shape[2]};
+    o.batch_size = c.batch_per_worker;
+    o.resize = k.resize;
+    o.scale = static_cast<float>(k.scale);
+    const double mean[3] = {k.mean_r, k.mean_g, k.mean_b}, std[3] = {k.std_r, k.std_g, k.std_b};
+    for (int i = 0; i < 3; ++i) {
+      o.mean[i] = static_cast<float>(mean[i]);
+      o.std[i] = static_cast<float>(std[i]);
+    }
+    o.label_width = k.label_width;
+    o.preprocess_threads = static_cast<int>(k.preprocess_threads);
+    o.skip_bad = k.skip_bad;
+    o.seed = c.seed;
+    o.num_parts = c.num_workers;
+    o.part_index = c.rank;
+    // MXNet's round_batch changes nothing: either way every record is served, the last batch
+    // filled from the epoch's start and `pad` counting the filler (MXNet 1.9.1 serves
+    // uninitialized rows with pad 0 for false). last_batch_handle applies to training as for
+    // the other kinds; validation keeps every record.
+    const int depth = static_cast<int>(k.prefetch_buffer);
+    DataIters out;
+    ImageRecordIterOptions train = o;
+    train.path_imgrec = k.train_rec;
+    train.path_imgidx = k.train_idx;
+    train.rand_crop = k.rand_crop;
+    train.rand_mirror = k.rand_mirror;
+    train.shuffle = setup.common.shuffle;
+    train.last_batch = setup.train.last_batch;
+    auto train_it = MakeImageRecordIter(train);
+    out.train_samples = train_it->batches_per_epoch() * c.batch_per_worker;
+    out.train = setup.Wrap(std::move(train_it), depth);
+    if (!k.val_rec.empty()) {
+      ImageRecordIterOptions val = o;
+      val.path_imgrec = k.val_rec;
+      val.path_imgidx = k.val_idx;
+      out.val = setup.Wrap(MakeImageRecordIter(val), depth);
+    }
+    return out;
+  };
+  return {"imagerecord", ImageRecordKeys::Table().Infos({}), check, make};
 }
 
 }  // namespace cohort

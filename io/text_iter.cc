@@ -2,9 +2,11 @@
 #include "io/text_iter.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 
 #include "base/logging.h"
+#include "io/data_kinds.h"
 #include "io/idx_reader.h"
 
 namespace cohort {
@@ -184,6 +186,135 @@ bool TextIter::Next() {
   batch_.pad = 0;
   ++next_batch_;
   return true;
+}
+
+// data.kind: text (Note [Data kinds], Note [Text windows]): files of text, gzip or dictzip.
+namespace {
+struct TextKeys {
+  std::vector<std::string> train_files, val_files;
+  double val_fraction = 0;
+  int64_t val_batches = 0;
+  int64_t stride = 0;
+  std::vector<int64_t> buckets;
+
+  static const OptionTable<TextKeys>& Table() {
+    using K = TextKeys;
+    static const OptionTable<K> table = [] {
+      OptionTable<K> t("data");
+      // Input files: type paths, relative to a configuration file's folder.
+      auto files = [](std::vector<std::string> K::*member) {
+        return std::pair<OptionTable<K>::Reader, OptionTable<K>::Shower>(
+            [member](const Options& o, const std::string& key, K* k) {
+              k->*member = o.Get<std::vector<std::string>>(key, k->*member);
+            },
+            [member](const K& k) { return OptionValue(k.*member); });
+      };
+      const auto [train_read, train_show] = files(&K::train_files);
+      const auto [val_read, val_show] = files(&K::val_files);
+      t.Custom("train_files", "paths", "text files, plain, gzip or dictzip", train_read, train_show)
+          .Custom("val_files", "paths", "validation text (none: val_fraction)", val_read, val_show)
+          .Field("val_fraction", &K::val_fraction,
+                 "validate on this last part of the training text instead")
+          .Field("val_batches", &K::val_batches, "at most this many validation batches (0: all)", 0,
+                 kMaxDataCount)
+          .Field("stride", &K::stride, "tokens between windows (0: the window, no overlap)", 0,
+                 kMaxDataCount)
+          .Field("buckets", &K::buckets,
+                 "serve each line as a sample padded to the smallest of these lengths");
+      return t;
+    }();
+    return table;
+  }
+};
+
+void CheckTextKeys(const Options& data, const TextKeys& k, const DataContext& context) {
+  for (const char* key : {"train_files", "val_files"}) {
+    for (const std::string& path : data.Get<std::vector<std::string>>(key, {})) {
+      if (!std::filesystem::exists(path)) {
+        FailData("key '" + data.Where(key) + "': file '" + path + "' does not exist");
+      }
+    }
+  }
+  if (k.train_files.empty()) FailData("key 'data.train_files' is required for text data");
+  if (k.val_fraction < 0 || k.val_fraction >= 1) {
+    FailData("key 'data.val_fraction' must be in [0, 1)");
+  }
+  // Bucket lengths are sequence lengths, each a shape of its own: bounded one by one.
+  for (int64_t length : k.buckets) {
+    if (length <= 0) FailData("key '" + data.Where("buckets") + "' must list positive sizes");
+    if (static_cast<double>(length) >= kMaxDataCount) {
+      FailData("key '" + data.Where("buckets") + "' lists a length of 2^31 or more");
+    }
+  }
+  for (size_t b = 1; b < k.buckets.size(); ++b) {
+    if (k.buckets[b] <= k.buckets[b - 1]) {
+      FailData("key 'data.buckets' must list positive lengths in ascending order");
+    }
+  }
+  // Keys another text key overrides: said, as keys of other kinds are.
+  if (!k.val_files.empty() && data.Has("val_fraction")) {
+    Log().warn("config: data.val_fraction is ignored: data.val_files is the validation text");
+  }
+  if (!k.buckets.empty() && data.Has("stride")) {
+    Log().warn("config: data.stride is ignored: with data.buckets every line is a sample");
+  }
+  if (!k.buckets.empty() && k.buckets.back() > context.seq_len) {
+    FailData("key 'data.buckets': the largest bucket " + std::to_string(k.buckets.back()) +
+             " exceeds model.seq_len " + std::to_string(context.seq_len) +
+             " (the positions the model embeds)");
+  }
+}
+
+// A text too short for the batch and window is a setting to change: exit 2, as config errors.
+std::unique_ptr<TextIter> MakeTextIter(const TextIterOptions& options) {
+  try {
+    return std::make_unique<TextIter>(options);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {
+    FailData("data: " + e.message());
+  }
+}
+}  // namespace
+
+DataKind TextDataKind() {
+  auto check = [](const Options& data, const DataContext& context) {
+    TextKeys k;
+    TextKeys::Table().ReadKnown(data, &k);
+    CheckTextKeys(data, k, context);
+  };
+  auto make = [](const Options& data, const DataSetup& setup) {
+    TextKeys k;
+    TextKeys::Table().ReadKnown(data, &k);
+    const DataContext& c = setup.context;
+    TextIterOptions o;
+    o.seq_len = c.seq_len;
+    o.vocab = c.vocab;
+    o.stride = k.stride;
+    o.buckets = k.buckets;  // Note [Text buckets]
+    o.batch_size = c.batch_per_worker;
+    o.seed = c.seed;
+    o.num_parts = c.num_workers;
+    o.part_index = c.rank;
+    TextIterOptions train = o;
+    train.files = k.train_files;
+    train.shuffle = setup.common.shuffle;
+    if (k.val_files.empty()) train.end_fraction = 1 - k.val_fraction;
+    DataIters out;
+    auto train_it = MakeTextIter(train);
+    out.train_samples = train_it->batches_per_epoch() * c.batch_per_worker;
+    out.train = setup.Wrap(std::move(train_it));
+    if (!k.val_files.empty() || k.val_fraction > 0) {
+      TextIterOptions val = o;
+      val.files = k.val_files.empty() ? train.files : k.val_files;
+      val.shuffle = false;
+      if (k.val_files.empty()) val.begin_fraction = 1 - k.val_fraction;
+      val.max_batches = k.val_batches;
+      out.val = setup.Wrap(MakeTextIter(val));
+    }
+    return out;
+  };
+  return {"text", TextKeys::Table().Infos({}), check, make};
 }
 
 }  // namespace cohort

@@ -9,6 +9,23 @@
 
 namespace cohort {
 
+const OptionTable<InitializerOptions>& InitializerOptions::Table() {
+  using I = InitializerOptions;
+  static const OptionTable<I> table = [] {
+    OptionTable<I> t("initializer");
+    t.Field("name", &I::kind, "uniform, normal, xavier, msra, constant, zero or one (of *_weight)")
+        .Field("magnitude", &I::magnitude, "xavier: scale of the fan")
+        .Field("rnd_type", &I::rnd_type, "xavier: uniform or gaussian")
+        .Field("factor_type", &I::factor_type, "xavier, msra: avg, in or out")
+        .Field("scale", &I::scale, "uniform: U(-scale, scale)")
+        .Field("sigma", &I::sigma, "normal: N(0, sigma^2)")
+        .Field("slope", &I::slope, "msra: the PReLU slope")
+        .Field("value", &I::value, "constant: the value");
+    return t;
+  }();
+  return table;
+}
+
 Initializer::Initializer(InitializerOptions options) : options_(std::move(options)) {
   const std::string& k = options_.kind;
   COHORT_CHECK(k == "uniform" || k == "normal" || k == "xavier" || k == "msra" || k == "constant" ||

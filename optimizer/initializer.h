@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "base/options.h"
 #include "ndarray/ndarray.h"
 
 namespace cohort {
@@ -17,6 +18,9 @@ struct InitializerOptions {
   double magnitude = 3.0;            // xavier
   double slope = 0.25;               // msra (MSRAPrelu)
   double value = 0.0;                // constant
+
+  // The `initializer` section (Note [Declared options]); `name` is `kind`.
+  static const OptionTable<InitializerOptions>& Table();
 };
 
 // Fills arrays by name: "*_bias", "*_beta", "*_moving_mean" get 0; "*_gamma", "*_moving_var" get

@@ -102,4 +102,50 @@ std::unique_ptr<LRScheduler> LRScheduler::Create(const std::string& kind, const 
   return nullptr;
 }
 
+const OptionTable<LRScheduleConfig>& LRScheduleConfig::Table() {
+  using L = LRScheduleConfig;
+  static const OptionTable<L> table = [] {
+    OptionTable<L> t("lr_schedule");
+    t.Field("name", &L::name, "constant, factor, multifactor, cosine or poly")
+        .Field("step_epochs", &L::step_epochs, "factor: epochs between decays")
+        .Field("factor", &L::factor, "factor, multifactor: lr *= factor at each decay")
+        .Field("steps_epochs", &L::steps_epochs, "multifactor: the epochs at which lr decays")
+        .Field("warmup_epochs", &L::warmup_epochs, "linear warm-up from warmup_begin_lr, in epochs")
+        .Field("warmup_begin_lr", &L::warmup_begin_lr, "the rate the warm-up starts from")
+        .Field("final_lr", &L::final_lr, "cosine, poly: the rate at max_epochs")
+        .Field("pwr", &L::pwr, "poly: the power")
+        .Field("stop_factor_lr", &L::stop_factor_lr, "factor: the rate never goes below this")
+        .Field("max_epochs", &L::max_epochs,
+               "cosine, poly: epochs to final_lr (0: the run's epochs)");
+    return t;
+  }();
+  return table;
+}
+
+LRScheduler::Options LRScheduleConfig::InUpdates(int64_t batches_per_epoch, int epochs) const {
+  auto updates = [&](double e) {
+    return static_cast<int64_t>(std::llround(e * static_cast<double>(batches_per_epoch)));
+  };
+  // Spans of epochs: step_epochs 0 or below decayed the rate at every update.
+  auto checked = [](const char* key, double e, bool zero_allowed) {
+    if (!std::isfinite(e) || e < 0 || (e == 0 && !zero_allowed)) {
+      throw ConfigError("config: key 'lr_schedule." + std::string(key) + "': " + std::to_string(e) +
+                            " epochs: expected a number " + (zero_allowed ? ">= 0" : "> 0"),
+                        __FILE__, __LINE__);
+    }
+    return e;
+  };
+  LRScheduler::Options s;
+  s.step = std::max<int64_t>(1, updates(checked("step_epochs", step_epochs, false)));
+  s.factor = factor;
+  for (double e : steps_epochs) s.steps.push_back(updates(checked("steps_epochs", e, false)));
+  s.warmup_steps = updates(checked("warmup_epochs", warmup_epochs, true));
+  s.warmup_begin_lr = warmup_begin_lr;
+  s.final_lr = final_lr;
+  s.pwr = pwr;
+  s.stop_factor_lr = stop_factor_lr;
+  s.max_update = updates(checked("max_epochs", max_epochs == 0 ? epochs : max_epochs, false));
+  return s;
+}
+
 }  // namespace cohort

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/options.h"
+
 namespace cohort {
 
 // The learning rate as a function of the number of updates done so far.
@@ -37,6 +39,26 @@ class LRScheduler {
   // The rate after warm-up, for update `num_update` (counted from the start of training).
   virtual double Decayed(int64_t num_update) const = 0;
   Options options_;
+};
+
+// The `lr_schedule` section of a configuration (Note [Declared options]): a schedule whose spans
+// are in epochs, made a scheduler's Options in updates once an epoch's batches are known.
+struct LRScheduleConfig {
+  std::string name = "constant";  // LRScheduler::Create's kinds
+  double step_epochs = 1;
+  double factor = LRScheduler::Options{}.factor;
+  std::vector<double> steps_epochs;
+  double warmup_epochs = 0;
+  double warmup_begin_lr = LRScheduler::Options{}.warmup_begin_lr;
+  double final_lr = LRScheduler::Options{}.final_lr;
+  double pwr = LRScheduler::Options{}.pwr;
+  double stop_factor_lr = LRScheduler::Options{}.stop_factor_lr;
+  double max_epochs = 0;  // 0: the run's epochs
+
+  static const OptionTable<LRScheduleConfig>& Table();
+  // The spans in updates (rounded); throws a ConfigError naming a span that is not > 0 (warm-up:
+  // >= 0).
+  LRScheduler::Options InUpdates(int64_t batches_per_epoch, int epochs) const;
 };
 
 }  // namespace cohort

@@ -66,6 +66,39 @@ OptimizerOptions OptimizerOptions::DefaultsFor(const std::string& optimizer) {
   return o;
 }
 
+const OptionTable<OptimizerOptions>& OptimizerOptions::Table() {
+  using O = OptimizerOptions;
+  // Ranges are Create's checks, which every front end meets.
+  static const OptionTable<O> table = [] {
+    OptionTable<O> t("optimizer");
+    t.Field("lr", &O::lr, "learning rate (the schedule's base rate)")
+        .Field("wd", &O::wd, "weight decay, on *_weight and *_gamma only (as MXNet)")
+        .Field("rescale_grad", &O::rescale_grad,
+               "gradient scale; unset: 1 / the global batch size (as MXNet's Module)")
+        .DefaultInDoc()
+        .Field("clip_gradient", &O::clip_gradient,
+               "clip each gradient element to +-this (<= 0: off)")
+        .Field("momentum", &O::momentum, "sgd, nag, signum (signum's default 0.9)")
+        .Field("beta1", &O::beta1, "adam, adamw, adamax, ftml (0.6), lamb")
+        .Field("beta2", &O::beta2, "adam, adamw, adamax, ftml, lamb")
+        .Field("epsilon", &O::epsilon,
+               "adam, adamw, rmsprop, ftml, adagrad (1e-7), adadelta (1e-5), lamb (1e-6)")
+        .Field("gamma1", &O::gamma1, "rmsprop: decay of the squared-gradient average")
+        .Field("gamma2", &O::gamma2, "centered rmsprop: momentum")
+        .Field("centered", &O::centered, "rmsprop: Graves' centered form")
+        .Field("clip_weights", &O::clip_weights, "rmsprop: clip each weight to +-this (<= 0: off)")
+        .Field("wd_lh", &O::wd_lh, "signum: decoupled weight decay")
+        .Field("lamda1", &O::lamda1, "ftrl: L1 strength")
+        .Field("beta", &O::beta, "ftrl: beta")
+        .Field("rho", &O::rho, "adadelta: decay")
+        .Field("lower_bound", &O::lower_bound, "lamb: lower bound of |w| (<= 0: none)")
+        .Field("upper_bound", &O::upper_bound, "lamb: upper bound of |w| (<= 0: none)")
+        .Field("bias_correction", &O::bias_correction, "lamb: bias-corrected moments");
+    return t;
+  }();
+  return table;
+}
+
 std::unique_ptr<Optimizer> Optimizer::Create(const std::string& name, const OptimizerOptions& o) {
   COHORT_CHECK(o.lr >= 0) << "optimizer " << name << ": lr " << o.lr << " must be >= 0";
   COHORT_CHECK(o.wd >= 0) << "optimizer " << name << ": wd " << o.wd << " must be >= 0";

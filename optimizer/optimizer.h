@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/options.h"
 #include "ndarray/ndarray.h"
 #include "ndarray/params_io.h"
 #include "optimizer/lr_scheduler.h"
@@ -39,6 +40,9 @@ struct OptimizerOptions {
   // 0.6, the epsilons of adagrad, adadelta and lamb, ...); lr and the rest as above. Throws
   // naming an unknown optimizer.
   static OptimizerOptions DefaultsFor(const std::string& optimizer);
+  // The `optimizer` section's settings (Note [Declared options]); `name` is the section's
+  // other key, FitConfig's.
+  static const OptionTable<OptimizerOptions>& Table();
 };
 
 // Updates weights from gradients. Update(key, ...) keeps the state of each key (momentum,

@@ -76,6 +76,12 @@ struct FitConfig {
   bool log_epochs = true;  // each epoch's metrics and time (Module.fit logs its own)
   bool profile = false;  // time every op of device 0 (Trainer::profile())
   bool progress = true;  // a progress line on stderr when it is a terminal (rank 0)
+
+  // The configuration keys FitConfig holds (Note [Declared options]): the top level's training
+  // keys, the `checkpoint` section, and the fine-tuning keys of the `model` section.
+  static const OptionTable<FitConfig>& TrainingTable();
+  static const OptionTable<FitConfig>& CheckpointTable();
+  static const OptionTable<FitConfig>& FineTuningTable();
 };
 
 }  // namespace cohort

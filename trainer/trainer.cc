@@ -459,12 +459,6 @@ std::vector<int> Trainer::NonFiniteParams() {
   return bad;
 }
 
-OnNonFinite ParseOnNonFinite(const std::string& text) {
-  if (text == "stop") return OnNonFinite::kStop;
-  if (text == "skip_step") return OnNonFinite::kSkipStep;
-  throw ConfigError("on_nonfinite: '" + text + "' is not stop or skip_step", __FILE__, __LINE__);
-}
-
 // Workers may get a signal steps apart, or alone: they stop at the first step after which any
 // of them has one, exiting with SIGINT's code if any got SIGINT. One allreduce of two doubles
 // per step (a few microseconds over shared memory).
@@ -498,13 +492,9 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
     shapes << param_names_[i] << manager_->param_arrays()[i][0].shape() << (frozen_[i] ? "F " : " ");
   }
   const OptimizerOptions& o = config.optimizer_options;
-  optimizer << config.optimizer << " lr " << o.lr << " momentum " << o.momentum << " wd " << o.wd
-            << " clip " << o.clip_gradient << " rescale " << config.rescale_grad.value_or(0)
-            << " betas " << o.beta1 << "," << o.beta2 << " epsilon " << o.epsilon << " gammas "
-            << o.gamma1 << "," << o.gamma2 << " centered " << o.centered << " clip_weights "
-            << o.clip_weights << " wd_lh " << o.wd_lh << " ftrl " << o.lamda1 << "," << o.beta
-            << " rho " << o.rho << " bounds " << o.lower_bound << "," << o.upper_bound
-            << " bias_correction " << o.bias_correction << " schedule " << config.lr_schedule
+  // Every declared setting (Note [Declared options]): a key added to the optimizer is agreed on.
+  optimizer << config.optimizer << " " << OptimizerOptions::Table().Show(o) << " rescale "
+            << config.rescale_grad.value_or(0) << " schedule " << config.lr_schedule
             << " on kvstore " << config.update_on_kvstore;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite);

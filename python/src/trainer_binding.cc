@@ -31,38 +31,19 @@ FitConfig FitConfigFromPython(const py::dict& d) {
   c.optimizer = d["optimizer"].cast<std::string>();
   OptimizerOptions& o = c.optimizer_options;
   o = OptimizerOptions::DefaultsFor(c.optimizer);
-  const std::map<std::string, double> numbers =
-      d["optimizer_options"].cast<std::map<std::string, double>>();
-  for (const auto& [key, value] : numbers) {
-    double* field = key == "lr"              ? &o.lr
-                    : key == "wd"            ? &o.wd
-                    : key == "clip_gradient" ? &o.clip_gradient
-                    : key == "momentum"      ? &o.momentum
-                    : key == "beta1"         ? &o.beta1
-                    : key == "beta2"         ? &o.beta2
-                    : key == "epsilon"       ? &o.epsilon
-                    : key == "gamma1"        ? &o.gamma1
-                    : key == "gamma2"        ? &o.gamma2
-                    : key == "clip_weights"  ? &o.clip_weights
-                    : key == "wd_lh"         ? &o.wd_lh
-                    : key == "lamda1"        ? &o.lamda1
-                    : key == "beta"          ? &o.beta
-                    : key == "rho"           ? &o.rho
-                    : key == "lower_bound"   ? &o.lower_bound
-                    : key == "upper_bound"   ? &o.upper_bound
-                                             : nullptr;
-    if (key == "centered") {
-      o.centered = value != 0;
-    } else if (key == "bias_correction") {
-      o.bias_correction = value != 0;
-    } else if (key == "rescale_grad") {
-      c.rescale_grad = value;
-    } else if (field) {
-      *field = value;
+  // The optimizer's declared settings (Note [Declared options]), numbers from Python: true and
+  // false arrive as 1 and 0.
+  const OptionTable<OptimizerOptions>& table = OptimizerOptions::Table();
+  Options given("optimizer_params");
+  for (const auto& [key, value] : d["optimizer_options"].cast<std::map<std::string, double>>()) {
+    if (table.TypeOf(key) == "bool") {
+      given.Set(key, value != 0);
     } else {
-      throw py::value_error("fit: optimizer option '" + key + "' has no C++ counterpart");
+      given.Set(key, value);
     }
   }
+  table.Read(given, &o);
+  if (given.Has("rescale_grad")) c.rescale_grad = o.rescale_grad;
   c.lr_schedule = d["lr_schedule"].cast<std::string>();
   const py::dict s = d["schedule"].cast<py::dict>();
   LRScheduler::Options& sch = c.schedule;
@@ -91,6 +72,9 @@ py::dict EpochToPython(const EpochResult& r) {
 }  // namespace
 
 void RegisterTrainer(py::module_& m) {
+  m.def(
+      "optimizer_option_keys", [] { return OptimizerOptions::Table().Keys(); },
+      "The settings the C++ optimizers take (OptimizerOptions::Table)");
   py::class_<Trainer>(m, "TrainerHandle")
       .def(py::init([](const Symbol& symbol, const std::vector<std::string>& contexts,
                        const std::vector<double>& work_load, const std::string& kvstore) {

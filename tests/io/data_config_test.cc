@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 
 namespace cohort {
 namespace {
@@ -36,14 +37,15 @@ TEST(DataConfig, ChecksNameTheKey) {
   data.Set("shape", std::vector<int64_t>{});  // one scalar feature a sample, trained silently
   EXPECT_NE(MessageOf(data).find("key 'data.shape' must list at least one size"),
             std::string::npos);
+  // Each kind checks the keys it reads (others are ignored, with a warning).
   Options resized("data");
-  resized.Set("kind", std::string("synthetic"));
+  resized.Set("kind", std::string("imagerecord"));
   resized.Set("resize", int64_t{20000});  // a square of 20000 exceeds an image's pixels
   EXPECT_NE(MessageOf(resized).find("key 'data.resize': 20000 is outside [-1, 16384]"),
             std::string::npos)
       << MessageOf(resized);
   Options scaled("data");
-  scaled.Set("kind", std::string("synthetic"));
+  scaled.Set("kind", std::string("mnist"));
   scaled.Set("scale", 0.0);  // zeros fed to the network, silently
   EXPECT_NE(MessageOf(scaled).find("key 'data.scale': 0.000000 must be a finite nonzero"),
             std::string::npos)
@@ -66,6 +68,26 @@ TEST(DataConfig, BucketLengthsAreBoundedOneByOne) {
   EXPECT_NE(MessageOf(data, {.seq_len = 128}).find("key 'data.buckets' lists a length of 2^31"),
             std::string::npos);
   std::remove(path.c_str());
+}
+
+// Every kind declares its keys (Note [Data kinds]): listed once with a type and docs, the
+// defaults of keys several kinds read in the docs of each.
+TEST(DataConfig, EveryKindDeclaresItsKeys) {
+  std::map<std::string, OptionInfo> keys;
+  for (const OptionInfo& key : DataOptionKeys()) {
+    EXPECT_TRUE(keys.emplace(key.key, key).second) << key.key << " listed twice";
+    EXPECT_FALSE(key.type.empty()) << key.key;
+    EXPECT_FALSE(key.doc.empty()) << key.key;
+  }
+  EXPECT_EQ(keys.at("kind").value, "mnist");
+  EXPECT_EQ(keys.at("num_samples").value, "4096");
+  EXPECT_EQ(keys.at("train_files").type, "paths");
+  EXPECT_EQ(keys.at("train_rec").type, "path");
+  // scale: 1/256 for IDX images, 1 for image records: per kind, in the docs.
+  EXPECT_EQ(keys.at("scale").value, "");
+  EXPECT_NE(keys.at("scale").doc.find("mnist: "), std::string::npos);
+  EXPECT_NE(keys.at("scale").doc.find("imagerecord: "), std::string::npos);
+  EXPECT_NE(keys.at("scale").doc.find("(default 0.00390625)"), std::string::npos);
 }
 
 TEST(DataConfig, AValidationFileWithoutItsPartnerIsRefused) {

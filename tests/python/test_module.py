@@ -458,6 +458,26 @@ def test_fit_on_the_cpp_loop_equals_the_python_loop(devices, optimizer, params):
     assert native_calls[0][:2] == (0, 0) and native_calls[-1][:2] == ('end', 2)
 
 
+def test_every_cpp_optimizer_setting_comes_from_a_python_optimizer():
+    # The C++ optimizers' settings are declared once (OptimizerOptions::Table): each one is an
+    # attribute of some Python optimizer, which fit hands to the C++ loop under that name.
+    from cohort import _cohort
+    from cohort.module import native_fit
+    keys = _cohort.optimizer_option_keys()
+    assert {'lr', 'wd', 'momentum', 'beta1', 'epsilon', 'bias_correction'} <= set(keys)
+    attributes = set(native_fit._RENAMED)
+    for name in ('sgd', 'nag', 'adam', 'rmsprop', 'adagrad', 'adadelta', 'adamax', 'signum',
+                 'ftml', 'ftrl', 'lamb'):
+        attributes |= set(vars(mx.optimizer.create(name)))
+    assert set(keys) - attributes == set()
+    # The settings fit hands over are read, not dropped: a centered RMSProp with its gamma2.
+    settings = native_fit._optimizer_settings(
+        mx.optimizer.create('rmsprop', centered=True, gamma2=0.5, clip_weights=2.0))
+    assert settings[0] == 'rmsprop'
+    assert settings[1]['centered'] == 1.0 and settings[1]['gamma2'] == 0.5
+    assert settings[1]['clip_weights'] == 2.0
+
+
 def test_fit_falls_back_to_the_python_loop_and_keeps_cpp_state_apart(tmp_path):
     class Halving(mx.optimizer.SGD):  # a Python optimizer: no C++ counterpart
         pass

@@ -29,15 +29,10 @@ _OPTIMIZERS = {opt.SGD: 'sgd', opt.ccSGD: 'sgd', opt.NAG: 'nag', opt.Adam: 'adam
                opt.RMSProp: 'rmsprop', opt.AdaGrad: 'adagrad', opt.AdaDelta: 'adadelta',
                opt.Adamax: 'adamax', opt.Signum: 'signum', opt.FTML: 'ftml', opt.Ftrl: 'ftrl',
                opt.LAMB: 'lamb'}
-# Python attribute -> C++ OptimizerOptions key; an attribute the optimizer lacks, or None (off),
-# leaves the C++ default.
-_OPTIONS = (('lr', 'lr'), ('wd', 'wd'), ('clip_gradient', 'clip_gradient'),
-            ('rescale_grad', 'rescale_grad'), ('momentum', 'momentum'), ('beta1', 'beta1'),
-            ('beta2', 'beta2'), ('epsilon', 'epsilon'), ('float_stable_eps', 'epsilon'),
-            ('gamma1', 'gamma1'), ('gamma2', 'gamma2'), ('centered', 'centered'),
-            ('clip_weights', 'clip_weights'), ('wd_lh', 'wd_lh'), ('lamda1', 'lamda1'),
-            ('beta', 'beta'), ('rho', 'rho'), ('lower_bound', 'lower_bound'),
-            ('upper_bound', 'upper_bound'), ('bias_correction', 'bias_correction'))
+# Python attributes named otherwise than the C++ optimizer's settings; the others
+# (_cohort.optimizer_option_keys(): OptimizerOptions::Table) share the name. An attribute the
+# optimizer lacks, or None (off), leaves the C++ default.
+_RENAMED = {'float_stable_eps': 'epsilon'}
 _KVSTORES = ('local', 'device', 'nccl', 'mpi', 'dist_sync')
 
 
@@ -74,7 +69,8 @@ def _optimizer_settings(optimizer):
     if schedule is None:
         return None
     options = {}
-    for attr, key in _OPTIONS:
+    keys = _cohort.optimizer_option_keys()
+    for attr, key in [(k, k) for k in keys] + list(_RENAMED.items()):
         value = getattr(optimizer, attr, None)
         if attr == 'lr' and optimizer.lr_scheduler is not None:
             value = optimizer.lr_scheduler.base_lr
