@@ -34,6 +34,12 @@ void CastCpu(const OpContext& ctx, const NDArray& src, const NDArray& dst, bool 
   });
 }
 
+// dst (=|+=) src converted, on the side the context names.
+void CastOnContext(const OpContext& ctx, const NDArray& src, const NDArray& dst, bool add) {
+  COHORT_GPU_DISPATCH(ctx, CastGpu(ctx, src, dst, add));
+  CastCpu(ctx, src, dst, add);
+}
+
 class Cast : public Operator {
  public:
   explicit Cast(const Attrs& attrs) : p_(CastParam::Parse(attrs)) {}
@@ -51,17 +57,14 @@ class Cast : public Operator {
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    COHORT_GPU_DISPATCH(ctx, CastGpu(ctx, in[0], out[0], false));
-    CastCpu(ctx, in[0], out[0], false);
+    CastOnContext(ctx, in[0], out[0], false);
   }
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
                 const std::vector<NDArray>&, const std::vector<NDArray>&,
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
-    const bool add = req[0] == GradReq::kAdd;
-    COHORT_GPU_DISPATCH(ctx, CastGpu(ctx, out_grad[0], in_grad[0], add));
-    CastCpu(ctx, out_grad[0], in_grad[0], add);
+    CastOnContext(ctx, out_grad[0], in_grad[0], req[0] == GradReq::kAdd);
   }
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
@@ -69,6 +72,134 @@ class Cast : public Operator {
 
  private:
   CastParam p_;
+};
+
+// Note [AMP casts]
+// amp_cast and amp_multicast are the casts mixed precision inserts (MXNet's AMP): they convert
+// only between the floating types AMP works in (float32, float16, bfloat16) and pass any other
+// dtype through unchanged (int32 indices, float64). amp_multicast makes its floating inputs one
+// type by MXNet 1.9.1's rule: float32 if any input is, else the first input's type; with
+// cast_narrow, the last float16 or bfloat16 input's type, else float32. Gradients go back to
+// each input's dtype.
+bool IsAmpFloat(std::optional<DType> t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+class AmpCast : public Operator {
+ public:
+  explicit AmpCast(const Attrs& attrs) : p_(Parse(attrs)) {}
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    return InferSameShape(in, out, type());
+  }
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    if (!in[0]) return false;
+    AssignType(out[0], IsAmpFloat(in[0]) ? p_.dtype : *in[0], type(), "output");
+    return true;
+  }
+  bool TakesDType(DType) const override { return true; }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    CastOnContext(ctx, in[0], out[0], false);
+  }
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull) return;
+    CastOnContext(ctx, out_grad[0], in_grad[0], req[0] == GradReq::kAdd);
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+ private:
+  static CastParam Parse(const Attrs& attrs) {
+    ParamReader r("amp_cast", attrs);
+    CastParam p;
+    p.dtype = ParseDType(r.Enum("dtype"));
+    r.Finish();
+    return p;
+  }
+  CastParam p_;
+};
+
+class AmpMultiCast : public Operator {
+ public:
+  explicit AmpMultiCast(const Attrs& attrs) {
+    ParamReader r("amp_multicast", attrs);
+    num_ = static_cast<int>(r.Int("num_outputs"));
+    cast_narrow_ = r.OptionalBool("cast_narrow").value_or(false);
+    r.Finish();
+    COHORT_CHECK_GE(num_, 1) << "amp_multicast: num_outputs";
+  }
+
+  std::vector<std::string> ListArguments() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < num_; ++i) names.push_back("data_" + std::to_string(i));
+    return names;
+  }
+  std::vector<std::string> ListOutputs() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < num_; ++i) names.push_back("output" + std::to_string(i));
+    return names;
+  }
+
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    bool known = true;
+    for (int i = 0; i < num_; ++i) {
+      AssignShape(out[i], in[i], type(), "output " + std::to_string(i));
+      AssignShape(in[i], out[i], type(), "input " + std::to_string(i));
+      known = known && ShapeKnown(in[i]);
+    }
+    return known;
+  }
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    // MXNet 1.9.1's AMPMultiCastType (Note [AMP casts]), its order of tests kept.
+    std::optional<DType> common = cast_narrow_ ? DType::kFloat32 : in[0];
+    for (int i = 0; i < num_; ++i) {
+      auto has = [&](DType t) { return in[i] == t || out[i] == t; };
+      if (!cast_narrow_ && has(DType::kFloat32)) {
+        common = DType::kFloat32;
+      } else if (cast_narrow_ && has(DType::kFloat16)) {
+        common = DType::kFloat16;
+      } else if (cast_narrow_ && has(DType::kBFloat16)) {
+        common = DType::kBFloat16;
+      }
+    }
+    bool known = true;
+    for (int i = 0; i < num_; ++i) {
+      if (in[i]) AssignType(out[i], IsAmpFloat(in[i]) ? common : in[i], type(), "output");
+      known = known && in[i].has_value();
+    }
+    return known;
+  }
+  bool TakesDType(DType) const override { return true; }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    for (int i = 0; i < num_; ++i) CastOnContext(ctx, in[i], out[i], false);
+  }
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    for (int i = 0; i < num_; ++i) {
+      if (req[i] != GradReq::kNull) {
+        CastOnContext(ctx, out_grad[i], in_grad[i], req[i] == GradReq::kAdd);
+      }
+    }
+  }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+ private:
+  int num_ = 1;
+  bool cast_narrow_ = false;
 };
 
 }  // namespace
@@ -85,6 +216,22 @@ std::vector<OpSpec> Specs() {
        {{"dtype",
          "{'bfloat16', 'bool', 'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}",
          kRequired, "Output data type."}}},
+      {"amp_cast",
+       "Cast function between low precision float/FP32 used by AMP.\n\nIt casts only between "
+       "low precision float/FP32 and does not do anything for other types.",
+       {"data"},
+       "",
+       {{"dtype",
+         "{'bfloat16', 'bool', 'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}",
+         kRequired, "Output data type."}}},
+      {"amp_multicast",
+       "Cast function used by AMP, that casts its inputs to the common widest type.\n\nIt casts "
+       "only between low precision float/FP32 and does not do anything for other types.",
+       {"data"},
+       "num_outputs",
+       {{"num_outputs", "int", kRequired,
+         "Number of input/output pairs to be casted to the widest type."},
+        {"cast_narrow", "boolean", "False", "Whether to cast to the narrowest type"}}},
   };
 }
 
@@ -94,6 +241,8 @@ void RegisterCast(OpRegistry& r) {
   for (OpSpec& spec : Specs()) r.Declare(std::move(spec));
   r.Register("Cast", [](const Attrs& a) { return std::make_unique<Cast>(a); });
   r.Alias("cast", "Cast");
+  r.Register("amp_cast", [](const Attrs& a) { return std::make_unique<AmpCast>(a); });
+  r.Register("amp_multicast", [](const Attrs& a) { return std::make_unique<AmpMultiCast>(a); });
 }
 
 }  // namespace cohort::op

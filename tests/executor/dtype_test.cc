@@ -122,6 +122,67 @@ TEST(DTypeExecutor, CastForwardAndBackward) {
   EXPECT_NEAR(g[2], 3 + 10, 1e-5);
 }
 
+// amp_cast converts among float32, float16 and bfloat16 only; amp_multicast makes its floating
+// inputs one type by MXNet 1.9.1's rule (Note [AMP casts]); other dtypes pass through.
+TEST(InferType, AmpCastsFollowMXNet) {
+  auto amp_cast = [](const std::string& dtype, DType in) {
+    return Symbol::Create("amp_cast", {Var("x")}, {{"dtype", dtype}})
+        .InferType({{"x", in}})
+        .outputs[0];
+  };
+  EXPECT_EQ(amp_cast("float16", DType::kFloat32), DType::kFloat16);
+  EXPECT_EQ(amp_cast("bfloat16", DType::kFloat16), DType::kBFloat16);
+  EXPECT_EQ(amp_cast("float16", DType::kInt32), DType::kInt32);
+  EXPECT_EQ(amp_cast("float16", DType::kFloat64), DType::kFloat64);
+  auto multicast = [](DType a, DType b, bool narrow) {
+    Symbol m = Symbol::Create("amp_multicast", std::vector<Symbol>{Var("a"), Var("b")},
+                              {{"num_outputs", "2"}, {"cast_narrow", narrow ? "True" : "False"}});
+    EXPECT_EQ(m.ListArguments(), (std::vector<std::string>{"a", "b"}));
+    const auto t = m.InferType({{"a", a}, {"b", b}});
+    return std::pair(*t.outputs[0], *t.outputs[1]);
+  };
+  using P = std::pair<DType, DType>;
+  EXPECT_EQ(multicast(DType::kFloat16, DType::kFloat32, false),
+            P(DType::kFloat32, DType::kFloat32));
+  EXPECT_EQ(multicast(DType::kFloat16, DType::kFloat32, true), P(DType::kFloat16, DType::kFloat16));
+  EXPECT_EQ(multicast(DType::kBFloat16, DType::kFloat32, true),
+            P(DType::kBFloat16, DType::kBFloat16));
+  // Without cast_narrow and without float32: the first input's type (MXNet 1.9.1's
+  // AMPMultiCastType), values checked against its infer_type.
+  EXPECT_EQ(multicast(DType::kFloat16, DType::kFloat16, false),
+            P(DType::kFloat16, DType::kFloat16));
+  EXPECT_EQ(multicast(DType::kBFloat16, DType::kFloat16, false),
+            P(DType::kBFloat16, DType::kBFloat16));
+  EXPECT_EQ(multicast(DType::kFloat16, DType::kInt32, true), P(DType::kFloat16, DType::kInt32));
+}
+
+// Values through amp_cast (float16's rounding of 1/3) and amp_multicast, gradients cast back to
+// each input's dtype.
+TEST(DTypeExecutor, AmpCastsForwardAndBackward) {
+  Symbol x = Var("x"), h = Var("h", "2");  // h: float16
+  Symbol half = Symbol::Create("amp_cast", {x}, {{"dtype", "float16"}});
+  Symbol both =
+      Symbol::Create("amp_multicast", std::vector<Symbol>{half, h}, {{"num_outputs", "2"}});
+  Symbol net = both[0] * both[1];  // float16: no input is float32 (the multicast's rule)
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"x", {3}}, {"h", {3}}});
+  NDArray::FromVector<float>({3}, {1.0f / 3, -2.0f, 0.5f}).CopyTo(exec->arg_dict().at("x"));
+  NDArray::FromVector<float>({3}, {2.0f, 4.0f, -1.0f})
+      .AsType(DType::kFloat16)
+      .CopyTo(exec->arg_dict().at("h"));
+  exec->Forward(true);
+  ASSERT_EQ(exec->outputs()[0].dtype(), DType::kFloat16);
+  const std::vector<float> y = exec->outputs()[0].AsType(DType::kFloat32).ToVector<float>();
+  EXPECT_EQ(y[0], 2 * 0.333251953125f);
+  EXPECT_EQ(y[1], -8.0f);
+  EXPECT_EQ(y[2], -0.5f);
+  exec->Backward({NDArray::Full({3}, 1.0).AsType(DType::kFloat16)});
+  ASSERT_EQ(exec->grad_dict().at("x").dtype(), DType::kFloat32);
+  ASSERT_EQ(exec->grad_dict().at("h").dtype(), DType::kFloat16);
+  EXPECT_EQ(exec->grad_dict().at("x").ToVector<float>(), (std::vector<float>{2, 4, -1}));
+  EXPECT_EQ(exec->grad_dict().at("h").AsType(DType::kFloat32).ToVector<float>(),
+            (std::vector<float>{0.333251953125f, -2, 0.5f}));
+}
+
 // The plan counts bytes: the same chain in float64 plans twice the float32 bytes, in uint8 a
 // quarter.
 TEST(DTypeExecutor, MemoryIsPlannedInBytes) {

@@ -449,6 +449,8 @@ const GpuCase kCases[] = {
      {S({1, 2, 3, 4})}},
     // The harness's arrays are float32; other dtypes: tests/executor/dtype_test.cc's GPU case.
     {"Cast", "Cast", {{"dtype", "float32"}}, {S({4, 5})}},
+    {"AmpCast", "amp_cast", {{"dtype", "float32"}}, {S({4, 5})}},
+    {"AmpMultiCast", "amp_multicast", {{"num_outputs", "2"}}, {S({4, 5}), S({3})}},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GpuOps, ::testing::ValuesIn(kCases),

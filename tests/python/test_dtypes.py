@@ -154,3 +154,35 @@ def test_integer_arrays_have_gradients_as_mxnet():
         row = w[1]
     row.backward()
     assert w.grad.asnumpy().tolist() == [[2 ** 31 - 1] * 2, [-(2 ** 31)] * 2]
+
+
+def test_amp_casts_as_mxnet():
+    # MXNet 1.9.1's amp_cast and amp_multicast (values from its infer_type and list_outputs).
+    with mx.name.NameManager():  # a fresh counter: the first multicast is amp_multicast0
+        s = mx.sym.amp_multicast(mx.sym.var('a'), mx.sym.var('b'), num_outputs=2)
+    assert s.list_outputs() == ['amp_multicast0_output0', 'amp_multicast0_output1']
+    assert s.list_arguments() == ['a', 'b']
+    for a, b, narrow, want in [('float16', 'float32', False, [np.float32, np.float32]),
+                               ('float16', 'float32', True, [np.float16, np.float16]),
+                               ('float16', 'float16', False, [np.float16, np.float16]),
+                               ('float16', 'int32', True, [np.float16, np.int32])]:
+        s = mx.sym.amp_multicast(mx.sym.var('a'), mx.sym.var('b'), num_outputs=2,
+                                 cast_narrow=narrow)
+        assert s.infer_type(a=a, b=b)[1] == want
+    assert mx.sym.amp_cast(mx.sym.var('a'), dtype='float16').infer_type(a='float64')[1] == \
+        [np.float64]
+    assert mx.nd.amp_cast(mx.nd.array([1, 2], dtype='int32'), dtype='float16').dtype == np.int32
+    # Values: float16's rounding, and a list of outputs from the multicast.
+    x = mx.nd.array([1 / 3, -2, 0.5])
+    half = mx.nd.amp_cast(x, dtype='float16')
+    assert half.dtype == np.float16
+    assert half.asnumpy().tolist() == [0.333251953125, -2.0, 0.5]
+    out = mx.nd.amp_multicast(half, x, num_outputs=2)
+    assert [o.dtype for o in out] == [np.float32, np.float32]
+    assert out[0].asnumpy().tolist() == [np.float32(0.333251953125), -2.0, 0.5]
+    # The gradient goes back in the input's dtype.
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.amp_cast(mx.nd.amp_cast(x, dtype='float16') * 2, dtype='float32')
+    y.backward()
+    assert x.grad.dtype == np.float32 and x.grad.asnumpy().tolist() == [2, 2, 2]
