@@ -2,6 +2,7 @@
 // a kernel before and after a change. One JSON object per line:
 //   {"bench":"op","op":"softmax","forward_ms":...,"backward_ms":...}
 // Usage: op_bench --op NAME [--attr KEY=VALUE]... --shape INPUT=D0,D1,... [--iters N]
+//                 [--dtype float32|float16|bfloat16]
 //   e.g. op_bench --op softmax --attr axis=-1 --shape data=64,128,128
 // Inputs are uniform in [-1, 1); COHORT_NUM_THREADS sets the threads.
 #include <algorithm>
@@ -37,11 +38,14 @@ int main(int argc, char** argv) {
   op::Attrs attrs;
   std::vector<std::pair<std::string, Shape>> shapes;
   int iters = 20;
+  DType dtype = DType::kFloat32;  // of the inputs (and by inference, of what they feed)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     const size_t eq = value.find('=');
     if (key == "--op") {
       op = value;
+    } else if (key == "--dtype") {
+      dtype = ParseDType(value);
     } else if (key == "--iters") {
       iters = std::atoi(value.c_str());
     } else if (key == "--attr" && eq != std::string::npos) {
@@ -65,15 +69,21 @@ int main(int argc, char** argv) {
   for (const auto& [name, shape] : shapes) inputs.emplace(name, Symbol::Variable(name));
   const Symbol net = Symbol::Create(op, inputs, attrs, "op");
   std::map<std::string, Shape> bind_shapes(shapes.begin(), shapes.end());
-  auto exec = Executor::SimpleBind(net, Context::CPU(), bind_shapes);
+  std::map<std::string, DType> types;
+  for (const auto& [name, shape] : shapes) types[name] = dtype;
+  auto exec =
+      Executor::SimpleBind(net, Context::CPU(), bind_shapes, GradReq::kWrite, {}, nullptr, types);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
   for (const auto& [name, a] : exec->arg_dict()) {
-    float* p = static_cast<float*>(a.raw_data());
-    for (int64_t i = 0; i < a.size(); ++i) p[i] = u(rng);
+    std::vector<float> v(a.size());
+    for (float& e : v) e = u(rng);
+    NDArray::FromVector<float>(a.shape(), v).AsType(a.dtype()).CopyTo(a);
   }
   std::vector<NDArray> heads;
-  for (const NDArray& out : exec->outputs()) heads.push_back(NDArray::Full(out.shape(), 0.5));
+  for (const NDArray& out : exec->outputs()) {
+    heads.push_back(NDArray::Full(out.shape(), 0.5).AsType(out.dtype()));
+  }
   std::vector<double> forward, backward;
   for (int i = 0; i < iters + 2; ++i) {
     auto start = Clock::now();
@@ -84,6 +94,8 @@ int main(int argc, char** argv) {
     const double b = Ms(start);
     if (i >= 2) forward.push_back(f), backward.push_back(b);
   }
-  std::printf("{\"bench\":\"op\",\"op\":\"%s\",\"forward_ms\":%.4f,\"backward_ms\":%.4f}\n",
-              op.c_str(), Median(forward), Median(backward));
+  std::printf(
+      "{\"bench\":\"op\",\"op\":\"%s\",\"dtype\":\"%s\",\"forward_ms\":%.4f,"
+      "\"backward_ms\":%.4f}\n",
+      op.c_str(), std::string(DTypeName(dtype)).c_str(), Median(forward), Median(backward));
 }

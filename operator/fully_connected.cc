@@ -1,5 +1,7 @@
-// FullyConnected: out = data · weightᵀ + bias (MXNet's FullyConnected), on OpenBLAS.
+// FullyConnected: out = data · weightᵀ + bias (MXNet's FullyConnected), on OpenBLAS and oneDNN;
+// float16 and bfloat16 layers sum their products in float32 (Note [Low-precision GEMM]).
 #include "operator/fully_connected.h"
+#include "operator/common/gemm_lowp.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -31,6 +33,84 @@ Attrs FullyConnectedParam::ToAttrs() const {
 }
 
 namespace {
+
+// A float32 value written back to T: onto the old value for kAdd.
+template <typename T>
+T Store(float value, const T* old, bool add) {
+  return T(add ? value + static_cast<float>(*old) : value);
+}
+
+// The float16/bfloat16 layer: each chunk's products summed in a float32 scratch, bias added and
+// the result written in T in the same pass.
+template <typename T>
+void ForwardLowPrecision(const OpContext& ctx, const NDArray& xa, const NDArray& wa,
+                         const NDArray* ba, const NDArray& ya, int64_t rows, int64_t k, int64_t h) {
+  const T* x = xa.data<T>();
+  const T* w = wa.data<T>();
+  const T* b = ba ? ba->data<T>() : nullptr;
+  T* y = ya.data<T>();
+  ParallelChunks(
+      rows, ChunksFor(ctx, rows),
+      [&](int64_t, int64_t begin, int64_t end) {
+        float* acc = Scratch(static_cast<size_t>((end - begin) * h));
+        GemmLowPrecision(xa.dtype(), false, true, end - begin, h, k, x + begin * k, k, w, k, 0.0f,
+                         acc, h);
+        for (int64_t r = begin; r < end; ++r) {
+          const float* row = acc + (r - begin) * h;
+          for (int64_t j = 0; j < h; ++j) {
+            y[r * h + j] = T(row[j] + (b ? static_cast<float>(b[j]) : 0.0f));
+          }
+        }
+      },
+      ctx.arena);
+}
+
+template <typename T>
+void BackwardLowPrecision(const OpContext& ctx, const NDArray& dya, const NDArray& xa,
+                          const NDArray& wa, const std::vector<GradReq>& req,
+                          const std::vector<NDArray>& grad, int64_t rows, int64_t k, int64_t h) {
+  const DType dtype = xa.dtype();
+  const T* dy = dya.data<T>();
+  if (req[0] != GradReq::kNull) {  // ddata = dy · W
+    const T* w = wa.data<T>();
+    T* dx = grad[0].data<T>();
+    const bool add = req[0] == GradReq::kAdd;
+    ParallelChunks(
+        rows, ChunksFor(ctx, rows),
+        [&](int64_t, int64_t begin, int64_t end) {
+          float* acc = Scratch(static_cast<size_t>((end - begin) * k));
+          GemmLowPrecision(dtype, false, false, end - begin, k, h, dy + begin * h, h, w, k, 0.0f,
+                           acc, k);
+          T* out = dx + begin * k;
+          for (int64_t i = 0; i < (end - begin) * k; ++i) out[i] = Store(acc[i], out + i, add);
+        },
+        ctx.arena);
+  }
+  if (req[1] != GradReq::kNull) {  // dW = dyᵀ · data, by chunks of hidden units
+    const T* x = xa.data<T>();
+    T* dw = grad[1].data<T>();
+    const bool add = req[1] == GradReq::kAdd;
+    ParallelChunks(
+        h, ChunksFor(ctx, h),
+        [&](int64_t, int64_t begin, int64_t end) {
+          float* acc = Scratch(static_cast<size_t>((end - begin) * k));
+          GemmLowPrecision(dtype, true, false, end - begin, k, rows, dy + begin, h, x, k, 0.0f, acc,
+                           k);
+          T* out = dw + begin * k;
+          for (int64_t i = 0; i < (end - begin) * k; ++i) out[i] = Store(acc[i], out + i, add);
+        },
+        ctx.arena);
+  }
+  if (req.size() > 2 && req[2] != GradReq::kNull) {  // db = Σ_rows dy, summed in float32
+    float* sum = Scratch(static_cast<size_t>(h), 1);
+    std::fill_n(sum, h, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < h; ++j) sum[j] += static_cast<float>(dy[r * h + j]);
+    }
+    T* db = grad[2].data<T>();
+    for (int64_t j = 0; j < h; ++j) db[j] = Store(sum[j], db + j, req[2] == GradReq::kAdd);
+  }
+}
 
 class FullyConnected : public Operator {
  public:
@@ -69,6 +149,13 @@ class FullyConnected : public Operator {
     COHORT_GPU_DISPATCH(
         ctx, FullyConnectedForwardGpu(ctx, in[0], in[1], p_.no_bias ? nullptr : &in[2], out[0],
                                       rows, k, p_.num_hidden));
+    if (in[0].dtype() != DType::kFloat32) {
+      DispatchLowPrecision(in[0].dtype(), [&](auto tag) {
+        ForwardLowPrecision<decltype(tag)>(ctx, in[0], in[1], p_.no_bias ? nullptr : &in[2], out[0],
+                                           rows, k, p_.num_hidden);
+      });
+      return;
+    }
     const float* x = F(in[0]);
     const float* w = F(in[1]);
     const float* b = p_.no_bias ? nullptr : F(in[2]);
@@ -96,6 +183,13 @@ class FullyConnected : public Operator {
     const int64_t h = p_.num_hidden;
     COHORT_GPU_DISPATCH(
         ctx, FullyConnectedBackwardGpu(ctx, out_grad[0], in[0], in[1], req, in_grad, rows, k, h));
+    if (in[0].dtype() != DType::kFloat32) {
+      DispatchLowPrecision(in[0].dtype(), [&](auto tag) {
+        BackwardLowPrecision<decltype(tag)>(ctx, out_grad[0], in[0], in[1], req, in_grad, rows, k,
+                                            h);
+      });
+      return;
+    }
     const float* dy = F(out_grad[0]);
     if (req[0] != GradReq::kNull) {  // ddata = dy · W
       const float* w = F(in[1]);
@@ -126,8 +220,20 @@ class FullyConnected : public Operator {
 
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  // Mixed precision's layers (issue 37): float16 and bfloat16 sum their products in float32.
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  }
 
  private:
+  // fn(T{}) for float16 or bfloat16.
+  template <typename Fn>
+  static void DispatchLowPrecision(DType dtype, const Fn& fn) {
+    if (dtype == DType::kFloat16) return fn(float16{});
+    COHORT_CHECK(dtype == DType::kBFloat16) << "FullyConnected: " << dtype << " arrays";
+    fn(bfloat16{});
+  }
+
   FullyConnectedParam p_;
 };
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
+#include <map>
 
 #include "executor/executor.h"
 #include "ndarray/device_api.h"
@@ -404,6 +406,63 @@ TEST(DTypeExecutor, IntegerIndicesLookUpRows) {
 
 // The same graphs on gpu:0 and the CPU: integers exact, casts equal (the CPU side runs alone
 // where no GPU is visible).
+// A float16 or bfloat16 FullyConnected (Note [Low-precision GEMM]) against the float32 layer
+// fed the same values (the inputs rounded to the type first): products summed in float32, so
+// outputs and gradients differ from float32's by at most the rounding of the result (one unit in
+// the last place, plus float32's own summation-order noise), on the CPU and on a GPU.
+void ExpectLowPrecisionFullyConnectedMatchesFloat32(DType dtype, Context ctx) {
+  SCOPED_TRACE(std::string(DTypeName(dtype)) + " on " + ctx.ToString());
+  Symbol fc = Symbol::Create("FullyConnected", {Var("x")}, {{"num_hidden", "24"}}, "fc");
+  const std::map<std::string, Shape> shapes = {{"x", {37, 50}}};
+  auto low = Executor::SimpleBind(fc, ctx, shapes, GradReq::kWrite, {}, nullptr, {{"x", dtype}});
+  auto ref = Executor::SimpleBind(fc, Context::CPU(), shapes);
+  ASSERT_EQ(low->arg_dict().at("fc_weight").dtype(), dtype);
+  uint64_t seed = 7;
+  auto next = [&] {  // uniform in [-1, 1), rounded to the low-precision type
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<double>(seed >> 11) / (1ull << 53) * 2 - 1);
+  };
+  for (const std::string name : {"x", "fc_weight", "fc_bias"}) {
+    const NDArray& slot = ref->arg_dict().at(name);
+    std::vector<float> v(slot.size());
+    for (float& e : v) e = next();
+    const NDArray rounded = NDArray::FromVector<float>(slot.shape(), v).AsType(dtype);
+    rounded.CopyTo(low->arg_dict().at(name));
+    rounded.AsType(DType::kFloat32).CopyTo(slot);
+  }
+  std::vector<float> dy(37 * 24);
+  for (float& e : dy) e = next();
+  const NDArray head = NDArray::FromVector<float>({37, 24}, dy).AsType(dtype);
+  for (Executor* e : {low.get(), ref.get()}) e->Forward(true);
+  low->Backward({head.CopyTo(ctx)});
+  ref->Backward({head.AsType(DType::kFloat32)});
+  // One unit in the last place of the type, relative, with a floor for values near zero.
+  const double ulp = dtype == DType::kBFloat16 ? 1.0 / 128 : 1.0 / 1024;
+  auto expect_close = [&](const NDArray& got, const NDArray& want, const std::string& what) {
+    ASSERT_EQ(got.dtype(), dtype) << what;
+    const std::vector<double> g = got.AsType(DType::kFloat32).ToVector<double>();
+    const std::vector<double> w = want.ToVector<double>();
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      ASSERT_NEAR(g[i], w[i], ulp * std::max(1.0, std::abs(w[i]))) << what << " element " << i;
+    }
+  };
+  expect_close(low->outputs()[0], ref->outputs()[0], "output");
+  for (const std::string name : {"x", "fc_weight", "fc_bias"}) {
+    expect_close(low->grad_dict().at(name), ref->grad_dict().at(name), "gradient of " + name);
+  }
+}
+
+TEST(DTypeExecutor, LowPrecisionFullyConnectedMatchesFloat32) {
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    ExpectLowPrecisionFullyConnectedMatchesFloat32(dtype, Context::CPU());
+  }
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    ExpectLowPrecisionFullyConnectedMatchesFloat32(dtype, Context::GPU(0));
+  }
+}
+
 TEST(DTypeExecutor, GpuMatchesCpu) {
   Symbol a = Var("a"), b = Var("b");
   Symbol net =

@@ -1,0 +1,135 @@
+// GEMMs of float16 and bfloat16 operands (Note [Low-precision GEMM]).
+#include "operator/common/gemm_lowp.h"
+
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <compare>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+namespace {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+struct MatmulKey {
+  bool transpose_a, transpose_b, accumulate;
+  int64_t m, n, k, lda, ldb, ldc;
+  auto operator<=>(const MatmulKey&) const = default;
+};
+
+// A matmul primitive for one shape, with its memory objects and argument map, rebound to new
+// data each call (no allocation after the first).
+struct Matmul {
+  dnnl::matmul primitive;
+  dnnl::memory a, b, c;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+// The thread's matmul for `key`, or null where oneDNN has no bfloat16 matmul for this CPU.
+Matmul* MatmulFor(const MatmulKey& key) {
+  thread_local std::map<MatmulKey, std::unique_ptr<Matmul>> cache;
+  if (auto it = cache.find(key); it != cache.end()) return it->second.get();
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  const dnnl::memory::desc a({key.m, key.k}, dt::bf16,
+                             key.transpose_a ? dims{1, key.lda} : dims{key.lda, 1});
+  const dnnl::memory::desc b({key.k, key.n}, dt::bf16,
+                             key.transpose_b ? dims{1, key.ldb} : dims{key.ldb, 1});
+  const dnnl::memory::desc c({key.m, key.n}, dt::f32, dims{key.ldc, 1});
+  dnnl::primitive_attr attr;
+  if (key.accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);
+    attr.set_post_ops(ops);
+  }
+  std::unique_ptr<Matmul> made;
+  try {
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, Engine());
+    made = std::make_unique<Matmul>();
+    made->primitive = dnnl::matmul(pd);
+  } catch (const dnnl::error&) {
+    made.reset();  // no bfloat16 matmul on this CPU: the caller widens
+  }
+  if (made) {
+    made->a = dnnl::memory(a, Engine(), DNNL_MEMORY_NONE);
+    made->b = dnnl::memory(b, Engine(), DNNL_MEMORY_NONE);
+    made->c = dnnl::memory(c, Engine(), DNNL_MEMORY_NONE);
+    made->args = {{DNNL_ARG_SRC, made->a}, {DNNL_ARG_WEIGHTS, made->b}, {DNNL_ARG_DST, made->c}};
+  }
+  return cache.emplace(key, std::move(made)).first->second.get();
+}
+
+// op(X) of a row-major matrix with leading dimension ld, widened into `out` as a dense rows x cols
+// float32 matrix (the op applied: out is op(X) itself).
+template <typename T>
+void Widen(const T* x, int64_t ld, bool transpose, int64_t rows, int64_t cols, float* out) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      out[i * cols + j] = static_cast<float>(transpose ? x[j * ld + i] : x[i * ld + j]);
+    }
+  }
+}
+
+template <typename T>
+void WidenedGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
+                 int64_t lda, const T* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  float* wa = Scratch(static_cast<size_t>(m * k), 2);
+  float* wb = Scratch(static_cast<size_t>(k * n), 3);
+  Widen(a, lda, transpose_a, m, k, wa);
+  Widen(b, ldb, transpose_b, k, n, wb);
+  Gemm(false, false, m, n, k, 1.0f, wa, k, wb, n, beta, c, ldc);
+}
+
+}  // namespace
+
+void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                      int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
+                      float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  COHORT_CHECK(beta == 0.0f || beta == 1.0f) << "GemmLowPrecision: beta " << beta;
+  if (k == 0) {  // an empty sum: C = beta·C
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
+    }
+    return;
+  }
+  if (dtype == DType::kFloat16) {
+    WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const float16*>(a), lda,
+                static_cast<const float16*>(b), ldb, beta, c, ldc);
+    return;
+  }
+  COHORT_CHECK(dtype == DType::kBFloat16) << "GemmLowPrecision: " << dtype << " operands";
+  Matmul* matmul = MatmulFor({transpose_a, transpose_b, beta != 0.0f, m, n, k, lda, ldb, ldc});
+  if (matmul == nullptr) {
+    static std::once_flag said;
+    std::call_once(said, [] {
+      std::fprintf(stderr,
+                   "cohort: warning: oneDNN has no bfloat16 matmul for this CPU (no AVX-512): "
+                   "bfloat16 products run widened to float32\n");
+    });
+    WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const bfloat16*>(a), lda,
+                static_cast<const bfloat16*>(b), ldb, beta, c, ldc);
+    return;
+  }
+  // Note [Kernel threads]: oneDNN's OpenMP team is this thread alone.
+  thread_local const bool one_thread = (omp_set_num_threads(1), true);
+  (void)one_thread;
+  thread_local dnnl::stream stream(Engine());
+  matmul->a.set_data_handle(const_cast<void*>(a));
+  matmul->b.set_data_handle(const_cast<void*>(b));
+  matmul->c.set_data_handle(c);
+  matmul->primitive.execute(stream, matmul->args);
+  stream.wait();
+}
+
+}  // namespace cohort::op
