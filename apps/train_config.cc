@@ -11,6 +11,7 @@
 #include "base/env.h"
 #include "base/logging.h"
 #include "ndarray/device_api.h"
+#include "symbol/amp_convert.h"
 #include "symbol/models/models.h"
 #include "trainer/checkpoint.h"
 
@@ -450,6 +451,9 @@ const OptionTable<RunConfig>& RunConfig::Table() {
         .Field("kvstore", &R::kvstore, "local, device, nccl, mpi or dist_sync")
         .Field("threads", &R::threads, "kernel threads a worker (0: COHORT_NUM_THREADS or cores)",
                0, kMaxThreads)
+        .Field("precision", &R::precision,
+               "float32, or bfloat16/float16: mixed precision (FullyConnected in that type, "
+               "products summed in float32; weights, optimizer and the rest float32)")
         .Field("log_level", &R::log_level,
                "trace, debug, info, warn, error or off (unset: COHORT_LOG_LEVEL, else info)")
         .DefaultInDoc();
@@ -498,10 +502,17 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
   ReadSection(root, "model", ModelConfig::Table(), &c.model);
   if (BucketedText(root)) c.model.gpt.ignore_label = -1.0f;
   c.symbol = ModelOf(c.model);
+  if (c.precision != "float32") {  // Note [AMP pass]
+    if (c.precision != "bfloat16" && c.precision != "float16") {
+      Fail("key 'precision': '" + c.precision + "' is not float32, bfloat16 or float16");
+    }
+    c.symbol = ConvertToMixedPrecision(c.symbol, {.target = ParseDType(c.precision)});
+  }
   ParseDevices(&c);
   SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
 
   ParseTraining(root, c.model, &c.fit);
+  c.fit.must_agree.push_back({"precision", c.precision});  // Note [Agreement]
   ParseOptimizer(root, &c);
   CheckTraining(c.fit);
   CheckDataOptions(DataSection(root), {.seq_len = c.model.gpt.seq_len});

@@ -48,6 +48,7 @@ struct RunConfig {
   LRScheduleConfig schedule;  // in epochs: fit.schedule once an epoch's batches are known
   int threads = 0;
   std::string log_level = "info";  // unset: COHORT_LOG_LEVEL's
+  std::string precision = "float32";  // bfloat16, float16: mixed precision (Note [AMP pass])
 
   // The top level's own keys (the training ones are FitConfig's).
   static const OptionTable<RunConfig>& Table();

@@ -59,9 +59,12 @@ namespace {
 
 constexpr int64_t kMinChunk = 1 << 14;
 
-// y[i] = x[src(i)] (forward) or dx[src(i)] (=|+=) dy[i] (backward) over output rows.
+// y[i] = x[src(i)] (forward) or dx[src(i)] (=|+=) dy[i] (backward) over output rows, for any
+// element type (the half types add in float and round once).
+template <typename T>
 void TransposeRows(const OpContext& ctx, const TransposeLayout& l, bool backward, GradReq req,
-                   const float* src, float* dst, int64_t n) {
+                   const T* src, T* dst, int64_t n) {
+  using C = ComputeType<T>;
   const int64_t row = l.ndim > 0 ? l.out_dim[l.ndim - 1] : 1;
   const int64_t s = l.ndim > 0 ? l.in_stride[l.ndim - 1] : 1;
   ParallelChunks(
@@ -72,7 +75,10 @@ void TransposeRows(const OpContext& ctx, const TransposeLayout& l, bool backward
           if (!backward) {
             for (int64_t k = 0; k < row; ++k) dst[i + k] = src[base + k * s];
           } else if (req == GradReq::kAdd) {
-            for (int64_t k = 0; k < row; ++k) dst[base + k * s] += src[i + k];
+            for (int64_t k = 0; k < row; ++k) {
+              T& d = dst[base + k * s];
+              d = ConvertValue<T>(ConvertValue<C>(d) + ConvertValue<C>(src[i + k]));
+            }
           } else {
             for (int64_t k = 0; k < row; ++k) dst[base + k * s] = src[i + k];
           }
@@ -88,6 +94,7 @@ class Transpose : public Operator {
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  bool TakesDType(DType) const override { return true; }  // it moves elements, of any type
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -102,7 +109,11 @@ class Transpose : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const TransposeLayout l = TransposeLayout::Make(p_, in[0].shape(), nullptr);
     COHORT_GPU_DISPATCH(ctx, TransposeGpu(ctx, l, false, GradReq::kWrite, in[0], out[0]));
-    TransposeRows(ctx, l, false, GradReq::kWrite, F(in[0]), F(out[0]), out[0].size());
+    DispatchDType(in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      TransposeRows(ctx, l, false, GradReq::kWrite, in[0].data<T>(), out[0].data<T>(),
+                    out[0].size());
+    });
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -112,7 +123,11 @@ class Transpose : public Operator {
     if (req[0] == GradReq::kNull) return;
     const TransposeLayout l = TransposeLayout::Make(p_, in_grad[0].shape(), nullptr);
     COHORT_GPU_DISPATCH(ctx, TransposeGpu(ctx, l, true, req[0], out_grad[0], in_grad[0]));
-    TransposeRows(ctx, l, true, req[0], F(out_grad[0]), F(in_grad[0]), out_grad[0].size());
+    DispatchDType(in_grad[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      TransposeRows(ctx, l, true, req[0], out_grad[0].data<T>(), in_grad[0].data<T>(),
+                    out_grad[0].size());
+    });
   }
 
  private:

@@ -33,5 +33,6 @@ from . import module
 from . import module as mod
 from . import monitor
 from . import monitor as mon
+from . import contrib
 
 __version__ = '0.1.0'

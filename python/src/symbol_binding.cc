@@ -3,6 +3,7 @@
 
 #include "operator/common/operator.h"
 #include "python/src/bindings.h"
+#include "symbol/amp_convert.h"
 #include "symbol/symbol.h"
 
 namespace cohort::python {
@@ -119,6 +120,21 @@ void RegisterSymbol(py::module_& m) {
       });
 
   // Every name an operator answers to: canonical names, then aliases.
+  // Mixed precision's graph pass (Note [AMP pass]), for cohort.contrib.amp.convert_symbol.
+  m.def(
+      "amp_convert_symbol",
+      [](const Symbol& s, const std::string& target, const std::set<std::string>& target_ops,
+         const std::set<std::string>& float32_ops, const std::set<std::string>& excluded) {
+        return ConvertToMixedPrecision(s, {.target = ParseDType(target),
+                                           .target_ops = target_ops,
+                                           .float32_ops = float32_ops,
+                                           .excluded_names = excluded});
+      },
+      py::arg("symbol"), py::arg("target"), py::arg("target_ops"), py::arg("float32_ops"),
+      py::arg("excluded"));
+  m.def("amp_remove_casts", &RemoveAmpCasts, py::arg("symbol"));
+  m.def("amp_default_ops",
+        [] { return std::make_pair(DefaultAmpTargetOps(), DefaultAmpFloat32Ops()); });
   m.def("op_names", [] {
     std::vector<std::string> names = op::OpRegistry::Get().Names();
     for (const auto& [alias, name] : op::OpRegistry::Get().aliases()) names.push_back(alias);

@@ -112,6 +112,16 @@ check "a wrong type is exit 2 naming the key" '[[ $code -eq 2 && "$out" == *"key
   --set checkpoint.prefix="$tmp/lamb" --metrics-out "$tmp/lamb.jsonl" > "$tmp/lamb.log" 2>&1
 check "optimizer lamb trains (validation accuracy above 0.9)" \
   '[[ $? -eq 0 ]] && grep -qE "\"val\":\{\"accuracy\":(0\.9[0-9]*|1\.0)" "$tmp/lamb.jsonl"'
+# Mixed precision (Note [AMP pass]): the MLP's layers in bfloat16 learn as in float32; a
+# checkpoint's symbol holds the casts (as MXNet's save with remove_amp_cast=False would).
+"$train" --config "$config" --set epochs=1 --set precision=bfloat16 \
+  --set checkpoint.prefix="$tmp/bf16" --metrics-out "$tmp/bf16.jsonl" > "$tmp/bf16.log" 2>&1
+check "precision bfloat16 trains (validation accuracy above 0.9)" \
+  '[[ $? -eq 0 ]] && grep -qE "\"val\":\{\"accuracy\":(0\.9[0-9]*|1\.0)" "$tmp/bf16.jsonl" && grep -q "_amp_cast_bfloat16" "$tmp/bf16-symbol.json"' ||
+  cat "$tmp/bf16.log"
+out=$("$train" --config "$config" --set precision=float8 2>&1); code=$?
+check "an unknown precision is exit 2 naming the key" \
+  '[[ $code -eq 2 && "$out" == *"key '"'"'precision'"'"': '"'"'float8'"'"' is not float32, bfloat16 or float16"* ]]'
 out=$("$train" --config "$config" --set optimizer.name=lambda 2>&1); code=$?
 check "an unknown optimizer is exit 2 naming the key and the choices" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'optimizer.name'"'"': unknown optimizer '"'"'lambda'"'"': expected sgd, nag"* ]]'

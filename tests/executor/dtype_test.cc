@@ -406,6 +406,31 @@ TEST(DTypeExecutor, IntegerIndicesLookUpRows) {
 
 // The same graphs on gpu:0 and the CPU: integers exact, casts equal (the CPU side runs alone
 // where no GPU is visible).
+// transpose moves elements of any type: int32 values beyond float32's exact range and bfloat16
+// values keep their bits; gradients come back transposed, added in float for kAdd.
+TEST(DTypeExecutor, TransposeMovesAnyType) {
+  Symbol t = Symbol::Create("transpose", {Var("x")}, {{"axes", "(1, 0)"}});
+  auto exec = Executor::SimpleBind(t, Context::CPU(), {{"x", {2, 3}}}, GradReq::kNull, {}, nullptr,
+                                   {{"x", DType::kInt32}});
+  NDArray::FromVector<int32_t>({2, 3}, {(1 << 30) + 1, 2, 3, 4, 5, -7})
+      .CopyTo(exec->arg_dict().at("x"));
+  exec->Forward(false);
+  EXPECT_EQ(exec->outputs()[0].ToVector<int32_t>(),
+            (std::vector<int32_t>{(1 << 30) + 1, 4, 2, 5, 3, -7}));
+  auto half = Executor::SimpleBind(t, Context::CPU(), {{"x", {2, 3}}}, GradReq::kAdd, {}, nullptr,
+                                   {{"x", DType::kBFloat16}});
+  NDArray::FromVector<float>({2, 3}, {1.5f, -2, 3, 0.25f, 5, 6})
+      .AsType(DType::kBFloat16)
+      .CopyTo(half->arg_dict().at("x"));
+  half->grad_dict().at("x").Fill(1.0);
+  half->Forward(true);
+  EXPECT_EQ(half->outputs()[0].AsType(DType::kFloat32).ToVector<float>(),
+            (std::vector<float>{1.5f, 0.25f, -2, 5, 3, 6}));
+  half->Backward({NDArray::FromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6}).AsType(DType::kBFloat16)});
+  EXPECT_EQ(half->grad_dict().at("x").AsType(DType::kFloat32).ToVector<float>(),
+            (std::vector<float>{2, 4, 6, 3, 5, 7}));
+}
+
 // A float16 or bfloat16 FullyConnected (Note [Low-precision GEMM]) against the float32 layer
 // fed the same values (the inputs rounded to the type first): products summed in float32, so
 // outputs and gradients differ from float32's by at most the rounding of the result (one unit in
@@ -465,12 +490,13 @@ TEST(DTypeExecutor, LowPrecisionFullyConnectedMatchesFloat32) {
 
 TEST(DTypeExecutor, GpuMatchesCpu) {
   Symbol a = Var("a"), b = Var("b");
-  Symbol net =
-      Symbol::Group({a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64"),
-                     Symbol::Create("take", std::vector<Symbol>{Var("t"), b}),
-                     Symbol::Create("broadcast_power", std::vector<Symbol>{b, a * 0.0 + 3.0}),
-                     Symbol::Create("batch_take", std::vector<Symbol>{Var("r"), b}),
-                     Symbol::Create("take", std::vector<Symbol>{a, b})});
+  Symbol net = Symbol::Group(
+      {a + b, a * b, a / b, a - 3.5, CastTo(CastTo(b, "float16"), "int64"),
+       Symbol::Create("take", std::vector<Symbol>{Var("t"), b}),
+       Symbol::Create("broadcast_power", std::vector<Symbol>{b, a * 0.0 + 3.0}),
+       Symbol::Create("transpose", {Symbol::Create("Reshape", {a}, {{"shape", "(2, 3)"}})}),
+       Symbol::Create("batch_take", std::vector<Symbol>{Var("r"), b}),
+       Symbol::Create("take", std::vector<Symbol>{a, b})});
   const std::vector<int32_t> av = {(1 << 30) + 1, INT_MAX, -7, INT_MIN, 5, 1000};
   const std::vector<int32_t> bv = {2, 1, 2, -1, 0, 3};
   std::vector<std::vector<double>> results[2];

@@ -1,5 +1,7 @@
 """Dtypes from Python, against MXNet 1.9.1's behaviour: infer_type's numpy types, Cast,
 integer NDArray arithmetic (exact), simple_bind's type_dict and variables' dtype."""
+import json
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,37 @@ def test_amp_casts_as_mxnet():
         y = mx.nd.amp_cast(mx.nd.amp_cast(x, dtype='float16') * 2, dtype='float32')
     y.backward()
     assert x.grad.dtype == np.float32 and x.grad.asnumpy().tolist() == [2, 2, 2]
+
+
+def test_contrib_amp_convert_symbol():
+    # MXNet's amp.convert_symbol over Cohort's pass: casts named as MXNet names them, made once,
+    # removed again by tojson() and save() (remove_amp_cast=True, MXNet's default).
+    from cohort.contrib import amp
+    data = mx.sym.var('data')
+    fc1 = mx.sym.FullyConnected(data, num_hidden=4, name='fc1')
+    fc2 = mx.sym.FullyConnected(data, num_hidden=4, name='fc2')
+    out = mx.sym.SoftmaxOutput(mx.sym.exp(fc1, name='exp0') + fc2, name='softmax')
+    conv = amp.convert_symbol(out, target_dtype='bfloat16')
+    names = [n['name'] for n in json.loads(conv.tojson(remove_amp_cast=False))['nodes']
+             if n['op'] == 'amp_cast']
+    assert names == ['data_amp_cast_bfloat16', 'fc1_weight_amp_cast_bfloat16',
+                     'fc1_bias_amp_cast_bfloat16', 'fc1_output_amp_cast_float32',
+                     'fc2_weight_amp_cast_bfloat16', 'fc2_bias_amp_cast_bfloat16',
+                     'fc2_output_amp_cast_float32']
+    assert conv.tojson() == out.tojson()
+    assert conv.list_arguments() == out.list_arguments()
+    float32 = {name: 'float32' for name in out.list_arguments()}  # as bound
+    internals = conv.get_internals()
+    types = dict(zip(internals.list_outputs(), internals.infer_type(**float32)[1]))
+    assert types['fc1_output'] == 'bfloat16' and types['softmax_output'] == np.float32
+    # Excluded nodes stay float32; fp32_ops and target_dtype_ops replace the lists.
+    conv = amp.convert_symbol(out, target_dtype='float16', excluded_sym_names=['fc1'])
+    types = dict(zip(conv.get_internals().list_outputs(),
+                     conv.get_internals().infer_type(**float32)[1]))
+    assert types['fc1_output'] == np.float32 and types['fc2_output'] == np.float16
+    sym, args, aux = amp.convert_model(out, {'fc1_weight': mx.nd.ones((4, 3))}, {},
+                                       target_dtype='bfloat16')
+    assert args['fc1_weight'].dtype == np.float32
+    assert 'FullyConnected' in amp.list_fp16_ops('bfloat16')
+    with pytest.raises(ValueError, match='float16'):
+        amp.convert_symbol(out, target_dtype='int8')

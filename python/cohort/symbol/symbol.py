@@ -207,8 +207,9 @@ class Symbol:
     def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False, name=None):
         return split_v2(self, indices_or_sections, axis, squeeze_axis, name)
 
-    def tojson(self):
-        text = self._handle.tojson()
+    def tojson(self, remove_amp_cast=True):
+        handle = _cohort.amp_remove_casts(self._handle) if remove_amp_cast else self._handle
+        text = handle.tojson()
         if is_np_shape():  # MXNet marks graphs saved under NumPy-shape semantics
             graph = json.loads(text)
             graph.setdefault('attrs', {})['is_np_shape'] = ['int', 1]
@@ -220,10 +221,10 @@ class Symbol:
             raise TypeError('fname need to be string')
         if is_np_shape():
             with open(fname + '.tmp', 'w') as f:
-                f.write(self.tojson())
+                f.write(self.tojson(remove_amp_cast))
             os.replace(fname + '.tmp', fname)
         else:
-            self._handle.save(fname)
+            (_cohort.amp_remove_casts(self._handle) if remove_amp_cast else self._handle).save(fname)
 
     def __copy__(self):
         return Symbol(self._handle)
