@@ -7,8 +7,11 @@
 # each running every system once in turn: the machine is noisy), then the ratios to PyTorch DDP.
 # With --quality it instead trains 300 batches in Cohort and in PyTorch (one process) and prints
 # each one's validation perplexity on the last 1% of the text and its wall time.
+# PRECISION=bfloat16 runs Cohort with `precision: bfloat16` and PyTorch under
+# torch.autocast('cpu', bfloat16); D_MODEL and HEADS change the width (default 128 and 4).
 # Needs a build (scripts/setup.sh) and apt-get install python3-torch.
 #   bench/gpt_vs_pytorch.sh [batches]      (default 30)
+#   PRECISION=bfloat16 D_MODEL=512 HEADS=8 bench/gpt_vs_pytorch.sh 10
 #   bench/gpt_vs_pytorch.sh --quality
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,33 +36,53 @@ fi
 batches=${1:-30}
 repeats=${REPEATS:-3}
 seq_len=128
-cohort() {  # one Cohort run -> "tokens_per_sec peak_rss_mb"
+precision=${PRECISION:-float32} d_model=${D_MODEL:-128} heads=${HEADS:-4}
+[[ $precision == float32 || $precision == bfloat16 ]] ||
+  { echo "gpt_vs_pytorch: PRECISION is float32 or bfloat16" >&2; exit 2; }
+autocast=()
+[[ $precision == bfloat16 ]] && autocast=(--autocast)
+cohort() {  # one Cohort run [in precision $1] -> "tokens_per_sec peak_rss_mb"
+  local run_precision=${1:-$precision}
   rm -f "$tmp/c.jsonl"  # --metrics-out appends
   /usr/bin/time -f "%M" -o "$tmp/rss" build/apps/cohort-train --config configs/text_gpt.yaml \
     --set epochs=1 --set data.batches_per_epoch="$batches" --set data.val_fraction=0 \
+    --set precision="$run_precision" --set model.d_model="$d_model" --set model.n_head="$heads" \
     --set log_every=0 --set log_level=warn --metrics-out "$tmp/c.jsonl" > /dev/null
   local sps
   sps=$(sed 's/.*"samples_per_sec":\([0-9.]*\).*/\1/' "$tmp/c.jsonl")
   echo "$(python3 -c "print(round($sps * $seq_len))") $(( $(cat "$tmp/rss") / 1024 ))"
 }
 torch() {  # one PyTorch run (single|ddp) -> "tokens_per_sec peak_rss_mb"
-  /usr/bin/python3 scripts/bench_torch_gpt.py "$1" "$batches" |
+  /usr/bin/python3 scripts/bench_torch_gpt.py "$1" "$batches" --d-model "$d_model" \
+    --heads "$heads" "${autocast[@]}" |
     sed 's/.*"tokens_per_sec": \([0-9]*\), "peak_rss_mb": \([0-9]*\).*/\1 \2/'
 }
-for system in cohort torch_single torch_ddp; do : > "$tmp/$system"; done
+# The CPU's low-precision instructions, with every figure (bfloat16 peaks at about 2x float32
+# with AVX512-BF16, more with AMX).
+has() { grep -qw "$1" /proc/cpuinfo && echo true || echo false; }
+echo "{\"bench\":\"gpt\",\"cpu\":\"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)\",\"avx512_bf16\":$(has avx512_bf16),\"amx_bf16\":$(has amx_bf16)}"
+systems=(cohort torch_single torch_ddp)
+[[ $precision == bfloat16 ]] && systems+=(cohort_float32)  # Cohort's own float32, same rounds
+for system in "${systems[@]}"; do : > "$tmp/$system"; done
 for ((r = 0; r < repeats; r++)); do
   cohort >> "$tmp/cohort"
   torch single >> "$tmp/torch_single"
   torch ddp >> "$tmp/torch_ddp"
+  [[ $precision == bfloat16 ]] && cohort float32 >> "$tmp/cohort_float32"
 done
-for system in cohort torch_single torch_ddp; do
+for system in "${systems[@]}"; do
   rate=$(cut -d' ' -f1 "$tmp/$system" | median)
   rss=$(cut -d' ' -f2 "$tmp/$system" | median)
   echo "$rate $rss" > "$tmp/$system.median"
-  echo "{\"bench\":\"gpt\",\"system\":\"$system\",\"batches\":$batches,\"tokens_per_sec\":$rate,\"peak_rss_mb\":$rss}"
+  echo "{\"bench\":\"gpt\",\"system\":\"$system\",\"precision\":\"$precision\",\"d_model\":$d_model,\"batches\":$batches,\"tokens_per_sec\":$rate,\"peak_rss_mb\":$rss}"
 done
 read -r ddp_rate ddp_rss < "$tmp/torch_ddp.median"
 for system in cohort torch_single; do
   read -r rate rss < "$tmp/$system.median"
   echo "{\"bench\":\"gpt\",\"system\":\"$system\",\"speed_vs_torch_ddp\":$(python3 -c "print(round($rate / $ddp_rate, 2))"),\"memory_vs_torch_ddp\":$(python3 -c "print(round($rss / $ddp_rss, 2))")}"
 done
+if [[ $precision == bfloat16 ]]; then
+  read -r rate _ < "$tmp/cohort.median"
+  read -r rate32 _ < "$tmp/cohort_float32.median"
+  echo "{\"bench\":\"gpt\",\"system\":\"cohort\",\"bfloat16_vs_float32\":$(python3 -c "print(round($rate / $rate32, 2))")}"
+fi

@@ -1,6 +1,7 @@
 // dot and batch_dot on the CPU: matmul.h's products with OpenBLAS, the matrices of a batch
 // split over the device's arena (Note [Kernel threads]).
 #include "operator/matmul.h"
+#include "operator/common/gemm_lowp.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -72,14 +73,36 @@ MatmulDims MatmulDimsOf(bool batched, const MatmulParam& p, const Shape& lhs, co
 
 namespace {
 
+// One float16/bfloat16 product: summed in a float32 scratch, written back in T (onto c for
+// beta 1) in the same pass.
+template <typename T>
+void LowPrecisionGemm(const BatchedGemm& g, int64_t i) {
+  const T* a = static_cast<const T*>(g.a) + i * g.stride_a;
+  const T* b = static_cast<const T*>(g.b) + i * g.stride_b;
+  T* c = static_cast<T*>(g.c) + i * g.stride_c;
+  float* acc = Scratch(static_cast<size_t>(g.m * g.n));
+  GemmLowPrecision(g.dtype, g.ta, g.tb, g.m, g.n, g.k, a, g.ta ? g.m : g.k, b, g.tb ? g.k : g.n,
+                   0.0f, acc, g.n);
+  for (int64_t e = 0; e < g.m * g.n; ++e) {
+    c[e] = T(g.beta != 0.0f ? acc[e] + static_cast<float>(c[e]) : acc[e]);
+  }
+}
+
 void RunGemm(const OpContext& ctx, const BatchedGemm& g) {
   COHORT_GPU_DISPATCH(ctx, BatchedGemmGpu(ctx, g));
   ParallelChunks(
       g.batch, ChunksFor(ctx, g.batch),
       [&](int64_t, int64_t first, int64_t last) {
         for (int64_t i = first; i < last; ++i) {
-          Gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0f, g.a + i * g.stride_a, g.b + i * g.stride_b, g.beta,
-               g.c + i * g.stride_c);
+          if (g.dtype == DType::kFloat16) {
+            LowPrecisionGemm<float16>(g, i);
+          } else if (g.dtype == DType::kBFloat16) {
+            LowPrecisionGemm<bfloat16>(g, i);
+          } else {
+            Gemm(g.ta, g.tb, g.m, g.n, g.k, 1.0f, static_cast<const float*>(g.a) + i * g.stride_a,
+                 static_cast<const float*>(g.b) + i * g.stride_b, g.beta,
+                 static_cast<float*>(g.c) + i * g.stride_c);
+          }
         }
       },
       ctx.arena);
@@ -106,7 +129,9 @@ class Matmul : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const MatmulDims d = MatmulDimsOf(batched_, p_, in[0].shape(), in[1].shape(), nullptr);
-    RunGemm(ctx, MatmulForward(p_, d, FloatsOf(in[0]), FloatsOf(in[1]), FloatsOf(out[0])));
+    BatchedGemm g = MatmulForward(p_, d, in[0].raw_data(), in[1].raw_data(), out[0].raw_data());
+    g.dtype = in[0].dtype();
+    RunGemm(ctx, g);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -114,15 +139,23 @@ class Matmul : public Operator {
                 const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
                 const std::vector<NDArray>&) const override {
     const MatmulDims d = MatmulDimsOf(batched_, p_, in[0].shape(), in[1].shape(), nullptr);
-    const float* dout = FloatsOf(out_grad[0]);
+    const void* dout = out_grad[0].raw_data();
     if (req[0] != GradReq::kNull) {
-      RunGemm(ctx,
-              MatmulLhsGrad(p_, d, dout, FloatsOf(in[1]), FloatsOf(in_grad[0]), BetaFor(req[0])));
+      BatchedGemm g =
+          MatmulLhsGrad(p_, d, dout, in[1].raw_data(), in_grad[0].raw_data(), BetaFor(req[0]));
+      g.dtype = in[0].dtype();
+      RunGemm(ctx, g);
     }
     if (req[1] != GradReq::kNull) {
-      RunGemm(ctx,
-              MatmulRhsGrad(p_, d, FloatsOf(in[0]), dout, FloatsOf(in_grad[1]), BetaFor(req[1])));
+      BatchedGemm g =
+          MatmulRhsGrad(p_, d, in[0].raw_data(), dout, in_grad[1].raw_data(), BetaFor(req[1]));
+      g.dtype = in[0].dtype();
+      RunGemm(ctx, g);
     }
+  }
+  // Mixed precision's attention products (issue 37): float16 and bfloat16 sum in float32.
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
   }
 
  private:

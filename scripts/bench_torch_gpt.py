@@ -9,7 +9,7 @@ over the timed batches, the peak resident memory (summed over processes), and, w
 the validation perplexity on the first VAL_BATCHES batches of the last 1% of the text.
 Run with Debian's python3-torch (/usr/bin/python3).
     bench_torch_gpt.py single|ddp BATCHES [--eval] [--batch 32] [--layers 4] [--heads 4]
-                       [--d-model 128] [--seq-len 128] [--val-batches 20]"""
+                       [--d-model 128] [--seq-len 128] [--val-batches 20] [--autocast]"""
 import argparse
 import gzip
 import json
@@ -90,7 +90,9 @@ def train(a, rank, world, tokens):
         g = order[(b * a.batch) % (len(order) - a.batch):][:a.batch]
         x, y = batch_of(train_tokens, g[rank * per:(rank + 1) * per], a.seq_len)
         opt.zero_grad()
-        F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1)).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast):
+            loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
+        loss.backward()
         opt.step()
 
     warmup = 3
@@ -136,6 +138,9 @@ def main():
     p.add_argument("--d-model", type=int, default=128)
     p.add_argument("--seq-len", type=int, default=128)
     p.add_argument("--val-batches", type=int, default=20)
+    p.add_argument("--autocast", action="store_true",
+                   help="torch.autocast('cpu', bfloat16) around forward and loss, the one line "
+                        "a PyTorch user adds for mixed precision")
     a = p.parse_args()
     with gzip.open(TEXT) as f:
         tokens = np.frombuffer(f.read(), np.uint8)
@@ -149,7 +154,8 @@ def main():
         results = dict(queue.get() for _ in range(2))
         rate, ppl, _ = results[0]
         rss = sum(r[2] for r in results.values())
-    out = {"bench": "gpt", "system": "pytorch-" + torch.__version__ + "-" + a.mode,
+    mode = a.mode + ("-autocast-bf16" if a.autocast else "")
+    out = {"bench": "gpt", "system": "pytorch-" + torch.__version__ + "-" + mode,
            "tokens_per_sec": round(rate), "peak_rss_mb": round(rss)}
     if ppl is not None:
         out["val_perplexity"] = round(ppl, 3)

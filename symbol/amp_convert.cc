@@ -101,7 +101,7 @@ class AmpConverter {
 
 }  // namespace
 
-std::set<std::string> DefaultAmpTargetOps() { return {"FullyConnected"}; }
+std::set<std::string> DefaultAmpTargetOps() { return {"FullyConnected", "batch_dot", "dot"}; }
 
 std::set<std::string> DefaultAmpFloat32Ops() {
   return {"softmax",

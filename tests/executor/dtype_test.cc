@@ -431,33 +431,36 @@ TEST(DTypeExecutor, TransposeMovesAnyType) {
             (std::vector<float>{2, 4, 6, 3, 5, 7}));
 }
 
-// A float16 or bfloat16 FullyConnected (Note [Low-precision GEMM]) against the float32 layer
-// fed the same values (the inputs rounded to the type first): products summed in float32, so
-// outputs and gradients differ from float32's by at most the rounding of the result (one unit in
-// the last place, plus float32's own summation-order noise), on the CPU and on a GPU.
-void ExpectLowPrecisionFullyConnectedMatchesFloat32(DType dtype, Context ctx) {
-  SCOPED_TRACE(std::string(DTypeName(dtype)) + " on " + ctx.ToString());
-  Symbol fc = Symbol::Create("FullyConnected", {Var("x")}, {{"num_hidden", "24"}}, "fc");
-  const std::map<std::string, Shape> shapes = {{"x", {37, 50}}};
-  auto low = Executor::SimpleBind(fc, ctx, shapes, GradReq::kWrite, {}, nullptr, {{"x", dtype}});
-  auto ref = Executor::SimpleBind(fc, Context::CPU(), shapes);
-  ASSERT_EQ(low->arg_dict().at("fc_weight").dtype(), dtype);
+// A float16 or bfloat16 FullyConnected or batch_dot (Note [Low-precision GEMM]) against the
+// float32 op fed the same values (the inputs rounded to the type first): products summed in
+// float32, so outputs and gradients differ from float32's by at most the rounding of the result
+// (one unit in the last place, plus float32's own summation-order noise), on the CPU and on a GPU.
+void ExpectLowPrecisionMatchesFloat32(const Symbol& net, const std::map<std::string, Shape>& shapes,
+                                      DType dtype, Context ctx) {
+  SCOPED_TRACE(net.ListOutputs()[0] + " in " + std::string(DTypeName(dtype)) + " on " +
+               ctx.ToString());
+  std::map<std::string, DType> types;
+  for (const auto& [name, shape] : shapes) types[name] = dtype;
+  auto low = Executor::SimpleBind(net, ctx, shapes, GradReq::kWrite, {}, nullptr, types);
+  auto ref = Executor::SimpleBind(net, Context::CPU(), shapes);
   uint64_t seed = 7;
   auto next = [&] {  // uniform in [-1, 1), rounded to the low-precision type
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     return static_cast<float>(static_cast<double>(seed >> 11) / (1ull << 53) * 2 - 1);
   };
-  for (const std::string name : {"x", "fc_weight", "fc_bias"}) {
+  for (const std::string& name : net.ListArguments()) {
     const NDArray& slot = ref->arg_dict().at(name);
+    ASSERT_EQ(low->arg_dict().at(name).dtype(), dtype) << name;
     std::vector<float> v(slot.size());
     for (float& e : v) e = next();
     const NDArray rounded = NDArray::FromVector<float>(slot.shape(), v).AsType(dtype);
     rounded.CopyTo(low->arg_dict().at(name));
     rounded.AsType(DType::kFloat32).CopyTo(slot);
   }
-  std::vector<float> dy(37 * 24);
+  const Shape out_shape = ref->outputs()[0].shape();
+  std::vector<float> dy(out_shape.Size());
   for (float& e : dy) e = next();
-  const NDArray head = NDArray::FromVector<float>({37, 24}, dy).AsType(dtype);
+  const NDArray head = NDArray::FromVector<float>(out_shape, dy).AsType(dtype);
   for (Executor* e : {low.get(), ref.get()}) e->Forward(true);
   low->Backward({head.CopyTo(ctx)});
   ref->Backward({head.AsType(DType::kFloat32)});
@@ -473,19 +476,27 @@ void ExpectLowPrecisionFullyConnectedMatchesFloat32(DType dtype, Context ctx) {
     }
   };
   expect_close(low->outputs()[0], ref->outputs()[0], "output");
-  for (const std::string name : {"x", "fc_weight", "fc_bias"}) {
+  for (const std::string& name : net.ListArguments()) {
     expect_close(low->grad_dict().at(name), ref->grad_dict().at(name), "gradient of " + name);
   }
 }
 
-TEST(DTypeExecutor, LowPrecisionFullyConnectedMatchesFloat32) {
-  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
-    ExpectLowPrecisionFullyConnectedMatchesFloat32(dtype, Context::CPU());
+TEST(DTypeExecutor, LowPrecisionProductsMatchFloat32) {
+  const Symbol fc = Symbol::Create("FullyConnected", {Var("x")}, {{"num_hidden", "24"}}, "fc");
+  const Symbol bd = Symbol::Create("batch_dot", std::vector<Symbol>{Var("a"), Var("b")},
+                                   {{"transpose_b", "True"}}, "scores");
+  const Symbol dot = Symbol::Create("dot", std::vector<Symbol>{Var("p"), Var("q")},
+                                    {{"transpose_a", "True"}}, "dot");
+  std::vector<Context> contexts = {Context::CPU()};
+  if (device::Count() > 0) contexts.push_back(Context::GPU(0));
+  for (const Context& ctx : contexts) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      ExpectLowPrecisionMatchesFloat32(fc, {{"x", {37, 50}}}, dtype, ctx);
+      ExpectLowPrecisionMatchesFloat32(bd, {{"a", {6, 17, 8}}, {"b", {6, 19, 8}}}, dtype, ctx);
+      ExpectLowPrecisionMatchesFloat32(dot, {{"p", {30, 7}}, {"q", {30, 9}}}, dtype, ctx);
+    }
   }
-  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
-  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
-    ExpectLowPrecisionFullyConnectedMatchesFloat32(dtype, Context::GPU(0));
-  }
+  if (contexts.size() == 1) GTEST_SKIP() << "no GPU visible (CPU cases passed)";
 }
 
 TEST(DTypeExecutor, GpuMatchesCpu) {
