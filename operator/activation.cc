@@ -1,6 +1,7 @@
 // Activation and LeakyReLU on the CPU: one pointwise operator whose loops are specialised per
 // function (no dispatch per element), calling activation.h's functions.
 #include "operator/activation.h"
+#include "operator/common/convert.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -107,6 +108,60 @@ COHORT_CPU_CLONES void ActivationBackward(ActType act, GradReq r, int64_t n, con
   }
 }
 
+// float16 and bfloat16 arrays (mixed precision): tiles widened into float32 scratch, run through
+// the float32 loops above and written back in T, each tile in cache (no pass of its own).
+constexpr int64_t kTile = 2048;
+
+template <typename T>
+void ForwardLowPrecision(const OpContext& ctx, const ActivationParam& p, const NDArray& in,
+                         const NDArray& out) {
+  const T* x = in.data<T>();
+  T* y = out.data<T>();  // may be x
+  const int64_t n = in.size();
+  ParallelChunks(
+      n, ChunksFor(ctx, n / kMinChunk),
+      [&](int64_t, int64_t b, int64_t e) {
+        float* buf = Scratch(kTile);
+        for (int64_t t = b; t < e; t += kTile) {
+          const int64_t m = std::min(kTile, e - t);
+          WidenToFloat(in.dtype(), x + t, m, buf);
+          ActivationForward(p.act_type, m, buf, buf, p.slope);
+          NarrowFromFloat(buf, m, out.dtype(), y + t);
+        }
+      },
+      ctx.arena);
+}
+
+template <typename T>
+void BackwardLowPrecision(const OpContext& ctx, const ActivationParam& p, GradReq req,
+                          const NDArray& out_grad, const NDArray* in, const NDArray& out,
+                          const NDArray& in_grad) {
+  const T* dy = out_grad.data<T>();
+  const T* x = in ? in->data<T>() : nullptr;
+  const T* y = out.data<T>();
+  T* dx = in_grad.data<T>();
+  const int64_t n = out.size();
+  ParallelChunks(
+      n, ChunksFor(ctx, n / kMinChunk),
+      [&](int64_t, int64_t b, int64_t e) {
+        float* fdy = Scratch(kTile, 0);
+        float* fx = Scratch(kTile, 1);
+        float* fy = Scratch(kTile, 2);
+        float* fdx = Scratch(kTile, 3);
+        for (int64_t t = b; t < e; t += kTile) {
+          const int64_t m = std::min(kTile, e - t);
+          const DType type = out.dtype();
+          WidenToFloat(type, dy + t, m, fdy);
+          if (x) WidenToFloat(type, x + t, m, fx);
+          WidenToFloat(type, y + t, m, fy);
+          if (req == GradReq::kAdd) WidenToFloat(type, dx + t, m, fdx);
+          ActivationBackward(p.act_type, req, m, fdy, x ? fx : nullptr, fy, fdx, p.slope);
+          NarrowFromFloat(fdx, m, type, dx + t);
+        }
+      },
+      ctx.arena);
+}
+
 class Pointwise : public Operator {
  public:
   explicit Pointwise(const ActivationParam& p) : p_(p) {}
@@ -119,6 +174,10 @@ class Pointwise : public Operator {
   void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, ActivationForwardGpu(ctx, p_, in[0], out[0]));
+    if (in[0].dtype() == DType::kBFloat16)
+      return ForwardLowPrecision<bfloat16>(ctx, p_, in[0], out[0]);
+    if (in[0].dtype() == DType::kFloat16)
+      return ForwardLowPrecision<float16>(ctx, p_, in[0], out[0]);
     const float* x = F(in[0]);
     float* y = F(out[0]);
     const int64_t n = in[0].size();
@@ -138,6 +197,14 @@ class Pointwise : public Operator {
     COHORT_GPU_DISPATCH(
         ctx, ActivationBackwardGpu(ctx, p_, req[0], out_grad[0],
                                    BackwardNeedsInputs() ? &in[0] : nullptr, out[0], in_grad[0]));
+    const NDArray* input = BackwardNeedsInputs() ? &in[0] : nullptr;
+    if (out[0].dtype() == DType::kBFloat16) {
+      return BackwardLowPrecision<bfloat16>(ctx, p_, req[0], out_grad[0], input, out[0],
+                                            in_grad[0]);
+    }
+    if (out[0].dtype() == DType::kFloat16) {
+      return BackwardLowPrecision<float16>(ctx, p_, req[0], out_grad[0], input, out[0], in_grad[0]);
+    }
     const float* dy = F(out_grad[0]);
     const float* x = BackwardNeedsInputs() ? F(in[0]) : nullptr;
     const float* y = F(out[0]);
@@ -157,6 +224,10 @@ class Pointwise : public Operator {
   bool BackwardNeedsInputs() const override { return p_.GradReadsInput(); }
   std::vector<std::pair<int, int>> ForwardInplace() const override { return {{0, 0}}; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  // Mixed precision (issue 37): float16 and bfloat16 computed in float32 registers.
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  }
 
  private:
   ActivationParam p_;

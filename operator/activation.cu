@@ -5,28 +5,59 @@
 
 namespace cohort::op {
 
-void ActivationForwardGpu(const OpContext& ctx, const ActivationParam& p, const NDArray& in,
-                          const NDArray& out) {
-  const float* x = G(in);
-  float* y = G(out);  // may be x
+namespace {
+
+// Each element in float32 registers, stored in T (float, float16 or bfloat16).
+template <typename T>
+void ForwardOn(const OpContext& ctx, const ActivationParam& p, const NDArray& in,
+               const NDArray& out) {
+  const T* x = static_cast<const T*>(in.raw_data());
+  T* y = static_cast<T*>(out.raw_data());  // may be x
   const ActType act = p.act_type;
   const float s = p.slope;
-  ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t i) { y[i] = ActivationValue(act, x[i], s); });
+  ForEach(Gpu(ctx), in.size(), [=] __device__(int64_t i) {
+    y[i] = T(ActivationValue(act, static_cast<float>(x[i]), s));
+  });
+}
+
+template <typename T>
+void BackwardOn(const OpContext& ctx, const ActivationParam& p, GradReq req,
+                const NDArray& out_grad, const NDArray* in, const NDArray& out,
+                const NDArray& in_grad) {
+  const T* dy = static_cast<const T*>(out_grad.raw_data());
+  const T* x = in ? static_cast<const T*>(in->raw_data()) : nullptr;
+  const T* y = static_cast<const T*>(out.raw_data());
+  T* dx = static_cast<T*>(in_grad.raw_data());
+  const ActType act = p.act_type;
+  const float s = p.slope;
+  ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t i) {
+    const float xi = x ? static_cast<float>(x[i]) : 0.0f;
+    AssignReq(
+        req, dx, i,
+        static_cast<float>(dy[i]) * ActivationDerivative(act, xi, static_cast<float>(y[i]), s));
+  });
+}
+
+}  // namespace
+
+void ActivationForwardGpu(const OpContext& ctx, const ActivationParam& p, const NDArray& in,
+                          const NDArray& out) {
+  switch (in.dtype()) {
+    case DType::kFloat16: return ForwardOn<float16>(ctx, p, in, out);
+    case DType::kBFloat16: return ForwardOn<bfloat16>(ctx, p, in, out);
+    default: return ForwardOn<float>(ctx, p, in, out);
+  }
 }
 
 void ActivationBackwardGpu(const OpContext& ctx, const ActivationParam& p, GradReq req,
                            const NDArray& out_grad, const NDArray* in, const NDArray& out,
                            const NDArray& in_grad) {
   if (req == GradReq::kNull) return;
-  const float* dy = G(out_grad);
-  const float* x = in ? G(*in) : nullptr;
-  const float* y = G(out);
-  float* dx = G(in_grad);
-  const ActType act = p.act_type;
-  const float s = p.slope;
-  ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t i) {
-    AssignReq(req, dx, i, dy[i] * ActivationDerivative(act, x ? x[i] : 0.0f, y[i], s));
-  });
+  switch (out.dtype()) {
+    case DType::kFloat16: return BackwardOn<float16>(ctx, p, req, out_grad, in, out, in_grad);
+    case DType::kBFloat16: return BackwardOn<bfloat16>(ctx, p, req, out_grad, in, out, in_grad);
+    default: return BackwardOn<float>(ctx, p, req, out_grad, in, out, in_grad);
+  }
 }
 
 void PreluForwardGpu(const OpContext& ctx, const NDArray& in, const NDArray& gamma,

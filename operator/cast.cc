@@ -1,6 +1,7 @@
 // Cast on the CPU: cast.h's conversion over the elements, split over the arena's threads.
 #include "operator/cast.h"
 
+#include "operator/common/convert.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -18,6 +19,27 @@ namespace {
 // dst (=|+=) src converted, over the arena's threads.
 void CastCpu(const OpContext& ctx, const NDArray& src, const NDArray& dst, bool add) {
   const int64_t n = src.size();
+  const DType from = src.dtype(), to = dst.dtype();
+  auto half = [](DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; };
+  if (!add && ((from == DType::kFloat32 && half(to)) || (half(from) && to == DType::kFloat32))) {
+    // Mixed precision's casts: the vectorised loops (operator/common/convert.h), same values.
+    const size_t in_size = DTypeSize(from), out_size = DTypeSize(to);
+    const char* x = static_cast<const char*>(src.raw_data());
+    char* y = static_cast<char*>(dst.raw_data());
+    ParallelChunks(
+        n, ChunksFor(ctx, n / (1 << 14)),
+        [&](int64_t, int64_t begin, int64_t end) {
+          if (from == DType::kFloat32) {
+            NarrowFromFloat(reinterpret_cast<const float*>(x) + begin, end - begin, to,
+                            y + begin * out_size);
+          } else {
+            WidenToFloat(from, x + begin * in_size, end - begin,
+                         reinterpret_cast<float*>(y) + begin);
+          }
+        },
+        ctx.arena);
+    return;
+  }
   DispatchDType(src.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
     DispatchDType(dst.dtype(), [&](auto to_tag) {

@@ -6,6 +6,8 @@
 
 #include <climits>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <map>
 
 #include "executor/executor.h"
@@ -406,6 +408,37 @@ TEST(DTypeExecutor, IntegerIndicesLookUpRows) {
 
 // The same graphs on gpu:0 and the CPU: integers exact, casts equal (the CPU side runs alone
 // where no GPU is visible).
+// amp_cast's vectorised conversions give the bits AsType (base/half.h) gives: ties to even,
+// infinities, NaN kept a NaN, denormals, over many elements (several chunks).
+TEST(DTypeExecutor, AmpCastRoundsAsAsType) {
+  std::vector<float> v = {1.0f + 1.0f / 256,
+                          1.0f + 3.0f / 256,
+                          65504.0f,
+                          70000.0f,
+                          1e-40f,
+                          -0.0f,
+                          std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          3.14159265f,
+                          -1e38f};
+  for (int i = 0; v.size() < 50000; ++i) v.push_back(static_cast<float>(i) * 0.0137f - 300.0f);
+  const int64_t n = static_cast<int64_t>(v.size());
+  for (const char* type : {"bfloat16", "float16"}) {
+    SCOPED_TRACE(type);
+    Symbol down = Symbol::Create("amp_cast", {Var("x")}, {{"dtype", type}});
+    Symbol up = Symbol::Create("amp_cast", {down}, {{"dtype", "float32"}});
+    auto exec = Executor::SimpleBind(Symbol::Group({down, up}), Context::CPU(), {{"x", {n}}},
+                                     GradReq::kNull);
+    NDArray::FromVector<float>({n}, v).CopyTo(exec->arg_dict().at("x"));
+    exec->Forward(false);
+    const NDArray want = NDArray::FromVector<float>({n}, v).AsType(ParseDType(type));
+    ASSERT_EQ(std::memcmp(exec->outputs()[0].raw_data(), want.raw_data(), n * 2), 0);
+    const std::vector<float> back = exec->outputs()[1].ToVector<float>();
+    const std::vector<float> want_back = want.AsType(DType::kFloat32).ToVector<float>();
+    ASSERT_EQ(std::memcmp(back.data(), want_back.data(), n * sizeof(float)), 0);
+  }
+}
+
 // transpose moves elements of any type: int32 values beyond float32's exact range and bfloat16
 // values keep their bits; gradients come back transposed, added in float for kAdd.
 TEST(DTypeExecutor, TransposeMovesAnyType) {
@@ -481,12 +514,17 @@ void ExpectLowPrecisionMatchesFloat32(const Symbol& net, const std::map<std::str
   }
 }
 
-TEST(DTypeExecutor, LowPrecisionProductsMatchFloat32) {
+TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
   const Symbol fc = Symbol::Create("FullyConnected", {Var("x")}, {{"num_hidden", "24"}}, "fc");
   const Symbol bd = Symbol::Create("batch_dot", std::vector<Symbol>{Var("a"), Var("b")},
                                    {{"transpose_b", "True"}}, "scores");
   const Symbol dot = Symbol::Create("dot", std::vector<Symbol>{Var("p"), Var("q")},
                                     {{"transpose_a", "True"}}, "dot");
+  // Activation and LeakyReLU compute in float32 registers: the same one-rounding bound.
+  const std::vector<Symbol> activations = {
+      Symbol::Create("LeakyReLU", {Var("x")}, {{"act_type", "gelu"}}, "gelu"),
+      Symbol::Create("Activation", {Var("x")}, {{"act_type", "tanh"}}, "tanh"),
+      Symbol::Create("Activation", {Var("x")}, {{"act_type", "relu"}}, "relu")};
   std::vector<Context> contexts = {Context::CPU()};
   if (device::Count() > 0) contexts.push_back(Context::GPU(0));
   for (const Context& ctx : contexts) {
@@ -494,6 +532,9 @@ TEST(DTypeExecutor, LowPrecisionProductsMatchFloat32) {
       ExpectLowPrecisionMatchesFloat32(fc, {{"x", {37, 50}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(bd, {{"a", {6, 17, 8}}, {"b", {6, 19, 8}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(dot, {{"p", {30, 7}}, {"q", {30, 9}}}, dtype, ctx);
+      for (const Symbol& act : activations) {
+        ExpectLowPrecisionMatchesFloat32(act, {{"x", {5, 3000}}}, dtype, ctx);  // several tiles
+      }
     }
   }
   if (contexts.size() == 1) GTEST_SKIP() << "no GPU visible (CPU cases passed)";
