@@ -1,15 +1,20 @@
 // cohort-predict: runs a trained network over a data set and writes one CSV row per sample.
 //   cohort-predict --config FILE.yaml --symbol PREFIX-symbol.json --params PREFIX-NNNN.params
-//                  [--set key=value]... --out preds.csv
-// The data (the validation split of the config, else its training split, in order), devices
-// and batch size come from the configuration. Each row: the predicted class (argmax over the
-// class axis; one per position, in order, for an output of more than two axes), then the output
-// values. Any network runs, with or without a label input (an identity network writes
-// what the iterator serves); every parameter it has must be in --params. Bucketed text
-// (data.buckets) gives each row the positions of its bucket. Exit code 2 with one line on bad
-// input.
+//                  [--set key=value]... [--split train|val] [--top-k N] --out preds.csv
+// The data (--split; by default the validation split of the config, else its training split, in
+// order), devices and batch size come from the configuration. A header row, then per sample:
+// its index in the data (record, row or item) and source (the file and place it was read from),
+// its label where the data has one, the predicted class (argmax over the class axis; one per
+// position, space-separated, for an output of more than two axes), and the output values: all of
+// them (p0, p1, ...; the default for one prediction a row), or with --top-k N the N most likely
+// classes and their values (the default for several positions a row, a language model's, is
+// none: 0). Any network runs, with or without a label input (an identity network writes what the
+// iterator serves); every parameter it has must be in --params. Bucketed text (data.buckets)
+// gives each row the positions of its bucket. Exit code 2 with one line on bad input.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -37,9 +42,34 @@ int ClassAxis(const Symbol& symbol, const Shape& out) {
   return out.ndim() - 1;
 }
 
-int Predict(const std::string& config_path, const std::vector<std::string>& sets,
-            const std::string& symbol_path, const std::string& params_path,
-            const std::string& out) {
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string NumberText(double v) {
+  char text[32];
+  if (v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 1e15) {
+    std::snprintf(text, sizeof(text), "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(text, sizeof(text), "%.7g", v);
+  }
+  return text;
+}
+
+struct PredictOptions {
+  std::string config, symbol, params, out, split;
+  std::vector<std::string> sets;
+  int top_k = -1;  // -1: every value for one prediction a row, none for several positions
+};
+
+int Predict(const PredictOptions& o) {
+  const std::string &config_path = o.config, &symbol_path = o.symbol, &params_path = o.params,
+                    &out = o.out;
+  const std::vector<std::string>& sets = o.sets;
   YAML::Node root = LoadConfig(config_path, sets);
   root["data"]["shuffle"] = false;
   RunConfig config = ParseRunConfig(root);
@@ -47,7 +77,14 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   std::map<std::string, NDArray> args, aux;
   if (!params_path.empty()) LoadArgAuxParams(params_path, &args, &aux);
   DataIters data = MakeDataIters(config, config.batch_size, 0, 1);
-  DataIter& iter = data.val ? *data.val : *data.train;
+  if (!o.split.empty() && o.split != "train" && o.split != "val") {
+    throw ConfigError("--split: '" + o.split + "' is not train or val", __FILE__, __LINE__);
+  }
+  if (o.split == "val" && !data.val) {
+    throw ConfigError("--split val: the configuration's data has no validation split", __FILE__,
+                      __LINE__);
+  }
+  DataIter& iter = o.split == "train" || !data.val ? *data.train : *data.val;
   // Every parameter and auxiliary state the network needs must come from the file: running on
   // arrays nobody set would print confident garbage.
   std::set<std::string> inputs;
@@ -78,9 +115,9 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
   }
   int64_t written = 0;
   std::string line;
-  char text[32];
+  const bool labelled = !iter.provide_label().empty();
   // Batch by batch: bucketed text gives rows of as many positions as their bucket.
-  trainer.Predict(iter, [&](const NDArray& preds) {
+  trainer.Predict(iter, [&](const NDArray& preds, const DataBatch& batch) {
     const int64_t rows = preds.shape()[0], cols = rows > 0 ? preds.size() / rows : 0;
     const int axis = ClassAxis(symbol, preds.shape());
     const int64_t classes = axis > 0 ? preds.shape()[axis] : cols;
@@ -88,22 +125,59 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
     // Class c of position i: (N, C, positions) under multi_output, else (N, positions, C).
     const int64_t class_stride = axis == 1 && preds.shape().ndim() > 2 ? positions : 1;
     const int64_t position_stride = class_stride == 1 ? classes : 1;
+    const int top_k = o.top_k >= 0 ? o.top_k : positions == 1 ? -1 : 0;
+    if (written == 0) {  // the header, from the first batch's layout
+      line = "index,source";
+      if (labelled) line += ",label";
+      line += ",predicted";
+      for (int64_t i = 0; i < positions && top_k > 0; ++i) {
+        const std::string at = positions == 1 ? "" : "pos" + std::to_string(i) + "_";
+        for (int k = 1; k <= top_k; ++k) {
+          line += "," + at + "top" + std::to_string(k) + "," + at + "p" + std::to_string(k);
+        }
+      }
+      for (int64_t c = 0; c < cols && top_k < 0; ++c) line += ",p" + std::to_string(c);
+      line += '\n';
+      file->Write(line.data(), line.size());
+    }
     const float* values = preds.data<float>();
+    const NDArray labels = labelled ? batch.label[0].AsType(DType::kFloat32) : NDArray();
+    const int64_t label_cols = labelled && rows > 0 ? labels.size() / labels.shape()[0] : 0;
+    std::vector<int64_t> order(static_cast<size_t>(classes));
     for (int64_t r = 0; r < rows; ++r) {
       const float* row = values + r * cols;
-      line.clear();
+      auto value = [&](int64_t i, int64_t c) {
+        return row[i * position_stride + c * class_stride];
+      };
+      const int64_t index =
+          r < static_cast<int64_t>(batch.index.size()) ? batch.index[r] : written + r;
+      line = std::to_string(index) + "," + CsvField(iter.DescribeLabelOf(index));
+      if (labelled) {
+        line += ',';
+        const float* label = labels.data<float>() + r * label_cols;
+        for (int64_t j = 0; j < label_cols; ++j) line += (j ? " " : "") + NumberText(label[j]);
+      }
+      line += ',';
       for (int64_t i = 0; i < positions; ++i) {
         int64_t best = 0;
         for (int64_t c = 1; c < classes; ++c) {
-          if (row[i * position_stride + c * class_stride] >
-              row[i * position_stride + best * class_stride]) {
-            best = c;
-          }
+          if (value(i, c) > value(i, best)) best = c;
         }
-        if (i > 0) line += ',';
-        line += std::to_string(best);
+        line += (i ? " " : "") + std::to_string(best);
       }
-      for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t i = 0; i < positions && top_k > 0; ++i) {
+        for (int64_t c = 0; c < classes; ++c) order[c] = c;
+        const int64_t k = std::min<int64_t>(top_k, classes);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+          return value(i, a) > value(i, b) || (value(i, a) == value(i, b) && a < b);
+        });
+        for (int64_t j = 0; j < top_k; ++j) {
+          line += j < k ? "," + std::to_string(order[j]) + "," + NumberText(value(i, order[j]))
+                        : std::string(",,");
+        }
+      }
+      char text[32];
+      for (int64_t c = 0; c < cols && top_k < 0; ++c) {
         std::snprintf(text, sizeof(text), ",%.7g", row[c]);
         line += text;
       }
@@ -122,15 +196,20 @@ int Predict(const std::string& config_path, const std::vector<std::string>& sets
 
 int main(int argc, char** argv) {
   CLI::App app{"Predict with a trained network"};
-  std::string config, symbol, params, out;
-  std::vector<std::string> sets;
-  app.add_option("--config", config, "YAML configuration (data, devices, batch size)")->required();
-  app.add_option("--symbol", symbol, "symbol JSON")->required();
-  app.add_option("--params", params,
+  cohort::PredictOptions o;
+  app.add_option("--config", o.config, "YAML configuration (data, devices, batch size)")
+      ->required();
+  app.add_option("--symbol", o.symbol, "symbol JSON")->required();
+  app.add_option("--params", o.params,
                  ".params file (arg:/aux: names); may be left out for a network without "
                  "parameters");
-  app.add_option("--set", sets, "override a configuration key: key.sub=value");
-  app.add_option("--out", out, "CSV file to write")->required();
-  return cohort::ParseAndRun(app, argc, argv, "cohort-predict",
-                             [&] { return cohort::Predict(config, sets, symbol, params, out); });
+  app.add_option("--set", o.sets, "override a configuration key: key.sub=value");
+  app.add_option("--split", o.split,
+                 "train or val (default: val where the configuration has it, else train)");
+  app.add_option("--top-k", o.top_k,
+                 "write the N most likely classes and their values instead of every value (0: "
+                 "none; default: every value for one prediction a row, none for several)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--out", o.out, "CSV file to write")->required();
+  return cohort::ParseAndRun(app, argc, argv, "cohort-predict", [&] { return cohort::Predict(o); });
 }

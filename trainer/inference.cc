@@ -142,7 +142,9 @@ DataParallelExecutorGroup& Inference::Forward(DataParallelExecutorGroup& group,
   return *run;
 }
 
-void Inference::Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows) {
+void Inference::Predict(
+    DataIter& data,
+    const std::function<void(const NDArray& rows, const DataBatch& batch)>& on_rows) {
   DataParallelExecutorGroup& group = GroupFor(data);
   data.Reset();
   bool any = false;
@@ -155,7 +157,7 @@ void Inference::Predict(DataIter& data, const std::function<void(const NDArray& 
       out = NDArray::Empty(ran.executor(0).outputs()[0].shape().WithDim0(ran.batch_size()));
     }
     ran.CopyOutput(0, out);
-    on_rows(out.Slice(0, ran.batch_size() - batch.pad));
+    on_rows(out.Slice(0, ran.batch_size() - batch.pad), batch);
     any = true;
   }
   COHORT_CHECK(any) << "Predict: the data iterator yielded no batch";
@@ -165,7 +167,7 @@ NDArray Inference::Predict(DataIter& data) {
   std::vector<float> rows;
   Shape row_shape;
   bool first = true;
-  Predict(data, [&](const NDArray& batch_rows) {
+  Predict(data, [&](const NDArray& batch_rows, const DataBatch&) {
     const Shape shape = batch_rows.shape().WithDim0(1);
     COHORT_CHECK(first || shape == row_shape)
         << "Predict: batches give rows of shapes " << row_shape << " and " << shape

@@ -30,8 +30,10 @@ class Inference {
   // batch (every worker alike), a true answer ends it early with no result.
   std::vector<EvalMetric::NameValue> Score(DataIter& data, EvalMetric& metric,
                                            const std::function<bool()>& should_stop = nullptr);
-  // Output 0 of each batch's valid samples, in order (a view valid until the next call).
-  void Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows);
+  // Output 0 of each batch's valid samples, in order, with the batch they came from (its
+  // labels and sample indices; views valid until the next call).
+  void Predict(DataIter& data,
+               const std::function<void(const NDArray& rows, const DataBatch& batch)>& on_rows);
   // Every batch's rows together (one row shape).
   NDArray Predict(DataIter& data);
 

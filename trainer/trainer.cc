@@ -893,7 +893,9 @@ void Trainer::CheckMetricsAndLabels(DataIter& train, DataIter* val, const FitCon
   }
 }
 
-void Trainer::Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows) {
+void Trainer::Predict(
+    DataIter& data,
+    const std::function<void(const NDArray& rows, const DataBatch& batch)>& on_rows) {
   inference_.Predict(data, on_rows);
 }
 

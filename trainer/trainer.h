@@ -78,10 +78,12 @@ class Trainer {
   // Output 0 for every sample of the data set (padding left out), rows in order; every batch's
   // rows must have one shape (use the form below for bucketed data).
   NDArray Predict(DataIter& data);
-  // The same a batch at a time: `on_rows` gets output 0 of each batch's valid samples, in order
-  // (a view valid until the next call). Batches of a bucket of their own shapes run the symbol
-  // bound at them (SetSymGen's, or the trainer's), sharing the parameters.
-  void Predict(DataIter& data, const std::function<void(const NDArray& rows)>& on_rows);
+  // The same a batch at a time: `on_rows` gets output 0 of each batch's valid samples, in order,
+  // with the batch (its labels and sample indices; views valid until the next call). Batches of a
+  // bucket of their own shapes run the symbol bound at them (SetSymGen's, or the trainer's),
+  // sharing the parameters.
+  void Predict(DataIter& data,
+               const std::function<void(const NDArray& rows, const DataBatch& batch)>& on_rows);
 
   // Current parameters (device 0; auxiliary states averaged over the devices of every worker:
   // under MPI every worker must call it).

@@ -39,10 +39,20 @@ check "metrics lines hold epoch, train, val, samples_per_sec" \
 check "checkpoint files" '[[ -f $tmp/mlp-symbol.json && -f $tmp/mlp-0002.params && -f $tmp/mlp-0002.states ]]'
 "$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
   --out "$tmp/p.csv" > /dev/null 2>&1
-check "predict exits 0 with one row per validation sample" '[[ $? -eq 0 && $(wc -l < "$tmp/p.csv") -eq 1024 ]]'
-# Validation sample i has class i % 10 (configs/synthetic_mlp.yaml's generator).
-correct=$(awk -F, '{ if ($1 == (NR - 1) % 10) n++ } END { print n + 0 }' "$tmp/p.csv")
+check "predict exits 0 with a header and one row per validation sample" \
+  '[[ $? -eq 0 && $(wc -l < "$tmp/p.csv") -eq 1025 && $(head -n 1 "$tmp/p.csv" | cut -d, -f1-5) == "index,source,label,predicted,p0" ]]'
+# Validation sample i has class i % 10 (configs/synthetic_mlp.yaml's generator): the rows give
+# each sample's index, its label, and (mostly) that class.
+correct=$(awk -F, 'NR > 1 && $1 == NR - 2 && $3 == $1 % 10 { if ($4 == $3) n++ } END { print n + 0 }' "$tmp/p.csv")
 check "predictions match the labels ($correct of 1024)" '[[ $correct -ge 1000 ]]'
+# --top-k: the most likely classes and their values instead of every value; --split train.
+"$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
+  --top-k 2 --split train --out "$tmp/top.csv" > /dev/null 2>&1
+check "--top-k 2 --split train writes two classes and values a row, every training sample" \
+  '[[ $? -eq 0 && $(head -n 1 "$tmp/top.csv") == "index,source,label,predicted,top1,p1,top2,p2" && $(wc -l < "$tmp/top.csv") -eq 4097 && $(awk -F, "NR > 1 && (NF != 8 || \$5 != \$4)" "$tmp/top.csv" | wc -l) -eq 0 ]]'
+out=$("$predict" --config "$config" --symbol "$tmp/mlp-symbol.json" --params "$tmp/mlp-0002.params" \
+  --split test --out "$tmp/x.csv" 2>&1); code=$?
+check "--split other than train or val is exit 2" '[[ $code -eq 2 && "$out" == *"--split: '"'"'test'"'"' is not train or val"* ]]'
 # Fine-tuning from the checkpoint: a new head for 5 classes, the first two layers frozen.
 "$train" --config "$config" --set epochs=1 --set model.params="$tmp/mlp-0002.params" \
   --set model.num_classes=5 --set data.num_classes=5 --set 'model.reinit=[fc3]' \
@@ -214,8 +224,8 @@ JSON
   --set data.train_data_csv="$tmp/x.csv" --set data.train_label_csv="$tmp/y.csv" \
   --set data.val_data_csv="$tmp/x.csv" --set data.val_label_csv="$tmp/y.csv" \
   --set 'data.data_shape=[4]' --set batch_size=2 --set devices=cpu:0 --out "$tmp/id.csv" > /dev/null 2>&1
-check "an identity network writes the iterator's rows" \
-  '[[ $? -eq 0 && "$(cat "$tmp/id.csv")" == "3,1,2,3,4"$'"'"'\n'"'"'"3,5,6,7,8"$'"'"'\n'"'"'"3,9,10,11,12.5" ]]'
+check "an identity network writes the iterator's rows, with each row's index, source and label" \
+  '[[ $? -eq 0 && "$(cut -d, -f1,3- "$tmp/id.csv")" == "index,label,predicted,p0,p1,p2,p3"$'"'"'\n'"'"'"0,0,3,1,2,3,4"$'"'"'\n'"'"'"1,1,3,5,6,7,8"$'"'"'\n'"'"'"2,0,3,9,10,11,12.5" && "$(sed -n 2p "$tmp/id.csv" | cut -d, -f2)" == "line 1 of '"'"'$tmp/y.csv'"'"'" ]]'
 # An output of more than two axes: one predicted class per position, the classes on the last
 # axis (a softmax at each step of a sequence), or on axis 1 under SoftmaxOutput's multi_output.
 csv_data=(--set data.kind=csv --set data.train_data_csv="$tmp/x.csv" --set data.train_label_csv="$tmp/y.csv"
@@ -226,9 +236,9 @@ cat > "$tmp/positions.json" <<'JSON'
 {"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Reshape", "name": "r", "attrs": {"shape": "(0, 2, 2)"}, "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "node_row_ptr": [0, 1, 2], "heads": [[1, 0, 0]]}
 JSON
 "$predict" --config "$config" --symbol "$tmp/positions.json" "${csv_data[@]}" --out "$tmp/pos.csv" > /dev/null 2>&1; code=$?
-classes=$(cut -d, -f1-2 "$tmp/pos.csv" | paste -sd' ')
+classes=$(tail -n +2 "$tmp/pos.csv" | cut -d, -f4 | paste -sd,)
 check "an output of (N, positions, classes) gives a class per position" \
-  '[[ $code -eq 0 && "$classes" == "0,1 1,0 0,1" ]]'
+  '[[ $code -eq 0 && "$classes" == "0 1,1 0,0 1" ]]'
 printf '0,1\n1,0\n0,0\n' > "$tmp/y2.csv"
 cat > "$tmp/multi.json" <<'JSON'
 {"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Reshape", "name": "r", "attrs": {"shape": "(0, 2, 2)"}, "inputs": [[0, 0, 0]]}, {"op": "null", "name": "softmax_label", "inputs": []}, {"op": "SoftmaxOutput", "name": "softmax", "attrs": {"multi_output": "True"}, "inputs": [[1, 0, 0], [2, 0, 0]]}], "arg_nodes": [0, 2], "node_row_ptr": [0, 1, 2, 3, 4], "heads": [[3, 0, 0]]}
@@ -236,9 +246,9 @@ JSON
 "$predict" --config "$config" --symbol "$tmp/multi.json" "${csv_data[@]}" \
   --set data.val_label_csv="$tmp/y2.csv" --set data.train_label_csv="$tmp/y2.csv" \
   --set 'data.label_shape=[2]' --out "$tmp/multi.csv" > /dev/null 2>&1; code=$?
-classes=$(cut -d, -f1-2 "$tmp/multi.csv" | paste -sd' ')
-check "under multi_output the classes are axis 1: (N, classes, positions)" \
-  '[[ $code -eq 0 && "$classes" == "0,1 1,1 0,1" ]]'
+classes=$(tail -n +2 "$tmp/multi.csv" | cut -d, -f3-4 | paste -sd,)
+check "under multi_output the classes are axis 1: (N, classes, positions); a label a position" \
+  '[[ $code -eq 0 && "$classes" == "0 1,0 1,1 0,1 1,0 0,0 1" ]]'
 # --timeline (Note [Timeline]): a Chrome trace with the main thread, each device's track and one
 # span of each phase per step (2 epochs of 32 steps; "data" fetches and stages the next batch, so
 # each epoch has one more, its first; validation adds 8 forwards a device an epoch).
