@@ -345,6 +345,7 @@ void ParseTraining(const YAML::Node& root, const ModelConfig& model, FitConfig* 
   FitConfig& f = *fit;
   ReadSection(root, "", FitConfig::TrainingTable(), &f);
   ReadSection(root, "checkpoint", FitConfig::CheckpointTable(), &f);
+  ReadSection(root, "early_stopping", EarlyStoppingConfig::Table(), &f.early_stopping);
   ReadSection(root, "model", FitConfig::FineTuningTable(), &f);
   if (BucketedText(root)) f.ignore_label = -1;
   f.count_tokens = DataKindOf(DataSection(root)) == "text";
@@ -479,6 +480,7 @@ std::vector<ConfigSection> ConfigKeys() {
       {"lr_schedule", LRScheduleConfig::Table().Infos({})},
       {"initializer", InitializerOptions::Table().Infos({})},
       {"checkpoint", FitConfig::CheckpointTable().Infos(fit)},
+      {"early_stopping", EarlyStoppingConfig::Table().Infos({})},
       {"data", DataOptionKeys()},
   };
 }

@@ -12,6 +12,7 @@
 #include "ndarray/ndarray.h"
 #include "optimizer/initializer.h"
 #include "optimizer/optimizer.h"
+#include "trainer/early_stopping.h"
 
 namespace cohort {
 
@@ -66,6 +67,7 @@ struct FitConfig {
   int checkpoint_period = 1;
   int64_t checkpoint_every_steps = 0;  // also a mid-epoch checkpoint every N batches (0: never)
   OnNonFinite on_nonfinite = OnNonFinite::kStop;
+  EarlyStoppingConfig early_stopping;  // Note [Early stopping]
   // Stop after the step in which this process (or any worker) got SIGINT/SIGTERM, with a
   // checkpoint when a prefix is set (Note [Stop on a signal]; the handlers are the caller's).
   bool stop_on_signal = true;

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 #include <span>
@@ -17,6 +18,7 @@
 #include "base/seed.h"
 #include "base/stop_signal.h"
 #include "base/timeline.h"
+#include "ndarray/params_io.h"
 #include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
@@ -484,6 +486,19 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at, int64_t glo
   Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
 }
 
+// The best epoch's parameters as PREFIX-best.params (Note [Early stopping]): gathered by every
+// worker (a collective), written by rank 0, atomically.
+void Trainer::SaveBest(const FitConfig& config) {
+  if (config.checkpoint_prefix.empty()) return;
+  std::map<std::string, NDArray> args, aux;
+  GetParams(&args, &aux);
+  if (kvstore_->rank() != 0) return;
+  std::map<std::string, NDArray> all;
+  for (const auto& [name, array] : args) all["arg:" + name] = array;
+  for (const auto& [name, array] : aux) all["aux:" + name] = array;
+  SaveParams(config.checkpoint_prefix + "-best.params", all);
+}
+
 // What every worker of a job must hold alike (Note [Agreement]).
 std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
     const DataIter& train, const FitConfig& config) const {
@@ -497,7 +512,8 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
             << config.rescale_grad.value_or(0) << " schedule " << config.lr_schedule
             << " on kvstore " << config.update_on_kvstore;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
-         << " on non-finite " << static_cast<int>(config.on_nonfinite);
+         << " on non-finite " << static_cast<int>(config.on_nonfinite) << " early stopping "
+         << EarlyStoppingConfig::Table().Show(config.early_stopping);
   // Checkpoints gather the parameters (a collective: BatchNorm statistics are averaged over
   // the workers), and the metrics are summed across workers: both must be alike everywhere.
   std::ostringstream checkpoints, metrics;
@@ -564,6 +580,14 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
     DataParallelExecutorManager& manager;
     ~DiscardStaged() { manager.DiscardStagedBatches(); }
   } discard_staged{*manager_};
+  std::optional<EarlyStopping> early;  // Note [Early stopping]
+  if (config.early_stopping.patience > 0) {
+    std::vector<std::string> names;
+    if (val) {
+      for (const auto& [name, value] : run.val_metric->Get()) names.push_back(name);
+    }
+    early.emplace(config.early_stopping, names);
+  }
   std::vector<EpochResult> results;
   training_started_ = true;
   for (run.epoch = config.begin_epoch; run.epoch < config.epochs; ++run.epoch) {
@@ -577,6 +601,19 @@ std::vector<EpochResult> Trainer::Fit(DataIter& train, DataIter* val, const FitC
       if (run.lead) Log().warn("Stopping on signal {} after epoch {}", stop, run.epoch);
       stopped_by_signal_ = stop;
       break;
+    }
+    if (early) {
+      const EarlyStopping::Verdict verdict = early->Observe(run.epoch, r.val);
+      if (verdict == EarlyStopping::Verdict::kImproved) SaveBest(config);
+      if (verdict == EarlyStopping::Verdict::kStop) {
+        if (run.lead) {
+          Log().info(
+              "Early stopping after epoch {}: Validation-{} has not improved for {} "
+              "epoch(s) (best {:.6f} at epoch {})",
+              run.epoch, early->metric(), early->patience(), early->best(), early->best_epoch());
+        }
+        break;
+      }
     }
     train.Reset();
   }

@@ -140,6 +140,7 @@ class Trainer {
   StepTimes Step(DataIter& train, Run& run);
   bool AfterStep(Run& run);
   EpochResult EndEpoch(DataIter* val, Run& run, int* stop);
+  void SaveBest(const FitConfig& config);
 
   Symbol symbol_;
   std::vector<Context> contexts_;

@@ -129,6 +129,18 @@ check "optimizer lamb trains (validation accuracy above 0.9)" \
 check "precision bfloat16 trains (validation accuracy above 0.9)" \
   '[[ $? -eq 0 ]] && grep -qE "\"val\":\{\"accuracy\":(0\.9[0-9]*|1\.0)" "$tmp/bf16.jsonl" && grep -q "_amp_cast_bfloat16" "$tmp/bf16-symbol.json"' ||
   cat "$tmp/bf16.log"
+# Early stopping (Note [Early stopping]): with a learning rate of 0 the validation accuracy never
+# improves after the first epoch, so patience 2 ends a 10-epoch run after its third; the first
+# epoch's parameters are kept as PREFIX-best.params.
+out=$("$train" --config "$config" --set epochs=10 --set optimizer.lr=0 --set optimizer.momentum=0 \
+  --set early_stopping.patience=2 --set checkpoint.prefix="$tmp/early" \
+  --metrics-out "$tmp/early.jsonl" 2>&1); code=$?
+check "early stopping ends the run after patience epochs without improvement" \
+  '[[ $code -eq 0 && $(wc -l < "$tmp/early.jsonl") -eq 3 && -f "$tmp/early-best.params" && "$out" == *"Early stopping after epoch 2: Validation-accuracy has not improved for 2 epoch(s)"*"at epoch 0)"* ]]' ||
+  echo "$out" | tail -5
+out=$("$train" --config "$config" --set early_stopping.patience=1 --set early_stopping.metric=f1 2>&1); code=$?
+check "early stopping on a metric the run lacks is exit 2 naming the metrics" \
+  '[[ $code -eq 2 && "$out" == *"key '"'"'early_stopping.metric'"'"': '"'"'f1'"'"' is not a validation metric of this run (accuracy)"* ]]'
 out=$("$train" --config "$config" --set precision=float8 2>&1); code=$?
 check "an unknown precision is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'precision'"'"': '"'"'float8'"'"' is not float32, bfloat16 or float16"* ]]'
