@@ -7,7 +7,10 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "base/error.h"
 
@@ -128,15 +131,25 @@ void Write(const std::string& path) {
   std::ofstream out(path);
   if (!out) throw Error("--timeline: cannot write '" + path + "'", __FILE__, __LINE__);
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
+  // The process is the rank on its host, ordered by rank when traces of a job are merged; the
+  // tracks are ordered main thread, other threads, then the devices by index.
+  char host[256] = "";
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << trace_pid
+      << ",\"args\":{\"name\":\"rank " << trace_pid << (host[0] ? " on " : "") << Escape(host)
+      << "\"}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << trace_pid
+      << ",\"args\":{\"sort_index\":" << trace_pid << "}}";
   char line[256];
   for (const auto& log : Logs()) {
     if (log->events.empty() && log->kind == nullptr) continue;
     std::string name = log->kind ? log->kind : "thread";
     if (log->index >= 0) name += " " + std::to_string(log->index);
-    out << (first ? "" : ",\n") << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << trace_pid
-        << ",\"tid\":" << log->tid << ",\"args\":{\"name\":\"" << Escape(name) << "\"}}";
-    first = false;
+    const bool device = log->kind != nullptr && std::string(log->kind) == "device";
+    const int sort = device ? 1000 + log->index : log->tid;
+    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << trace_pid
+        << ",\"tid\":" << log->tid << ",\"args\":{\"name\":\"" << Escape(name) << "\"}}"
+        << ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" << trace_pid
+        << ",\"tid\":" << log->tid << ",\"args\":{\"sort_index\":" << sort << "}}";
     for (const Event& e : log->events) {
       std::snprintf(line, sizeof(line),
                     ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",

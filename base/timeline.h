@@ -8,15 +8,16 @@ namespace cohort::timeline {
 
 // Note [Timeline]
 // `cohort-train --timeline FILE.json` records spans (load, forward, backward, allreduce of each
-// bucket, update, data, metric, the waits) per thread: the main thread, each device's thread and the
-// communication thread, and writes them as Chrome trace events (Perfetto, chrome://tracing): pid
-// the rank, tid the thread. Recording is meant to stay on for whole epochs: a span is two clock
-// reads and one store into the thread's own buffer, reserved up front (no lock, no allocation
-// until a thread has recorded 64K spans); when off it is one relaxed atomic load.
-// scripts/timeline-summary.py prints each step's communication that no compute overlapped.
-// The recorder lives in base/ rather than trainer/ (where DESIGN.md puts the timeline) because the
-// device threads (executor_manager) and the communication thread (kvstore) record into it, and
-// neither may use the trainer; the trainer and cohort-train drive it.
+// bucket, update, data, metric, the waits) per thread: the main thread, each device's thread and
+// the communication thread, and writes them as Chrome trace events (Perfetto, chrome://tracing):
+// pid the rank, named "rank R on HOST" and sorted by rank when a job's traces are opened together;
+// tid the thread, the devices' tracks sorted by device index after the threads. Recording is meant
+// to stay on for whole epochs: a span is two clock reads and one store into the thread's own
+// buffer, reserved up front (no lock, no allocation until a thread has recorded 64K spans); when
+// off it is one relaxed atomic load. scripts/timeline-summary.py prints each step's communication
+// that no compute overlapped. The recorder lives in base/ rather than trainer/ (where DESIGN.md
+// puts the timeline) because the device threads (executor_manager) and the communication thread
+// (kvstore) record into it, and neither may use the trainer; the trainer and cohort-train drive it.
 
 bool Enabled();
 // Starts recording for this process (rank: the trace's pid), forgetting earlier spans.

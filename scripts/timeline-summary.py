@@ -51,7 +51,8 @@ def clip(intervals, start, end):
 def summarize(path, per_step):
     with open(path) as f:
         events = json.load(f)["traceEvents"]
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("ph") == "M"}
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = [e for e in events if e.get("ph") == "X"]
     pid = spans[0]["pid"] if spans else 0
     thread = lambda e: names.get((e["pid"], e["tid"]), "")

@@ -52,7 +52,8 @@ import json, sys
 runs = []  # per run: forward + backward + update of each step, from the main thread's spans
 for path in sys.argv[1:]:
     events = json.load(open(path))["traceEvents"]
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("ph") == "M"}
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = sorted((e for e in events if e.get("ph") == "X" and e["name"] in
                     ("forward", "backward", "update") and names.get((e["pid"], e["tid"])) == "main"),
                    key=lambda e: e["ts"])

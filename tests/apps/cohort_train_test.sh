@@ -269,6 +269,8 @@ check "under multi_output the classes are axis 1: (N, classes, positions); a lab
 check "--timeline writes a trace" '[[ $? -eq 0 && $(head -c 40 "$tmp/trace.json") == "{\"displayTimeUnit\":\"ms\",\"traceEvents\":["* ]]'
 check "naming the main thread and both devices" \
   'grep -q "\"args\":{\"name\":\"main\"}" "$tmp/trace.json" && grep -q "\"name\":\"device 0\"" "$tmp/trace.json" && grep -q "\"name\":\"device 1\"" "$tmp/trace.json"'
+check "naming the process by rank and host, devices ordered by index" \
+  'grep -q "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"rank 0 on $(hostname)\"}}" "$tmp/trace.json" && [[ $(grep -c "\"sort_index\":100[01]}" "$tmp/trace.json") -eq 2 ]]'
 for span in step:64 load:64 data:66 forward:224 backward:192 allreduce:64 update:64 metric:64; do
   n=$(grep -c "{\"name\":\"${span%%:*}\",\"ph\":\"X\"" "$tmp/trace.json")
   check "${span%%:*} spans: $n (expected ${span##*:})" '[[ $n -eq ${span##*:} ]]'
