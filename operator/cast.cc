@@ -6,8 +6,8 @@
 
 namespace cohort::op {
 
-CastParam CastParam::Parse(const Attrs& attrs) {
-  ParamReader r("Cast", attrs);
+CastParam CastParam::Parse(const Attrs& attrs, const std::string& op) {
+  ParamReader r(op, attrs);
   CastParam p;
   p.dtype = ParseDType(r.Enum("dtype"));
   r.Finish();
@@ -64,7 +64,8 @@ void CastOnContext(const OpContext& ctx, const NDArray& src, const NDArray& dst,
 
 class Cast : public Operator {
  public:
-  explicit Cast(const Attrs& attrs) : p_(CastParam::Parse(attrs)) {}
+  explicit Cast(const Attrs& attrs, const std::string& op = "Cast")
+      : p_(CastParam::Parse(attrs, op)) {}
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -92,7 +93,7 @@ class Cast : public Operator {
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
 
- private:
+ protected:
   CastParam p_;
 };
 
@@ -107,45 +108,16 @@ bool IsAmpFloat(std::optional<DType> t) {
   return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
 }
 
-class AmpCast : public Operator {
+// Cast's kernels and gradient; its output type only where the input is one of AMP's floats.
+class AmpCast : public Cast {
  public:
-  explicit AmpCast(const Attrs& attrs) : p_(Parse(attrs)) {}
+  explicit AmpCast(const Attrs& attrs) : Cast(attrs, "amp_cast") {}
 
-  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
-                  std::vector<Shape>&) const override {
-    return InferSameShape(in, out, type());
-  }
   bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
     if (!in[0]) return false;
     AssignType(out[0], IsAmpFloat(in[0]) ? p_.dtype : *in[0], type(), "output");
     return true;
   }
-  bool TakesDType(DType) const override { return true; }
-
-  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
-               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
-    CastOnContext(ctx, in[0], out[0], false);
-  }
-  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
-                const std::vector<NDArray>&, const std::vector<NDArray>&,
-                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
-                const std::vector<NDArray>&) const override {
-    if (req[0] == GradReq::kNull) return;
-    CastOnContext(ctx, out_grad[0], in_grad[0], req[0] == GradReq::kAdd);
-  }
-  bool BackwardNeedsInputs() const override { return false; }
-  bool BackwardNeedsOutputs() const override { return false; }
-  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
-
- private:
-  static CastParam Parse(const Attrs& attrs) {
-    ParamReader r("amp_cast", attrs);
-    CastParam p;
-    p.dtype = ParseDType(r.Enum("dtype"));
-    r.Finish();
-    return p;
-  }
-  CastParam p_;
 };
 
 class AmpMultiCast : public Operator {

@@ -4,6 +4,8 @@
 // (amp_cast, amp_multicast) belong here too.
 #pragma once
 
+#include <string>
+
 #include "base/dtype.h"
 #include "base/host_device.h"
 #include "operator/common/operator.h"
@@ -12,7 +14,7 @@ namespace cohort::op {
 
 struct CastParam {
   DType dtype = DType::kFloat32;
-  static CastParam Parse(const Attrs& attrs);
+  static CastParam Parse(const Attrs& attrs, const std::string& op = "Cast");
 };
 
 // y = x converted to To (add false), or y + x computed in To's compute type (add: a gradient's
