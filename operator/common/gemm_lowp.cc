@@ -97,9 +97,9 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
                       float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   COHORT_CHECK(beta == 0.0f || beta == 1.0f) << "GemmLowPrecision: beta " << beta;
-  if (k == 0) {  // an empty sum: C = beta·C
+  if (k == 0) {  // an empty sum: C = beta·C, with beta 0 overwriting (whatever C held)
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : c[i * ldc + j];
     }
     return;
   }
