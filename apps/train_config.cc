@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -153,16 +154,15 @@ constexpr double kMaxLayers = 4096;
 constexpr double kMaxWidth = 1 << 20;
 constexpr double kMaxClasses = 1 << 24;
 
-// A section's keys as typed Options (the types of `table`; the checker has refused what does
-// not fit). Keys the table lacks are left out: another part of the section reads them.
-template <typename S>
-Options SectionOf(const YAML::Node& root, const std::string& section, const OptionTable<S>& table) {
+// A section's keys as typed Options, each of the type `type_of` gives it (the checker has refused
+// what does not fit); keys it gives no type ("") are left out: another part reads them.
+Options TypedSection(const YAML::Node& node, const std::string& section,
+                     const std::function<std::string(const std::string&)>& type_of) {
   Options out(section);
-  const YAML::Node node = section.empty() ? root : root[section];
   if (!node || !node.IsMap()) return out;
   for (const auto& item : node) {
     const std::string key = item.first.as<std::string>();
-    const std::string type = table.TypeOf(key);
+    const std::string type = type_of(key);
     const YAML::Node& v = item.second;
     if (type.empty() || v.IsNull()) continue;
     if (type == "int" || (type == "int_or_auto" && v.Scalar() != "auto")) {
@@ -182,6 +182,13 @@ Options SectionOf(const YAML::Node& root, const std::string& section, const Opti
     }
   }
   return out;
+}
+
+// The keys of `section` that `table` declares (the top level for "").
+template <typename S>
+Options SectionOf(const YAML::Node& root, const std::string& section, const OptionTable<S>& table) {
+  return TypedSection(section.empty() ? root : root[section], section,
+                      [&](const std::string& key) { return table.TypeOf(key); });
 }
 
 template <typename S>
@@ -522,33 +529,10 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
 }
 
 Options DataSection(const YAML::Node& root) {
-  Options data("data");
-  const YAML::Node section = root["data"];
-  if (!section || !section.IsMap()) return data;
   std::map<std::string, std::string> types;
   for (const OptionInfo& key : DataOptionKeys()) types[key.key] = key.type;
-  for (const auto& item : section) {
-    const std::string key = item.first.as<std::string>();
-    const std::string type = types.at(key);  // the keys were checked
-    const YAML::Node& v = item.second;
-    if (v.IsNull()) continue;
-    if (type == "int") {
-      data.Set(key, v.as<int64_t>());
-    } else if (type == "float") {
-      data.Set(key, v.as<double>());
-    } else if (type == "bool") {
-      data.Set(key, v.as<bool>());
-    } else if (type == "string" || type == "path") {
-      data.Set(key, v.as<std::string>());
-    } else if (type == "ints") {
-      data.Set(key, v.as<std::vector<int64_t>>());
-    } else if (type == "floats") {
-      data.Set(key, v.as<std::vector<double>>());
-    } else {
-      data.Set(key, v.as<std::vector<std::string>>());
-    }
-  }
-  return data;
+  return TypedSection(root["data"], "data",
+                      [&](const std::string& key) { return types.at(key); });  // keys checked
 }
 
 DataIters MakeDataIters(const RunConfig& config, int64_t batch_per_worker, int rank,

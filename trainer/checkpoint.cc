@@ -99,20 +99,25 @@ int RemoveOlderStepCheckpoints(const std::string& prefix, CheckpointPosition at)
   return static_cast<int>(older.size());
 }
 
+void SaveArgAuxParams(const std::string& path, const std::map<std::string, NDArray>& arg_params,
+                      const std::map<std::string, NDArray>& aux_params) {
+  std::map<std::string, NDArray> all;
+  for (const auto& [name, array] : arg_params) all["arg:" + name] = array;
+  for (const auto& [name, array] : aux_params) all["aux:" + name] = array;
+  SaveParams(path, all);
+}
+
 void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params, const Optimizer* optimizer,
                     int64_t global_batch) {
   symbol.Save(prefix + "-symbol.json");
-  std::map<std::string, NDArray> all;
-  for (const auto& [name, array] : arg_params) all["arg:" + name] = array;
-  for (const auto& [name, array] : aux_params) all["aux:" + name] = array;
   if (optimizer) {
     std::map<std::string, int64_t> position;
     if (global_batch > 0) position["checkpoint:global_batch"] = global_batch;
     optimizer->SaveStates(CheckpointStatesPath(prefix, at), position);
   }
-  SaveParams(CheckpointParamsPath(prefix, at), all);
+  SaveArgAuxParams(CheckpointParamsPath(prefix, at), arg_params, aux_params);
   RemoveOlderStepCheckpoints(prefix, at);
 }
 

@@ -68,6 +68,9 @@ void LoadCheckpointParams(const std::string& prefix, CheckpointPosition at,
 // Reads any .params file MXNet or Cohort wrote into argument and auxiliary parameters: names
 // prefixed "arg:"/"aux:" (checkpoints, Module.save_params), unprefixed names (Gluon's
 // save_parameters) as arguments. Errors name the file.
+// Writes arg_params and aux_params as one .params file under MXNet's arg:/aux: names, atomically.
+void SaveArgAuxParams(const std::string& path, const std::map<std::string, NDArray>& arg_params,
+                      const std::map<std::string, NDArray>& aux_params);
 void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* arg_params,
                       std::map<std::string, NDArray>* aux_params);
 

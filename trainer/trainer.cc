@@ -18,7 +18,6 @@
 #include "base/seed.h"
 #include "base/stop_signal.h"
 #include "base/timeline.h"
-#include "ndarray/params_io.h"
 #include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
@@ -492,11 +491,7 @@ void Trainer::SaveBest(const FitConfig& config) {
   if (config.checkpoint_prefix.empty()) return;
   std::map<std::string, NDArray> args, aux;
   GetParams(&args, &aux);
-  if (kvstore_->rank() != 0) return;
-  std::map<std::string, NDArray> all;
-  for (const auto& [name, array] : args) all["arg:" + name] = array;
-  for (const auto& [name, array] : aux) all["aux:" + name] = array;
-  SaveParams(config.checkpoint_prefix + "-best.params", all);
+  if (kvstore_->rank() == 0) SaveArgAuxParams(config.checkpoint_prefix + "-best.params", args, aux);
 }
 
 // What every worker of a job must hold alike (Note [Agreement]).
