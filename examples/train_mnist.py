@@ -2,7 +2,10 @@
 """MXNet 1.x's train_mnist on Cohort: LeNet written with mx.sym, Module.fit over two CPU devices
 on Fashion-MNIST (Debian's dataset-fashion-mnist), Speedometer, a checkpoint each epoch, then
 score. Module.fit runs cohort-train's C++ loop (native iterators, a built-in metric, optimizer
-and schedule). Prints one JSON line per epoch and one for the score.
+and schedule). With the same seed, initializer, schedule and shuffling as
+configs/fmnist_lenet.yaml it trains to cohort-train's parameters bit for bit (on two CPU
+devices; tests/python/test_examples.py checks it). Prints one JSON line per epoch and one for
+the score.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/train_mnist.py [--epochs N]
     mpirun -np 2 --allow-run-as-root -x PYTHONPATH=build/python /usr/bin/python3 \\
@@ -49,11 +52,13 @@ def main():
     train = mx.io.MNISTIter(image=FMNIST + 'train-images-idx3-ubyte.gz',
                             label=FMNIST + 'train-labels-idx1-ubyte.gz',
                             batch_size=args.batch_size, shuffle=True, seed=args.seed,
+                            reshuffle_each_epoch=True,  # as cohort-train (MXNet's: once)
                             num_parts=kv.num_workers, part_index=kv.rank)
     val = mx.io.MNISTIter(image=FMNIST + 't10k-images-idx3-ubyte.gz',
                           label=FMNIST + 't10k-labels-idx1-ubyte.gz',
                           batch_size=args.batch_size, shuffle=False)
-    batches_per_epoch = 60000 // (args.batch_size * kv.num_workers)
+    # The last batch of an epoch is padded (cohort-train's default): ceil(60000 / global batch).
+    batches_per_epoch = -(-60000 // (args.batch_size * kv.num_workers))
     mod = mx.mod.Module(lenet(), context=[mx.cpu(i) for i in range(args.devices)])
 
     def report(epoch, symbol, arg_params, aux_params):

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "base/env.h"
+#include "base/random_stream.h"
 #include "executor/graph_plan.h"
 #include "executor/place_devices.h"
 #include "operator/common/gpu_resources.h"
@@ -548,8 +549,7 @@ void Executor::Forward(bool is_train) {
         .is_train = is_train,
         .ctx = step->ctx,
         .arena = arena_,
-        .seed = random_seed_ ^ forward_count_ * 0x9E3779B97F4A7C15ull ^
-                (static_cast<uint64_t>(step->node_index) + 1) * 0xBF58476D1CE4E5B9ull,
+        .seed = ForwardSeed(random_seed_, forward_count_, static_cast<uint64_t>(step->node_index)),
         .first_sample = first_sample_,
         .batch_rows = batch_rows_,
         .gpu = step->gpu};

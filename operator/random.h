@@ -28,11 +28,8 @@ struct RandomParam {
 // RandomGaussian) with mean a and standard deviation b (draws keyed by Mix64(seed)).
 COHORT_HOST_DEVICE float RandomValue(RandomKind kind, uint64_t key, double a, double b, int64_t i) {
   const auto u = static_cast<uint64_t>(i);
-  if (kind == RandomKind::kUniform) {
-    const double unit = static_cast<double>(RandomBits(key, u) >> 40) * (1.0 / 16777216.0);
-    return static_cast<float>(a + (b - a) * unit);
-  }
-  return static_cast<float>(RandomGaussian(key, u, a, b));
+  return kind == RandomKind::kUniform ? RandomUniform(key, u, a, b)
+                                      : static_cast<float>(RandomGaussian(key, u, a, b));
 }
 
 }  // namespace cohort::op

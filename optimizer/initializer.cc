@@ -78,10 +78,10 @@ InitializerOptions Initializer::FromInitAttr(const std::string& name,
   return o;
 }
 
-void Initializer::operator()(const std::string& name, const NDArray& array, std::mt19937_64& rng,
+void Initializer::operator()(const std::string& name, const NDArray& array, SeedStream& draws,
                              const std::string& init_attr) const {
   if (!init_attr.empty()) {
-    Initializer(FromInitAttr(name, init_attr)).InitWeight(name, array, rng);
+    Initializer(FromInitAttr(name, init_attr)).InitWeight(name, array, draws);
     return;
   }
   auto ends = [&](const char* suffix) { return name.ends_with(suffix); };
@@ -90,7 +90,7 @@ void Initializer::operator()(const std::string& name, const NDArray& array, std:
   } else if (ends("_gamma") || ends("_moving_var") || ends("_running_var")) {
     array.Fill(1);
   } else if (ends("_weight")) {
-    InitWeight(name, array, rng);
+    InitWeight(name, array, draws);
   } else {
     COHORT_THROW() << "cannot initialize '" << name
                    << "': expected a name ending in _weight, _bias, _gamma, _beta, _moving_mean "
@@ -99,7 +99,7 @@ void Initializer::operator()(const std::string& name, const NDArray& array, std:
 }
 
 void Initializer::InitWeight(const std::string& name, const NDArray& array,
-                             std::mt19937_64& rng) const {
+                             SeedStream& draws) const {
   float* w = array.data<float>();
   const int64_t n = array.size();
   const std::string& k = options_.kind;
@@ -124,13 +124,11 @@ void Initializer::InitWeight(const std::string& name, const NDArray& array,
     scale = std::sqrt(magnitude / factor);
     gaussian = k == "msra" || options_.rnd_type == "gaussian";
   }
-  if (gaussian) {
-    std::normal_distribution<float> dist(0.0f, static_cast<float>(scale));
-    for (int64_t i = 0; i < n; ++i) w[i] = dist(rng);
-  } else {
-    std::uniform_real_distribution<float> dist(static_cast<float>(-scale),
-                                               static_cast<float>(scale));
-    for (int64_t i = 0; i < n; ++i) w[i] = dist(rng);
+  const uint64_t key = draws.NextDrawKey();
+  for (int64_t i = 0; i < n; ++i) {
+    const auto u = static_cast<uint64_t>(i);
+    w[i] = gaussian ? static_cast<float>(RandomGaussian(key, u, 0.0, scale))
+                    : RandomUniform(key, u, -scale, scale);
   }
 }
 

@@ -1,10 +1,10 @@
 // Initializers (MXNet's initializer module), chosen per argument name as MXNet does.
 #pragma once
 
-#include <random>
 #include <string>
 
 #include "base/options.h"
+#include "base/random_stream.h"
 #include "ndarray/ndarray.h"
 
 namespace cohort {
@@ -30,14 +30,17 @@ class Initializer {
   explicit Initializer(InitializerOptions options);
   // `init_attr`, a variable's "__init__" attribute, overrides the rules by name as in MXNet: its
   // initializer (MXNet's dumps() text, ["constant", {"value": 0.5}], ["xavier", {"magnitude":
-  // 2}], ["zero", {}]) fills the array whatever its name.
-  void operator()(const std::string& name, const NDArray& array, std::mt19937_64& rng,
+  // 2}], ["zero", {}]) fills the array whatever its name. A random fill takes the stream's
+  // next draw and gives the values of mx.random.uniform/normal after the same draws (the
+  // scale computed as cohort.initializer computes it), so a stream seeded as mx.random.seed
+  // fills parameters as Module.init_params does when called in sorted name order.
+  void operator()(const std::string& name, const NDArray& array, SeedStream& draws,
                   const std::string& init_attr = "") const;
   // The options an "__init__" attribute gives; errors name the variable.
   static InitializerOptions FromInitAttr(const std::string& name, const std::string& init_attr);
 
  private:
-  void InitWeight(const std::string& name, const NDArray& array, std::mt19937_64& rng) const;
+  void InitWeight(const std::string& name, const NDArray& array, SeedStream& draws) const;
   InitializerOptions options_;
 };
 

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <random>
 #include <set>
 #include <span>
 #include <sstream>
@@ -223,22 +222,25 @@ void Trainer::InitParams(const FitConfig& config) {
     manager_->CopyTo(&args, &aux);
   } else {
     Initializer init(config.initializer);
-    std::mt19937_64 rng(config.seed);
+    // Module.init_params' order (sorted names, arguments then auxiliary states) on the stream
+    // mx.random.seed(seed) starts: Module.fit after mx.random.seed(seed) starts from these.
+    SeedStream draws(config.seed);
     // A variable's "__init__" attribute overrides the initializer, as in MXNet's Module.
     const std::map<std::string, op::Attrs> attrs = symbol_.VariableAttrs();
-    for (size_t i = 0; i < param_names_.size(); ++i) {
-      NDArray value = NDArray::Empty(manager_->param_arrays()[i][0].shape());
-      const std::string* init_attr = VariableAttr(attrs, param_names_[i], "__init__");
-      init(param_names_[i], value, rng, init_attr ? *init_attr : "");
-      args[param_names_[i]] = value;
-    }
-    for (size_t i = 0; i < manager_->aux_names().size(); ++i) {
-      const std::string& name = manager_->aux_names()[i];
-      NDArray value = NDArray::Empty(manager_->aux_arrays()[i][0].shape());
-      const std::string* init_attr = VariableAttr(attrs, name, "__init__");
-      init(name, value, rng, init_attr ? *init_attr : "");
-      aux[name] = value;
-    }
+    auto fill = [&](const std::vector<std::string>& names,
+                    const std::vector<std::vector<NDArray>>& arrays,
+                    std::map<std::string, NDArray>* values) {
+      std::map<std::string, size_t> sorted;
+      for (size_t i = 0; i < names.size(); ++i) sorted.emplace(names[i], i);
+      for (const auto& [name, i] : sorted) {
+        NDArray value = NDArray::Empty(arrays[i][0].shape());
+        const std::string* init_attr = VariableAttr(attrs, name, "__init__");
+        init(name, value, draws, init_attr ? *init_attr : "");
+        (*values)[name] = value;
+      }
+    };
+    fill(param_names_, manager_->param_arrays(), &args);
+    fill(manager_->aux_names(), manager_->aux_arrays(), &aux);
     TakeGivenParams(config, &args, &aux);
   }
   NamingSource(resuming ? CheckpointParamsPath(config.checkpoint_prefix, begin) : "",

@@ -255,13 +255,15 @@ class CSVIter(_NativeIter):
 class MNISTIter(_NativeIter):
     """MNIST-format IDX files (plain or gzip); pixels scaled by 1/256 as MXNet's. part_index of
     num_parts serves a contiguous share of the samples (one per worker); prefetch_buffer
-    batches are made ahead on a thread of their own (0: none), as in MXNet."""
+    batches are made ahead on a thread of their own (0: none), as in MXNet. MXNet's shuffles
+    once; Cohort's reshuffle_each_epoch=True (not in MXNet) shuffles again at every reset, as
+    cohort-train's data does."""
 
     @keywords_checked
     def __init__(self, image='./train-images-idx3-ubyte', label='./train-labels-idx1-ubyte',
                  batch_size=128, shuffle=True, flat=False, seed=0, silent=False, num_parts=1,
                  part_index=0, prefetch_buffer=4, ctx='gpu', dtype=None,
-                 data_name='data', label_name='softmax_label'):
+                 data_name='data', label_name='softmax_label', reshuffle_each_epoch=False):
         if ctx not in ('cpu', 'gpu'):  # MXNet's: where batches are made; Cohort's are host's
             raise ValueError("MNISTIter: ctx must be 'cpu' or 'gpu', got %r" % (ctx,))
         if dtype not in (None, 'float32'):
@@ -269,7 +271,7 @@ class MNISTIter(_NativeIter):
                              % (dtype,))
         handle = _cohort.mnist_iter(image, label, bool(flat), batch_size, bool(shuffle), seed,
                                     data_name, label_name, int(num_parts), int(part_index),
-                                    int(prefetch_buffer))
+                                    int(prefetch_buffer), bool(reshuffle_each_epoch))
         super().__init__(handle, batch_size)
 
 

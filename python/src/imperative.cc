@@ -2,7 +2,7 @@
 // caller's arrays, the same kernels an executor runs.
 #include <mutex>
 
-#include "base/random_stream.h"  // Mix64
+#include "base/random_stream.h"
 #include "executor/executor.h"
 #include "python/src/bindings.h"
 
@@ -37,11 +37,11 @@ Symbol OneOpSymbol(const std::string& op, const op::Attrs& attrs, size_t num_inp
 // mx.random.seed's state: every random draw (a random op, Dropout) takes the next seed of the
 // stream it starts, so the same seed gives the same numbers whatever else ran in between.
 std::mutex random_mutex;
-uint64_t random_base = 0, random_draws = 0;
+SeedStream random_stream;
 
 uint64_t NextRandomSeed() {
   std::lock_guard<std::mutex> lock(random_mutex);
-  return Mix64(random_base + 0x9E3779B97F4A7C15ull * ++random_draws);
+  return random_stream.Next();
 }
 
 bool DrawsRandomNumbers(const std::string& op) {
@@ -84,8 +84,7 @@ std::vector<NDArray> Invoke(const std::string& op, const std::vector<NDArray>& i
 void RegisterImperative(py::module_& m) {
   m.def("random_seed", [](uint64_t seed) {
     std::lock_guard<std::mutex> lock(random_mutex);
-    random_base = seed;
-    random_draws = 0;
+    random_stream = SeedStream(seed);
   });
   m.def("invoke", &Invoke, py::arg("op"), py::arg("inputs"), py::arg("attrs"), py::arg("ctx"),
         py::arg("is_train") = false);

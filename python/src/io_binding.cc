@@ -96,7 +96,7 @@ void RegisterIO(py::module_& m) {
       "mnist_iter",
       [](const std::string& image, const std::string& label, bool flat, int64_t batch_size,
          bool shuffle, uint64_t seed, const std::string& data_name, const std::string& label_name,
-         int num_parts, int part_index, int prefetch_buffer) {
+         int num_parts, int part_index, int prefetch_buffer, bool reshuffle_each_epoch) {
         if (num_parts < 1 || part_index < 0 || part_index >= num_parts) {
           throw py::value_error("MNISTIter: part_index " + std::to_string(part_index) +
                                 " of num_parts " + std::to_string(num_parts) +
@@ -113,8 +113,8 @@ void RegisterIO(py::module_& m) {
         o.data_name = data_name;
         o.label_name = label_name;
         o.batch = Options(batch_size, shuffle, seed, "pad");
-        o.batch.reshuffle_each_epoch = false;  // MXNet's MNISTIter keeps its one order
-        if (num_parts > 1) {                   // MXNet's parts: contiguous shares of the file
+        o.batch.reshuffle_each_epoch = reshuffle_each_epoch;  // MXNet's keeps its one order
+        if (num_parts > 1) {  // MXNet's parts: contiguous shares of the file
           o.batch.num_parts = num_parts;
           o.batch.part_index = part_index;
           o.batch.sharding = BatchOptions::Sharding::kParts;
@@ -129,7 +129,8 @@ void RegisterIO(py::module_& m) {
       },
       py::arg("image"), py::arg("label"), py::arg("flat"), py::arg("batch_size"),
       py::arg("shuffle"), py::arg("seed"), py::arg("data_name"), py::arg("label_name"),
-      py::arg("num_parts"), py::arg("part_index"), py::arg("prefetch_buffer"));
+      py::arg("num_parts"), py::arg("part_index"), py::arg("prefetch_buffer"),
+      py::arg("reshuffle_each_epoch"));
   m.def(
       "csv_iter",
       [](const std::string& data_csv, const py::handle& data_shape, const std::string& label_csv,

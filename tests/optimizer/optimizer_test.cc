@@ -426,7 +426,7 @@ TEST(Optimizer, SgdWithoutMomentumKeepsNoStates) {
 
 TEST(Initializer, ByNameAndXavierScale) {
   Initializer init({.kind = "xavier", .magnitude = 3});
-  std::mt19937_64 rng(1);
+  SeedStream rng(1);
   NDArray w = NDArray::Zeros({50, 20, 5, 5}), b = NDArray::Full({50}, 9), g = NDArray::Zeros({3});
   init("conv_weight", w, rng);
   init("conv_bias", b, rng);
@@ -450,7 +450,7 @@ TEST(Initializer, ByNameAndXavierScale) {
 // its name, as MXNet's Module does; what Cohort lacks is an error naming the variable.
 TEST(Initializer, InitAttributeOverridesTheRulesByName) {
   Initializer init({.kind = "xavier"});
-  std::mt19937_64 rng(1);
+  SeedStream rng(1);
   NDArray b = NDArray::Zeros({4}), w = NDArray::Zeros({50, 20}), x = NDArray::Zeros({3});
   init("fc_bias", b, rng, R"(["constant", {"value": 0.5}])");
   init("data", x, rng, R"(["one", {}])");

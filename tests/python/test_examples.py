@@ -41,9 +41,25 @@ def test_python_symbol_trains_under_cohort_train(tmp_path):
     assert line['val']['accuracy'] > 0.6, line
 
 
-def test_train_mnist_fits_on_the_cpp_loop_with_checkpoints(tmp_path):
-    *epochs, score = run('train_mnist.py', '--epochs', '1', '--prefix', str(tmp_path / 'lenet'))
+def test_train_mnist_equals_cohort_train_bit_for_bit(tmp_path):
+    """Module.fit on the C++ loop, seeded by mx.random.seed and given the config's initializer,
+    schedule and shuffling, ends with cohort-train's parameters for the default job."""
+    *epochs, score = run('train_mnist.py', '--epochs', '2', '--prefix', str(tmp_path / 'lenet'))
     assert score['engine'] == 'C++ loop', score
     assert score['val_accuracy'] > 0.8 and epochs[0]['train_accuracy'] > 0.7, (epochs, score)
-    assert os.path.exists(tmp_path / 'lenet-0001.params')
     assert os.path.exists(tmp_path / 'lenet-symbol.json')
+    train = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
+                         'cohort-train')
+    out = subprocess.run([train, '--config', os.path.join(ROOT, 'configs', 'fmnist_lenet.yaml'),
+                          '--set', 'epochs=2', '--set', 'log_level=warn', '--set',
+                          'checkpoint.prefix=%s' % (tmp_path / 'ct')],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import cohort as mx
+    for epoch in (1, 2):
+        ours = mx.nd.load(str(tmp_path / ('lenet-%04d.params' % epoch)))
+        theirs = mx.nd.load(str(tmp_path / ('ct-%04d.params' % epoch)))
+        assert sorted(ours) == sorted(theirs)
+        for name in ours:
+            assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), \
+                (epoch, name)

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 
 #include <signal.h>
@@ -19,6 +20,7 @@
 
 #include "base/logging.h"
 #include "base/stop_signal.h"
+#include "executor/executor.h"
 #include "io/ndarray_iter.h"
 #include "io/prefetching_iter.h"
 #include "kvstore/host_kvstore.h"
@@ -370,6 +372,33 @@ Symbol MlpWithFc1WeightAttrs(const op::Attrs& attrs) {
 // Module: with lr_mult 0 the constant 0.5 survives training (it was re-initialized by the global
 // initializer and trained). Both kvstore update paths; a multiplier that is not a number is a
 // ConfigError naming the variable.
+// The initializer draws what mx.random.uniform/normal draw after the same mx.random.seed (a
+// one-op executor seeded with the stream's next seed), so cohort-train's initial parameters
+// equal Module.init_params' (tests/python/test_examples.py checks the whole run bit for bit).
+TEST(Trainer, InitializerDrawsWhatTheRandomOperatorsDraw) {
+  const Shape shape{20, 10, 3, 3};
+  for (const std::string rnd_type : {"uniform", "gaussian"}) {
+    SeedStream draws(42), imperative(42);
+    Initializer({.kind = "normal", .sigma = 0.5})("skipped_weight", NDArray::Empty({2}), draws);
+    imperative.Next();
+    NDArray w = NDArray::Empty(shape);
+    Initializer({.kind = "xavier", .rnd_type = rnd_type, .magnitude = 2})("w_weight", w, draws);
+
+    const double scale = std::sqrt(2.0 / ((10 * 9 + 20 * 9) / 2.0));  // as initializer.py
+    const bool uniform = rnd_type == "uniform";
+    const op::Attrs attrs = {
+        {uniform ? "low" : "loc", uniform ? fmt::format("{:.17g}", -scale) : "0"},
+        {uniform ? "high" : "scale", fmt::format("{:.17g}", scale)},
+        {"shape", "(20, 10, 3, 3)"}};
+    const Symbol op = Symbol::Create(uniform ? "_random_uniform" : "_random_normal",
+                                     std::vector<Symbol>{}, attrs, "draw");
+    auto exe = Executor::Bind(op, Context::CPU(0), {}, {}, {}, {});
+    exe->set_random_seed(imperative.Next());
+    exe->Forward(false);
+    EXPECT_EQ(w.ToVector<float>(), exe->outputs()[0].ToVector<float>()) << rnd_type;
+  }
+}
+
 TEST(Trainer, VariableInitAndLrMultAttributes) {
   const op::Attrs frozen = {{"__init__", R"(["constant", {"value": 0.5}])"}, {"__lr_mult__", "0"}};
   for (const bool on_kvstore : {true, false}) {
