@@ -66,27 +66,24 @@ struct PredictOptions {
   int top_k = -1;  // -1: every value for one prediction a row, none for several positions
 };
 
-int Predict(const PredictOptions& o) {
-  const std::string &config_path = o.config, &symbol_path = o.symbol, &params_path = o.params,
-                    &out = o.out;
-  const std::vector<std::string>& sets = o.sets;
-  YAML::Node root = LoadConfig(config_path, sets);
-  root["data"]["shuffle"] = false;
-  RunConfig config = ParseRunConfig(root);
-  const Symbol symbol = Symbol::Load(symbol_path);
-  std::map<std::string, NDArray> args, aux;
-  if (!params_path.empty()) LoadArgAuxParams(params_path, &args, &aux);
-  DataIters data = MakeDataIters(config, config.batch_size, 0, 1);
-  if (!o.split.empty() && o.split != "train" && o.split != "val") {
-    throw ConfigError("--split: '" + o.split + "' is not train or val", __FILE__, __LINE__);
+// The split --split names (by default the validation split where there is one).
+DataIter& ChooseSplit(const DataIters& data, const std::string& split) {
+  if (!split.empty() && split != "train" && split != "val") {
+    throw ConfigError("--split: '" + split + "' is not train or val", __FILE__, __LINE__);
   }
-  if (o.split == "val" && !data.val) {
+  if (split == "val" && !data.val) {
     throw ConfigError("--split val: the configuration's data has no validation split", __FILE__,
                       __LINE__);
   }
-  DataIter& iter = o.split == "train" || !data.val ? *data.train : *data.val;
-  // Every parameter and auxiliary state the network needs must come from the file: running on
-  // arrays nobody set would print confident garbage.
+  return split == "train" || !data.val ? *data.train : *data.val;
+}
+
+// Every parameter and auxiliary state the network needs must come from the file: running on
+// arrays nobody set would print confident garbage.
+void CheckParamsCoverTheNetwork(const Symbol& symbol, const DataIter& iter,
+                                const std::map<std::string, NDArray>& args,
+                                const std::map<std::string, NDArray>& aux,
+                                const std::string& params_path) {
   std::set<std::string> inputs;
   for (const auto* descs : {&iter.provide_data(), &iter.provide_label()}) {
     for (const DataDesc& d : *descs) inputs.insert(d.name);
@@ -104,90 +101,126 @@ int Predict(const PredictOptions& o) {
                           ": the network needs " + missing,
                       __FILE__, __LINE__);
   }
+}
+
+// Where a batch's predictions keep each position's classes (bucketed text gives each batch
+// the positions of its bucket), and which columns a row gets.
+struct PredictionLayout {
+  int64_t rows, cols, classes, positions, class_stride, position_stride;
+  int top_k;  // -1: every value; 0: none; else the k most likely classes a position
+
+  PredictionLayout(const Symbol& symbol, const Shape& preds, int top_k_option) {
+    rows = preds[0];
+    cols = rows > 0 ? preds.Size() / rows : 0;
+    const int axis = ClassAxis(symbol, preds);
+    classes = axis > 0 ? preds[axis] : cols;
+    positions = classes > 0 ? cols / classes : 0;
+    // Class c of position i: (N, C, positions) under multi_output, else (N, positions, C).
+    class_stride = axis == 1 && preds.ndim() > 2 ? positions : 1;
+    position_stride = class_stride == 1 ? classes : 1;
+    top_k = top_k_option >= 0 ? top_k_option : positions == 1 ? -1 : 0;
+  }
+
+  std::string Header(bool labelled) const {
+    std::string line = "index,source";
+    if (labelled) line += ",label";
+    line += ",predicted";
+    for (int64_t i = 0; i < positions && top_k > 0; ++i) {
+      const std::string at = positions == 1 ? "" : "pos" + std::to_string(i) + "_";
+      for (int k = 1; k <= top_k; ++k) {
+        line += "," + at + "top" + std::to_string(k) + "," + at + "p" + std::to_string(k);
+      }
+    }
+    for (int64_t c = 0; c < cols && top_k < 0; ++c) line += ",p" + std::to_string(c);
+    return line + '\n';
+  }
+
+  // The predicted class of each position, then the top-k or every value, of one row.
+  void AppendPredictions(const float* row, std::vector<int64_t>& order, std::string& line) const {
+    auto value = [&](int64_t i, int64_t c) { return row[i * position_stride + c * class_stride]; };
+    line += ',';
+    for (int64_t i = 0; i < positions; ++i) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c) {
+        if (value(i, c) > value(i, best)) best = c;
+      }
+      line += (i ? " " : "") + std::to_string(best);
+    }
+    order.resize(static_cast<size_t>(classes));
+    for (int64_t i = 0; i < positions && top_k > 0; ++i) {
+      for (int64_t c = 0; c < classes; ++c) order[c] = c;
+      const int64_t k = std::min<int64_t>(top_k, classes);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        return value(i, a) > value(i, b) || (value(i, a) == value(i, b) && a < b);
+      });
+      for (int64_t j = 0; j < top_k; ++j) {
+        line += j < k ? "," + std::to_string(order[j]) + "," + NumberText(value(i, order[j]))
+                      : std::string(",,");
+      }
+    }
+    char text[32];
+    for (int64_t c = 0; c < cols && top_k < 0; ++c) {
+      std::snprintf(text, sizeof(text), ",%.7g", row[c]);
+      line += text;
+    }
+  }
+};
+
+// One CSV row per sample of a batch: index, source, label where there is one, predictions.
+// Returns the rows written.
+int64_t WriteRows(const PredictionLayout& layout, const NDArray& preds, const DataBatch& batch,
+                  const DataIter& iter, int64_t written, AtomicFileWriter& file) {
+  const bool labelled = !iter.provide_label().empty();
+  const NDArray labels = labelled ? batch.label[0].AsType(DType::kFloat32) : NDArray();
+  const int64_t label_cols = labelled && layout.rows > 0 ? labels.size() / labels.shape()[0] : 0;
+  std::vector<int64_t> order;
+  std::string line;
+  for (int64_t r = 0; r < layout.rows; ++r) {
+    const int64_t index =
+        r < static_cast<int64_t>(batch.index.size()) ? batch.index[r] : written + r;
+    line = std::to_string(index) + "," + CsvField(iter.DescribeLabelOf(index));
+    if (labelled) {
+      line += ',';
+      const float* label = labels.data<float>() + r * label_cols;
+      for (int64_t j = 0; j < label_cols; ++j) line += (j ? " " : "") + NumberText(label[j]);
+    }
+    layout.AppendPredictions(preds.data<float>() + r * layout.cols, order, line);
+    line += '\n';
+    file.Write(line.data(), line.size());
+  }
+  return layout.rows;
+}
+
+int Predict(const PredictOptions& o) {
+  YAML::Node root = LoadConfig(o.config, o.sets);
+  root["data"]["shuffle"] = false;
+  RunConfig config = ParseRunConfig(root);
+  const Symbol symbol = Symbol::Load(o.symbol);
+  std::map<std::string, NDArray> args, aux;
+  if (!o.params.empty()) LoadArgAuxParams(o.params, &args, &aux);
+  DataIters data = MakeDataIters(config, config.batch_size, 0, 1);
+  DataIter& iter = ChooseSplit(data, o.split);
+  CheckParamsCoverTheNetwork(symbol, iter, args, aux, o.params);
   Trainer trainer(symbol, config.devices, config.work_load);
-  trainer.SetParams(args, aux, params_path);
+  trainer.SetParams(args, aux, o.params);
   // Written whole or not at all: a failure halfway leaves what --out held.
   std::unique_ptr<AtomicFileWriter> file;
   try {
-    file = std::make_unique<AtomicFileWriter>(out);
+    file = std::make_unique<AtomicFileWriter>(o.out);
   } catch (const Error& e) {
     throw ConfigError("--out: " + e.message(), __FILE__, __LINE__);
   }
   int64_t written = 0;
-  std::string line;
-  const bool labelled = !iter.provide_label().empty();
-  // Batch by batch: bucketed text gives rows of as many positions as their bucket.
   trainer.Predict(iter, [&](const NDArray& preds, const DataBatch& batch) {
-    const int64_t rows = preds.shape()[0], cols = rows > 0 ? preds.size() / rows : 0;
-    const int axis = ClassAxis(symbol, preds.shape());
-    const int64_t classes = axis > 0 ? preds.shape()[axis] : cols;
-    const int64_t positions = classes > 0 ? cols / classes : 0;
-    // Class c of position i: (N, C, positions) under multi_output, else (N, positions, C).
-    const int64_t class_stride = axis == 1 && preds.shape().ndim() > 2 ? positions : 1;
-    const int64_t position_stride = class_stride == 1 ? classes : 1;
-    const int top_k = o.top_k >= 0 ? o.top_k : positions == 1 ? -1 : 0;
+    const PredictionLayout layout(symbol, preds.shape(), o.top_k);
     if (written == 0) {  // the header, from the first batch's layout
-      line = "index,source";
-      if (labelled) line += ",label";
-      line += ",predicted";
-      for (int64_t i = 0; i < positions && top_k > 0; ++i) {
-        const std::string at = positions == 1 ? "" : "pos" + std::to_string(i) + "_";
-        for (int k = 1; k <= top_k; ++k) {
-          line += "," + at + "top" + std::to_string(k) + "," + at + "p" + std::to_string(k);
-        }
-      }
-      for (int64_t c = 0; c < cols && top_k < 0; ++c) line += ",p" + std::to_string(c);
-      line += '\n';
-      file->Write(line.data(), line.size());
+      const std::string header = layout.Header(!iter.provide_label().empty());
+      file->Write(header.data(), header.size());
     }
-    const float* values = preds.data<float>();
-    const NDArray labels = labelled ? batch.label[0].AsType(DType::kFloat32) : NDArray();
-    const int64_t label_cols = labelled && rows > 0 ? labels.size() / labels.shape()[0] : 0;
-    std::vector<int64_t> order(static_cast<size_t>(classes));
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* row = values + r * cols;
-      auto value = [&](int64_t i, int64_t c) {
-        return row[i * position_stride + c * class_stride];
-      };
-      const int64_t index =
-          r < static_cast<int64_t>(batch.index.size()) ? batch.index[r] : written + r;
-      line = std::to_string(index) + "," + CsvField(iter.DescribeLabelOf(index));
-      if (labelled) {
-        line += ',';
-        const float* label = labels.data<float>() + r * label_cols;
-        for (int64_t j = 0; j < label_cols; ++j) line += (j ? " " : "") + NumberText(label[j]);
-      }
-      line += ',';
-      for (int64_t i = 0; i < positions; ++i) {
-        int64_t best = 0;
-        for (int64_t c = 1; c < classes; ++c) {
-          if (value(i, c) > value(i, best)) best = c;
-        }
-        line += (i ? " " : "") + std::to_string(best);
-      }
-      for (int64_t i = 0; i < positions && top_k > 0; ++i) {
-        for (int64_t c = 0; c < classes; ++c) order[c] = c;
-        const int64_t k = std::min<int64_t>(top_k, classes);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-          return value(i, a) > value(i, b) || (value(i, a) == value(i, b) && a < b);
-        });
-        for (int64_t j = 0; j < top_k; ++j) {
-          line += j < k ? "," + std::to_string(order[j]) + "," + NumberText(value(i, order[j]))
-                        : std::string(",,");
-        }
-      }
-      char text[32];
-      for (int64_t c = 0; c < cols && top_k < 0; ++c) {
-        std::snprintf(text, sizeof(text), ",%.7g", row[c]);
-        line += text;
-      }
-      line += '\n';
-      file->Write(line.data(), line.size());
-    }
-    written += rows;
+    written += WriteRows(layout, preds, batch, iter, written, *file);
   });
   file->Commit();
-  Log().info("cohort-predict: wrote {} rows to {}", written, out);
+  Log().info("cohort-predict: wrote {} rows to {}", written, o.out);
   return 0;
 }
 

@@ -139,6 +139,23 @@ int Evaluate(const RunConfig& config, DataIters& data, KVStore& kv, std::ofstrea
   return 0;
 }
 
+// The global batch_size's share of each worker, which each of its devices must get a sample of.
+int64_t BatchPerWorker(const RunConfig& config, int workers) {
+  if (config.batch_size % workers != 0) {
+    throw ConfigError("config: batch_size " + std::to_string(config.batch_size) +
+                          " does not divide over " + std::to_string(workers) + " workers",
+                      __FILE__, __LINE__);
+  }
+  const int64_t batch = config.batch_size / workers;
+  if (batch < static_cast<int64_t>(config.devices.size())) {
+    throw ConfigError("config: a batch of " + std::to_string(batch) +
+                          " per worker is smaller than its " +
+                          std::to_string(config.devices.size()) + " devices",
+                      __FILE__, __LINE__);
+  }
+  return batch;
+}
+
 int Train(const std::string& config_path, const std::vector<std::string>& sets,
           const std::string& metrics_out, bool profile, const std::string& timeline_out,
           bool eval_only) {
@@ -154,18 +171,7 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
                "other processes: each trains alone (set kvstore: mpi to train together)",
                launched.rank, launched.size, config.kvstore);
   }
-  if (config.batch_size % workers != 0) {
-    throw ConfigError("config: batch_size " + std::to_string(config.batch_size) +
-                          " does not divide over " + std::to_string(workers) + " workers",
-                      __FILE__, __LINE__);
-  }
-  const int64_t batch = config.batch_size / workers;
-  if (batch < static_cast<int64_t>(config.devices.size())) {
-    throw ConfigError("config: a batch of " + std::to_string(batch) +
-                          " per worker is smaller than its " +
-                          std::to_string(config.devices.size()) + " devices",
-                      __FILE__, __LINE__);
-  }
+  const int64_t batch = BatchPerWorker(config, workers);
   DataIters data = MakeDataIters(config, batch, rank, workers);
   ResolveScheduleInEpochs((data.train_samples + batch - 1) / batch, &config);
   // Workers may drive different devices (mpirun's contexts may set them apart): this one's.

@@ -515,7 +515,9 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
     if (c.precision != "bfloat16" && c.precision != "float16") {
       Fail("key 'precision': '" + c.precision + "' is not float32, bfloat16 or float16");
     }
-    c.symbol = ConvertToMixedPrecision(c.symbol, {.target = ParseDType(c.precision)});
+    AmpOptions amp;
+    amp.target = ParseDType(c.precision);
+    c.symbol = ConvertToMixedPrecision(c.symbol, amp);
   }
   ParseDevices(&c);
   SetLogLevel(c.log_level);  // checked now, before any work (a ConfigError naming log_level)
