@@ -448,6 +448,12 @@ void RegisterBroadcast(OpRegistry& r) {
   }
   r.Alias("broadcast_plus", "broadcast_add");
   r.Alias("broadcast_minus", "broadcast_sub");
+  // MXNet's same-shape comparisons (Symbol's ==, >, ... between two symbols): the broadcast
+  // kernels, which equal shapes reach unchanged.
+  for (const char* kind :
+       {"equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"}) {
+    r.Alias(std::string("_") + kind, std::string("broadcast_") + kind);
+  }
   r.Register("where", [](const Attrs& a) { return std::make_unique<Where>(a); });
 }
 

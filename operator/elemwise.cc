@@ -57,6 +57,12 @@ void ScalarForwardCpu(ScalarKind kind, int64_t n, const T* x, T s, T* y) {
     case ScalarKind::kRDiv: return ScalarLoop<T, ScalarKind::kRDiv>(n, x, s, y);
     case ScalarKind::kMaximum: return ScalarLoop<T, ScalarKind::kMaximum>(n, x, s, y);
     case ScalarKind::kMinimum: return ScalarLoop<T, ScalarKind::kMinimum>(n, x, s, y);
+    case ScalarKind::kEqual: return ScalarLoop<T, ScalarKind::kEqual>(n, x, s, y);
+    case ScalarKind::kNotEqual: return ScalarLoop<T, ScalarKind::kNotEqual>(n, x, s, y);
+    case ScalarKind::kGreater: return ScalarLoop<T, ScalarKind::kGreater>(n, x, s, y);
+    case ScalarKind::kGreaterEqual: return ScalarLoop<T, ScalarKind::kGreaterEqual>(n, x, s, y);
+    case ScalarKind::kLesser: return ScalarLoop<T, ScalarKind::kLesser>(n, x, s, y);
+    case ScalarKind::kLesserEqual: return ScalarLoop<T, ScalarKind::kLesserEqual>(n, x, s, y);
   }
 }
 
@@ -97,6 +103,8 @@ void ScalarGradCpu(ScalarKind kind, GradReq r, int64_t n, const T* dy, const T* 
     case ScalarKind::kRDiv: return ScalarGradLoop<T, ScalarKind::kRDiv>(r, n, dy, x, s, dx);
     case ScalarKind::kMaximum: return ScalarGradLoop<T, ScalarKind::kMaximum>(r, n, dy, x, s, dx);
     case ScalarKind::kMinimum: return ScalarGradLoop<T, ScalarKind::kMinimum>(r, n, dy, x, s, dx);
+    default:  // the comparisons: no gradient
+      return ScalarGradLoop<T, ScalarKind::kEqual>(r, n, dy, x, s, dx);
   }
 }
 
@@ -302,6 +310,20 @@ std::vector<OpSpec> Specs() {
       {"is_int", "boolean", "1", "Indicate whether scalar input is int type"}};
   return {
       {"_div_scalar", "Divide an array with a scalar.", {"data"}, "", scalar},
+      {"_equal_scalar", "1 where the input equals the scalar, else 0.", {"data"}, "", scalar},
+      {"_greater_equal_scalar",
+       "1 where the input is >= the scalar, else 0.",
+       {"data"},
+       "",
+       scalar},
+      {"_greater_scalar", "1 where the input is > the scalar, else 0.", {"data"}, "", scalar},
+      {"_lesser_equal_scalar", "1 where the input is <= the scalar, else 0.", {"data"}, "", scalar},
+      {"_lesser_scalar", "1 where the input is < the scalar, else 0.", {"data"}, "", scalar},
+      {"_not_equal_scalar",
+       "1 where the input differs from the scalar, else 0.",
+       {"data"},
+       "",
+       scalar},
       {"_maximum_scalar", "Element-wise maximum of the input and a scalar.", {"data"}, "", scalar},
       {"_minimum_scalar", "Element-wise minimum of the input and a scalar.", {"data"}, "", scalar},
       {"_minus_scalar", "Subtracts a scalar from each element of the input.", {"data"}, "", scalar},
@@ -352,10 +374,20 @@ void RegisterElemwise(OpRegistry& r) {
   r.Register("add_n", [](const Attrs& a) { return std::make_unique<AddN>(a); });
   r.Alias("ElementWiseSum", "add_n");
   const std::pair<const char*, ScalarKind> scalar[] = {
-      {"_plus_scalar", ScalarKind::kPlus},     {"_minus_scalar", ScalarKind::kMinus},
-      {"_rminus_scalar", ScalarKind::kRMinus}, {"_mul_scalar", ScalarKind::kMul},
-      {"_div_scalar", ScalarKind::kDiv},       {"_rdiv_scalar", ScalarKind::kRDiv},
-      {"_maximum_scalar", ScalarKind::kMaximum}, {"_minimum_scalar", ScalarKind::kMinimum}};
+      {"_plus_scalar", ScalarKind::kPlus},
+      {"_minus_scalar", ScalarKind::kMinus},
+      {"_rminus_scalar", ScalarKind::kRMinus},
+      {"_mul_scalar", ScalarKind::kMul},
+      {"_div_scalar", ScalarKind::kDiv},
+      {"_rdiv_scalar", ScalarKind::kRDiv},
+      {"_maximum_scalar", ScalarKind::kMaximum},
+      {"_minimum_scalar", ScalarKind::kMinimum},
+      {"_equal_scalar", ScalarKind::kEqual},
+      {"_not_equal_scalar", ScalarKind::kNotEqual},
+      {"_greater_scalar", ScalarKind::kGreater},
+      {"_greater_equal_scalar", ScalarKind::kGreaterEqual},
+      {"_lesser_scalar", ScalarKind::kLesser},
+      {"_lesser_equal_scalar", ScalarKind::kLesserEqual}};
   for (auto [name, kind] : scalar) {
     std::string n = name;
     r.Register(n, [k = kind, n](const Attrs& a) { return std::make_unique<Scalar>(k, n, a); });
@@ -367,7 +399,13 @@ void RegisterElemwise(OpRegistry& r) {
                              {"_DivScalar", "_div_scalar"},
                              {"_MaximumScalar", "_maximum_scalar"},
                              {"_MinimumScalar", "_minimum_scalar"},
-                             {"_RDivScalar", "_rdiv_scalar"}}) {
+                             {"_RDivScalar", "_rdiv_scalar"},
+                             {"_EqualScalar", "_equal_scalar"},
+                             {"_NotEqualScalar", "_not_equal_scalar"},
+                             {"_GreaterScalar", "_greater_scalar"},
+                             {"_GreaterEqualScalar", "_greater_equal_scalar"},
+                             {"_LesserScalar", "_lesser_scalar"},
+                             {"_LesserEqualScalar", "_lesser_equal_scalar"}}) {
     r.Alias(alias, name);
   }
 }

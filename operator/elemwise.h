@@ -16,7 +16,23 @@
 namespace cohort::op {
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv };
-enum class ScalarKind { kPlus, kMinus, kRMinus, kMul, kDiv, kRDiv, kMaximum, kMinimum };
+// The comparisons (_equal_scalar, ...) give 1 or 0 in the array's type and no gradient.
+enum class ScalarKind {
+  kPlus,
+  kMinus,
+  kRMinus,
+  kMul,
+  kDiv,
+  kRDiv,
+  kMaximum,
+  kMinimum,
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLesser,
+  kLesserEqual
+};
 
 template <typename T>
 COHORT_HOST_DEVICE T BinaryValue(BinaryKind kind, T a, T b) {
@@ -64,6 +80,12 @@ COHORT_HOST_DEVICE T ScalarValue(ScalarKind kind, T x, T s) {
     // A NaN input is the result (broadcast_maximum's rule).
     case ScalarKind::kMaximum: return x > s || x != x ? x : s;
     case ScalarKind::kMinimum: return x < s || x != x ? x : s;
+    case ScalarKind::kEqual: return static_cast<T>(x == s ? 1 : 0);
+    case ScalarKind::kNotEqual: return static_cast<T>(x != s ? 1 : 0);
+    case ScalarKind::kGreater: return static_cast<T>(x > s ? 1 : 0);
+    case ScalarKind::kGreaterEqual: return static_cast<T>(x >= s ? 1 : 0);
+    case ScalarKind::kLesser: return static_cast<T>(x < s ? 1 : 0);
+    case ScalarKind::kLesserEqual: return static_cast<T>(x <= s ? 1 : 0);
   }
   return T(0);
 }
@@ -88,8 +110,8 @@ COHORT_HOST_DEVICE ComputeType<T> ScalarGrad(ScalarKind kind, ComputeType<T> g, 
     }
     case ScalarKind::kMaximum: return ConvertValue<C>(x[i]) >= s ? g : C(0);
     case ScalarKind::kMinimum: return ConvertValue<C>(x[i]) <= s ? g : C(0);
+    default: return C(0);  // the comparisons
   }
-  return C(0);
 }
 inline bool ScalarGradReadsInput(ScalarKind kind) {
   return kind == ScalarKind::kRDiv || kind == ScalarKind::kMaximum || kind == ScalarKind::kMinimum;

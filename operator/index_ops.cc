@@ -173,7 +173,13 @@ class Pick : public Operator {
     if (!ShapeKnown(in[0])) return false;
     const Shape o = p_.geometry.OutShape(in[0]);
     AssignShape(out[0], o, type(), "output");
-    AssignShape(in[1], o, type(), "index");
+    // As MXNet: the index has the data's shape without the axis; with keepdims the output's
+    // shape (the axis kept as 1) is taken too, the same positions in the same order.
+    if (!(p_.geometry.keepdims && in[1] == o)) {
+      ArgReduceParam dropped = p_.geometry;
+      dropped.keepdims = false;
+      AssignShape(in[1], dropped.OutShape(in[0]), type(), "index");
+    }
     return true;
   }
 

@@ -34,5 +34,6 @@ from . import module as mod
 from . import monitor
 from . import monitor as mon
 from . import contrib
+from . import gluon
 
 __version__ = '0.1.0'

@@ -275,6 +275,17 @@ class Symbol:
                                               '_powerscalar')
     def __rpow__(self, o): return self._binary(o, None, None, '_rpower_scalar', '_rpowerscalar')
     def __neg__(self): return self.__mul__(-1.0)
+    # Comparisons give 1 or 0 (MXNet's _greater0, _greater_scalar0, ...); a Symbol stays
+    # hashable (it is a graph handle: scripts keep them in sets and as dictionary keys).
+    def _compare(self, o, name):
+        return self._binary(o, '_' + name, '_' + name, '_%s_scalar' % name, '_%s_scalar' % name)
+    def __eq__(self, o): return self._compare(o, 'equal')
+    def __ne__(self, o): return self._compare(o, 'not_equal')
+    def __gt__(self, o): return self._compare(o, 'greater')
+    def __ge__(self, o): return self._compare(o, 'greater_equal')
+    def __lt__(self, o): return self._compare(o, 'lesser')
+    def __le__(self, o): return self._compare(o, 'lesser_equal')
+    __hash__ = object.__hash__
     def __abs__(self): return _create('abs', [self], {}, NameManager.current().get(None, 'abs'))
 
     def __call__(self, *args, **kwargs):
