@@ -39,6 +39,55 @@ std::vector<std::pair<int64_t, int64_t>> SplitBatch(int64_t batch_size,
   return slices;
 }
 
+// Note [Batch axes]: as MXNet's executor group, each input is split over the devices along
+// its layout's 'N' (DataDesc::BatchAxis: 1 for "TNC") and each output along the 'N' of its
+// node's "__layout__" attribute; without an 'N', axis 0. Batches of the usual layouts are
+// rows, sliced as views; another axis is copied as `outer` runs of contiguous samples.
+namespace {
+
+// Samples [begin, begin + part's count) along `axis` of `whole`, copied into `part`
+// (to_part), or from it into `whole`. Any devices: every run is a view copied by CopyTo.
+void CopyAlongAxis(const NDArray& whole, const NDArray& part, int axis, int64_t begin,
+                   bool to_part) {
+  const int64_t count = part.shape()[axis];
+  if (axis == 0) {
+    const NDArray rows = whole.Slice(begin, begin + count);
+    to_part ? rows.CopyTo(part) : part.CopyTo(rows);
+    return;
+  }
+  const Shape& s = whole.shape();
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= s[i];
+  for (int i = axis + 1; i < s.ndim(); ++i) inner *= s[i];
+  const int64_t n = s[axis];
+  const NDArray w = whole.Reshape(Shape{outer * n, inner});
+  const NDArray p = part.Reshape(Shape{outer * count, inner});
+  for (int64_t o = 0; o < outer; ++o) {
+    const NDArray wv = w.Slice(o * n + begin, o * n + begin + count);
+    const NDArray pv = p.Slice(o * count, (o + 1) * count);
+    to_part ? wv.CopyTo(pv) : pv.CopyTo(wv);
+  }
+}
+
+std::string AlongAxis(int axis) {
+  return axis == 0 ? " rows" : " along axis " + std::to_string(axis);
+}
+
+Shape WithDim(Shape shape, int axis, int64_t n) {
+  shape[axis] = n;
+  return shape;
+}
+
+// Samples [begin, begin + count) along `axis`: a view for axis 0, else a copy.
+NDArray SamplesOf(const NDArray& whole, int axis, int64_t begin, int64_t count) {
+  if (axis == 0) return whole.Slice(begin, begin + count);
+  NDArray part = NDArray::Empty(WithDim(whole.shape(), axis, count), whole.dtype(), whole.ctx());
+  CopyAlongAxis(whole, part, axis, begin, true);
+  return part;
+}
+
+}  // namespace
+
 DataParallelExecutorGroup::DataParallelExecutorGroup(
     const Symbol& symbol, const std::vector<Context>& contexts,
     const std::vector<double>& work_load, const std::vector<DataDesc>& data_shapes,
@@ -52,16 +101,14 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
   COHORT_CHECK(group2ctxs.empty() || group2ctxs.size() == contexts.size())
       << "group2ctxs: " << group2ctxs.size() << " entries for " << contexts.size() << " devices";
   COHORT_CHECK(!data_shapes.empty()) << "no data descriptors";
-  // Batches are sliced over the devices along axis 0 (MXNet also slices along a layout's 'N'
-  // elsewhere, e.g. "TNC"; Cohort's iterators put it first).
-  for (const auto* descs : {&data_shapes, &label_shapes}) {
-    for (const DataDesc& d : *descs) {
-      COHORT_CHECK_EQ(d.BatchAxis(), 0)
-          << "input '" << d.name << "' has layout '" << d.layout
-          << "': Cohort splits batches over devices along axis 0, so 'N' must come first";
-    }
+  // Note [Batch axes].
+  for (const DataDesc& d : data_shapes) data_axes_.push_back(d.BatchAxis());
+  for (const NodeEntry& e : symbol.outputs()) {
+    auto layout = e.node->attrs.find("__layout__");
+    output_axes_.push_back(
+        layout == e.node->attrs.end() ? 0 : DataDesc{.layout = layout->second}.BatchAxis());
   }
-  batch_size_ = data_shapes[0].shape[0];
+  batch_size_ = data_shapes[0].shape[data_axes_[0]];
   slices_ = SplitBatch(batch_size_,
                        work_load.empty() ? std::vector<double>(contexts.size(), 1.0) : work_load);
   COHORT_CHECK_EQ(slices_.size(), contexts.size()) << "work load list entries for the devices";
@@ -81,6 +128,7 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     if (!for_training && !takes(d.name)) continue;
     label_names_.push_back(d.name);
     label_bound_.push_back(d.shape);
+    label_axes_.push_back(d.BatchAxis());
     label_slots_.push_back(i);
     inputs.push_back(d);
   }
@@ -89,6 +137,13 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
         << "parameter '" << p << "' is not an argument of the symbol";
   }
   aux_names_ = symbol.ListAuxiliaryStates();
+  // A data input of a floating dtype binds in it (MXNet's type_dict: float16 data runs the
+  // network in float16); integer inputs and labels bind as the network infers them, their
+  // values converted as they are loaded (token ids into Embedding, class indices).
+  std::map<std::string, DType> types;
+  for (const DataDesc& d : data_shapes) {
+    if (IsFloatingPoint(d.dtype)) types[d.name] = d.dtype;
+  }
   // Each device gets its share of the cores (Note [Kernel threads]).
   const std::vector<int> threads =
       SplitThreads(Env().num_threads, static_cast<int>(contexts.size()));
@@ -97,7 +152,7 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     std::map<std::string, Shape> shapes;
     for (const DataDesc& desc : inputs) {
       COHORT_CHECK(takes(desc.name)) << "input '" << desc.name << "' is not an argument of the symbol";
-      shapes[desc.name] = desc.shape.WithDim0(rows);
+      shapes[desc.name] = WithDim(desc.shape, desc.BatchAxis(), rows);
     }
     std::map<std::string, GradReq> reqs;
     auto listed = [&](const std::vector<std::string>& names, const std::string& a) {
@@ -113,7 +168,7 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
     }
     executors_.push_back(Executor::SimpleBind(
         symbol, contexts[d], shapes, GradReq::kNull, reqs,
-        shared_group ? shared_group->executors_[d].get() : nullptr, {},
+        shared_group ? shared_group->executors_[d].get() : nullptr, types,
         group2ctxs.empty() ? std::map<std::string, Context>{} : group2ctxs[d]));
     arenas_.push_back(std::make_unique<ThreadArena>(threads[d]));
     executors_.back()->set_arena(arenas_.back().get());
@@ -150,7 +205,11 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
                                     [](const Context& c) { return c.is_gpu(); });
   const bool placed = std::any_of(group2ctxs.begin(), group2ctxs.end(),
                                   [](const auto& groups) { return !groups.empty(); });
-  if (all_gpus && !placed) {
+  // The staging copies rows: other batch axes load by plain copies (Note [Batch axes]).
+  const bool rows =
+      std::all_of(data_axes_.begin(), data_axes_.end(), [](int a) { return a == 0; }) &&
+      std::all_of(label_axes_.begin(), label_axes_.end(), [](int a) { return a == 0; });
+  if (all_gpus && !placed && rows) {
     std::vector<int> devices;
     std::vector<std::vector<NDArray>> inputs(executors_.size());
     for (size_t d = 0; d < executors_.size(); ++d) {
@@ -214,10 +273,11 @@ void DataParallelExecutorGroup::LoadDataBatch(const DataBatch& batch) {
     const auto [begin, end] = slices_[d];
     const auto& args = executors_[d]->arg_dict();
     for (size_t i = 0; i < data_names_.size(); ++i) {
-      batch.data[i].Slice(begin, end).CopyTo(args.at(data_names_[i]));
+      CopyAlongAxis(batch.data[i], args.at(data_names_[i]), data_axes_[i], begin, true);
     }
     for (size_t i = 0; i < label_names_.size(); ++i) {
-      batch.label[label_slots_[i]].Slice(begin, end).CopyTo(args.at(label_names_[i]));
+      CopyAlongAxis(batch.label[label_slots_[i]], args.at(label_names_[i]), label_axes_[i], begin,
+                    true);
     }
   }
 }
@@ -273,9 +333,10 @@ void DataParallelExecutorGroup::Backward() {
 void DataParallelExecutorGroup::Backward(const std::vector<NDArray>& out_grads) {
   if (out_grads.empty()) return Backward();
   for (size_t k = 0; k < out_grads.size(); ++k) {
-    COHORT_CHECK(out_grads[k].shape().ndim() > 0 && out_grads[k].shape()[0] == batch_size_)
+    const int axis = k < output_axes_.size() ? output_axes_[k] : 0;
+    COHORT_CHECK(out_grads[k].shape().ndim() > axis && out_grads[k].shape()[axis] == batch_size_)
         << "Backward: head gradient " << k << " has shape " << out_grads[k].shape()
-        << "; expected the whole batch of " << batch_size_ << " rows";
+        << "; expected the whole batch of " << batch_size_ << AlongAxis(axis);
   }
   if (gradient_ready_) {
     for (size_t p = 0; p < param_names_.size(); ++p) devices_pending_[p] = num_devices();
@@ -283,7 +344,11 @@ void DataParallelExecutorGroup::Backward(const std::vector<NDArray>& out_grads) 
   auto run = [this, &out_grads](int d) {
     timeline::Span span(timeline::Span::OnDevice{d}, "backward");
     std::vector<NDArray> rows;
-    for (const NDArray& g : out_grads) rows.push_back(g.Slice(slices_[d].first, slices_[d].second));
+    const auto [begin, end] = slices_[d];
+    for (size_t k = 0; k < out_grads.size(); ++k) {
+      rows.push_back(SamplesOf(out_grads[k], k < output_axes_.size() ? output_axes_[k] : 0, begin,
+                               end - begin));
+    }
     executors_[d]->Backward(rows);
   };
   workers_->Run(run);
@@ -302,10 +367,12 @@ void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vect
   const int64_t valid = batch_size_ - pad;
   COHORT_CHECK(pad >= 0 && pad <= batch_size_)
       << "UpdateMetric: pad " << pad << " for a batch of " << batch_size_;
-  for (const NDArray& l : labels) {
-    COHORT_CHECK(l.shape().ndim() > 0 && l.shape()[0] == batch_size_)
-        << "UpdateMetric: labels of shape " << l.shape() << " for a batch of " << batch_size_
-        << " rows";
+  auto label_axis = [&](size_t k) { return k < label_axes_.size() ? label_axes_[k] : 0; };
+  for (size_t k = 0; k < labels.size(); ++k) {
+    COHORT_CHECK(labels[k].shape().ndim() > label_axis(k) &&
+                 labels[k].shape()[label_axis(k)] == batch_size_)
+        << "UpdateMetric: labels of shape " << labels[k].shape() << " for a batch of "
+        << batch_size_ << AlongAxis(label_axis(k));
   }
   thread_local std::vector<NDArray> label_slices, output_slices;  // reused: no allocation per step
   for (size_t d = 0; d < executors_.size(); ++d) {
@@ -317,8 +384,8 @@ void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vect
     label_slices.resize(n);
     output_slices.resize(n);
     for (size_t k = 0; k < n; ++k) {
-      label_slices[k] = labels[k].Slice(begin, begin + rows);
-      output_slices[k] = outputs[k].Slice(0, rows);
+      label_slices[k] = SamplesOf(labels[k], label_axis(k), begin, rows);
+      output_slices[k] = SamplesOf(outputs[k], output_axes_[k], 0, rows);
     }
     metric.Update(label_slices, output_slices);
   }
@@ -371,7 +438,8 @@ void DataParallelExecutorGroup::GetParams(std::map<std::string, NDArray>* arg_pa
 
 void DataParallelExecutorGroup::CopyOutput(int index, const NDArray& out) const {
   for (size_t d = 0; d < executors_.size(); ++d) {
-    executors_[d]->outputs().at(index).CopyTo(out.Slice(slices_[d].first, slices_[d].second));
+    CopyAlongAxis(out, executors_[d]->outputs().at(index), output_axes_[index], slices_[d].first,
+                  false);
   }
 }
 

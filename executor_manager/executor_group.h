@@ -99,8 +99,10 @@ class DataParallelExecutorGroup {
   // Throws naming the input when `batch` does not have the arrays and shapes bound (a larger
   // batch was cut silently; another bucket's batch failed inside a copy).
   void CheckBatch(const DataBatch& batch, const char* caller) const;
-  // Rows [begin, end) of the batch on each device.
+  // Samples [begin, end) of the batch on each device (along each array's batch axis).
   const std::vector<std::pair<int64_t, int64_t>>& slices() const { return slices_; }
+  // The axis output `index` is split along: its node's "__layout__" 'N' (0 without one).
+  int output_axis(int index) const { return output_axes_[index]; }
 
  private:
   std::vector<Context> contexts_;
@@ -109,6 +111,8 @@ class DataParallelExecutorGroup {
   std::vector<std::string> data_names_, label_names_, param_names_, aux_names_;
   std::vector<size_t> label_slots_;  // batch.label index of each label_names_ entry
   std::vector<Shape> data_bound_, label_bound_;  // the whole batch's shapes each is bound for
+  // The axis each input and output is split along (its layout's 'N'; Note [Batch axes]).
+  std::vector<int> data_axes_, label_axes_, output_axes_;
   std::vector<std::unique_ptr<Executor>> executors_;
   std::vector<std::vector<NDArray>> param_arrays_, grad_arrays_, aux_arrays_;
   std::unique_ptr<DeviceWorkers> workers_;

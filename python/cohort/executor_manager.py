@@ -186,6 +186,10 @@ class DataParallelExecutorManager:
         """Each device's outputs, in device order."""
         return [[NDArray(h) for h in outs] for outs in self._handle.outputs]
 
+    def merged_output(self, index):
+        """Output `index` of the whole batch, the devices' parts joined along its batch axis."""
+        return NDArray(self._handle.merged_output(index))
+
     def update_metric(self, metric, labels, pre_sliced=False):
         """Updates `metric` with each device's outputs and its slice of the labels."""
         if isinstance(metric, _NativeMetric) and not pre_sliced:

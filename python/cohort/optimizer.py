@@ -115,7 +115,13 @@ class Optimizer(object):
         raise NotImplementedError()
 
     def update_multi_precision(self, index, weight, grad, state):
-        """update, on the float32 master copy of a float16 weight with multi_precision."""
+        """update, on the float32 master copy of a float16 weight with multi_precision. Lists
+        of indices, weights, gradients and states (MXNet 1.9's aggregated call, as its LAMB and
+        SGD take them) update each in turn: the same values as MXNet's multi-tensor kernels."""
+        if isinstance(index, (tuple, list)):
+            for i, w, g, s in zip(index, weight, grad, state):
+                self.update_multi_precision(i, w, g, s)
+            return
         if self.multi_precision and weight.dtype == numpy.float16:
             master, original_state = state[0], state[1]
             self.update(index, master, grad.astype(numpy.float32), original_state)

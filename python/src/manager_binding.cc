@@ -106,6 +106,25 @@ void RegisterManager(py::module_& m) {
                                }
                                return out;
                              })
+      // Output `index` of the whole batch: the devices' parts joined along its batch axis
+      // (Note [Batch axes]) into a new array beside device 0's part, in its dtype.
+      .def(
+          "merged_output",
+          [](DataParallelExecutorManager& manager, int index) {
+            DataParallelExecutorGroup& group = manager.current();
+            const auto& first = group.executor(0).outputs();
+            if (index < 0 || index >= static_cast<int>(first.size())) {
+              throw py::index_error("output " + std::to_string(index) + " of " +
+                                    std::to_string(first.size()));
+            }
+            Shape shape = first[index].shape();
+            shape[group.output_axis(index)] = group.batch_size();
+            NDArray merged = NDArray::Empty(shape, first[index].dtype(), first[index].ctx());
+            py::gil_scoped_release release;
+            group.CopyOutput(index, merged);
+            return merged;
+          },
+          py::arg("index"))
       // Device d's executor of the current bucket, alive while the manager is.
       .def(
           "executor",

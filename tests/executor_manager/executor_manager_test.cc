@@ -115,18 +115,28 @@ Symbol Bucketed(int64_t) {
   return sym::SoftmaxOutput(x, "softmax");
 }
 
-TEST(DataParallelExecutorGroup, RefusesABatchAxisOtherThanTheFirst) {
-  const std::vector<DataDesc> data = {{"data", {3, 2, 4}, DType::kFloat32, "TNC"}};
-  try {
-    DataParallelExecutorGroup group(Mlp(), {Context::CPU(0), Context::CPU(1)}, {}, data, {},
-                                    kParams, true);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("input 'data' has layout 'TNC': Cohort splits batches "
-                                         "over devices along axis 0"),
-              std::string::npos)
-        << e.what();
-  }
+// Note [Batch axes]: a "TNC" input is split along N; the output, whose node says "TNC" too,
+// is joined along it; each device sees its samples of every time step.
+TEST(DataParallelExecutorGroup, SplitsAndJoinsAlongTheLayoutsBatchAxis) {
+  Symbol net = Symbol::Create("Activation", std::vector<Symbol>{sym::Variable("data")},
+                              {{"act_type", "tanh"}, {"__layout__", "TNC"}}, "act");
+  const std::vector<DataDesc> data = {{"data", {3, 5, 2}, DType::kFloat32, "TNC"}};
+  DataParallelExecutorGroup group(net, {Context::CPU(0), Context::CPU(1)}, {}, data, {}, {}, true);
+  EXPECT_EQ(group.batch_size(), 5);
+  EXPECT_EQ(group.executor(0).outputs()[0].shape(), Shape({3, 2, 2}));
+  EXPECT_EQ(group.executor(1).outputs()[0].shape(), Shape({3, 3, 2}));
+  std::vector<float> x(30);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(i) - 1.5f;
+  DataBatch batch;
+  batch.data = {NDArray::FromVector<float>({3, 5, 2}, std::span<const float>(x))};
+  group.LoadDataBatch(batch);
+  group.Forward(false);
+  // Device 1's sample 0 is sample 2 of the batch: at time step 1, elements 14 and 15.
+  EXPECT_FLOAT_EQ(group.executor(1).outputs()[0].ToVector<float>()[6], std::tanh(x[14]));
+  NDArray joined = NDArray::Empty({3, 5, 2});
+  group.CopyOutput(0, joined);
+  const std::vector<float> y = joined.ToVector<float>();
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(y[i], std::tanh(x[i])) << i;
 }
 
 TEST(DataParallelExecutorManager, BucketsShareTheDefaultBucketsParameters) {

@@ -253,6 +253,53 @@ def test_input_grads_over_two_devices_equal_one_executor():
         plain.get_input_grads()
 
 
+def test_tnc_layout_splits_axis_one_and_equals_one_executor():
+    """A 'TNC' input is split over the devices along N (axis 1), as is an output whose node
+    has __layout__='TNC'; outputs, input and parameter gradients equal one executor's."""
+    data = mx.sym.var('data')
+    net = mx.sym.FullyConnected(data, num_hidden=5, flatten=False, name='fc')
+    net = mx.sym.Activation(net, act_type='tanh', name='act', __layout__='TNC')
+    rng = np.random.RandomState(5)
+    x = rng.uniform(-1, 1, (3, 8, 4)).astype(np.float32)
+    head = rng.uniform(-1, 1, (3, 8, 5)).astype(np.float32)
+    mod = mx.mod.Module(net, label_names=None, context=[mx.cpu(0), mx.cpu(1)],
+                        work_load_list=[3, 1])
+    mod.bind([mx.io.DataDesc('data', (3, 8, 4), layout='TNC')], inputs_need_grad=True)
+    mod.init_params(mx.init.Xavier())
+    mod.forward(mx.io.DataBatch([mx.nd.array(x)], None), is_train=True)
+    mod.backward([mx.nd.array(head)])
+    assert [o.shape for o in mod.get_outputs(merge_multi_context=False)[0]] == \
+        [(3, 6, 5), (3, 2, 5)]
+    assert [g.shape for g in mod.get_input_grads(merge_multi_context=False)[0]] == \
+        [(3, 6, 4), (3, 2, 4)]
+    args, _ = mod.get_params()
+    exe = net.simple_bind(mx.cpu(), data=(3, 8, 4))
+    for name, value in args.items():
+        exe.arg_dict[name][:] = value
+    exe.forward(is_train=True, data=x)
+    exe.backward([mx.nd.array(head)])
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), exe.outputs[0].asnumpy(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(),
+                               exe.grad_dict['data'].asnumpy(), rtol=1e-5, atol=1e-7)
+    summed = sum(e.grad_dict['fc_weight'].asnumpy() for e in mod._exec_group.execs)
+    np.testing.assert_allclose(summed, exe.grad_dict['fc_weight'].asnumpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_float16_data_binds_the_network_in_float16():
+    """MXNet's test_module_dtype: the data's dtype reaches the executors (type_dict)."""
+    net = mx.sym.Activation(mx.sym.var('data'), act_type='relu', __layout__='TNC')
+    mod = mx.mod.Module(net, ('data',), None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc('data', (3, 8, 7), np.float16, layout='TNC')])
+    mod.init_params()
+    x = np.random.RandomState(1).uniform(-1, 1, (3, 8, 7)).astype(np.float16)
+    mod.forward(mx.io.DataBatch([mx.nd.array(x, dtype=np.float16)], None))
+    out = mod.get_outputs()[0]
+    assert out.dtype == np.float16 and out.shape == (3, 8, 7)
+    np.testing.assert_array_equal(out.asnumpy(), np.maximum(x, 0))
+
+
 def test_group2ctxs_places_layers_and_trains_as_one_context():
     # MXNet's model parallelism: each ctx_group's layers (and their parameters) on its context,
     # copies between; a fit over two devices, each with its groups, equals a plain one.

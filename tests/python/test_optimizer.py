@@ -138,3 +138,26 @@ def test_lamb_multi_precision_moves_its_master_copy():
     assert seen[0][0] > seen[1][0] > seen[2][0]  # a positive gradient: down each step
     # Step 1 equals MXNet's: [0.4673, -0.2827, 0.0672] in float16.
     np.testing.assert_allclose(seen[0].astype(np.float16), [0.4673, -0.2827, 0.0672], atol=1e-4)
+
+
+@pytest.mark.parametrize('name', ['lamb', 'sgd', 'adam'])
+def test_aggregated_update_equals_one_tensor_at_a_time(name):
+    """MXNet 1.9's aggregated call (lists of indices, weights, gradients, states: its
+    compare_optimizer(ntensors=...) and test_multilamb make it) updates as separate calls."""
+    rng = np.random.RandomState(4)
+    shapes = [(5, 3), (7,), (2, 2, 2)]
+    weights = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    grads = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    kwargs = {'learning_rate': 0.1, 'wd': 0.01, 'rescale_grad': 0.5}
+    together, alone = mx.optimizer.create(name, **kwargs), mx.optimizer.create(name, **kwargs)
+    w1 = [mx.nd.array(w) for w in weights]
+    w2 = [mx.nd.array(w) for w in weights]
+    s1 = [together.create_state_multi_precision(i, w) for i, w in enumerate(w1)]
+    s2 = [alone.create_state_multi_precision(i, w) for i, w in enumerate(w2)]
+    for _ in range(2):
+        together.update_multi_precision(list(range(3)), w1, [mx.nd.array(g) for g in grads], s1)
+        for i in range(3):
+            alone.update_multi_precision(i, w2[i], mx.nd.array(grads[i]), s2[i])
+    for a, b, w in zip(w1, w2, weights):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+        assert not np.array_equal(a.asnumpy(), w)

@@ -7,7 +7,7 @@ from .. import context as ctx_mod
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..executor_manager import DataParallelExecutorManager
-from ..io import DataDesc
+from ..io import DataDesc, _desc
 
 __all__ = ['DataParallelExecutorGroup']
 
@@ -27,6 +27,12 @@ def _descs(shapes, what):
     return out
 
 
+def _batch_axis(desc):
+    """The axis the C++ group splits an input along: its layout's 'N' where the layout fits
+    the shape, else 0."""
+    return max(DataDesc.get_batch_axis(_desc(desc)[3]), 0)
+
+
 class _Shapes(object):
     """What the C++ group reads of an iterator: the descriptions, the batch size and the
     default bucket's key."""
@@ -34,7 +40,7 @@ class _Shapes(object):
     def __init__(self, data_shapes, label_shapes, default_bucket_key=None):
         self.provide_data = data_shapes
         self.provide_label = label_shapes
-        self.batch_size = data_shapes[0].shape[0]
+        self.batch_size = data_shapes[0].shape[_batch_axis(data_shapes[0])]
         self.default_bucket_key = default_bucket_key
 
 
@@ -102,6 +108,9 @@ class DataParallelExecutorGroup(object):
         # The parameters with gradients, in the order of param_arrays and grad_arrays.
         self.param_names = [n for n in param_names if n not in self.fixed_param_names]
         self.output_names = symbol.list_outputs()
+        # Each output is split over the devices along its node's __layout__ 'N' (MXNet's).
+        self.output_layouts = [max(DataDesc.get_batch_axis(symbol[i].attr('__layout__')), 0)
+                               for i in range(len(self.output_names))]
         self._buckets = _buckets  # (sym_gen over integer keys, default key): BucketingModule's
         self.bind_exec(data_shapes, label_shapes)
 
@@ -109,7 +118,8 @@ class DataParallelExecutorGroup(object):
         """Binds (or rebinds, for reshape) the executors for these input shapes."""
         self.data_shapes = _descs(data_shapes, 'data_shapes')
         self.label_shapes = _descs(label_shapes, 'label_shapes')
-        self.batch_size = self.data_shapes[0].shape[0]
+        self.data_layouts = [_batch_axis(d) for d in self.data_shapes]
+        self.batch_size = self.data_shapes[0].shape[self.data_layouts[0]]
         sym_gen, default_key = self._buckets or (None, None)
         self._manager = DataParallelExecutorManager(
             self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes, default_key),
@@ -173,15 +183,16 @@ class DataParallelExecutorGroup(object):
         return list(zip(self.output_names, out_shapes))
 
     def get_outputs(self, merge_multi_context=True, begin=0, end=None):
-        """The outputs: merged over the devices (batch axis first), or per output a list of
-        the devices' parts."""
+        """The outputs: merged over the devices (along each output's batch axis), or per
+        output a list of the devices' parts."""
         per_device = self._manager.outputs
         count = len(per_device[0])
         end = count if end is None else end
         outputs = [[dev[i] for dev in per_device] for i in range(begin, end)]
         if not merge_multi_context:
             return outputs
-        return [parts[0] if len(parts) == 1 else nd.concat(*parts, dim=0) for parts in outputs]
+        return [parts[0] if len(parts) == 1 else self._manager.merged_output(i)
+                for i, parts in enumerate(outputs, begin)]
 
     def get_states(self, merge_multi_context=True):
         raise MXNetError("get_states: Cohort's executor group has no state arrays yet")
@@ -204,7 +215,8 @@ class DataParallelExecutorGroup(object):
         grads = [[e.grad_dict[d.name] for e in execs] for d in self.data_shapes]
         if not merge_multi_context:
             return grads
-        return [g[0] if len(g) == 1 else nd.concat(*g, dim=0) for g in grads]
+        return [g[0] if len(g) == 1 else nd.concat(*g, dim=axis)
+                for g, axis in zip(grads, self.data_layouts)]
 
     @property
     def execs(self):
