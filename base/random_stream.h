@@ -49,8 +49,8 @@ COHORT_HOST_DEVICE uint64_t ForwardSeed(uint64_t random_seed, uint64_t forward_c
 // mx.random.seed's stream (Note [Random streams]): draw d of seed s is seeded with
 // Mix64(s + d * golden ratio), so the same seed gives the same draws whatever ran between.
 // mx.random.uniform/normal run their op alone, node 0 of a one-op executor on its first
-// forward: DrawKey is the key their elements are drawn with, which cohort-train's initializer
-// uses too, so that its parameters equal Module.init_params' after mx.random.seed.
+// forward: NextDrawKey is the key their elements are drawn with, which cohort-train's
+// initializer uses too, so that its parameters equal Module.init_params' after mx.random.seed.
 class SeedStream {
  public:
   explicit SeedStream(uint64_t seed = 0) : base_(seed) {}
