@@ -9,7 +9,7 @@ the score.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/train_mnist.py [--epochs N]
     mpirun -np 2 --allow-run-as-root -x PYTHONPATH=build/python /usr/bin/python3 \\
-        examples/train_mnist.py --kvstore mpi --devices 1      # each worker half of each batch
+        examples/train_mnist.py --kvstore mpi --devices 1 --batch-size 64  # = one process, 2 devices
 """
 import argparse
 import json
@@ -53,7 +53,9 @@ def main():
                             label=FMNIST + 'train-labels-idx1-ubyte.gz',
                             batch_size=args.batch_size, shuffle=True, seed=args.seed,
                             reshuffle_each_epoch=True,  # as cohort-train (MXNet's: once)
-                            num_parts=kv.num_workers, part_index=kv.rank)
+                            # each worker its rows of every global batch, as cohort-train
+                            num_parts=kv.num_workers, part_index=kv.rank,
+                            sharding='global_batch')
     val = mx.io.MNISTIter(image=FMNIST + 't10k-images-idx3-ubyte.gz',
                           label=FMNIST + 't10k-labels-idx1-ubyte.gz',
                           batch_size=args.batch_size, shuffle=False)

@@ -257,13 +257,16 @@ class MNISTIter(_NativeIter):
     num_parts serves a contiguous share of the samples (one per worker); prefetch_buffer
     batches are made ahead on a thread of their own (0: none), as in MXNet. MXNet's shuffles
     once; Cohort's reshuffle_each_epoch=True (not in MXNet) shuffles again at every reset, as
-    cohort-train's data does."""
+    cohort-train's data does. sharding='global_batch' (not in MXNet) serves part_index's rows
+    of every global batch of num_parts x batch_size instead of a contiguous part of the file:
+    workers then train on the batches one process would (cohort-train's Note [Sharding])."""
 
     @keywords_checked
     def __init__(self, image='./train-images-idx3-ubyte', label='./train-labels-idx1-ubyte',
                  batch_size=128, shuffle=True, flat=False, seed=0, silent=False, num_parts=1,
                  part_index=0, prefetch_buffer=4, ctx='gpu', dtype=None,
-                 data_name='data', label_name='softmax_label', reshuffle_each_epoch=False):
+                 data_name='data', label_name='softmax_label', reshuffle_each_epoch=False,
+                 sharding='parts'):
         if ctx not in ('cpu', 'gpu'):  # MXNet's: where batches are made; Cohort's are host's
             raise ValueError("MNISTIter: ctx must be 'cpu' or 'gpu', got %r" % (ctx,))
         if dtype not in (None, 'float32'):
@@ -271,7 +274,8 @@ class MNISTIter(_NativeIter):
                              % (dtype,))
         handle = _cohort.mnist_iter(image, label, bool(flat), batch_size, bool(shuffle), seed,
                                     data_name, label_name, int(num_parts), int(part_index),
-                                    int(prefetch_buffer), bool(reshuffle_each_epoch))
+                                    int(prefetch_buffer), bool(reshuffle_each_epoch),
+                                    str(sharding))
         super().__init__(handle, batch_size)
 
 

@@ -96,7 +96,12 @@ void RegisterIO(py::module_& m) {
       "mnist_iter",
       [](const std::string& image, const std::string& label, bool flat, int64_t batch_size,
          bool shuffle, uint64_t seed, const std::string& data_name, const std::string& label_name,
-         int num_parts, int part_index, int prefetch_buffer, bool reshuffle_each_epoch) {
+         int num_parts, int part_index, int prefetch_buffer, bool reshuffle_each_epoch,
+         const std::string& sharding) {
+        if (sharding != "parts" && sharding != "global_batch") {
+          throw py::value_error("MNISTIter: sharding '" + sharding +
+                                "': expected 'parts' or 'global_batch'");
+        }
         if (num_parts < 1 || part_index < 0 || part_index >= num_parts) {
           throw py::value_error("MNISTIter: part_index " + std::to_string(part_index) +
                                 " of num_parts " + std::to_string(num_parts) +
@@ -114,10 +119,11 @@ void RegisterIO(py::module_& m) {
         o.label_name = label_name;
         o.batch = Options(batch_size, shuffle, seed, "pad");
         o.batch.reshuffle_each_epoch = reshuffle_each_epoch;  // MXNet's keeps its one order
-        if (num_parts > 1) {  // MXNet's parts: contiguous shares of the file
+        if (num_parts > 1) {  // MXNet's parts: contiguous shares of the file; or Note [Sharding]
           o.batch.num_parts = num_parts;
           o.batch.part_index = part_index;
-          o.batch.sharding = BatchOptions::Sharding::kParts;
+          o.batch.sharding = sharding == "parts" ? BatchOptions::Sharding::kParts
+                                                 : BatchOptions::Sharding::kGlobalBatch;
         }
         py::gil_scoped_release release;
         std::unique_ptr<DataIter> iter = std::make_unique<MNISTIter>(o);
@@ -130,7 +136,7 @@ void RegisterIO(py::module_& m) {
       py::arg("image"), py::arg("label"), py::arg("flat"), py::arg("batch_size"),
       py::arg("shuffle"), py::arg("seed"), py::arg("data_name"), py::arg("label_name"),
       py::arg("num_parts"), py::arg("part_index"), py::arg("prefetch_buffer"),
-      py::arg("reshuffle_each_epoch"));
+      py::arg("reshuffle_each_epoch"), py::arg("sharding"));
   m.def(
       "csv_iter",
       [](const std::string& data_csv, const py::handle& data_shape, const std::string& label_csv,

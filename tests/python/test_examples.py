@@ -3,6 +3,7 @@
 trains under cohort-train, and train_mnist's Module.fit runs the C++ loop and checkpoints."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -14,9 +15,10 @@ pytestmark = pytest.mark.skipif(not os.path.exists(FMNIST),
                                 reason='dataset-fashion-mnist not installed')
 
 
-def run(script, *args):
-    out = subprocess.run([sys.executable, os.path.join(ROOT, 'examples', script)] + list(args),
-                         capture_output=True, text=True, timeout=240, env=os.environ)
+def run(script, *args, env=None, launcher=()):
+    out = subprocess.run(list(launcher) + [sys.executable, os.path.join(ROOT, 'examples', script)]
+                         + list(args), capture_output=True, text=True, timeout=240,
+                         env=dict(os.environ, **(env or {})))
     assert out.returncode == 0, out.stderr[-2000:]
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
 
@@ -44,7 +46,9 @@ def test_python_symbol_trains_under_cohort_train(tmp_path):
 def test_train_mnist_equals_cohort_train_bit_for_bit(tmp_path):
     """Module.fit on the C++ loop, seeded by mx.random.seed and given the config's initializer,
     schedule and shuffling, ends with cohort-train's parameters for the default job."""
-    *epochs, score = run('train_mnist.py', '--epochs', '2', '--prefix', str(tmp_path / 'lenet'))
+    # One kernel thread a device, as the MPI run below has.
+    *epochs, score = run('train_mnist.py', '--epochs', '2', '--prefix', str(tmp_path / 'lenet'),
+                         env={'COHORT_NUM_THREADS': '2'})
     assert score['engine'] == 'C++ loop', score
     assert score['val_accuracy'] > 0.8 and epochs[0]['train_accuracy'] > 0.7, (epochs, score)
     assert os.path.exists(tmp_path / 'lenet-symbol.json')
@@ -63,3 +67,23 @@ def test_train_mnist_equals_cohort_train_bit_for_bit(tmp_path):
         for name in ours:
             assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), \
                 (epoch, name)
+
+
+@pytest.mark.skipif(shutil.which('mpirun') is None, reason='no mpirun')
+def test_train_mnist_under_mpirun_equals_one_process_on_two_devices(tmp_path):
+    """Two workers of one device, each its half of every global batch of 128
+    (sharding='global_batch'), end the epoch with one process's parameters on two devices, bit
+    for bit with one kernel thread a device on both sides."""
+    threads = {'COHORT_NUM_THREADS': '1'}
+    mpirun = ['mpirun', '-np', '2', '--allow-run-as-root', '--oversubscribe', '--bind-to', 'none',
+              '-x', 'PYTHONPATH', '-x', 'COHORT_NUM_THREADS']
+    run('train_mnist.py', '--epochs', '1', '--kvstore', 'mpi', '--devices', '1', '--batch-size',
+        '64', '--prefix', str(tmp_path / 'mpi'), env=threads, launcher=mpirun)
+    run('train_mnist.py', '--epochs', '1', '--prefix', str(tmp_path / 'one'),
+        env={'COHORT_NUM_THREADS': '2'})
+    import cohort as mx
+    ours, theirs = mx.nd.load(str(tmp_path / 'mpi-0001.params')), \
+        mx.nd.load(str(tmp_path / 'one-0001.params'))
+    assert sorted(ours) == sorted(theirs)
+    for name in ours:
+        assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), name
