@@ -89,6 +89,50 @@ COHORT_HOST_DEVICE float UnaryValue(UnaryKind kind, float x, float a_min, float 
   return 0;
 }
 
+// UnaryValue in double (float64 arrays; Note [Typed unary math]).
+COHORT_HOST_DEVICE double UnaryValue64(UnaryKind kind, double x, double a_min, double a_max) {
+  switch (kind) {
+    case UnaryKind::kSqrt: return sqrt(x);
+    case UnaryKind::kExp: return exp(x);
+    case UnaryKind::kLog: return log(x);
+    case UnaryKind::kSquare: return x * x;
+    case UnaryKind::kClip: return x < a_min ? a_min : x > a_max ? a_max : x;
+    case UnaryKind::kCopy: return x;
+    case UnaryKind::kAbs: return fabs(x);
+    case UnaryKind::kSign: return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+    case UnaryKind::kReciprocal: return 1.0 / x;
+    case UnaryKind::kRsqrt: return 1.0 / sqrt(x);
+    case UnaryKind::kCbrt: return cbrt(x);
+    case UnaryKind::kRcbrt: return 1.0 / cbrt(x);
+    case UnaryKind::kSin: return sin(x);
+    case UnaryKind::kCos: return cos(x);
+    case UnaryKind::kTan: return tan(x);
+    case UnaryKind::kArcsin: return asin(x);
+    case UnaryKind::kArccos: return acos(x);
+    case UnaryKind::kArctan: return atan(x);
+    case UnaryKind::kSinh: return sinh(x);
+    case UnaryKind::kCosh: return cosh(x);
+    case UnaryKind::kArcsinh: return asinh(x);
+    case UnaryKind::kArccosh: return acosh(x);
+    case UnaryKind::kArctanh: return atanh(x);
+    case UnaryKind::kDegrees: return x * 57.29577951308232;
+    case UnaryKind::kRadians: return x / 57.29577951308232;
+    case UnaryKind::kFloor: return floor(x);
+    case UnaryKind::kCeil: return ceil(x);
+    case UnaryKind::kRound: return round(x);
+    case UnaryKind::kRint: return rint(x);
+    case UnaryKind::kFix:
+    case UnaryKind::kTrunc: return trunc(x);
+    case UnaryKind::kLog10: return log10(x);
+    case UnaryKind::kLog2: return log2(x);
+    case UnaryKind::kLog1p: return log1p(x);
+    case UnaryKind::kExpm1: return expm1(x);
+    case UnaryKind::kZerosLike: return 0.0;
+    case UnaryKind::kOnesLike: return 1.0;
+  }
+  return 0;
+}
+
 // Whether a function's derivative is nonzero somewhere: sign, the rounding functions,
 // zeros_like and ones_like pass no gradient (Note [Zero gradients]).
 COHORT_HOST_DEVICE bool UnaryPassesGradient(UnaryKind kind) {
@@ -116,20 +160,21 @@ inline bool UnaryTakes(UnaryKind kind, DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
     case DType::kFloat16:
-    case DType::kBFloat16: return true;
+    case DType::kBFloat16:
+    case DType::kFloat64: return true;
     case DType::kBool: return kind == UnaryKind::kZerosLike || kind == UnaryKind::kOnesLike;
-    default: return UnaryExactOnIntegers(kind);  // float64 and the integers
+    default: return UnaryExactOnIntegers(kind);  // the integers
   }
 }
 
 // Note [Typed unary math]
-// float16 and bfloat16 compute in float32 through UnaryValue, as MXNet computes them. float64
-// and the integer types take the functions that are exact on them (UnaryExactOnIntegers):
-// copies, abs, sign and square (integers wrapping as numpy's), clip (bounds compared in double),
-// the rounding functions (integers unchanged; float64 through the double functions), zeros_like
-// and ones_like. The others on float64 would lose its precision in float32 and are refused at
-// bind. Gradients (UnaryTypedGrad): the half types through UnaryGrad in float, float64 in double
-// for the functions it takes; integers have none.
+// float16 and bfloat16 compute in float32 through UnaryValue, as MXNet computes them; float64
+// computes every function in double (UnaryValue64, UnaryGrad64), as MXNet's float64 kernels do.
+// The integer types take the functions that are exact on them (UnaryExactOnIntegers): copies,
+// abs, sign and square (wrapping as numpy's), clip (bounds compared in double), the rounding
+// functions (unchanged), zeros_like and ones_like; the others are refused at bind. Gradients
+// (UnaryTypedGrad): the half types through UnaryGrad in float, float64 through UnaryGrad64;
+// integers have none.
 template <typename T>
 COHORT_HOST_DEVICE T UnaryTyped(UnaryKind kind, T x, float a_min, float a_max) {
   if constexpr (std::is_same_v<T, bool>) {  // zeros_like and ones_like (UnaryTakes)
@@ -158,7 +203,9 @@ COHORT_HOST_DEVICE T UnaryTyped(UnaryKind kind, T x, float a_min, float a_max) {
         case UnaryKind::kRint: return rint(x);
         case UnaryKind::kFix:
         case UnaryKind::kTrunc: return trunc(x);
-        default: return T(UnaryValue(kind, static_cast<float>(x), a_min, a_max));
+        default:
+          if constexpr (std::is_same_v<T, double>) return UnaryValue64(kind, x, a_min, a_max);
+          return T(UnaryValue(kind, static_cast<float>(x), a_min, a_max));
       }
     }
     return x;  // the rounding functions leave integers as they are
@@ -214,6 +261,49 @@ COHORT_HOST_DEVICE float UnaryGrad(UnaryKind kind, float g, float x, float y, fl
   return 0;
 }
 
+// UnaryGrad in double (float64 arrays).
+COHORT_HOST_DEVICE double UnaryGrad64(UnaryKind kind, double g, double x, double y, double a_min,
+                                      double a_max) {
+  if (!UnaryPassesGradient(kind)) return 0.0;
+  switch (kind) {
+    case UnaryKind::kSqrt: return g * (0.5 / y);
+    case UnaryKind::kExp: return g * y;
+    case UnaryKind::kLog: return g / x;
+    case UnaryKind::kSquare: return g * (2.0 * x);
+    case UnaryKind::kClip: return x < a_min || x > a_max ? 0.0 : g;
+    case UnaryKind::kCopy: return g;
+    case UnaryKind::kAbs: return x > 0 ? g : x < 0 ? -g : 0.0;
+    case UnaryKind::kReciprocal: return -g / (x * x);
+    case UnaryKind::kRsqrt: return -0.5 * g / (x * sqrt(x));
+    case UnaryKind::kCbrt: {
+      const double c = cbrt(x);
+      return g / (3.0 * c * c);
+    }
+    case UnaryKind::kRcbrt: return -g / (3.0 * x * cbrt(x));
+    case UnaryKind::kSin: return g * cos(x);
+    case UnaryKind::kCos: return -g * sin(x);
+    case UnaryKind::kTan: {
+      const double t = tan(x);
+      return g * (1.0 + t * t);
+    }
+    case UnaryKind::kArcsin: return g / sqrt(1.0 - x * x);
+    case UnaryKind::kArccos: return -g / sqrt(1.0 - x * x);
+    case UnaryKind::kArctan: return g / (1.0 + x * x);
+    case UnaryKind::kSinh: return g * cosh(x);
+    case UnaryKind::kCosh: return g * sinh(x);
+    case UnaryKind::kArcsinh: return g / sqrt(x * x + 1.0);
+    case UnaryKind::kArccosh: return g / sqrt(x * x - 1.0);
+    case UnaryKind::kArctanh: return g / (1.0 - x * x);
+    case UnaryKind::kDegrees: return g * 57.29577951308232;
+    case UnaryKind::kRadians: return g / 57.29577951308232;
+    case UnaryKind::kLog10: return g / (x * 2.302585092994046);
+    case UnaryKind::kLog2: return g / (x * 0.6931471805599453);
+    case UnaryKind::kLog1p: return g / (1.0 + x);
+    case UnaryKind::kExpm1: return g * exp(x);
+    default: return 0.0;  // UnaryPassesGradient's kinds
+  }
+}
+
 // The gradient in a floating type other than float32 (Note [Typed unary math]), in its
 // ComputeType: the half types through UnaryGrad in float; float64, which takes only
 // UnaryExactOnIntegers's functions, in double.
@@ -223,6 +313,8 @@ COHORT_HOST_DEVICE ComputeType<T> UnaryTypedGrad(UnaryKind kind, ComputeType<T> 
   using C = ComputeType<T>;
   if constexpr (std::is_same_v<C, float>) {
     return UnaryGrad(kind, g, ConvertValue<float>(x), ConvertValue<float>(y), a_min, a_max);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return UnaryGrad64(kind, g, x, y, a_min, a_max);
   } else {
     const C v = ConvertValue<C>(x);
     switch (kind) {
