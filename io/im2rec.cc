@@ -19,17 +19,23 @@ namespace cohort {
 namespace fs = std::filesystem;
 namespace {
 
-bool IsImage(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool IsImage(const fs::path& p, const std::vector<std::string>& exts) {
+  const std::string ext = Lower(p.extension().string());
+  return std::any_of(exts.begin(), exts.end(),
+                     [&](const std::string& e) { return Lower(e) == ext; });
 }
 
 // The images directly in `dir`, sorted.
-std::vector<fs::path> ImagesIn(const fs::path& dir) {
+std::vector<fs::path> ImagesIn(const fs::path& dir, const std::vector<std::string>& exts) {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.is_regular_file() && IsImage(e.path())) out.push_back(e.path());
+    if (e.is_regular_file() && IsImage(e.path(), exts)) out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -62,25 +68,44 @@ std::string ReadWhole(const std::string& path) {
   return bytes;
 }
 
+// The centered square of `image` (the longer side's margins rounded down, as im2rec.py).
+void CenterSquare(const Image& image, Image* out) {
+  const int side = std::min(image.width, image.height);
+  const int top = (image.height - side) / 2, left = (image.width - side) / 2;
+  out->width = out->height = side;
+  out->channels = image.channels;
+  out->pixels.resize(static_cast<size_t>(side) * side * image.channels);
+  const size_t row = static_cast<size_t>(side) * image.channels;
+  for (int y = 0; y < side; ++y) {
+    const uint8_t* from =
+        image.pixels.data() + (static_cast<size_t>(top + y) * image.width + left) * image.channels;
+    std::copy(from, from + row, out->pixels.data() + y * row);
+  }
+}
+
 // One entry's record: its header and the image `bytes`, re-encoded unless pass_through.
 std::string PackOne(const ImageListEntry& e, std::string bytes, const PackOptions& o) {
   if (!o.pass_through) {
-    Image image, resized;
+    Image image, square, resized;
     DecodeImage(bytes, o.color == 0 ? 1 : 3, &image);
     const Image* out = &image;
+    if (o.center_crop) {  // im2rec.py: the centered square, margins rounded down
+      CenterSquare(image, &square);
+      out = &square;
+    }
     if (o.resize > 0) {
-      ResizeShorterSide(image, o.resize, &resized);
+      ResizeShorterSide(*out, o.resize, &resized);
       out = &resized;
     }
     bytes = o.encoding == ".png" ? EncodePng(*out) : EncodeJpeg(*out, o.quality);
   }
   ImageRecordHeader header;
   header.id = static_cast<uint64_t>(e.index);
-  if (e.labels.size() == 1) {
-    header.label = e.labels[0];
-  } else {
+  if (o.pack_label) {  // im2rec.py's --pack-label: every label, as an array (flag = count)
     header.labels = e.labels;
     header.flag = static_cast<uint32_t>(e.labels.size());
+  } else {
+    header.label = e.labels.at(0);
   }
   return PackImageRecord(header, bytes);
 }
@@ -92,15 +117,38 @@ namespace {
 // im2rec.py's os.walk(root, followlinks=True): a folder's images (sorted) before its subfolders
 // (sorted, depth first); each folder that holds an image takes the next label, root included.
 // A folder reached again through a symbolic link is walked once (os.walk would loop).
-void WalkClasses(const fs::path& dir, const fs::path& root, std::set<fs::path>* seen,
-                 std::vector<std::pair<fs::path, float>>* images,
-                 std::vector<std::string>* class_folders) {
-  if (!seen->insert(fs::canonical(dir)).second) return;
+struct Walk {
+  const fs::path& root;
+  const std::vector<std::string>& exts;
+  const std::vector<std::string>* given;  // a class map to label by, or null: the walk's order
+  std::set<fs::path> seen;
+  std::vector<std::pair<fs::path, float>> images;
+  std::vector<std::string> class_folders;
+};
+
+// The label of a class folder: the next one, or the given map's.
+float LabelOf(Walk* w, const std::string& folder) {
+  if (!w->given) {
+    w->class_folders.push_back(folder);
+    return static_cast<float>(w->class_folders.size() - 1);
+  }
+  const auto found = std::find(w->given->begin(), w->given->end(), folder);
+  if (found == w->given->end()) {
+    throw ConfigError("im2rec: class folder '" + folder + "' under '" + w->root.string() +
+                          "' is not in the class map given (" + std::to_string(w->given->size()) +
+                          " classes): its label is unknown",
+                      __FILE__, __LINE__);
+  }
+  return static_cast<float>(found - w->given->begin());
+}
+
+void WalkClasses(const fs::path& dir, Walk* w) {
+  if (!w->seen.insert(fs::canonical(dir)).second) return;
   std::vector<fs::path> folders, files;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_directory()) {
       folders.push_back(e.path());
-    } else if (e.is_regular_file() && IsImage(e.path())) {
+    } else if (e.is_regular_file() && IsImage(e.path(), w->exts)) {
       files.push_back(e.path());
     }
   }
@@ -110,36 +158,111 @@ void WalkClasses(const fs::path& dir, const fs::path& root, std::set<fs::path>* 
   std::sort(folders.begin(), folders.end(), by_name);
   std::sort(files.begin(), files.end(), by_name);
   if (!files.empty()) {
-    const auto label = static_cast<float>(class_folders->size());
-    class_folders->push_back(fs::relative(dir, root).generic_string());
-    for (const fs::path& f : files) images->emplace_back(f, label);
+    const float label = LabelOf(w, fs::relative(dir, w->root).generic_string());
+    for (const fs::path& f : files) w->images.emplace_back(f, label);
   }
-  for (const fs::path& f : folders) WalkClasses(f, root, seen, images, class_folders);
+  for (const fs::path& f : folders) WalkClasses(f, w);
 }
 
 }  // namespace
 
 std::vector<ImageListEntry> ListImages(const std::string& root, bool recursive, bool shuffle,
-                                       uint64_t seed, std::vector<std::string>* class_folders) {
+                                       uint64_t seed, std::vector<std::string>* class_folders,
+                                       const std::vector<std::string>& exts,
+                                       const std::vector<std::string>* given_classes) {
   COHORT_CHECK(fs::is_directory(root)) << "im2rec: '" << root << "' is not a folder";
-  std::vector<std::pair<fs::path, float>> images;
-  std::vector<std::string> folders;
+  const fs::path root_path(root);
+  Walk w{root_path, exts, given_classes, {}, {}, {}};
   if (recursive) {
-    std::set<fs::path> seen;
-    WalkClasses(root, root, &seen, &images, &folders);
+    WalkClasses(root_path, &w);
   } else {
-    for (const fs::path& f : ImagesIn(root)) images.emplace_back(f, 0.0f);
+    for (const fs::path& f : ImagesIn(root_path, exts)) w.images.emplace_back(f, 0.0f);
   }
-  COHORT_CHECK(!images.empty()) << "im2rec: no .jpg, .jpeg or .png image in '" << root << "'"
-                                << (recursive ? " or its subfolders" : "");
+  if (w.images.empty()) {
+    std::string listed;
+    for (const std::string& e : exts) listed += (listed.empty() ? "" : ", ") + e;
+    COHORT_THROW() << "im2rec: no image (" << listed << ") in '" << root << "'"
+                   << (recursive ? " or its subfolders" : "");
+  }
   std::vector<ImageListEntry> entries;
-  for (const auto& [file, label] : images) {
-    entries.push_back({0, {label}, fs::relative(file, root).generic_string()});
+  for (const auto& [file, label] : w.images) {
+    entries.push_back({0, {label}, fs::relative(file, root_path).generic_string()});
   }
   if (shuffle) std::shuffle(entries.begin(), entries.end(), std::mt19937_64(seed));
   for (size_t i = 0; i < entries.size(); ++i) entries[i].index = static_cast<int64_t>(i);
-  if (class_folders) *class_folders = std::move(folders);
+  if (class_folders) *class_folders = given_classes ? *given_classes : std::move(w.class_folders);
   return entries;
+}
+
+void WriteClassMap(const std::string& path, const std::vector<std::string>& class_folders) {
+  std::string text;
+  for (size_t c = 0; c < class_folders.size(); ++c) {
+    text += std::to_string(c) + "\t" + class_folders[c] + "\n";
+  }
+  AtomicFileWriter file(path);
+  file.Write(text.data(), text.size());
+  file.Commit();
+}
+
+std::vector<std::string> ReadClassMap(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw ConfigError("im2rec: cannot open the class map '" + path + "'", __FILE__, __LINE__);
+  std::vector<std::string> folders;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const size_t tab = line.find('\t');
+    const std::string expected = std::to_string(folders.size());
+    if (tab == std::string::npos || line.substr(0, tab) != expected || tab + 1 == line.size()) {
+      throw ConfigError("'" + path + "' line " + std::to_string(number) + ": expected '" +
+                            expected + "<TAB>folder', found '" + line + "'",
+                        __FILE__, __LINE__);
+    }
+    folders.push_back(line.substr(tab + 1));
+  }
+  if (folders.empty()) {
+    throw ConfigError("im2rec: the class map '" + path + "' lists no class", __FILE__, __LINE__);
+  }
+  return folders;
+}
+
+std::vector<std::pair<std::string, std::vector<ImageListEntry>>> SplitImageList(
+    const std::vector<ImageListEntry>& entries, int chunks, double train_ratio, double test_ratio) {
+  if (chunks < 1) throw ConfigError("im2rec: chunks must be at least 1", __FILE__, __LINE__);
+  if (!(train_ratio >= 0 && train_ratio <= 1 && test_ratio >= 0 && test_ratio <= 1 &&
+        train_ratio + test_ratio <= 1)) {
+    throw ConfigError("im2rec: train-ratio " + std::to_string(train_ratio) + " and test-ratio " +
+                          std::to_string(test_ratio) + " must lie in [0, 1] and sum to at most 1",
+                      __FILE__, __LINE__);
+  }
+  std::vector<std::pair<std::string, std::vector<ImageListEntry>>> lists;
+  // Python's slices: bounds clamped to the sequence, an empty slice where from >= to.
+  auto slice = [](const std::vector<ImageListEntry>& v, int64_t from, int64_t to) {
+    const auto size = static_cast<int64_t>(v.size());
+    from = std::min(from, size);
+    to = std::max(from, std::min(to, size));
+    return std::vector<ImageListEntry>(v.begin() + from, v.begin() + to);
+  };
+  const auto n = static_cast<int64_t>(entries.size());
+  const int64_t chunk_size = (n + chunks - 1) / chunks;
+  for (int i = 0; i < chunks; ++i) {
+    const std::vector<ImageListEntry> chunk = slice(entries, i * chunk_size, (i + 1) * chunk_size);
+    const std::string name = chunks > 1 ? "_" + std::to_string(i) : "";
+    const auto sep = static_cast<int64_t>(static_cast<double>(chunk_size) * train_ratio);
+    const auto sep_test = static_cast<int64_t>(static_cast<double>(chunk_size) * test_ratio);
+    if (train_ratio == 1.0) {
+      lists.emplace_back(name, chunk);
+      continue;
+    }
+    if (test_ratio > 0) lists.emplace_back(name + "_test", slice(chunk, 0, sep_test));
+    if (train_ratio + test_ratio < 1.0) {
+      lists.emplace_back(name + "_val", slice(chunk, sep_test + sep, chunk_size));
+    }
+    lists.emplace_back(name + "_train", slice(chunk, sep_test, sep_test + sep));
+  }
+  return lists;
 }
 
 void WriteImageList(const std::string& path, const std::vector<ImageListEntry>& entries) {

@@ -22,6 +22,15 @@ check "im2rec packs a folder per class, skipping what does not decode" \
 check "the list has one line per image, labels by class" \
   '[[ $(wc -l < "$tmp/set.lst") -eq 33 ]] && grep -qP "^\d+\t0.000000\tdark/3.jpg$" "$tmp/set.lst" && grep -qP "^\d+\t1.000000\tlight/3.jpg$" "$tmp/set.lst"'
 check "the index has one line per record" '[[ $(wc -l < "$tmp/set.idx") -eq 32 ]]'
+check "the class map beside the list" '[[ "$(cat "$tmp/set.classes")" == $'"'"'0\tdark\n1\tlight'"'"' ]]'
+# Splits as im2rec.py's make_list, and another folder numbered by the first one's class map.
+"$im2rec" --list --recursive --train-ratio 0.75 --test-ratio 0.125 "$tmp/split" "$tmp/images" > /dev/null 2>&1
+check "--train-ratio/--test-ratio write _train, _val and _test lists" \
+  '[[ $(wc -l < "$tmp/split_train.lst") -eq 24 && $(wc -l < "$tmp/split_test.lst") -eq 4 && $(wc -l < "$tmp/split_val.lst") -eq 5 ]]'
+mkdir -p "$tmp/val/light" && cp "$tmp/images/light/3.jpg" "$tmp/val/light/"
+"$im2rec" --list --recursive --classes "$tmp/set.classes" "$tmp/val" "$tmp/val" > /dev/null 2>&1
+check "a split missing a class keeps the numbering of the class map given" \
+  'grep -qP "^0\t1.000000\tlight/3.jpg$" "$tmp/val.lst"'
 
 common=(--config "$config" --set model.name=mlp --set model.num_classes=2
   --set data.train_rec="$tmp/set.rec" --set data.train_idx="$tmp/set.idx"

@@ -111,6 +111,7 @@ TEST(Im2Rec, PassThroughKeepsTheFilesBytesAndResizeTheShorterSide) {
   const std::vector<ImageListEntry> entries = {{7, {2.0f, 3.0f}, "a.png"}};
   PackOptions o;
   o.pass_through = true;
+  o.pack_label = true;
   PackImages(entries, root, dir.Path("raw"), o);
   RecordIOReader reader(dir.Path("raw.rec"));
   std::string record;
@@ -120,6 +121,14 @@ TEST(Im2Rec, PassThroughKeepsTheFilesBytesAndResizeTheShorterSide) {
   EXPECT_EQ(header.id, 7u);
   EXPECT_EQ(header.labels, (std::vector<float>{2.0f, 3.0f}));
   EXPECT_EQ(ReadRecordIndex(dir.Path("raw.idx")).at(0).key, 7);
+  // Without --pack-label the first label alone, as im2rec.py's IRHeader(0, item[2], ...).
+  o.pack_label = false;
+  PackImages(entries, root, dir.Path("first"), o);
+  RecordIOReader first(dir.Path("first.rec"));
+  ASSERT_TRUE(first.Next(&record));
+  UnpackImageRecord(record, &header);
+  EXPECT_EQ(header.flag, 0u);
+  EXPECT_EQ(header.label, 2.0f);
 
   o.pass_through = false;
   o.resize = 6;  // 8x4 -> 12x6
@@ -130,6 +139,102 @@ TEST(Im2Rec, PassThroughKeepsTheFilesBytesAndResizeTheShorterSide) {
   DecodeImage(UnpackImageRecord(record, &header), 3, &img);
   EXPECT_EQ(img.width, 12);
   EXPECT_EQ(img.height, 6);
+}
+
+// im2rec.py's make_list: chunk_size = ceil(N / chunks); in each chunk the first
+// test_ratio * chunk_size entries are _test, the next train_ratio * chunk_size _train, the rest
+// _val (Python slices: the last chunk may be short).
+TEST(Im2Rec, SplitsAsMakeList) {
+  std::vector<ImageListEntry> entries;
+  for (int i = 0; i < 10; ++i) entries.push_back({i, {0.0f}, std::to_string(i) + ".png"});
+  auto indices = [](const std::vector<ImageListEntry>& part) {
+    std::vector<int64_t> out;
+    for (const ImageListEntry& e : part) out.push_back(e.index);
+    return out;
+  };
+  const auto whole = SplitImageList(entries, 1, 1.0, 0.0);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].first, "");
+  EXPECT_EQ(whole[0].second.size(), 10u);
+  const auto three = SplitImageList(entries, 1, 0.6, 0.2);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[0].first, "_test");
+  EXPECT_EQ(indices(three[0].second), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(three[1].first, "_val");
+  EXPECT_EQ(indices(three[1].second), (std::vector<int64_t>{8, 9}));
+  EXPECT_EQ(three[2].first, "_train");
+  EXPECT_EQ(indices(three[2].second), (std::vector<int64_t>{2, 3, 4, 5, 6, 7}));
+  const auto chunked = SplitImageList(entries, 3, 0.5, 0.0);  // chunks of 4, 4, 2
+  ASSERT_EQ(chunked.size(), 6u);
+  EXPECT_EQ(chunked[0].first, "_0_val");
+  EXPECT_EQ(indices(chunked[0].second), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(chunked[1].first, "_0_train");
+  EXPECT_EQ(indices(chunked[1].second), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(chunked[4].first, "_2_val");
+  EXPECT_TRUE(chunked[4].second.empty());
+  EXPECT_EQ(indices(chunked[5].second), (std::vector<int64_t>{8, 9}));
+  EXPECT_THROW(SplitImageList(entries, 1, 0.8, 0.3), ConfigError);
+  EXPECT_THROW(SplitImageList(entries, 0, 1.0, 0.0), ConfigError);
+}
+
+// A validation folder missing a class keeps the training numbering through the class map; a
+// folder the map lacks is an error naming it. --exts chooses the files listed.
+TEST(Im2Rec, ClassMapKeepsTheNumberingOfAnotherSplit) {
+  testing::ScratchDir dir;
+  const std::string png = EncodePng(Pattern(2, 2, 0));
+  for (const char* f : {"train/ant/1.png", "train/bee/1.png", "train/cat/1.png", "val/ant/2.png",
+                        "val/cat/2.png", "val/cat/3.PNG", "other/dog/1.png"}) {
+    WriteBytes(dir.Path(f), png);
+  }
+  std::vector<std::string> classes;
+  ListImages(dir.Path("train"), true, false, 100, &classes);
+  EXPECT_EQ(classes, (std::vector<std::string>{"ant", "bee", "cat"}));
+  WriteClassMap(dir.Path("train.classes"), classes);
+  const std::vector<std::string> map = ReadClassMap(dir.Path("train.classes"));
+  EXPECT_EQ(map, classes);
+  std::vector<std::string> val_classes;
+  const auto val =
+      ListImages(dir.Path("val"), true, false, 100, &val_classes, kDefaultImageExts, &map);
+  ASSERT_EQ(val.size(), 3u);
+  EXPECT_EQ(val[0].labels, std::vector<float>{0.0f});  // ant
+  EXPECT_EQ(val[1].labels, std::vector<float>{2.0f});  // cat, 1 without the map
+  EXPECT_EQ(val_classes, map);
+  const auto only_lower = ListImages(dir.Path("val"), true, false, 100, nullptr, {".png"}, &map);
+  EXPECT_EQ(only_lower.size(), 3u);  // extensions compare without case, as the default's do
+  const auto jpegs = [&] { ListImages(dir.Path("val"), true, false, 100, nullptr, {".jpg"}); };
+  EXPECT_THROW(jpegs(), Error);
+  try {
+    ListImages(dir.Path("other"), true, false, 100, nullptr, kDefaultImageExts, &map);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("class folder 'dog'"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir.Path("bad.classes")) << "0\tant\n2\tcat\n";
+  EXPECT_THROW(ReadClassMap(dir.Path("bad.classes")), ConfigError);
+}
+
+// --center-crop packs the centered square (margins rounded down) before any resize.
+TEST(Im2Rec, CenterCropPacksTheCenteredSquare) {
+  testing::ScratchDir dir;
+  const Image wide = Pattern(7, 4, 3);
+  WriteBytes(dir.Path("images/w.png"), EncodePng(wide));
+  PackOptions o;
+  o.center_crop = true;
+  o.encoding = ".png";
+  PackImages({{0, {1.0f}, "w.png"}}, dir.Path("images"), dir.Path("crop"), o);
+  RecordIOReader reader(dir.Path("crop.rec"));
+  std::string record;
+  ASSERT_TRUE(reader.Next(&record));
+  ImageRecordHeader header;
+  Image img;
+  DecodeImage(UnpackImageRecord(record, &header), 3, &img);
+  ASSERT_EQ(img.width, 4);
+  ASSERT_EQ(img.height, 4);
+  for (int y = 0; y < 4; ++y) {
+    for (int x = 0; x < 4; ++x) {
+      for (int c = 0; c < 3; ++c) ASSERT_EQ(img.at(y, x, c), wide.at(y, x + 1, c));  // (7-4)/2
+    }
+  }
 }
 
 TEST(Im2Rec, UndecodableImagesAreSkippedAndNamed) {
