@@ -10,12 +10,16 @@
 // classes and their values (the default for several positions a row, a language model's, is
 // none: 0). Any network runs, with or without a label input (an identity network writes what the
 // iterator serves); every parameter it has must be in --params. Bucketed text (data.buckets)
-// gives each row the positions of its bucket. Exit code 2 with one line on bad input.
+// gives each row the positions of its bucket. Where the data has a class map (--classes FILE,
+// or the PREFIX.classes cohort-im2rec wrote beside image records' PREFIX.rec), one prediction a
+// row also gets label_class and predicted_class: the classes' folder names. Exit code 2 with
+// one line on bad input.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -23,6 +27,7 @@
 #include "apps/train_config.h"
 #include "base/atomic_file.h"
 #include "base/logging.h"
+#include "io/im2rec.h"
 #include "ndarray/params_io.h"
 #include "operator/loss_output.h"
 #include "trainer/checkpoint.h"
@@ -61,10 +66,23 @@ std::string NumberText(double v) {
 }
 
 struct PredictOptions {
-  std::string config, symbol, params, out, split;
+  std::string config, symbol, params, out, split, classes;
   std::vector<std::string> sets;
   int top_k = -1;  // -1: every value for one prediction a row, none for several positions
 };
+
+// The class names: --classes', else the map cohort-im2rec wrote beside the image records read
+// (PREFIX.classes for PREFIX.rec), else none.
+std::vector<std::string> ClassNames(const RunConfig& config, const std::string& split, bool val,
+                                    const std::string& given) {
+  if (!given.empty()) return ReadClassMap(given);
+  const YAML::Node data = config.root["data"];
+  if (!data["kind"] || data["kind"].as<std::string>() != "imagerecord") return {};
+  const YAML::Node rec = data[split == "train" || !val ? "train_rec" : "val_rec"];
+  if (!rec || !rec.IsScalar()) return {};
+  const std::string map = std::filesystem::path(rec.Scalar()).replace_extension(".classes");
+  return std::filesystem::exists(map) ? ReadClassMap(map) : std::vector<std::string>{};
+}
 
 // The split --split names (by default the validation split where there is one).
 DataIter& ChooseSplit(const DataIters& data, const std::string& split) {
@@ -108,8 +126,10 @@ void CheckParamsCoverTheNetwork(const Symbol& symbol, const DataIter& iter,
 struct PredictionLayout {
   int64_t rows, cols, classes, positions, class_stride, position_stride;
   int top_k;  // -1: every value; 0: none; else the k most likely classes a position
+  const std::vector<std::string>* names;  // class names (one prediction a row), or null
 
-  PredictionLayout(const Symbol& symbol, const Shape& preds, int top_k_option) {
+  PredictionLayout(const Symbol& symbol, const Shape& preds, int top_k_option,
+                   const std::vector<std::string>& class_names) {
     rows = preds[0];
     cols = rows > 0 ? preds.Size() / rows : 0;
     const int axis = ClassAxis(symbol, preds);
@@ -119,12 +139,20 @@ struct PredictionLayout {
     class_stride = axis == 1 && preds.ndim() > 2 ? positions : 1;
     position_stride = class_stride == 1 ? classes : 1;
     top_k = top_k_option >= 0 ? top_k_option : positions == 1 ? -1 : 0;
+    names = positions == 1 && !class_names.empty() ? &class_names : nullptr;
+  }
+
+  // The name of class `c` ("" past the map's end: a class it does not know).
+  std::string NameOf(double c) const {
+    const auto i = static_cast<int64_t>(c);
+    return i >= 0 && i < static_cast<int64_t>(names->size()) && i == c ? CsvField((*names)[i])
+                                                                       : std::string();
   }
 
   std::string Header(bool labelled) const {
     std::string line = "index,source";
-    if (labelled) line += ",label";
-    line += ",predicted";
+    if (labelled) line += names ? ",label,label_class" : ",label";
+    line += names ? ",predicted,predicted_class" : ",predicted";
     for (int64_t i = 0; i < positions && top_k > 0; ++i) {
       const std::string at = positions == 1 ? "" : "pos" + std::to_string(i) + "_";
       for (int k = 1; k <= top_k; ++k) {
@@ -145,6 +173,7 @@ struct PredictionLayout {
         if (value(i, c) > value(i, best)) best = c;
       }
       line += (i ? " " : "") + std::to_string(best);
+      if (names) line += "," + NameOf(static_cast<double>(best));
     }
     order.resize(static_cast<size_t>(classes));
     for (int64_t i = 0; i < positions && top_k > 0; ++i) {
@@ -183,6 +212,7 @@ int64_t WriteRows(const PredictionLayout& layout, const NDArray& preds, const Da
       line += ',';
       const float* label = labels.data<float>() + r * label_cols;
       for (int64_t j = 0; j < label_cols; ++j) line += (j ? " " : "") + NumberText(label[j]);
+      if (layout.names) line += "," + (label_cols == 1 ? layout.NameOf(label[0]) : std::string());
     }
     layout.AppendPredictions(preds.data<float>() + r * layout.cols, order, line);
     line += '\n';
@@ -200,6 +230,8 @@ int Predict(const PredictOptions& o) {
   if (!o.params.empty()) LoadArgAuxParams(o.params, &args, &aux);
   DataIters data = MakeDataIters(config, config.batch_size, 0, 1);
   DataIter& iter = ChooseSplit(data, o.split);
+  const std::vector<std::string> class_names =
+      ClassNames(config, o.split, data.val != nullptr, o.classes);
   CheckParamsCoverTheNetwork(symbol, iter, args, aux, o.params);
   Trainer trainer(symbol, config.devices, config.work_load);
   trainer.SetParams(args, aux, o.params);
@@ -212,7 +244,7 @@ int Predict(const PredictOptions& o) {
   }
   int64_t written = 0;
   trainer.Predict(iter, [&](const NDArray& preds, const DataBatch& batch) {
-    const PredictionLayout layout(symbol, preds.shape(), o.top_k);
+    const PredictionLayout layout(symbol, preds.shape(), o.top_k, class_names);
     if (written == 0) {  // the header, from the first batch's layout
       const std::string header = layout.Header(!iter.provide_label().empty());
       file->Write(header.data(), header.size());
@@ -244,5 +276,7 @@ int main(int argc, char** argv) {
                  "none; default: every value for one prediction a row, none for several)")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--out", o.out, "CSV file to write")->required();
+  app.add_option("--classes", o.classes,
+                 "class map (cohort-im2rec's PREFIX.classes) naming the classes in the CSV");
   return cohort::ParseAndRun(app, argc, argv, "cohort-predict", [&] { return cohort::Predict(o); });
 }

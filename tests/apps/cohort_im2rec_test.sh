@@ -3,7 +3,7 @@
 # packed into .lst/.rec/.idx, trained on by cohort-train to high accuracy, and bad input: an
 # undecodable image is skipped and reported, a torn .rec is exit 2 naming the file and record.
 set -u
-im2rec=$1 train=$2 config=$3
+im2rec=$1 train=$2 config=$3 predict=$4
 source "$(dirname "$0")/lib.sh"
 # Class "dark" (levels 0..99) and class "light" (150..249), 16 images of 16x16 each, a texture
 # that differs per image.
@@ -36,9 +36,14 @@ common=(--config "$config" --set model.name=mlp --set model.num_classes=2
   --set data.train_rec="$tmp/set.rec" --set data.train_idx="$tmp/set.idx"
   --set data.val_rec="$tmp/set.rec" --set data.val_idx="$tmp/set.idx"
   --set 'data.data_shape=[3, 12, 12]' --set batch_size=8 --set log_every=0)
-"$train" "${common[@]}" --set epochs=4 --metrics-out "$tmp/m.jsonl" > "$tmp/train.log" 2>&1
+"$train" "${common[@]}" --set epochs=4 --metrics-out "$tmp/m.jsonl" \
+  --set checkpoint.prefix="$tmp/ck" > "$tmp/train.log" 2>&1
 check "cohort-train trains on the records" '[[ $? -eq 0 && $(wc -l < "$tmp/m.jsonl") -eq 4 ]]'
 check "to validation accuracy 1" 'tail -1 "$tmp/m.jsonl" | grep -q "\"val\":{\"accuracy\":1[,.}]"'
+"$predict" "${common[@]}" --symbol "$tmp/ck-symbol.json" --params "$tmp/ck-0004.params" \
+  --out "$tmp/preds.csv" > /dev/null 2>&1
+check "cohort-predict names the classes from the map beside the records" \
+  '[[ $(head -1 "$tmp/preds.csv") == index,source,label,label_class,predicted,predicted_class,p0,p1 ]] && grep -qP "^\d+,\"[^\"]*\",1,light,1,light," "$tmp/preds.csv" && grep -qP "^\d+,\"[^\"]*\",0,dark,0,dark," "$tmp/preds.csv"'
 
 head -c 3000 "$tmp/set.rec" > "$tmp/torn.rec"
 # (with the whole file's index: its entries are checked against the file before training)
