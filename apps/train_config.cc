@@ -378,6 +378,11 @@ void ParseOptimizer(const YAML::Node& root, RunConfig* config) {
   } catch (const Error& e) {
     Fail("key 'optimizer.name': " + e.message());
   }
+  f.clip_global_norm = Get<double>(root, "optimizer.clip_global_norm", f.clip_global_norm);
+  if (!(f.clip_global_norm >= 0) || !std::isfinite(f.clip_global_norm)) {
+    Fail("key 'optimizer.clip_global_norm': " + std::to_string(f.clip_global_norm) +
+         " must be a finite number >= 0 (0: off)");
+  }
   const Options given = SectionOf(root, "optimizer", OptimizerOptions::Table());
   OptimizerOptions::Table().Read(given, &f.optimizer_options);
   if (given.Has("rescale_grad") && f.optimizer_options.rescale_grad != 0) {
@@ -479,7 +484,10 @@ std::vector<ConfigSection> ConfigKeys() {
   std::vector<OptionInfo> optimizer = {
       {"name", "string", fit.optimizer,
        "sgd, nag, adam, adamw, rmsprop, signum, ftml, ftrl, adagrad, adadelta, adamax, sgld, "
-       "lamb; each takes MXNet 1.9.1's defaults for its own settings"}};
+       "lamb; each takes MXNet 1.9.1's defaults for its own settings"},
+      {"clip_global_norm", "float", "0",
+       "scale each step's gradients (after rescale_grad) to an L2 norm over all parameters of at "
+       "most this, as PyTorch's clip_grad_norm_ (0: off; the devices update, not the kvstore)"}};
   return {
       {"", join(RunConfig::Table().Infos({}), FitConfig::TrainingTable().Infos(fit))},
       {"model", join(ModelConfig::Table().Infos({}), FitConfig::FineTuningTable().Infos(fit))},

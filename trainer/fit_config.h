@@ -38,6 +38,11 @@ struct FitConfig {
   // MXNet's Module does (an explicit value is used as given, not divided again).
   OptimizerOptions optimizer_options;
   std::optional<double> rescale_grad;
+  // optimizer.clip_global_norm (PyTorch's clip_grad_norm_, MXNet's gluon clip_global_norm): each
+  // step's gradients, as the optimizer sees them (after rescale_grad), are scaled down so that
+  // their L2 norm over every parameter is at most this; 0: off. Needs the whole gradient before
+  // any update, so the devices update themselves (not the kvstore; Note [Global norm clipping]).
+  double clip_global_norm = 0;
   std::string lr_schedule = "constant";
   LRScheduler::Options schedule;  // in updates; base_lr is taken from optimizer_options.lr
   InitializerOptions initializer;

@@ -200,7 +200,8 @@ bool Trainer::ReducesGradients() const {
 }
 
 bool Trainer::UpdatesOnKVStore(const FitConfig& config) const {
-  return config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore() && ReducesGradients();
+  return config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore() && ReducesGradients() &&
+         config.clip_global_norm == 0;  // Note [Global norm clipping]
 }
 
 void Trainer::InitParams(const FitConfig& config) {
@@ -379,10 +380,15 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   update_on_kvstore_ = UpdatesOnKVStore(config);
   if (config.update_on_kvstore && !ReducesGradients()) {
     Log().debug("One device: it updates its own weights (Note [One device updates itself])");
+  } else if (config.update_on_kvstore && !update_on_kvstore_ && config.clip_global_norm > 0) {
+    Log().info(
+        "optimizer.clip_global_norm: every device updates its own weights (the norm "
+        "needs every gradient before any update)");
   } else if (config.update_on_kvstore && !update_on_kvstore_) {
     Log().info("kvstore {} keeps no weights (Note [NCCL kvstore]): every device updates its own",
                kvstore_->type());
   }
+  clip_global_norm_ = config.clip_global_norm;
   updaters_.clear();
   on_nonfinite_ = config.on_nonfinite;
   kvstore_->SetNonFiniteCheck(update_on_kvstore_, config.on_nonfinite == OnNonFinite::kSkipStep);
@@ -439,13 +445,36 @@ void Trainer::Update(CheckpointPosition step) {
     return;
   }
   if (update_on_kvstore_) return;
+  const double rescale = updaters_.empty() ? 1.0 : updaters_[0]->options().rescale_grad;
+  const double clip = GlobalNormFactor(rescale);
   for (size_t d = 0; d < updaters_.size(); ++d) {
+    if (clip != 1.0) updaters_[d]->set_rescale_grad(rescale * clip);
     for (size_t i = 0; i < param_names_.size(); ++i) {
       if (frozen_[i]) continue;
       updaters_[d]->Update(static_cast<int>(i), manager_->param_arrays()[i][d],
                            manager_->grad_arrays()[i][d]);
     }
+    if (clip != 1.0) updaters_[d]->set_rescale_grad(rescale);
   }
+}
+
+// Note [Global norm clipping]: after the sums, every device (and every worker) holds the same
+// gradients, so device 0's give the norm and all scale alike: the factor PyTorch's
+// clip_grad_norm_ takes, max_norm / (norm + 1e-6) when the norm is above max_norm, folded into
+// this step's rescale_grad. The norm of the gradients as the optimizer sees them: the sums times
+// rescale_grad, before clip_gradient's elementwise clip. Summed in double over the parameters in
+// key order (GPU gradients are read through a host copy kept between steps).
+double Trainer::GlobalNormFactor(double rescale) {
+  if (clip_global_norm_ <= 0) return 1.0;
+  if (norm_staging_.size() != device0_grads_.size()) norm_staging_.resize(device0_grads_.size());
+  double squares = 0;
+  for (size_t k = 0; k < device0_grads_.size(); ++k) {
+    const NDArray& grad = device0_grads_[k].OnHost(&norm_staging_[k]);
+    const float* g = grad.data<float>();
+    for (int64_t j = 0; j < grad.size(); ++j) squares += static_cast<double>(g[j]) * g[j];
+  }
+  const double norm = std::sqrt(squares) * std::abs(rescale);
+  return norm > clip_global_norm_ ? clip_global_norm_ / (norm + 1e-6) : 1.0;
 }
 
 std::vector<int> Trainer::NonFiniteParams() {
@@ -507,7 +536,8 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   // Every declared setting (Note [Declared options]): a key added to the optimizer is agreed on.
   optimizer << config.optimizer << " " << OptimizerOptions::Table().Show(o) << " rescale "
             << config.rescale_grad.value_or(0) << " schedule " << config.lr_schedule
-            << " on kvstore " << config.update_on_kvstore;
+            << " on kvstore " << config.update_on_kvstore << " clip_global_norm "
+            << config.clip_global_norm;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite) << " early stopping "
          << EarlyStoppingConfig::Table().Show(config.early_stopping);

@@ -128,6 +128,8 @@ class Trainer {
   void Backward();  // and start reducing gradients (Note [Overlapped push])
   void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
   std::vector<int> NonFiniteParams();    // of this step's summed gradients, by index
+  // This step's factor on rescale_grad for optimizer.clip_global_norm (1: no clipping).
+  double GlobalNormFactor(double rescale);
   int AgreeOnStop() const;  // the signal any worker got, 0 for none (Note [Stop on a signal])
   void SaveAt(const FitConfig& config, CheckpointPosition at, int64_t global_batch);
   // Note [Labels checked up front]
@@ -164,6 +166,8 @@ class Trainer {
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
   std::vector<NDArray> device0_grads_;  // by key: where the sums are checked for NaN
+  double clip_global_norm_ = 0;         // Note [Global norm clipping]; 0: off
+  std::vector<NDArray> norm_staging_;   // host copies of GPU gradients for the norm
   std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]; none for one device
   // NonFiniteParams' buffers, kept from step to step.
   std::vector<int> finite_check_bad_;  // positions in keys_

@@ -442,6 +442,40 @@ TEST(Trainer, UpdateOnKVStoreOrNotAgree) {
   }
 }
 
+// Note [Global norm clipping]: one step of plain SGD over two devices moves the weights by
+// -lr * clip * g / (|g| + 1e-6), g the gradient the optimizer sees (sums times rescale_grad) and
+// |g| its norm over every parameter; a bound above the norm changes nothing.
+TEST(Trainer, ClipGlobalNormScalesTheStepToTheBound) {
+  FitConfig c = Config(1);
+  c.optimizer_options = {.lr = 0.5};  // no momentum, no weight decay: the step is -lr * g
+  auto fit = [&](double lr, double clip) {
+    Trainer t(SmallMlp(), {Context::CPU(0), Context::CPU(1)});
+    FitConfig config = c;
+    config.optimizer_options.lr = lr;
+    config.clip_global_norm = clip;
+    auto data = Iter(96);  // one batch: one step
+    t.Fit(*data, nullptr, config);
+    return Params(t);
+  };
+  const auto start = fit(0.0, 0.0), plain = fit(0.5, 0.0), clipped = fit(0.5, 0.01);
+  double squares = 0;
+  for (const auto& [name, value] : plain) {
+    const std::vector<float> a = value.ToVector<float>(), b = start.at(name).ToVector<float>();
+    for (size_t i = 0; i < a.size(); ++i) squares += std::pow((a[i] - b[i]) / 0.5, 2);
+  }
+  const double norm = std::sqrt(squares);
+  ASSERT_GT(norm, 0.1);  // well above the bound: the step is scaled
+  const double factor = 0.01 / (norm + 1e-6);
+  for (const auto& [name, value] : clipped) {
+    const std::vector<float> got = value.ToVector<float>(), from = start.at(name).ToVector<float>(),
+                             full = plain.at(name).ToVector<float>();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i] - from[i], (full[i] - from[i]) * factor, 1e-7) << name << " " << i;
+    }
+  }
+  testing::ExpectClose(fit(0.5, 1e6), plain, 0, 1e-6, "a bound above the norm");
+}
+
 // Note [One device updates itself]: with one device in one worker the kvstore gets no optimizer
 // and no step traffic, update_on_kvstore notwithstanding, and the weights are those of the
 // device updating itself by request (as MXNet's Module, which makes no kvstore then).
