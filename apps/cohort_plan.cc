@@ -21,6 +21,7 @@
 #include <map>
 #include <vector>
 
+#include "apps/link_units.h"
 #include "apps/model_shapes.h"
 #include "apps/scaling_plan.h"
 #include "apps/tool_main.h"
@@ -34,7 +35,9 @@ struct PlanArgs {
   std::string model, preset, profile, calibrate, algorithm = "auto";
   std::vector<std::string> shapes;
   int devices = 0, devices_per_host = 0;
-  double intra_gbps = 0, inter_gbps = 0, intra_latency_us = -1, inter_latency_us = -1;
+  // Links with their units (apps/link_units.h): "100Gbit", "12.5GB/s"; "3us". Empty: the
+  // preset's or the default's.
+  std::string intra_host, inter_host, intra_latency, inter_latency;
   double device_speed = 0, device_tflops = 0, efficiency = 0.5, bucket_mb = 0;
   std::string plot;
   bool flat = false, hierarchical = false, no_overlap = false, json = false;
@@ -178,10 +181,16 @@ void NetworkOf(const PlanArgs& o, const Preset* preset, plan::Topology* topology
   if (o.devices < 1) throw ConfigError("--devices must be at least 1", __FILE__, __LINE__);
   if (o.devices_per_host > 0) topology.devices_per_host = o.devices_per_host;
   if (o.preset.empty() && o.devices_per_host <= 0) topology.devices_per_host = o.devices;
-  if (o.intra_gbps > 0) topology.intra.bytes_per_s = o.intra_gbps * 1e9;
-  if (o.inter_gbps > 0) topology.inter.bytes_per_s = o.inter_gbps * 1e9;
-  if (o.intra_latency_us >= 0) topology.intra.latency_s = o.intra_latency_us * 1e-6;
-  if (o.inter_latency_us >= 0) topology.inter.latency_s = o.inter_latency_us * 1e-6;
+  if (!o.intra_host.empty())
+    topology.intra.bytes_per_s = ParseBandwidth(o.intra_host, "--intra-host");
+  if (!o.inter_host.empty())
+    topology.inter.bytes_per_s = ParseBandwidth(o.inter_host, "--inter-host");
+  if (!o.intra_latency.empty()) {
+    topology.intra.latency_s = ParseLatency(o.intra_latency, "--intra-host-latency");
+  }
+  if (!o.inter_latency.empty()) {
+    topology.inter.latency_s = ParseLatency(o.inter_latency, "--inter-host-latency");
+  }
   if (!o.calibrate.empty()) {
     int participants = 0;
     const auto timings = plan::ReadAllreduceBench(o.calibrate, &participants);
@@ -293,7 +302,6 @@ CLI::Validator FiniteAtLeast(double low, bool inclusive) {
       inclusive ? "NUMBER >= 0" : "NUMBER > 0");
 }
 const CLI::Validator kPositive = FiniteAtLeast(0, false);
-const CLI::Validator kNonNegative = FiniteAtLeast(0, true);
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -311,14 +319,25 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, kMaxDevices));
   app.add_option("--devices-per-host", o.devices_per_host, "devices in one host")
       ->check(CLI::Range(1, kMaxDevices));
-  app.add_option("--intra-host-gbps", o.intra_gbps, "link bandwidth inside a host, GB/s")
-      ->check(kPositive);
-  app.add_option("--inter-host-gbps", o.inter_gbps, "link bandwidth between hosts, GB/s")
-      ->check(kPositive);
-  app.add_option("--intra-host-latency-us", o.intra_latency_us, "link latency inside a host")
-      ->check(kNonNegative);
-  app.add_option("--inter-host-latency-us", o.inter_latency_us, "link latency between hosts")
-      ->check(kNonNegative);
+  app.add_option("--intra-host", o.intra_host,
+                 "link bandwidth inside a host, with its unit: 450GB/s, 100Gbit");
+  app.add_option("--inter-host", o.inter_host,
+                 "link bandwidth between hosts, with its unit: 12.5GB/s, 100Gbit, 25Gbps");
+  app.add_option("--intra-host-latency", o.intra_latency, "link latency inside a host: 3us");
+  app.add_option("--inter-host-latency", o.inter_latency, "link latency between hosts: 5us");
+  // The options before units: refused with the new form (a GB/s number read as Gbit/s was 8x off).
+  for (const char* old : {"--intra-host-gbps", "--inter-host-gbps", "--intra-host-latency-us",
+                          "--inter-host-latency-us"}) {
+    const std::string name = old;
+    const bool latency = name.ends_with("-us");
+    const std::string now = name.substr(0, name.rfind('-'));
+    app.add_option(name)->group("")->check(CLI::Validator(
+        [name, now, latency](std::string& text) -> std::string {
+          return name + " is now " + now + " with a unit: " + now + " " + text +
+                 (latency ? "us" : "GB/s");
+        },
+        ""));
+  }
   app.add_option("--device-speed", o.device_speed, "measured samples/s of one device")
       ->check(kPositive);
   app.add_option("--device-tflops", o.device_tflops, "a device's float32 TFLOP/s")

@@ -14,9 +14,9 @@ if [[ $rows -eq 8 ]] && grep -q '"devices":8,"hosts":2' <<<"$out"; then echo "ok
   echo "FAIL: json rows: $out"; fail=1; fi
 # Efficiency falls when hosts are crossed, and hierarchical beats flat on a slow inter-host link.
 flat=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 \
-  --inter-host-gbps 0.1 --flat --json | tail -1 | sed 's/.*"step_ms":\([0-9.]*\).*/\1/')
+  --inter-host 0.1GB/s --flat --json | tail -1 | sed 's/.*"step_ms":\([0-9.]*\).*/\1/')
 hier=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 \
-  --inter-host-gbps 0.1 --hierarchical --json | tail -1 | sed 's/.*"step_ms":\([0-9.]*\).*/\1/')
+  --inter-host 100MB/s --hierarchical --json | tail -1 | sed 's/.*"step_ms":\([0-9.]*\).*/\1/')
 if awk -v f="$flat" -v h="$hier" 'BEGIN { exit !(h < f) }'; then echo "ok: hierarchical $hier < flat $flat ms";
 else echo "FAIL: hierarchical $hier ms, flat $flat ms"; fail=1; fi
 # A preset gives its zoo models' batch and device speed: VGG-16 at Horovod's 64 images of
@@ -41,7 +41,16 @@ expect 2 "exclude each other" "$bin" --model mlp --shape data=1,784 --devices 2 
 expect 2 "cannot read the profile 'missing.tsv'" "$bin" --model mlp --shape data=1,784 --devices 2 --profile missing.tsv
 expect 2 "--devices" "$bin" --model mlp --shape data=1,784 --devices 0
 expect 2 "--devices" "$bin" --model mlp --shape data=1,784 --devices 2147483647
-expect 2 "--inter-host-gbps" "$bin" --model mlp --shape data=1,784 --devices 2 --inter-host-gbps -3
+expect 2 "--inter-host: '-3GB/s': expected a finite bandwidth" "$bin" --model mlp --shape data=1,784 --devices 2 --inter-host -3GB/s
+# Link speeds take units: a bare number is refused with the hint (GB/s and Gbit differ by 8),
+# and the options before units name their new form.
+expect 2 "a unit after the number \(25GB/s or 25Gbit\?" "$bin" --model mlp --shape data=1,784 --devices 2 --inter-host 25
+expect 2 "--inter-host-gbps is now --inter-host with a unit" "$bin" --model mlp --shape data=1,784 --devices 2 --inter-host-gbps 3
+expect 2 "--intra-host-latency: '3': expected a unit" "$bin" --model mlp --shape data=1,784 --devices 2 --intra-host-latency 3
+bits=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 --inter-host 100Gbit --json | tail -1)
+bytes=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 --inter-host 12.5GB/s --json | tail -1)
+check "100Gbit is 12.5GB/s" '[[ -n "$bits" && "$bits" == "$bytes" ]]'
+
 expect 2 "--bucket-mb" "$bin" --model mlp --shape data=1,784 --devices 2 --bucket-mb -1
 expect 2 "--device-speed" "$bin" --model mlp --shape data=1,784 --devices 2 --device-speed nan
 # A quote in the --plot path would end gnuplot's string and run the rest as its commands.

@@ -1,6 +1,8 @@
 // The cost model of cohort-plan (Note [Scaling model]) against hand-computed schedules.
 #include "apps/scaling_plan.h"
 
+#include "apps/link_units.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -114,3 +116,38 @@ TEST(ScalingPlan, ProfileTimesReplaceTheEstimates) {
 
 }  // namespace
 }  // namespace cohort::plan
+
+namespace cohort {
+namespace {
+
+TEST(LinkUnits, BandwidthsAndLatenciesTakeTheirUnits) {
+  EXPECT_DOUBLE_EQ(ParseBandwidth("100Gbit", "--x"), 12.5e9);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("100Gbit/s", "--x"), 12.5e9);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("25Gbps", "--x"), 3.125e9);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("12.5GB/s", "--x"), 12.5e9);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("450GB/s", "--x"), 450e9);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("800Mb/s", "--x"), 1e8);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("1GiB/s", "--x"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(ParseBandwidth("10 kB/s", "--x"), 1e4);
+  EXPECT_DOUBLE_EQ(ParseLatency("3us", "--y"), 3e-6);
+  EXPECT_DOUBLE_EQ(ParseLatency("1.5ms", "--y"), 1.5e-3);
+  EXPECT_DOUBLE_EQ(ParseLatency("0s", "--y"), 0.0);
+  for (const char* bad : {"25", "25Gx", "GB/s", "-1GB/s", "0Gbit", "inf GB/s", "nan GB/s"}) {
+    EXPECT_THROW(ParseBandwidth(bad, "--x"), ConfigError) << bad;
+  }
+  for (const char* bad : {"3", "3 hours", "-1us", "us"}) {
+    EXPECT_THROW(ParseLatency(bad, "--y"), ConfigError) << bad;
+  }
+  try {
+    ParseBandwidth("25", "--inter-host");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--inter-host: '25': expected a unit after the number "
+                                         "(25GB/s or 25Gbit? they differ by 8)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cohort
