@@ -45,7 +45,9 @@ struct PlanArgs {
 
 // Draws efficiency and step time against the device count into a PNG with gnuplot (a child
 // process fed the rows inline), so the planner needs no plotting library.
-void Plot(const std::string& path, const std::string& title,
+// The title's lines each stay inside single quotes, joined by gnuplot's string concatenation
+// with a double-quoted line break.
+void Plot(const std::string& path, const std::vector<std::string>& title_lines,
           const std::vector<plan::StepPrediction>& rows) {
   // The path and title go into gnuplot's script inside single quotes, which nothing escapes: a
   // quote there would end the string and run the rest as gnuplot commands.
@@ -53,16 +55,19 @@ void Plot(const std::string& path, const std::string& title,
     throw ConfigError("--plot '" + path + "': a file name with a quote or a line break",
                       __FILE__, __LINE__);
   }
-  std::string safe_title = title;
-  for (char& c : safe_title) {
-    if (c == '\'' || c == '\n' || c == '\r') c = '_';
+  std::string title;
+  for (std::string line : title_lines) {
+    for (char& c : line) {
+      if (c == '\'' || c == '\n' || c == '\r') c = '_';
+    }
+    title += (title.empty() ? "'" : ".\"\\n\".'") + line + "'";
   }
   COHORT_CHECK(std::ofstream(path)) << "--plot: cannot write '" << path << "'";
   // gnuplot's messages go to stderr; its stdout is where it would write the image on failure.
   FILE* gnuplot = popen("gnuplot > /dev/null", "w");
   COHORT_CHECK(gnuplot) << "--plot: cannot start gnuplot (apt-get install gnuplot-nox)";
   std::string script = "set terminal pngcairo size 900,540\nset output '" + path + "'\n";
-  script += "set title '" + safe_title + "' noenhanced\nset xlabel 'devices'\nset logscale x 2\n";
+  script += "set title " + title + " noenhanced\nset xlabel 'devices'\nset logscale x 2\n";
   script += "set ylabel 'scaling efficiency (%)'\nset yrange [0:105]\n";
   script += "set y2label 'step time (ms)'\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n";
   script += "set key bottom left\n";
@@ -234,6 +239,18 @@ plan::ModelCost ModelCostOf(const PlanArgs& o, const Preset* preset) {
   return model;
 }
 
+// What the prediction assumes of the links and the schedule, for the header and the plot.
+std::string Assumptions(const plan::Topology& topology, const plan::PlanOptions& options) {
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s",
+                topology.intra.latency_s * 1e6, topology.intra.bytes_per_s / 1e9,
+                topology.inter.latency_s * 1e6, topology.inter.bytes_per_s / 1e9,
+                topology.hierarchical ? "hierarchical" : "flat",
+                options.overlap ? "overlapped with backward" : "after backward");
+  return text;
+}
+
 void PrintHeader(const PlanArgs& o, const plan::ModelCost& model, const plan::Topology& topology,
                  const plan::PlanOptions& options) {
   double param_bytes = 0;
@@ -243,11 +260,7 @@ void PrintHeader(const PlanArgs& o, const plan::ModelCost& model, const plan::To
       "%d devices per host\n",
       o.model.c_str(), model.key_bytes.size(), param_bytes / 1e6,
       static_cast<long long>(model.batch), topology.devices_per_host);
-  std::printf("# intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s\n",
-              topology.intra.latency_s * 1e6, topology.intra.bytes_per_s / 1e9,
-              topology.inter.latency_s * 1e6, topology.inter.bytes_per_s / 1e9,
-              topology.hierarchical ? "hierarchical" : "flat",
-              options.overlap ? "overlapped with backward" : "after backward");
+  std::printf("# %s\n", Assumptions(topology, options).c_str());
   std::printf("%8s %6s %10s %16s %11s %14s\n", "devices", "hosts", "step_ms", "exposed_comm_ms",
               "efficiency", "samples_per_s");
 }
@@ -276,7 +289,12 @@ int Run(const PlanArgs& o) {
     }
   }
   if (!o.plot.empty()) {
-    Plot(o.plot, o.model + ", batch " + std::to_string(model.batch) + " per device", rows);
+    // The title names the assumptions the curve rests on, as the text header does.
+    Plot(o.plot,
+         {o.model + ", batch " + std::to_string(model.batch) + " per device, " +
+              std::to_string(topology.devices_per_host) + " devices a host",
+          Assumptions(topology, options)},
+         rows);
   }
   return 0;
 }

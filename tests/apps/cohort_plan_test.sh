@@ -50,6 +50,9 @@ expect 2 "--intra-host-latency: '3': expected a unit" "$bin" --model mlp --shape
 bits=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 --inter-host 100Gbit --json | tail -1)
 bytes=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 --inter-host 12.5GB/s --json | tail -1)
 check "100Gbit is 12.5GB/s" '[[ -n "$bits" && "$bits" == "$bytes" ]]'
+expect 0 "# intra-host 3.0 us, 450.00 GB/s; inter-host 5.0 us, 12.50 GB/s; hierarchical" \
+  "$bin" --model mlp --shape data=1,784 --devices 4 --devices-per-host 2 --intra-host 450GB/s \
+  --intra-host-latency 3us --inter-host 100Gbit --inter-host-latency 5us --hierarchical
 
 expect 2 "--bucket-mb" "$bin" --model mlp --shape data=1,784 --devices 2 --bucket-mb -1
 expect 2 "--device-speed" "$bin" --model mlp --shape data=1,784 --devices 2 --device-speed nan
