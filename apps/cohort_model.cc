@@ -1,25 +1,52 @@
 // cohort-model: inspect a network.
 //   cohort-model summary SYMBOL.json --shape data=N,C,H,W [--shape name=...]...
 // prints one row per op node (name, op, output shape, parameters) and the totals; a model zoo
-// name (mlp, lenet) works in place of a file. Exit code 2 with one line on a bad file or shapes.
+// name (mlp, lenet) works in place of a file, with its model keys (--set num_classes=100, as
+// cohort-train's model section takes them). Exit code 2 with one line on a bad file or shapes.
+//   cohort-model list
+// lists the zoo's models with the model keys each reads.
 //   cohort-model ops [NAME]
 // lists every operator with its inputs and parameters (type, default), or one operator in full
 // with the descriptions: the registry's declarations (Note [Operator specs]).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 
 #include "apps/model_shapes.h"
 #include "apps/tool_main.h"
+#include "apps/train_config.h"
 
 namespace cohort {
 namespace {
 
-int Summary(const std::string& source, const std::vector<std::string>& shape_specs) {
-  const Symbol net = LoadModel(source);
+// The zoo and each model's keys, with their defaults and docs (the model section's table).
+int List() {
+  std::map<std::string, OptionInfo> infos;
+  for (const OptionInfo& info : ModelConfig::Table().Infos({})) infos[info.key] = info;
+  for (const ZooEntry& model : ZooModels()) {
+    std::printf("%s: %s\n", model.name.c_str(), model.about.c_str());
+    for (const std::string& key : model.keys) {
+      const OptionInfo& info = infos.at(key);
+      std::printf("  %-12s %-6s %-8s %s\n", key.c_str(), info.type.c_str(), info.value.c_str(),
+                  info.doc.c_str());
+    }
+  }
+  std::printf("(summary NAME --set KEY=VALUE sets a key; cohort-train reads them as model.KEY)\n");
+  return 0;
+}
+
+int Summary(const std::string& source, const std::vector<std::string>& shape_specs,
+            const std::vector<std::string>& model_keys) {
+  if (!model_keys.empty() && std::filesystem::is_regular_file(source)) {
+    throw ConfigError("--set: model keys are for zoo models (cohort-model list); '" + source +
+                          "' is a symbol file",
+                      __FILE__, __LINE__);
+  }
+  const Symbol net = model_keys.empty() ? LoadModel(source) : ZooModel(source, model_keys);
   const ModelShapes m = InferModelShapes(net, ParseShapeOptions(shape_specs));
   const auto aux = net.ListAuxiliaryStates();
   const std::set<std::string> aux_set(aux.begin(), aux.end());
@@ -148,10 +175,16 @@ int main(int argc, char** argv) {
                    "mobilenet, gpt")
       ->required();
   summary->add_option("--shape", shapes, "input shape, NAME=DIMS (e.g. data=1,1,28,28)");
+  std::vector<std::string> model_keys;
+  summary->add_option("--set", model_keys,
+                      "a zoo model's key, KEY=VALUE (num_classes=100, d_model=256: "
+                      "cohort-model list)");
+  CLI::App* list = app.add_subcommand("list", "the zoo's models and the keys each reads");
   std::string op_name;
   CLI::App* ops = app.add_subcommand("ops", "the operators and their parameters, or one in full");
   ops->add_option("NAME", op_name, "an operator or alias (e.g. Convolution)");
   return cohort::ParseAndRun(app, argc, argv, "cohort-model", [&] {
-    return ops->parsed() ? cohort::Ops(op_name) : cohort::Summary(source, shapes);
+    if (list->parsed()) return cohort::List();
+    return ops->parsed() ? cohort::Ops(op_name) : cohort::Summary(source, shapes, model_keys);
   });
 }

@@ -428,6 +428,51 @@ YAML::Node Schema() {
 
 }  // namespace
 
+Symbol ZooModel(const std::string& name, const std::vector<std::string>& keys) {
+  YAML::Node root(YAML::NodeType::Map);
+  YAML::Node model(YAML::NodeType::Map);
+  model["name"] = name;
+  for (const std::string& k : keys) {
+    const auto eq = k.find('=');
+    if (eq == std::string::npos || eq == 0) Fail("--set '" + k + "': expected key=value");
+    std::string key = k.substr(0, eq);
+    if (key.rfind("model.", 0) == 0) key = key.substr(6);
+    if (key == "name" || key == "symbol" || key == "params") {
+      Fail("--set '" + k + "': give the model as SYMBOL; --set takes its keys");
+    }
+    if (ModelConfig::Table().TypeOf(key).empty()) {  // the near match named
+      FailUnknownOption("model." + key, key, ModelConfig::Table().Keys(), "model");
+    }
+    try {
+      model[key] = YAML::Load(k.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      Fail("--set '" + k + "': " + e.what());
+    }
+  }
+  root["model"] = model;
+  ModelConfig m;
+  ReadSection(root, "model", ModelConfig::Table(), &m);
+  return ModelOf(m);
+}
+
+const std::vector<ZooEntry>& ZooModels() {
+  static const std::vector<ZooEntry> zoo = {
+      {"mlp", "flattened inputs, two hidden layers (128, 64)", {"num_classes"}},
+      {"lenet", "LeNet-5 with tanh and max pooling", {"num_classes"}},
+      {"resnetN",
+       "CIFAR ResNet for N = 6n + 2 (resnet20, resnet56, ...); ImageNet ResNet for N = 18, 34, "
+       "50, 101, 152, 200, 269",
+       {"num_classes"}},
+      {"vggN", "VGG for N = 11, 13, 16, 19", {"num_classes"}},
+      {"inceptionv3", "Inception-v3 (299x299 inputs)", {"num_classes"}},
+      {"mobilenet", "MobileNet v1", {"num_classes", "multiplier", "resolution"}},
+      {"gpt",
+       "a decoder-only transformer over byte tokens",
+       {"n_layer", "n_head", "d_model", "seq_len", "vocab", "dropout", "tie_weights"}},
+  };
+  return zoo;
+}
+
 const OptionTable<ModelConfig>& ModelConfig::Table() {
   using M = ModelConfig;
   using G = models::GptOptions;

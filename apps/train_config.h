@@ -70,6 +70,17 @@ YAML::Node LoadConfig(const std::string& path, const std::vector<std::string>& o
 // Interprets a checked configuration (the model is built or loaded here).
 RunConfig ParseRunConfig(const YAML::Node& root);
 
+// A zoo model (model.name) built with model keys given as "key=value" (YAML values: the
+// model section's keys, num_classes, d_model, ...), checked as the config's model section is;
+// for cohort-model. Throws ConfigError naming the key.
+Symbol ZooModel(const std::string& name, const std::vector<std::string>& keys);
+// The zoo: each model's name (a pattern for families: resnetN) and the model keys it reads.
+struct ZooEntry {
+  std::string name, about;
+  std::vector<std::string> keys;
+};
+const std::vector<ZooEntry>& ZooModels();
+
 // The config's data section as io reads it (Note [Options]).
 Options DataSection(const YAML::Node& root);
 // The training and validation iterators for this worker (part `rank` of `num_workers`), with

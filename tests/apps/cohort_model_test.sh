@@ -25,4 +25,14 @@ expect 0 "^Reshape\(data; shape: .*  aliases: reshape$" "$bin" ops
 expect 0 "^  pool_type: \{'avg', 'max', 'sum'\} = max$" "$bin" ops Pooling
 expect 0 "^Aliases: flatten$" "$bin" ops flatten
 expect 2 "unknown operator 'Poolnig'" "$bin" ops Poolnig
+# `list`: the zoo with the model keys each reads; summary takes them (--set, as cohort-train's
+# model section); a misspelt key names the near one, a value out of range its bounds.
+expect 0 "^  d_model      int    128      gpt: width$" "$bin" list
+expect 0 "^mobilenet: MobileNet v1$" "$bin" list
+expect 0 "^fc3 +FullyConnected +\(1,3\) +195$" "$bin" summary mlp --shape data=1,784 --set num_classes=3
+expect 0 "^Total parameters: 224640$" "$bin" summary gpt --set d_model=64 --set n_head=2 \
+  --shape data=1,128 --shape softmax_label=1,128
+expect 2 "unknown key 'model.num_clases' \(did you mean 'model.num_classes'\?\)" \
+  "$bin" summary mlp --set num_clases=3 --shape data=1,784
+expect 2 "model.num_classes'?: 0 is outside" "$bin" summary mlp --set num_classes=0 --shape data=1,784
 exit $fail
