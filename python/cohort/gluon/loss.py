@@ -1,7 +1,7 @@
 """MXNet 1.x's gluon.loss: losses that take NDArrays (values) or Symbols (a graph to bind), as
-MXNet's HybridBlocks do when called on either. Each is the mean over every axis but
-batch_axis of the per-element loss, times `weight` and the broadcast `sample_weight` when
-given; MXNet 1.9.1's formulas (python/mxnet/gluon/loss.py)."""
+MXNet's HybridBlocks do when called on either. Each is the mean (KLDivLoss: the sum) over
+every axis but batch_axis of the per-element loss, times `weight` and the broadcast
+`sample_weight` when given; MXNet 1.9.1's formulas (python/mxnet/gluon/loss.py)."""
 import numpy as np
 
 from .. import ndarray as nd
