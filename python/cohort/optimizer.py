@@ -117,7 +117,7 @@ class Optimizer(object):
     def update_multi_precision(self, index, weight, grad, state):
         """update, on the float32 master copy of a float16 weight with multi_precision. Lists
         of indices, weights, gradients and states (MXNet 1.9's aggregated call, as its LAMB and
-        SGD take them) update each in turn: the same values as MXNet's multi-tensor kernels."""
+        SGD take them) update each in turn, by the rules MXNet's multi-tensor kernels apply."""
         if isinstance(index, (tuple, list)):
             for i, w, g, s in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, s)
