@@ -438,6 +438,12 @@ void DataParallelExecutorGroup::GetParams(std::map<std::string, NDArray>* arg_pa
 
 void DataParallelExecutorGroup::CopyOutput(int index, const NDArray& out) const {
   for (size_t d = 0; d < executors_.size(); ++d) {
+    const NDArray& part = executors_[d]->outputs().at(index);
+    const int axis = output_axes_[index];
+    COHORT_CHECK(part.shape().ndim() > axis &&
+                 part.shape()[axis] == slices_[d].second - slices_[d].first)
+        << "CopyOutput: output " << index << " of device " << d << " has shape " << part.shape()
+        << ", not its " << slices_[d].second - slices_[d].first << " samples along axis " << axis;
     CopyAlongAxis(out, executors_[d]->outputs().at(index), output_axes_[index], slices_[d].first,
                   false);
   }

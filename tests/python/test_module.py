@@ -287,6 +287,22 @@ def test_tnc_layout_splits_axis_one_and_equals_one_executor():
                                atol=1e-6)
 
 
+def test_outputs_without_a_batch_axis_concatenate_as_mxnet():
+    """A loss of one value a device (MakeLoss of a sum) merges as MXNet's
+    _merge_multi_context: the devices' values concatenated, (2,) for two devices."""
+    data = mx.sym.var('data')
+    net = mx.sym.MakeLoss(mx.sym.sum(mx.sym.FullyConnected(data, num_hidden=2, name='fc')))
+    mod = mx.mod.Module(net, label_names=None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind([('data', (4, 3))])
+    mod.init_params()
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    mod.forward(mx.io.DataBatch([mx.nd.array(x)], None), is_train=False)
+    parts = [p.asnumpy() for p in mod.get_outputs(merge_multi_context=False)[0]]
+    merged = mod.get_outputs()[0].asnumpy()
+    assert merged.shape == (2,)
+    np.testing.assert_array_equal(merged, np.concatenate(parts))
+
+
 def test_float16_data_binds_the_network_in_float16():
     """MXNet's test_module_dtype: the data's dtype reaches the executors (type_dict)."""
     net = mx.sym.Activation(mx.sym.var('data'), act_type='relu', __layout__='TNC')

@@ -191,8 +191,22 @@ class DataParallelExecutorGroup(object):
         outputs = [[dev[i] for dev in per_device] for i in range(begin, end)]
         if not merge_multi_context:
             return outputs
-        return [parts[0] if len(parts) == 1 else self._manager.merged_output(i)
-                for i, parts in enumerate(outputs, begin)]
+        return [self._merge_output(i, parts) for i, parts in enumerate(outputs, begin)]
+
+    def _merge_output(self, index, parts):
+        """The devices' parts of output `index` joined along its batch axis: by the C++ group
+        (any dtype) where each part holds its device's samples, else concatenated as MXNet's
+        _merge_multi_context does (a loss's one value a device)."""
+        if len(parts) == 1:
+            return parts[0]
+        axis = self.output_layouts[index]
+        if all(len(p.shape) > axis and p.shape[axis] == end - begin
+               for p, (begin, end) in zip(parts, self._slice_bounds())):
+            return self._manager.merged_output(index)
+        return nd.concat(*parts, dim=axis)
+
+    def _slice_bounds(self):
+        return [(s.start, s.stop) if isinstance(s, slice) else tuple(s) for s in self.slices]
 
     def get_states(self, merge_multi_context=True):
         raise MXNetError("get_states: Cohort's executor group has no state arrays yet")
