@@ -1,6 +1,6 @@
 // cohort-train: trains a network data-parallel from one YAML configuration.
 //   cohort-train --config FILE.yaml [--set key.sub=value]... [--metrics-out FILE.jsonl] [--profile]
-//                [--timeline FILE.json] [--eval-only]
+//                [--metrics-every K] [--timeline FILE.json] [--eval-only]
 // Under mpirun with kvstore=mpi every process is one worker: it reads its part of the data and
 // the global batch is split over all devices of all workers; rank 0 logs, writes checkpoints and
 // the metrics file. Exit code 2 with one line for a bad configuration or bad data, 1 for a
@@ -156,10 +156,68 @@ int64_t BatchPerWorker(const RunConfig& config, int workers) {
   return batch;
 }
 
-int Train(const std::string& config_path, const std::vector<std::string>& sets,
-          const std::string& metrics_out, bool profile, const std::string& timeline_out,
-          bool eval_only) {
-  const YAML::Node root = LoadConfig(config_path, sets);
+struct TrainArgs {
+  std::string config, metrics_out, timeline;
+  std::vector<std::string> sets;
+  bool profile = false, eval_only = false;
+  int metrics_every = 0;  // steps between --metrics-out's step lines (0: none)
+};
+
+// --metrics-out's JSONL, which rank 0 writes: a line an epoch (the metrics of every worker)
+// and, with --metrics-every K, a line every K steps with the epoch's running training
+// metrics so far, rank 0's own ("scope": "rank 0"; the epoch's line is the global one).
+class MetricsLog {
+ public:
+  MetricsLog(const TrainArgs& a, int rank) {
+    if (a.metrics_every > 0 && a.metrics_out.empty()) {
+      throw ConfigError("--metrics-every needs --metrics-out", __FILE__, __LINE__);
+    }
+    if (a.metrics_out.empty() || rank != 0) return;
+    file_.open(a.metrics_out, std::ios::app);
+    if (!file_) {
+      throw ConfigError("cannot write --metrics-out '" + a.metrics_out + "'", __FILE__, __LINE__);
+    }
+  }
+  std::ofstream& file() { return file_; }
+
+  void Epoch(const EpochResult& r, bool count_tokens) {
+    if (!file_.is_open()) return;
+    nlohmann::json line = {{"epoch", r.epoch},     {"train", ToJson(r.train)},
+                           {"val", ToJson(r.val)}, {"samples_per_sec", r.samples_per_sec},
+                           {"seconds", r.seconds}, {"lr", r.lr}};
+    if (count_tokens) {
+      line["tokens_per_sec"] = r.tokens_per_sec;
+      line["tokens"] = r.tokens;
+    }
+    file_ << line.dump() << "\n" << std::flush;
+  }
+
+  // The hooks that write the step lines: the training metric the steps update is this one.
+  FitHooks StepHooks(const FitConfig& fit, int every) {
+    if (every <= 0 || !file_.is_open()) return {};
+    FitHooks hooks;
+    hooks.train_metric = std::shared_ptr<EvalMetric>(CreateMetric(fit.metrics, fit.ignore_label));
+    hooks.on_batch_end = [this, every, metric = hooks.train_metric](int epoch, int64_t nbatch) {
+      if ((nbatch + 1) % every != 0) return;
+      file_ << nlohmann::json{{"epoch", epoch},
+                              {"batch", nbatch + 1},
+                              {"train", ToJson(metric->Get())},
+                              {"scope", "rank 0"}}
+                   .dump()
+            << "\n"
+            << std::flush;
+    };
+    return hooks;
+  }
+
+ private:
+  std::ofstream file_;
+};
+
+int Train(const TrainArgs& a) {
+  const std::string& timeline_out = a.timeline;
+  const bool profile = a.profile, eval_only = a.eval_only;
+  const YAML::Node root = LoadConfig(a.config, a.sets);
   RunConfig config = ParseRunConfig(root);
   if (!eval_only) CheckEpochsLeft(config.fit);  // before any data is read
   if (config.threads > 0) SetNumThreads(config.threads);
@@ -179,14 +237,8 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
       "cohort-train: {} worker(s), devices {} on rank {}, global batch {}, kvstore {}, {} "
       "kernel thread(s) a worker",
       workers, config.devices_spec, rank, config.batch_size, config.kvstore, Env().num_threads);
-  std::ofstream metrics_file;
-  if (!metrics_out.empty() && rank == 0) {
-    metrics_file.open(metrics_out, std::ios::app);
-    if (!metrics_file) {
-      throw ConfigError("cannot write --metrics-out '" + metrics_out + "'", __FILE__, __LINE__);
-    }
-  }
-  if (eval_only) return Evaluate(config, data, *kv, metrics_file);
+  MetricsLog metrics(a, rank);
+  if (eval_only) return Evaluate(config, data, *kv, metrics.file());
   if (rank == 0 && !config.fit.checkpoint_prefix.empty()) {  // rank 0 writes checkpoints
     RequireWritableFolder(config.fit.checkpoint_prefix, "key 'checkpoint.prefix'");
   }
@@ -201,17 +253,10 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
   try {
     trainer_ptr = std::make_unique<Trainer>(config.symbol, config.devices, config.work_load, kv);
     if (!timeline_out.empty()) timeline::Start(rank);
-    trainer_ptr->Fit(*data.train, data.val.get(), config.fit, [&](const EpochResult& r) {
-      if (!metrics_file.is_open()) return;
-      nlohmann::json line = {{"epoch", r.epoch},     {"train", ToJson(r.train)},
-                             {"val", ToJson(r.val)}, {"samples_per_sec", r.samples_per_sec},
-                             {"seconds", r.seconds}, {"lr", r.lr}};
-      if (config.fit.count_tokens) {
-        line["tokens_per_sec"] = r.tokens_per_sec;
-        line["tokens"] = r.tokens;
-      }
-      metrics_file << line.dump() << "\n" << std::flush;
-    });
+    trainer_ptr->Fit(
+        *data.train, data.val.get(), config.fit,
+        [&](const EpochResult& r) { metrics.Epoch(r, config.fit.count_tokens); },
+        metrics.StepHooks(config.fit, a.metrics_every));
   } catch (const Error& e) {
     const bool typed = dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const DataError*>(&e) ||
                        dynamic_cast<const OutOfMemoryError*>(&e) ||
@@ -236,21 +281,20 @@ int Train(const std::string& config_path, const std::vector<std::string>& sets,
 
 int main(int argc, char** argv) {
   CLI::App app{"Train a network data-parallel from a YAML configuration"};
-  std::string config, metrics_out;
-  std::vector<std::string> sets;
-  app.add_option("--config", config, "YAML configuration file");
+  cohort::TrainArgs a;
+  app.add_option("--config", a.config, "YAML configuration file");
   bool help_config = false;
   app.add_flag("--help-config", help_config,
                "list every configuration key: key, type, default and doc, tab-separated");
-  app.add_option("--set", sets, "override a key: key.sub=value (repeatable)");
-  app.add_option("--metrics-out", metrics_out, "append one JSON line per epoch to this file");
-  bool profile = false;
-  app.add_flag("--profile", profile, "print where a training step's time goes (phases, ops)");
-  std::string timeline;
-  app.add_option("--timeline", timeline,
+  app.add_option("--set", a.sets, "override a key: key.sub=value (repeatable)");
+  app.add_option("--metrics-out", a.metrics_out, "append one JSON line per epoch to this file");
+  app.add_option("--metrics-every", a.metrics_every,
+                 "also a JSON line every this many steps: rank 0's running training metrics")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_flag("--profile", a.profile, "print where a training step's time goes (phases, ops)");
+  app.add_option("--timeline", a.timeline,
                  "write a Chrome trace of every step (rank r > 0: FILE.rankR.json)");
-  bool eval_only = false;
-  app.add_flag("--eval-only", eval_only,
+  app.add_flag("--eval-only", a.eval_only,
                "evaluate the checkpoint resume_epoch names (auto: the latest) on the validation "
                "data, without training");
   if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
@@ -258,7 +302,7 @@ int main(int argc, char** argv) {
     std::fputs(cohort::ConfigHelp().c_str(), stdout);
     return 0;
   }
-  if (config.empty()) {
+  if (a.config.empty()) {
     std::fputs("--config is required\nRun with --help for more information.\n", stderr);
     return 2;
   }
@@ -277,7 +321,7 @@ int main(int argc, char** argv) {
   };
   cohort::InstallStopSignalHandlers();
   try {
-    return cohort::Train(config, sets, metrics_out, profile, timeline, eval_only);
+    return cohort::Train(a);
   } catch (const cohort::AgreedError& e) {
     // Every worker met it at the same step: one message, and the workers exit together.
     if (cohort::DistributedRank() <= 0) std::fprintf(stderr, "cohort-train: %s\n", e.message().c_str());
