@@ -45,6 +45,18 @@ std::string ProgressLine::Format(int epoch, int64_t batch, int64_t total_batches
   return line;
 }
 
+std::string ProgressLine::FormatValidation(int epoch, int64_t batch, int64_t total_batches) {
+  char text[96];
+  if (total_batches > 0) {
+    std::snprintf(text, sizeof(text), "Epoch %d validation [%lld/%lld]", epoch,
+                  static_cast<long long>(batch), static_cast<long long>(total_batches));
+  } else {
+    std::snprintf(text, sizeof(text), "Epoch %d validation [%lld]", epoch,
+                  static_cast<long long>(batch));
+  }
+  return text;
+}
+
 bool ProgressLine::Due() const {
   return enabled_ && (!shown_ || std::chrono::steady_clock::now() - last_ >= period_);
 }
@@ -53,12 +65,18 @@ void ProgressLine::Update(int epoch, int64_t batch, int64_t total_batches, doubl
                           const std::vector<EvalMetric::NameValue>& metrics, double tokens_per_sec,
                           double eta_seconds) {
   if (!enabled_) return;
+  Show(Format(epoch, batch, total_batches, samples_per_sec, metrics, tokens_per_sec, eta_seconds));
+}
+
+void ProgressLine::UpdateValidation(int epoch, int64_t batch, int64_t total_batches) {
+  if (!enabled_) return;
+  Show(FormatValidation(epoch, batch, total_batches));
+}
+
+void ProgressLine::Show(const std::string& text) {
   last_ = std::chrono::steady_clock::now();
   // \033[K erases what a longer previous line left to the right.
-  std::fprintf(
-      out_, "\r%s\033[K",
-      Format(epoch, batch, total_batches, samples_per_sec, metrics, tokens_per_sec, eta_seconds)
-          .c_str());
+  std::fprintf(out_, "\r%s\033[K", text.c_str());
   std::fflush(out_);
   shown_ = true;
 }

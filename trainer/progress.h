@@ -28,6 +28,8 @@ class ProgressLine {
   void Update(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
               const std::vector<EvalMetric::NameValue>& metrics, double tokens_per_sec = -1,
               double eta_seconds = -1);
+  // While validation runs: "Epoch 3 validation [12/79]" (total_batches 0: unknown).
+  void UpdateValidation(int epoch, int64_t batch, int64_t total_batches);
   // Erases the line, so that a log line can take its place.
   void Clear();
 
@@ -35,8 +37,10 @@ class ProgressLine {
   static std::string Format(int epoch, int64_t batch, int64_t total_batches, double samples_per_sec,
                             const std::vector<EvalMetric::NameValue>& metrics,
                             double tokens_per_sec = -1, double eta_seconds = -1);
+  static std::string FormatValidation(int epoch, int64_t batch, int64_t total_batches);
 
  private:
+  void Show(const std::string& text);
   std::FILE* out_;
   bool enabled_;
   bool shown_ = false;

@@ -864,9 +864,16 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   // after the epoch's last step stops the run before another epoch begins.
   *stop = 0;
   if (val) {
-    std::function<bool()> stopped;
-    if (config.stop_on_signal) stopped = [&] { return (*stop = AgreeOnStop()) != 0; };
-    r.val = inference_.Score(*val, *run.val_metric, stopped);
+    // Asked before every batch: the progress line says where validation is (a terminal only).
+    const int64_t total = val->BatchesThisEpoch().value_or(0);
+    int64_t done = 0;
+    auto before_batch = [&] {
+      if (run.progress.Due()) run.progress.UpdateValidation(run.epoch, done, total);
+      ++done;
+      return config.stop_on_signal && (*stop = AgreeOnStop()) != 0;
+    };
+    r.val = inference_.Score(*val, *run.val_metric, before_batch);
+    run.progress.Clear();
   }
   if (config.stop_on_signal && *stop == 0) *stop = AgreeOnStop();
   profiled.SetProfiling(config.profile);

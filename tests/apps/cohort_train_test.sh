@@ -20,6 +20,10 @@ check "each epoch's lr is its last update's (0.1, 0.05, 0.025)" \
 check "--metrics-every writes step lines, then the epoch's" \
   'head -1 "$tmp/steps.jsonl" | grep -q "^{\"batch\":5,\"epoch\":0,\"scope\":\"rank 0\",\"train\":{\"accuracy\":" && [[ $(grep -c "\"batch\":" "$tmp/steps.jsonl") -ge 2 && -z $(grep -o "\"batch\":[0-9]*" "$tmp/steps.jsonl" | grep -v "[05]$") ]] && tail -1 "$tmp/steps.jsonl" | grep -q "\"samples_per_sec\""'
 expect 2 "--metrics-every needs --metrics-out" "$train" --config "$config" --metrics-every 5
+# On a terminal (script(1) gives it one) the progress line also says where validation is.
+out=$(timeout 60 script -qec "$train --config $config --set epochs=1 --set log_level=warn" /dev/null |
+  tr '\r' '\n')
+check "a terminal sees the validation progress line" '[[ "$out" == *"Epoch 0 validation ["* ]]'
 # Input files a config names are relative to its folder, --set values to the working directory.
 mkdir -p "$tmp/job/d"
 awk 'BEGIN { srand(3); for (i = 0; i < 16; i++) { a = rand(); b = rand();

@@ -8,6 +8,11 @@
 namespace cohort {
 namespace {
 
+TEST(ProgressLine, FormatsValidation) {
+  EXPECT_EQ(ProgressLine::FormatValidation(3, 12, 79), "Epoch 3 validation [12/79]");
+  EXPECT_EQ(ProgressLine::FormatValidation(0, 5, 0), "Epoch 0 validation [5]");
+}
+
 TEST(ProgressLine, FormatsEpochBatchSpeedAndMetrics) {
   EXPECT_EQ(ProgressLine::Format(3, 120, 469, 6012.4, {{"accuracy", 0.91234}, {"ce", 0.25}}),
             "Epoch 3 [120/469] 6012 samples/s accuracy=0.9123 ce=0.2500");
