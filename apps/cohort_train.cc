@@ -215,11 +215,9 @@ class MetricsLog {
 };
 
 int Train(const TrainArgs& a) {
-  const std::string& timeline_out = a.timeline;
-  const bool profile = a.profile, eval_only = a.eval_only;
   const YAML::Node root = LoadConfig(a.config, a.sets);
   RunConfig config = ParseRunConfig(root);
-  if (!eval_only) CheckEpochsLeft(config.fit);  // before any data is read
+  if (!a.eval_only) CheckEpochsLeft(config.fit);  // before any data is read
   if (config.threads > 0) SetNumThreads(config.threads);
   std::shared_ptr<KVStore> kv = KVStore::Create(config.kvstore);
   const int rank = kv->rank(), workers = kv->num_workers();
@@ -238,12 +236,12 @@ int Train(const TrainArgs& a) {
       "kernel thread(s) a worker",
       workers, config.devices_spec, rank, config.batch_size, config.kvstore, Env().num_threads);
   MetricsLog metrics(a, rank);
-  if (eval_only) return Evaluate(config, data, *kv, metrics.file());
+  if (a.eval_only) return Evaluate(config, data, *kv, metrics.file());
   if (rank == 0 && !config.fit.checkpoint_prefix.empty()) {  // rank 0 writes checkpoints
     RequireWritableFolder(config.fit.checkpoint_prefix, "key 'checkpoint.prefix'");
   }
-  if (!timeline_out.empty()) RequireWritableFolder(TimelinePath(timeline_out, rank), "--timeline");
-  config.fit.profile = profile;
+  if (!a.timeline.empty()) RequireWritableFolder(TimelinePath(a.timeline, rank), "--timeline");
+  config.fit.profile = a.profile;
   // A worker with fewer batches would leave the others waiting (Note [Agreement]).
   config.fit.must_agree.push_back({"training samples per worker", std::to_string(data.train_samples)});
   // Until its first step, a job fails on its input: the network, the settings, the data and the
@@ -252,7 +250,7 @@ int Train(const TrainArgs& a) {
   std::unique_ptr<Trainer> trainer_ptr;
   try {
     trainer_ptr = std::make_unique<Trainer>(config.symbol, config.devices, config.work_load, kv);
-    if (!timeline_out.empty()) timeline::Start(rank);
+    if (!a.timeline.empty()) timeline::Start(rank);
     trainer_ptr->Fit(
         *data.train, data.val.get(), config.fit,
         [&](const EpochResult& r) { metrics.Epoch(r, config.fit.count_tokens); },
@@ -266,8 +264,8 @@ int Train(const TrainArgs& a) {
     throw ConfigError(e.message(), e.file(), e.line());
   }
   Trainer& trainer = *trainer_ptr;
-  if (profile && rank == 0) PrintProfile(trainer.profile());
-  if (!timeline_out.empty()) timeline::Write(TimelinePath(timeline_out, rank));
+  if (a.profile && rank == 0) PrintProfile(trainer.profile());
+  if (!a.timeline.empty()) timeline::Write(TimelinePath(a.timeline, rank));
   if (trainer.skipped_steps() > 0) {
     Log().warn("{} step(s) skipped for non-finite gradients", trainer.skipped_steps());
   }

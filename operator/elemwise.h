@@ -11,6 +11,7 @@
 
 #include "base/dtype.h"
 #include "base/host_device.h"
+#include "operator/broadcast.h"
 #include "operator/common/exact_math.h"
 
 namespace cohort::op {
@@ -80,12 +81,13 @@ COHORT_HOST_DEVICE T ScalarValue(ScalarKind kind, T x, T s) {
     // A NaN input is the result (broadcast_maximum's rule).
     case ScalarKind::kMaximum: return x > s || x != x ? x : s;
     case ScalarKind::kMinimum: return x < s || x != x ? x : s;
-    case ScalarKind::kEqual: return static_cast<T>(x == s ? 1 : 0);
-    case ScalarKind::kNotEqual: return static_cast<T>(x != s ? 1 : 0);
-    case ScalarKind::kGreater: return static_cast<T>(x > s ? 1 : 0);
-    case ScalarKind::kGreaterEqual: return static_cast<T>(x >= s ? 1 : 0);
-    case ScalarKind::kLesser: return static_cast<T>(x < s ? 1 : 0);
-    case ScalarKind::kLesserEqual: return static_cast<T>(x <= s ? 1 : 0);
+    // The comparisons are the broadcast ones (broadcast.h) against the scalar.
+    case ScalarKind::kEqual: return BroadcastValue(BroadcastKind::kEqual, x, s);
+    case ScalarKind::kNotEqual: return BroadcastValue(BroadcastKind::kNotEqual, x, s);
+    case ScalarKind::kGreater: return BroadcastValue(BroadcastKind::kGreater, x, s);
+    case ScalarKind::kGreaterEqual: return BroadcastValue(BroadcastKind::kGreaterEqual, x, s);
+    case ScalarKind::kLesser: return BroadcastValue(BroadcastKind::kLesser, x, s);
+    case ScalarKind::kLesserEqual: return BroadcastValue(BroadcastKind::kLesserEqual, x, s);
   }
   return T(0);
 }
