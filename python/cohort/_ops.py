@@ -150,14 +150,17 @@ def attrs_of(kwargs, op=None):
             if v is not None or k in nullable}
 
 
-def register_operators(namespace, internal, make_function, cls, fluent):
+def register_operators(namespace, internal, make_function, cls, fluent, contrib):
     """Adds make_function(op) for every registered operator to `namespace` (those whose names
-    start with _ to the `internal` module too), and the `fluent` ones as methods of `cls` that
-    pass the object as the first input."""
+    start with _ to the `internal` module too, and _contrib_X as X to the `contrib` module, as
+    MXNet's mx.sym.contrib / mx.nd.contrib), and the `fluent` ones as methods of `cls` that pass
+    the object as the first input."""
     for op in op_names():
         function = make_function(op)
         if op.startswith('_'):
             setattr(internal, op, function)
+        if op.startswith('_contrib_') and not hasattr(contrib, op[len('_contrib_'):]):
+            setattr(contrib, op[len('_contrib_'):], function)
         if op not in namespace:
             namespace[op] = function
     for op in fluent:

@@ -1,7 +1,9 @@
 """Data iterators (MXNet 1.x's mxnet.io): DataDesc, DataBatch, the DataIter base class that
 Python iterators subclass, and NDArrayIter, CSVIter and MNISTIter served by Cohort's C++
-iterators (the same code as cohort-train's data)."""
+iterators (the same code as cohort-train's data), and Cohort's TextIter (cohort-train's text
+data)."""
 from collections import OrderedDict, namedtuple
+import difflib
 import warnings
 
 import numpy as np
@@ -13,7 +15,7 @@ from .ndarray import NDArray
 from .ndarray.ndarray import array
 
 __all__ = ['DataDesc', 'DataBatch', 'DataIter', 'NDArrayIter', 'CSVIter', 'MNISTIter',
-           'ImageRecordIter', 'ResizeIter', 'PrefetchingIter']
+           'ImageRecordIter', 'TextIter', 'ResizeIter', 'PrefetchingIter']
 
 
 class DataDesc(namedtuple('DataDesc', ['name', 'shape'])):
@@ -349,6 +351,43 @@ class ImageRecordIter(_NativeIter):
     def provide_label(self):
         return [DataDesc(self._names.get(d.name, d.name), d.shape, d.dtype, d.layout)
                 for d in super().provide_label]
+
+
+class TextIter(_NativeIter):
+    """Cohort's (not in MXNet): byte-level language-model data, cohort-train's `data.kind: text`
+    (Note [Text windows], Note [Text buckets] in io/text_iter.h). The keywords beyond the first
+    ones are the data section's keys, read and checked by the declaration cohort-train's YAML
+    uses (`cohort-train --help-config`): train_files (required), val_files, val_fraction,
+    val_batches, stride, buckets, shuffle, prefetch, batches_per_epoch, last_batch_handle.
+
+    split='train' serves the training text (windows of seq_len, or with `buckets` each line
+    padded to the smallest bucket that holds it, labels -1 where padded, and the batch's
+    bucket_key its length); split='val' the validation part (the last val_fraction of the text,
+    or val_files), in order. num_parts/part_index: this worker's rows of every global batch, as
+    cohort-train's workers read. vocab: refuse bytes at or above it (0: no check)."""
+
+    def __init__(self, batch_size, split='train', seq_len=128, vocab=0, seed=0, num_parts=1,
+                 part_index=0, **data_keys):
+        if split not in ('train', 'val'):
+            raise ValueError("TextIter: split must be 'train' or 'val', got %r" % (split,))
+        declared = {key for key, _, _, _ in _cohort.data_kind_keys('text')} - {'kind'}
+        for key in data_keys:
+            if key not in declared:
+                close = difflib.get_close_matches(key, sorted(declared), n=1)
+                raise TypeError("TextIter() got an unexpected keyword argument '%s'%s; it takes "
+                                "batch_size, split, seq_len, vocab, seed, num_parts, part_index "
+                                "and the data keys %s" % (key, " (did you mean '%s'?)" % close[0]
+                                                          if close else '',
+                                                          ', '.join(sorted(declared))))
+        train, val = _cohort.data_section_iters('text', data_keys, int(batch_size), int(seed),
+                                                int(num_parts), int(part_index), int(seq_len),
+                                                int(vocab), 'TextIter')
+        if split == 'val' and val is None:
+            raise ValueError("TextIter: split='val' needs validation text: give val_fraction or "
+                             "val_files")
+        buckets = data_keys.get('buckets') or []
+        self.default_bucket_key = max(buckets) if buckets else None  # BucketSentenceIter's
+        super().__init__(train if split == 'train' else val, batch_size)
 
 
 # The wrappers over any DataIter (last: they build on the classes above).

@@ -21,6 +21,7 @@ void RegisterSymbol(py::module_& m);
 void RegisterExecutor(py::module_& m);
 void RegisterImperative(py::module_& m);
 void RegisterIO(py::module_& m);
+void RegisterDataSections(py::module_& m);
 void RegisterMetric(py::module_& m);
 void RegisterManager(py::module_& m);
 void RegisterDLPack(py::module_& m);

@@ -59,6 +59,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterExecutor(m);
   RegisterImperative(m);
   RegisterIO(m);
+  RegisterDataSections(m);
   RegisterMetric(m);
   RegisterManager(m);
   RegisterDLPack(m);

@@ -28,6 +28,9 @@ FitConfig FitConfigFromPython(const py::dict& d) {
   c.update_on_kvstore = d["update_on_kvstore"].cast<bool>();
   c.seed = d["seed"].cast<uint64_t>();
   c.metrics = d["metrics"].cast<std::vector<std::string>>();
+  // Bucketed text: the padding's label, which the metrics and the token count leave out.
+  if (d.contains("ignore_label")) c.ignore_label = d["ignore_label"].cast<int64_t>();
+  c.count_tokens = d.contains("count_tokens") && d["count_tokens"].cast<bool>();
   c.optimizer = d["optimizer"].cast<std::string>();
   OptimizerOptions& o = c.optimizer_options;
   o = OptimizerOptions::DefaultsFor(c.optimizer);
@@ -65,6 +68,7 @@ py::dict EpochToPython(const EpochResult& r) {
   d["train"] = r.train;
   d["val"] = r.val;
   d["samples_per_sec"] = r.samples_per_sec;
+  d["tokens_per_sec"] = r.tokens_per_sec;  // 0 unless count_tokens
   d["seconds"] = r.seconds;
   return d;
 }

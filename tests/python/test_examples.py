@@ -1,6 +1,7 @@
 """The examples under examples/, shortened: MXNet's Executor loop learns Fashion-MNIST (above
 0.8 after one epoch), the manager loop over two devices learns, a model written in Python
-trains under cohort-train, and train_mnist's Module.fit runs the C++ loop and checkpoints."""
+trains under cohort-train, train_mnist's Module.fit and train_gpt's BucketingModule.fit run the C++
+loop (equal to cohort-train and to mpirun), and fine-tuning keeps frozen layers."""
 import json
 import os
 import shutil
@@ -87,3 +88,67 @@ def test_train_mnist_under_mpirun_equals_one_process_on_two_devices(tmp_path):
     assert sorted(ours) == sorted(theirs)
     for name in ours:
         assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), name
+
+
+GCIDE = '/usr/share/dictd/gcide.dict.dz'
+needs_gcide = pytest.mark.skipif(not os.path.exists(GCIDE), reason='dict-gcide not installed')
+
+
+@needs_gcide
+def test_train_gpt_bucketing_module_equals_cohort_train_bit_for_bit(tmp_path):
+    """BucketingModule.fit over TextIter's bucketed lines runs the C++ loop, switching buckets by
+    the batches' lengths, and ends each epoch with the parameters cohort-train's GPT config
+    reaches with the same buckets; perplexity falls."""
+    *epochs, score = run('train_gpt.py', '--epochs', '2', '--batches-per-epoch', '12',
+                         '--val-batches', '4', '--prefix', str(tmp_path / 'gpt'))
+    assert score['engine'] == 'C++ loop', score
+    assert epochs[1]['train_perplexity'] < epochs[0]['train_perplexity'] < 100, epochs
+    assert score['val_perplexity'] < 60, score
+    train = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
+                         'cohort-train')
+    out = subprocess.run([train, '--config', os.path.join(ROOT, 'configs', 'text_gpt.yaml'),
+                          '--set', 'epochs=2', '--set', 'data.batches_per_epoch=12', '--set',
+                          'data.val_batches=4', '--set', 'data.buckets=[32,64,128]', '--set',
+                          'log_level=warn', '--set', 'checkpoint.prefix=%s' % (tmp_path / 'ct')],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import cohort as mx
+    for epoch in (1, 2):
+        ours = mx.nd.load(str(tmp_path / ('gpt-%04d.params' % epoch)))
+        theirs = mx.nd.load(str(tmp_path / ('ct-%04d.params' % epoch)))
+        assert sorted(ours) == sorted(theirs)
+        for name in ours:
+            assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), \
+                (epoch, name)
+
+
+@needs_gcide
+@pytest.mark.skipif(shutil.which('mpirun') is None, reason='no mpirun')
+def test_train_gpt_under_mpirun_equals_one_process_on_two_devices(tmp_path):
+    """Bucketed batches sliced over two workers of one device train to one process's parameters
+    on two devices, bit for bit with one kernel thread a device on both sides."""
+    mpirun = ['mpirun', '-np', '2', '--allow-run-as-root', '--oversubscribe', '--bind-to', 'none',
+              '-x', 'PYTHONPATH', '-x', 'COHORT_NUM_THREADS']
+    short = ['--epochs', '1', '--batches-per-epoch', '8', '--val-batches', '2']
+    run('train_gpt.py', '--kvstore', 'mpi', '--devices', '1', '--batch-size', '16',
+        '--prefix', str(tmp_path / 'mpi'), *short, env={'COHORT_NUM_THREADS': '1'},
+        launcher=mpirun)
+    run('train_gpt.py', '--prefix', str(tmp_path / 'one'), *short,
+        env={'COHORT_NUM_THREADS': '2'})
+    import cohort as mx
+    ours, theirs = mx.nd.load(str(tmp_path / 'mpi-0001.params')), \
+        mx.nd.load(str(tmp_path / 'one-0001.params'))
+    assert sorted(ours) == sorted(theirs)
+    for name in ours:
+        assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), name
+
+
+def test_finetune_trains_a_new_head_on_frozen_layers(tmp_path):
+    """A checkpoint's layers frozen by fixed_param_names keep their values bit for bit while a new
+    classifier, initialized afresh on them, learns (a random head scores about 0.1)."""
+    run('train_mnist.py', '--epochs', '1', '--prefix', str(tmp_path / 'lenet'))
+    (result,) = run('finetune_mnist.py', '--checkpoint', str(tmp_path / 'lenet'), '--epoch', '1')
+    assert result['engine'] == 'C++ loop', result
+    assert result['frozen'] == ['conv1_weight', 'conv1_bias', 'conv2_weight', 'conv2_bias',
+                                'fc1_weight', 'fc1_bias'], result
+    assert result['frozen_unchanged'] and result['val_accuracy'] > 0.8, result

@@ -258,6 +258,47 @@ def _confusion_batch(cm):
     return [mx.nd.array(labels, dtype='int32')], [mx.nd.array(preds)]
 
 
+GCIDE = '/usr/share/dictd/gcide.dict.dz'
+
+
+@pytest.mark.skipif(not os.path.exists(GCIDE), reason='dict-gcide not installed')
+def test_text_iter_reads_the_data_sections_declaration():
+    """TextIter's keywords are cohort-train's text data keys: bucketed lines with their length
+    as bucket_key, labels the next byte and -1 where padded; a validation split; a misspelt key
+    named with the closest one; a setting the declaration refuses."""
+    keys = dict(train_files=GCIDE, val_fraction=0.01, buckets=[16, 64], seq_len=64, seed=3)
+    train = mx.io.TextIter(8, batches_per_epoch=4, **keys)
+    assert train.default_bucket_key == 64
+    assert [d.shape for d in train.provide_data] == [(8, 64)]
+    batches = list(train)
+    assert len(batches) == 4
+    for b in batches:
+        data, label = b.data[0].asnumpy(), b.label[0].asnumpy()
+        assert b.bucket_key in (16, 64) and data.shape == (8, b.bucket_key)
+        for row, labels in zip(data, label):
+            n = int((labels != -1).sum())  # the line and its newline
+            assert 0 < n <= b.bucket_key and (labels[n:] == -1).all()
+            assert labels[n - 1] == 10 and (labels[:n - 1] == row[1:n]).all()
+    val = mx.io.TextIter(8, split='val', val_batches=2, **keys)
+    assert sum(1 for _ in val) == 2
+    with pytest.raises(TypeError, match="'bucket' .*did you mean 'buckets'"):
+        mx.io.TextIter(8, train_files=GCIDE, bucket=[16])
+    with pytest.raises(ValueError, match="split='val' needs validation text"):
+        mx.io.TextIter(8, split='val', train_files=GCIDE)
+    with pytest.raises(mx.base.MXNetError, match='largest bucket 256 exceeds model.seq_len 64'):
+        mx.io.TextIter(8, train_files=GCIDE, buckets=[256], seq_len=64)
+    with pytest.raises(TypeError, match='buckets'):
+        mx.io.TextIter(8, train_files=GCIDE, buckets='16')
+
+
+def test_contrib_operators_without_their_prefix():
+    x = mx.nd.ones((2, 5))
+    np.testing.assert_array_equal(mx.nd.contrib.arange_like(x, axis=1).asnumpy(), np.arange(5))
+    y = mx.sym.contrib.arange_like(mx.sym.var('x'), axis=1)
+    out = y.eval(x=x)[0]
+    np.testing.assert_array_equal(out.asnumpy(), np.arange(5))
+
+
 def test_pcc_equals_mxnet_and_grows_with_the_classes():
     # Values printed by MXNet 1.9.1 for the same batches (mx.metric.create('pcc')).
     m = mx.metric.create('pcc')

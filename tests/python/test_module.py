@@ -411,6 +411,30 @@ def test_bucketing_module_shares_parameters_and_switches_by_key():
         mx.mod.BucketingModule(bucket_sym_gen)
 
 
+def test_bucketing_module_keys_of_any_hashable_type():
+    """Keys that are not ints (here strings and a tuple, beside ints) each get their own graph,
+    as MXNet's keys may be any hashable value."""
+    lengths = {'short': 2, ('long', 1): 4, 3: 3, 4: 4}
+    mod = mx.mod.BucketingModule(lambda key: bucket_sym_gen(lengths[key]),
+                                 default_bucket_key=('long', 1))
+    mod.bind([('data', (2, 4, 5))], [('softmax_label', (2,))])
+    mod.init_params(mx.init.Xavier())
+    for key in ('short', 3, ('long', 1), 4, 'short'):
+        n = lengths[key]
+        batch = mx.io.DataBatch([mx.nd.ones((2, n, 5))], [mx.nd.zeros((2,))], bucket_key=key,
+                                provide_data=[mx.io.DataDesc('data', (2, n, 5))],
+                                provide_label=[mx.io.DataDesc('softmax_label', (2,))])
+        mod.forward(batch, is_train=False)
+        assert mod.symbol.list_outputs() == ['softmax_output']
+        # n steps of the shared layer on ones: the logits are n times one step's.
+        exe = bucket_sym_gen(n)[0].simple_bind(mx.cpu(), data=(2, n, 5), softmax_label=(2,))
+        for name, value in mod.get_params()[0].items():
+            exe.arg_dict[name][:] = value
+        exe.forward(data=np.ones((2, n, 5), np.float32))
+        np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), exe.outputs[0].asnumpy(),
+                                   rtol=1e-6)
+
+
 def test_bucketing_module_checkpoint_round_trip(tmp_path):
     mod = mx.mod.BucketingModule(bucket_sym_gen, default_bucket_key=3)
     mod.bind([('data', (2, 3, 5))], [('softmax_label', (2,))])

@@ -5,7 +5,9 @@ MXNet keeps one Module per bucket, each bound with the default bucket's module a
 module. Here one Module runs over Cohort's C++ manager, which binds a group per bucket on first
 use sharing the default bucket's parameter and gradient arrays and its memory
 (executor_manager/executor_group.h); batches switch bucket by their bucket_key, as MXNet's
-forward does. Keys may be any hashable value: the manager sees small integers."""
+forward does. Keys may be any hashable value: the manager sees integers, a non-negative int key
+as itself (so a native iterator's batches, whose bucket_key is their length, switch buckets in
+the C++ loop too), any other key as _OTHER_KEYS plus its place in the order first seen."""
 import logging
 
 from .. import context as ctx_mod
@@ -14,6 +16,12 @@ from .base_module import BaseModule
 from .module import Module
 
 __all__ = ['BucketingModule']
+
+_OTHER_KEYS = 1 << 62  # the manager's integers for keys that are not non-negative ints
+
+
+def _is_int_key(key):
+    return isinstance(key, int) and not isinstance(key, bool) and 0 <= key < _OTHER_KEYS
 
 
 def _module_flag(name):
@@ -54,14 +62,14 @@ class BucketingModule(BaseModule):
             raise TypeError('BucketingModule: sym_gen must be callable, got %r' % (sym_gen,))
         self._sym_gen = sym_gen
         self._default_bucket_key = default_bucket_key
-        self._keys = [default_bucket_key]  # the manager's integer for a key is its index
+        self._other_keys = []  # keys that are not ints, in the order first seen
         self._generated = {}
         symbol, data_names, label_names = self._generate(default_bucket_key)
         self._module = Module(symbol, data_names, label_names, logger=logger, context=context,
                               work_load_list=work_load_list,
                               fixed_param_names=fixed_param_names, state_names=state_names,
                               group2ctxs=group2ctxs, compression_params=compression_params)
-        self._module._buckets = (self._symbol_of_id, 0)
+        self._module._buckets = (self._symbol_of_id, self._id_of(default_bucket_key))
         self._curr_bucket_key = default_bucket_key
 
     def _generate(self, key):
@@ -73,20 +81,25 @@ class BucketingModule(BaseModule):
             self._generated[key] = result
         return self._generated[key]
 
+    def _key_of(self, key_id):
+        return key_id if key_id < _OTHER_KEYS else self._other_keys[key_id - _OTHER_KEYS]
+
     def _symbol_of_id(self, key_id):
-        symbol, data_names, label_names = self._generate(self._keys[key_id])
+        key = self._key_of(key_id)
+        symbol, data_names, label_names = self._generate(key)
         default = self._generated[self._default_bucket_key]
         if list(data_names or []) != list(default[1] or []) or \
                 list(label_names or []) != list(default[2] or []):
             raise ValueError('BucketingModule: bucket %r names inputs %s/%s, the default bucket '
-                             '%s/%s' % (self._keys[key_id], data_names, label_names, default[1],
-                                        default[2]))
+                             '%s/%s' % (key, data_names, label_names, default[1], default[2]))
         return symbol
 
     def _id_of(self, key):
-        if key not in self._keys:
-            self._keys.append(key)
-        return self._keys.index(key)
+        if _is_int_key(key):
+            return key
+        if key not in self._other_keys:
+            self._other_keys.append(key)
+        return _OTHER_KEYS + self._other_keys.index(key)
 
     # ---- the bucket
     @property

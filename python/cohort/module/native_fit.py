@@ -83,10 +83,12 @@ def _optimizer_settings(optimizer):
 def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, monitor,
          sparse_row_id_fn):
     """What the C++ loop needs, or None where fit must run the Python loop. Called after bind
-    and init_params, before init_optimizer."""
+    and init_params, before init_optimizer. A BucketingModule trains on its Module's manager,
+    which switches buckets by the batches' keys (a native iterator's: ints, the manager's own)."""
     if not ENABLED or monitor is not None or sparse_row_id_fn is not None:
         return None
-    if type(module).__name__ != 'Module' or module._buckets is not None:
+    module = _inner(module)
+    if module is None:
         return None
     if module.optimizer_initialized or getattr(module, '_preload_opt_states', None) is not None:
         return None
@@ -127,6 +129,16 @@ def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, 
     return {'metric': metric, 'optimizer': optimizer, 'settings': settings, 'trainer': trainer}
 
 
+def _inner(module):
+    """The Module whose manager trains: the module itself, or a BucketingModule's; else None."""
+    kind = type(module).__name__
+    if kind == 'BucketingModule':
+        module = module._module
+    elif kind != 'Module' or module._buckets is not None:
+        return None
+    return module if type(module).__name__ == 'Module' else None
+
+
 def _make_optimizer(module, optimizer, optimizer_params, batch_size):
     """The Optimizer Module.init_optimizer would make (rescale_grad 1 / the batch, times the
     workers for dist kinds), or None for one given that the C++ loop cannot take as it is."""
@@ -146,7 +158,9 @@ def _make_optimizer(module, optimizer, optimizer_params, batch_size):
 
 def run(module, fit_plan, train_data, eval_data, validation_metric, epoch_end_callback,
         batch_end_callback, eval_end_callback, eval_batch_end_callback, begin_epoch, num_epoch):
-    """Trains on Trainer::Fit; the Module's manager holds the parameters as it goes."""
+    """Trains on Trainer::Fit; the Module's manager holds the parameters as it goes. `module` is
+    the one fit was called on (callbacks and validation see it), a Module or a BucketingModule."""
+    outer, module = module, _inner(module)
     metric = fit_plan['metric']
     name, options, (schedule_kind, schedule) = fit_plan['settings']
     group = module._exec_group
@@ -161,6 +175,11 @@ def run(module, fit_plan, train_data, eval_data, validation_metric, epoch_end_ca
               'update_on_kvstore': update_on_kvstore, 'metrics': [metric._kind],
               'optimizer': name, 'optimizer_options': options, 'lr_schedule': schedule_kind,
               'schedule': schedule}
+    ignore = metric._options.get('ignore_label')
+    if ignore is not None:
+        config['ignore_label'] = int(float(ignore))
+    if type(train_data).__name__ == 'TextIter':
+        config['count_tokens'] = True
     callbacks = batch_end_callback if isinstance(batch_end_callback, list) else \
         [batch_end_callback] if batch_end_callback is not None else []
 
@@ -169,14 +188,14 @@ def run(module, fit_plan, train_data, eval_data, validation_metric, epoch_end_ca
         if nbatch == 0:
             metric._set_aside = None  # the C++ loop reset the sums as the epoch began
         params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=metric,
-                               locals={'self': module, 'epoch': epoch, 'nbatch': nbatch,
+                               locals={'self': outer, 'epoch': epoch, 'nbatch': nbatch,
                                        'eval_metric': metric})
         for callback in callbacks:
             callback(params)
 
     def on_epoch(result):
         module._params_dirty = True  # the C++ loop updated the devices' parameters
-        module._end_epoch(result['epoch'] + begin_epoch, metric.get_global_name_value(),
+        outer._end_epoch(result['epoch'] + begin_epoch, metric.get_global_name_value(),
                           result['seconds'], epoch_end_callback, eval_data, validation_metric,
                           eval_end_callback, eval_batch_end_callback)
         # The C++ loop resets train_data next, as MXNet's fit does here.

@@ -12,4 +12,4 @@ from . import contrib
 
 _internal = _register._internal
 _sys.modules[__name__ + '._internal'] = _internal
-_register.register(globals(), _internal)
+_register.register(globals(), _internal, contrib)

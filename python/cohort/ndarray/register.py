@@ -56,8 +56,8 @@ def make_function(op):
     return function
 
 
-def register(namespace, internal):
-    register_operators(namespace, internal, make_function, NDArray, FLUENT)
+def register(namespace, internal, contrib):
+    register_operators(namespace, internal, make_function, NDArray, FLUENT, contrib)
 
 
 _internal = types.ModuleType('cohort.ndarray._internal', 'Operators whose names start with _')

@@ -7,4 +7,6 @@ from . import register as _register
 
 _internal = _register._internal
 _sys.modules[__name__ + '._internal'] = _internal
-_register.register(globals(), _internal)
+contrib = _register.contrib
+_sys.modules[__name__ + '.contrib'] = contrib
+_register.register(globals(), _internal, contrib)

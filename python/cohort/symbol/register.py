@@ -40,8 +40,9 @@ def make_function(op):
     return function
 
 
-def register(namespace, internal):
-    register_operators(namespace, internal, make_function, Symbol, FLUENT)
+def register(namespace, internal, contrib):
+    register_operators(namespace, internal, make_function, Symbol, FLUENT, contrib)
 
 
 _internal = types.ModuleType('cohort.symbol._internal', 'Operators whose names start with _')
+contrib = types.ModuleType('cohort.symbol.contrib', 'The _contrib_ operators, without the prefix')
