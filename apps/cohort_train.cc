@@ -189,6 +189,10 @@ class MetricsLog {
       line["tokens_per_sec"] = r.tokens_per_sec;
       line["tokens"] = r.tokens;
     }
+    if (r.loss_scale > 0) {  // Note [Loss scaling]
+      line["loss_scale"] = r.loss_scale;
+      line["overflow_skips"] = r.overflow_skips;
+    }
     file_ << line.dump() << "\n" << std::flush;
   }
 

@@ -577,6 +577,9 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
 
   ParseTraining(root, c.model, &c.fit);
   c.fit.must_agree.push_back({"precision", c.precision});  // Note [Agreement]
+  if (c.fit.loss_scaling == "auto") {  // Note [Loss scaling]: float16 needs it, bfloat16 not
+    c.fit.loss_scaling = c.precision == "float16" ? "dynamic" : "off";
+  }
   ParseOptimizer(root, &c);
   CheckTraining(c.fit);
   CheckDataOptions(DataSection(root), {.seq_len = c.model.gpt.seq_len});

@@ -593,7 +593,11 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     Step& step = **it;
     if (!step.backward) continue;
     if (step.gpu && step.gpu != current) (current = step.gpu)->MakeCurrent();
-    const op::OpContext ctx{.is_train = true, .ctx = step.ctx, .arena = arena_, .gpu = step.gpu};
+    const op::OpContext ctx{.is_train = true,
+                            .ctx = step.ctx,
+                            .arena = arena_,
+                            .gpu = step.gpu,
+                            .loss_scale = loss_scale_};
     const auto start = profiling_ ? ProfileClock::now() : ProfileClock::time_point();
     try {
       step.impl->Backward(ctx, step.out_grad, step.in, step.out, step.in_req, step.in_grad,

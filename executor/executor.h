@@ -136,6 +136,10 @@ class Executor {
     batch_rows_ = batch_rows;
   }
 
+  // Note [Loss scaling]: the factor loss layers multiply their gradients by in the next
+  // Backward (a power of two; 1 unless the trainer scales the loss).
+  void set_loss_scale(float scale) { loss_scale_ = scale; }
+
   // Waits until every kernel enqueued on a GPU executor's streams has run (no-op on the CPU).
   void WaitAll() const;
 
@@ -177,6 +181,7 @@ class Executor {
   std::vector<int> unwritten_grads_;  // arguments with a gradient that no op writes
   ThreadArena* arena_ = nullptr;
   uint64_t random_seed_ = 0, forward_count_ = 0;
+  float loss_scale_ = 1;
   bool ran_forward_ = false;  // Backward needs a Forward's outputs
   int64_t first_sample_ = 0, batch_rows_ = 0;
   bool needs_backward_ = false;

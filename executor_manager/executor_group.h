@@ -92,6 +92,10 @@ class DataParallelExecutorGroup {
   // at its rows' global positions, this group's batch being rows [first_sample, first_sample +
   // batch_size) of the global batch (Note [Random streams]).
   void SetRandomSeed(uint64_t seed, int64_t first_sample = 0);
+  // Note [Loss scaling]: the loss layers' gradient factor of the next Backward on every device.
+  void SetLossScale(float scale) {
+    for (auto& exec : executors_) exec->set_loss_scale(scale);
+  }
   void InstallMonitor(Executor::Monitor monitor, bool monitor_all = false);
   int num_devices() const { return static_cast<int>(executors_.size()); }
   Executor& executor(int device) { return *executors_[device]; }
@@ -186,6 +190,8 @@ class DataParallelExecutorManager {
   void SetRandomSeed(uint64_t seed, int64_t first_sample = 0) {
     current_->SetRandomSeed(seed, first_sample);
   }
+  // The loss layers' gradient factor of the next Backward (the current bucket's group).
+  void SetLossScale(float scale) { current_->SetLossScale(scale); }
   int num_devices() const { return default_->num_devices(); }
   const std::vector<std::string>& aux_names() const { return default_->aux_names(); }
   // The group of the last batch loaded (the default bucket's before any).

@@ -125,7 +125,9 @@ class SoftmaxOutput : public Operator {
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
     const AxisSplit s = Split(in[0].shape());
-    COHORT_GPU_DISPATCH(ctx, SoftmaxOutputBackwardGpu(ctx, p_, out[0], in[1], req, in_grad, s.outer,
+    SoftmaxOutputParam p = p_;
+    p.grad_scale *= ctx.loss_scale;  // Note [Loss scaling]
+    COHORT_GPU_DISPATCH(ctx, SoftmaxOutputBackwardGpu(ctx, p, out[0], in[1], req, in_grad, s.outer,
                                                       s.size, s.inner));
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);  // labels get no gradient
     if (req[0] == GradReq::kNull) return;
@@ -133,14 +135,14 @@ class SoftmaxOutput : public Operator {
     const float* label = F(in[1]);
     float* dx = F(in_grad[0]);
     int64_t valid = 0;
-    for (int64_t j = 0; j < s.outer * s.inner; ++j) valid += !SoftmaxOutputIgnored(p_, label[j]);
-    const float scale = p_.grad_scale / SoftmaxOutputNorm(p_, s.outer, s.inner, valid);
-    const float off = SoftmaxOutputOffTarget(p_, s.size);
+    for (int64_t j = 0; j < s.outer * s.inner; ++j) valid += !SoftmaxOutputIgnored(p, label[j]);
+    const float scale = p.grad_scale / SoftmaxOutputNorm(p, s.outer, s.inner, valid);
+    const float off = SoftmaxOutputOffTarget(p, s.size);
     for (int64_t o = 0; o < s.outer; ++o) {
       for (int64_t i = 0; i < s.inner; ++i) {
         const float l = label[o * s.inner + i];
         const int64_t target = static_cast<int64_t>(l);
-        if (!SoftmaxOutputIgnored(p_, l) && !(target >= 0 && target < s.size && l == target)) {
+        if (!SoftmaxOutputIgnored(p, l) && !(target >= 0 && target < s.size && l == target)) {
           // The labels the data gave: fractional ones were truncated silently before.
           throw LabelError("SoftmaxOutput: label " + std::to_string(l) +
                                " is not a class number from 0 to " + std::to_string(s.size - 1),
@@ -148,7 +150,7 @@ class SoftmaxOutput : public Operator {
         }
         for (int64_t c = 0; c < s.size; ++c) {
           const int64_t k = (o * s.size + c) * s.inner + i;
-          AssignReq(req[0], dx, k, SoftmaxOutputGrad(p_, y[k], l, c, off, scale));
+          AssignReq(req[0], dx, k, SoftmaxOutputGrad(p, y[k], l, c, off, scale));
         }
       }
     }
@@ -194,8 +196,9 @@ class RegressionOutput : public Operator {
   void Backward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<NDArray>& in,
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
+    const float grad_scale = grad_scale_ * ctx.loss_scale;  // Note [Loss scaling]
     COHORT_GPU_DISPATCH(
-        ctx, RegressionOutputBackwardGpu(ctx, kind_, grad_scale_, out[0], in[1], req, in_grad));
+        ctx, RegressionOutputBackwardGpu(ctx, kind_, grad_scale, out[0], in[1], req, in_grad));
     if (req[1] == GradReq::kWrite) in_grad[1].Fill(0);
     if (req[0] == GradReq::kNull) return;
     const float* y = F(out[0]);
@@ -203,7 +206,7 @@ class RegressionOutput : public Operator {
     float* dx = F(in_grad[0]);
     const int64_t n = out[0].size();
     const int64_t per_sample = n / out[0].shape()[0];
-    const float scale = grad_scale_ / static_cast<float>(per_sample);
+    const float scale = grad_scale / static_cast<float>(per_sample);
     for (int64_t i = 0; i < n; ++i) {
       AssignReq(req[0], dx, i, RegressionGrad(kind_, y[i], label[i], scale));
     }
@@ -235,18 +238,20 @@ class MakeLoss : public Operator {
                 const std::vector<NDArray>& out, const std::vector<GradReq>& req,
                 const std::vector<NDArray>& in_grad, const std::vector<NDArray>&) const override {
     if (req[0] == GradReq::kNull) return;
-    COHORT_GPU_DISPATCH(ctx, MakeLossBackwardGpu(ctx, p_, req[0], out[0], in_grad[0]));
+    MakeLossParam p = p_;
+    p.grad_scale *= ctx.loss_scale;  // Note [Loss scaling]
+    COHORT_GPU_DISPATCH(ctx, MakeLossBackwardGpu(ctx, p, req[0], out[0], in_grad[0]));
     const float* y = F(out[0]);
     const int64_t n = out[0].size();
     float norm = 1;
     if (p_.normalization == LossNormalization::kBatch) norm = static_cast<float>(out[0].shape()[0]);
     if (p_.normalization == LossNormalization::kValid) {
       int64_t valid = 0;
-      for (int64_t i = 0; i < n; ++i) valid += MakeLossCounts(p_, y[i]);
+      for (int64_t i = 0; i < n; ++i) valid += MakeLossCounts(p, y[i]);
       norm = static_cast<float>(std::max<int64_t>(valid, 1));
     }
     float* dx = F(in_grad[0]);
-    for (int64_t i = 0; i < n; ++i) AssignReq(req[0], dx, i, p_.grad_scale / norm);
+    for (int64_t i = 0; i < n; ++i) AssignReq(req[0], dx, i, p.grad_scale / norm);
   }
 
  private:

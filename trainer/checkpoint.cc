@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "ndarray/params_io.h"
 
@@ -110,39 +111,50 @@ void SaveArgAuxParams(const std::string& path, const std::map<std::string, NDArr
 void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params, const Optimizer* optimizer,
-                    int64_t global_batch) {
+                    const std::map<std::string, int64_t>& entries) {
   symbol.Save(prefix + "-symbol.json");
-  if (optimizer) {
-    std::map<std::string, int64_t> position;
-    if (global_batch > 0) position["checkpoint:global_batch"] = global_batch;
-    optimizer->SaveStates(CheckpointStatesPath(prefix, at), position);
-  }
+  if (optimizer) optimizer->SaveStates(CheckpointStatesPath(prefix, at), entries);
   SaveArgAuxParams(CheckpointParamsPath(prefix, at), arg_params, aux_params);
   RemoveOlderStepCheckpoints(prefix, at);
 }
 
-std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at) {
+std::map<std::string, int64_t> CheckpointEntries(const std::string& prefix, CheckpointPosition at) {
   const std::string path = CheckpointStatesPath(prefix, at);
-  if (!std::filesystem::exists(path)) return std::nullopt;
+  if (!std::filesystem::exists(path)) return {};
   const ParamsFile states = LoadParamsFile(path);
-  std::optional<int64_t> global_batch;
+  static const std::set<std::string> known = {
+      "checkpoint:global_batch", "checkpoint:loss_scale_log2", "checkpoint:loss_scale_clean"};
+  std::map<std::string, int64_t> entries;
   for (size_t i = 0; i < states.names.size() && i < states.arrays.size(); ++i) {
     const std::string& name = states.names[i];
     if (name.rfind("checkpoint:", 0) != 0) continue;  // the optimizer's (Optimizer::LoadStates)
-    if (name != "checkpoint:global_batch") {
+    if (!known.count(name)) {
       throw DataError("'" + path + "': '" + name +
-                          "' is no entry of a checkpoint (checkpoint:global_batch is the one)",
+                          "' is no entry of a checkpoint (checkpoint:global_batch, "
+                          "checkpoint:loss_scale_log2 and checkpoint:loss_scale_clean are)",
                       __FILE__, __LINE__);
     }
     const NDArray& value = states.arrays[i];
     if (value.is_none() || value.shape() != Shape{1} || value.dtype() != DType::kInt64 ||
-        value.ToVector<int64_t>()[0] <= 0 || global_batch) {
-      throw DataError("'" + path + "': checkpoint:global_batch is not one int64 of at least 1",
-                      __FILE__, __LINE__);
+        entries.count(name)) {
+      throw DataError("'" + path + "': " + name + " is not one int64 given once", __FILE__,
+                      __LINE__);
     }
-    global_batch = value.ToVector<int64_t>()[0];
+    entries[name] = value.ToVector<int64_t>()[0];
   }
-  return global_batch;
+  if (const auto batch = entries.find("checkpoint:global_batch");
+      batch != entries.end() && batch->second <= 0) {
+    throw DataError("'" + path + "': checkpoint:global_batch is not one int64 of at least 1",
+                    __FILE__, __LINE__);
+  }
+  return entries;
+}
+
+std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at) {
+  const std::map<std::string, int64_t> entries = CheckpointEntries(prefix, at);
+  const auto batch = entries.find("checkpoint:global_batch");
+  if (batch == entries.end()) return std::nullopt;
+  return batch->second;
 }
 
 int RemoveStaleCheckpointTemporaries(const std::string& prefix) {

@@ -45,15 +45,20 @@ int RemoveOlderStepCheckpoints(const std::string& prefix, CheckpointPosition at)
 // whole or not at all, and PREFIX-NNNN.params last, so its presence marks a complete checkpoint
 // (a run killed between the two writes leaves states without params, never params without
 // states).
-// `global_batch` (0: not recorded) goes into the states beside the optimizer's.
+// `entries` ("checkpoint:NAME" whole numbers: the global batch, the loss scale) go into the
+// states beside the optimizer's.
 void SaveCheckpoint(const std::string& prefix, CheckpointPosition at, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params,
-                    const Optimizer* optimizer = nullptr, int64_t global_batch = 0);
+                    const Optimizer* optimizer = nullptr,
+                    const std::map<std::string, int64_t>& entries = {});
 
-// The global batch PREFIX's checkpoint at `at` counted its batches in, when its .states file
-// records one (files of Cohort before it did record none). Throws DataError naming the file when
-// a checkpoint:... entry is not one global batch of at least 1.
+// The checkpoint:... entries of PREFIX's .states file at `at` (none without the file):
+// checkpoint:global_batch (the samples a step over every worker; files of Cohort before it did
+// record none) and the loss scale's (Note [Loss scaling]). Throws DataError naming the file for
+// another name, a value that is not one int64, or a global batch below 1.
+std::map<std::string, int64_t> CheckpointEntries(const std::string& prefix, CheckpointPosition at);
+// Its checkpoint:global_batch, when recorded.
 std::optional<int64_t> CheckpointGlobalBatch(const std::string& prefix, CheckpointPosition at);
 
 // Removes the temporary files (NAME.tmp.PID) that a writer of PREFIX's checkpoint files left when

@@ -1,6 +1,8 @@
 // The configuration keys FitConfig holds, declared once (Note [Declared options]).
 #include "trainer/fit_config.h"
 
+#include <cmath>
+
 namespace cohort {
 namespace {
 
@@ -57,7 +59,37 @@ const OptionTable<FitConfig>& FitConfig::TrainingTable() {
             },
             [](const F& f) -> Options::Value {
               return std::string(f.on_nonfinite == OnNonFinite::kStop ? "stop" : "skip_step");
-            });
+            })
+        .Custom(
+            "loss_scaling", "string",
+            "dynamic loss scaling (skip a step whose gradient overflows and halve the scale, "
+            "double it after loss_scale_growth_interval clean steps): dynamic, off, or auto "
+            "(dynamic with precision float16)",
+            [](const Options& o, const std::string& key, F* f) {
+              const std::string v = o.Get<std::string>(key, f->loss_scaling);
+              if (v != "auto" && v != "dynamic" && v != "off") {
+                throw ConfigError(
+                    "config: key '" + o.Where(key) + "': '" + v + "' is not auto, dynamic or off",
+                    __FILE__, __LINE__);
+              }
+              f->loss_scaling = v;
+            },
+            [](const F& f) -> Options::Value { return f.loss_scaling; })
+        .Custom(
+            "loss_scale_init", "float", "the first loss scale: a power of two from 1 to 2^24",
+            [](const Options& o, const std::string& key, F* f) {
+              const double v = o.Get<double>(key, f->loss_scale_init);
+              int exponent = 0;
+              if (!(v >= 1 && v <= 16777216) || std::frexp(v, &exponent) != 0.5) {
+                throw ConfigError("config: key '" + o.Where(key) + "': " + OptionText(v) +
+                                      " is not a power of two from 1 to 16777216 (2^24)",
+                                  __FILE__, __LINE__);
+              }
+              f->loss_scale_init = v;
+            },
+            [](const F& f) -> Options::Value { return f.loss_scale_init; })
+        .Field("loss_scale_growth_interval", &F::loss_scale_growth_interval,
+               "clean steps in a row after which the loss scale doubles", 1, 1e12);
     return t;
   }();
   return table;

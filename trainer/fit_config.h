@@ -72,6 +72,11 @@ struct FitConfig {
   int checkpoint_period = 1;
   int64_t checkpoint_every_steps = 0;  // also a mid-epoch checkpoint every N batches (0: never)
   OnNonFinite on_nonfinite = OnNonFinite::kStop;
+  // Note [Loss scaling]: "dynamic" scales the loss (float16 training), "off" does not; "auto"
+  // (the key's default) is resolved by the app: dynamic with precision float16, else off.
+  std::string loss_scaling = "auto";
+  double loss_scale_init = 65536;  // a power of two from 1 to 2^24
+  int64_t loss_scale_growth_interval = 2000;
   EarlyStoppingConfig early_stopping;  // Note [Early stopping]
   // Stop after the step in which this process (or any worker) got SIGINT/SIGTERM, with a
   // checkpoint when a prefix is set (Note [Stop on a signal]; the handlers are the caller's).

@@ -200,8 +200,9 @@ bool Trainer::ReducesGradients() const {
 }
 
 bool Trainer::UpdatesOnKVStore(const FitConfig& config) const {
+  // Note [Global norm clipping], Note [Loss scaling]: the step's rescale_grad is the trainer's.
   return config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore() && ReducesGradients() &&
-         config.clip_global_norm == 0;  // Note [Global norm clipping]
+         config.clip_global_norm == 0 && config.loss_scaling != "dynamic";
 }
 
 void Trainer::InitParams(const FitConfig& config) {
@@ -384,11 +385,23 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
     Log().info(
         "optimizer.clip_global_norm: every device updates its own weights (the norm "
         "needs every gradient before any update)");
+  } else if (config.update_on_kvstore && !update_on_kvstore_ && config.loss_scaling == "dynamic") {
+    Log().info(
+        "loss_scaling: every device updates its own weights (each step divides its own loss "
+        "scale out)");
   } else if (config.update_on_kvstore && !update_on_kvstore_) {
     Log().info("kvstore {} keeps no weights (Note [NCCL kvstore]): every device updates its own",
                kvstore_->type());
   }
   clip_global_norm_ = config.clip_global_norm;
+  int init_log2 = 0;
+  std::frexp(config.loss_scale_init, &init_log2);  // 2^k is 0.5 · 2^(k+1)
+  loss_scaler_ = LossScaler({.enabled = config.loss_scaling == "dynamic",
+                             .init_log2 = init_log2 - 1,
+                             .growth_interval = config.loss_scale_growth_interval});
+  if (!states.empty()) {
+    loss_scaler_.Restore(CheckpointEntries(config.checkpoint_prefix, begin), states);
+  }
   updaters_.clear();
   on_nonfinite_ = config.on_nonfinite;
   kvstore_->SetNonFiniteCheck(update_on_kvstore_, config.on_nonfinite == OnNonFinite::kSkipStep);
@@ -420,42 +433,59 @@ void Trainer::Backward() {
     bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
                      /*priorities=*/keys_);
   }
+  manager_->SetLossScale(loss_scaler_.scale());  // Note [Loss scaling]
   manager_->Backward();
 }
 
 // Note [Non-finite gradients]: every worker holds the same sums, so all decide alike.
 void Trainer::Update(CheckpointPosition step) {
   if (bucketer_) bucketer_->Finish();
-  if (const std::vector<int> bad = NonFiniteParams(); !bad.empty()) {
-    // Counted as the progress lines and checkpoint names count: the n-th batch is batch n.
-    const std::string where = "epoch " + std::to_string(step.epoch) + ", batch " +
-                              std::to_string(step.batch + 1);
-    const std::string what = "the summed gradient of '" + param_names_[bad[0]] +
-                             "' holds NaN or infinity" +
-                             (bad.size() > 1 ? " (and of " + std::to_string(bad.size() - 1) +
-                                                   " other parameter(s))"
-                                             : "");
-    if (on_nonfinite_ == OnNonFinite::kStop) {
-      throw AgreedError(where + ": " + what +
-                            "; training stopped (on_nonfinite: skip_step skips such steps)",
-                        __FILE__, __LINE__);
-    }
-    ++skipped_steps_;
-    Log().warn("{}: {}; the step's update is skipped ({} so far)", where, what, skipped_steps_);
+  const std::vector<int> bad = NonFiniteParams();
+  const float scale = loss_scaler_.scale();
+  const LossScaler::Verdict verdict = loss_scaler_.AfterStep(bad.empty());
+  if (verdict == LossScaler::Verdict::kSkip) {  // Note [Loss scaling]
+    Log().debug(
+        "epoch {}, batch {}: the gradient overflowed at loss scale {}: step skipped, "
+        "scale {} from now",
+        step.epoch, step.batch + 1, scale, loss_scaler_.scale());
+    return;
+  }
+  if (verdict == LossScaler::Verdict::kNotFiniteUnscaled) {
+    StopOrSkipNonFinite(step, bad);
     return;
   }
   if (update_on_kvstore_) return;
-  const double rescale = updaters_.empty() ? 1.0 : updaters_[0]->options().rescale_grad;
-  const double clip = GlobalNormFactor(rescale);
+  // The gradients the optimizer sees: the sums divided by the loss scale (exact: a power of
+  // two), times rescale_grad, then clipped to the global norm.
+  const double base = updaters_.empty() ? 1.0 : updaters_[0]->options().rescale_grad;
+  const double rescale = base / scale;
+  const double step_rescale = rescale * GlobalNormFactor(rescale);
   for (size_t d = 0; d < updaters_.size(); ++d) {
-    if (clip != 1.0) updaters_[d]->set_rescale_grad(rescale * clip);
+    if (step_rescale != base) updaters_[d]->set_rescale_grad(step_rescale);
     for (size_t i = 0; i < param_names_.size(); ++i) {
       if (frozen_[i]) continue;
       updaters_[d]->Update(static_cast<int>(i), manager_->param_arrays()[i][d],
                            manager_->grad_arrays()[i][d]);
     }
-    if (clip != 1.0) updaters_[d]->set_rescale_grad(rescale);
+    if (step_rescale != base) updaters_[d]->set_rescale_grad(base);
   }
+}
+
+// A step whose summed gradient holds a NaN or an infinity (unscaled): on_nonfinite decides.
+void Trainer::StopOrSkipNonFinite(CheckpointPosition step, const std::vector<int>& bad) {
+  // Counted as the progress lines and checkpoint names count: the n-th batch is batch n.
+  const std::string where =
+      "epoch " + std::to_string(step.epoch) + ", batch " + std::to_string(step.batch + 1);
+  const std::string what =
+      "the summed gradient of '" + param_names_[bad[0]] + "' holds NaN or infinity" +
+      (bad.size() > 1 ? " (and of " + std::to_string(bad.size() - 1) + " other parameter(s))" : "");
+  if (on_nonfinite_ == OnNonFinite::kStop) {
+    throw AgreedError(
+        where + ": " + what + "; training stopped (on_nonfinite: skip_step skips such steps)",
+        __FILE__, __LINE__);
+  }
+  ++skipped_steps_;
+  Log().warn("{}: {}; the step's update is skipped ({} so far)", where, what, skipped_steps_);
 }
 
 // Note [Global norm clipping]: after the sums, every device (and every worker) holds the same
@@ -512,7 +542,9 @@ void Trainer::SaveAt(const FitConfig& config, CheckpointPosition at, int64_t glo
     manager_->SetParams({}, aux);
   }
   if (kvstore_->rank() != 0) return;
-  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer(), global_batch);
+  std::map<std::string, int64_t> entries = loss_scaler_.CheckpointEntries();
+  if (global_batch > 0) entries["checkpoint:global_batch"] = global_batch;
+  SaveCheckpoint(config.checkpoint_prefix, at, symbol_, args, aux, optimizer(), entries);
   Log().info("Saved checkpoint to \"{}\"", CheckpointParamsPath(config.checkpoint_prefix, at));
 }
 
@@ -537,7 +569,8 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   optimizer << config.optimizer << " " << OptimizerOptions::Table().Show(o) << " rescale "
             << config.rescale_grad.value_or(0) << " schedule " << config.lr_schedule
             << " on kvstore " << config.update_on_kvstore << " clip_global_norm "
-            << config.clip_global_norm;
+            << config.clip_global_norm << " loss scaling " << config.loss_scaling << " from "
+            << config.loss_scale_init << " growing every " << config.loss_scale_growth_interval;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite) << " early stopping "
          << EarlyStoppingConfig::Table().Show(config.early_stopping);
@@ -581,6 +614,7 @@ struct Trainer::Run {
   Clock::time_point start, window;  // of the epoch, of the speedometer's window
   bool have_batch = false;          // the iterator holds the next step's batch
   int64_t epoch_tokens = 0, window_tokens = 0;  // this worker's (FitConfig::count_tokens)
+  int64_t overflow_skips_before = 0;            // the loss scaler's count as the epoch began
   // This step's labels and samples' positions (the iterator moves on before its metric).
   std::vector<NDArray> step_labels;
   std::vector<int64_t> step_index;
@@ -692,6 +726,7 @@ void Trainer::TrainEpoch(DataIter& train, Run& run) {
   run.batches = run.first_batch = SkipDoneBatches(train, run.config, run.epoch);
   run.epoch_tokens = run.window_tokens = 0;
   run.start = run.window = Clock::now();
+  run.overflow_skips_before = loss_scaler_.skipped_steps();
   timeline::LabelThread("main");
   {
     timeline::Span span("data");
@@ -850,6 +885,10 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
       static_cast<double>((run.batches - run.first_batch) * run.global_batch) / r.seconds;
   ReduceMetric(*run.metric, *kvstore_);
   if (const Optimizer* o = optimizer()) r.lr = o->CurrentLR();
+  if (loss_scaler_.enabled()) {
+    r.loss_scale = loss_scaler_.scale();
+    r.overflow_skips = loss_scaler_.skipped_steps() - run.overflow_skips_before;
+  }
   if (config.count_tokens) {
     double tokens = static_cast<double>(run.epoch_tokens);
     if (kvstore_->num_workers() > 1) kvstore_->SumAcrossWorkers(std::span<double>(&tokens, 1));
@@ -880,10 +919,13 @@ EpochResult Trainer::EndEpoch(DataIter* val, Run& run, int* stop) {
   if (run.lead && config.log_epochs) {
     for (const auto& [name, value] : r.train)
       Log().info("Epoch[{}] Train-{}={:.6f}", run.epoch, name, value);
-    Log().info("Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec{}), lr={:.6g}", run.epoch, r.seconds,
-               r.samples_per_sec,
-               config.count_tokens ? fmt::format(", {:.0f} tokens/sec", r.tokens_per_sec) : "",
-               r.lr);
+    Log().info(
+        "Epoch[{}] Time cost={:.3f} ({:.0f} samples/sec{}), lr={:.6g}{}", run.epoch, r.seconds,
+        r.samples_per_sec,
+        config.count_tokens ? fmt::format(", {:.0f} tokens/sec", r.tokens_per_sec) : "", r.lr,
+        loss_scaler_.enabled() ? fmt::format(", loss scale {:g} ({} overflow step(s) skipped)",
+                                             r.loss_scale, r.overflow_skips)
+                               : "");
     for (const auto& [name, value] : r.val)
       Log().info("Epoch[{}] Validation-{}={:.6f}", run.epoch, name, value);
   }

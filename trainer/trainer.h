@@ -18,6 +18,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/fit_config.h"
 #include "trainer/inference.h"
+#include "trainer/loss_scaler.h"
 
 namespace cohort {
 
@@ -46,6 +47,10 @@ struct EpochResult {
   int64_t tokens = 0;
   double tokens_per_sec = 0;
   double lr = 0;  // the learning rate of the epoch's last update (the schedule's at its count)
+  // Note [Loss scaling], when on: the scale at the epoch's end, and the steps of the epoch
+  // skipped because their scaled gradient overflowed.
+  double loss_scale = 0;
+  int64_t overflow_skips = 0;
   double seconds = 0;
 };
 
@@ -102,6 +107,8 @@ class Trainer {
   bool training_started() const { return training_started_; }
   // Steps whose update was skipped for a non-finite gradient (OnNonFinite::kSkipStep).
   int64_t skipped_steps() const { return skipped_steps_; }
+  // Note [Loss scaling]: the scaler of the last Fit (its scale, its overflow skips).
+  const LossScaler& loss_scaler() const { return loss_scaler_; }
   KVStore& kvstore() { return *kvstore_; }
   // The optimizer Fit updates with (the kvstore's, or device 0's), or null before Fit.
   const Optimizer* optimizer() const;
@@ -128,6 +135,7 @@ class Trainer {
   void Backward();  // and start reducing gradients (Note [Overlapped push])
   void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
   std::vector<int> NonFiniteParams();    // of this step's summed gradients, by index
+  void StopOrSkipNonFinite(CheckpointPosition step, const std::vector<int>& bad);
   // This step's factor on rescale_grad for optimizer.clip_global_norm (1: no clipping).
   double GlobalNormFactor(double rescale);
   int AgreeOnStop() const;  // the signal any worker got, 0 for none (Note [Stop on a signal])
@@ -159,6 +167,7 @@ class Trainer {
   int stopped_by_signal_ = 0;
   bool training_started_ = false;
   int64_t skipped_steps_ = 0;
+  LossScaler loss_scaler_;  // Note [Loss scaling]
   StepProfile profile_;
   // Arguments of every step's PushPull, built once: the key of parameter i is i, and so is its
   // priority (the keys are passed as the priorities), so the later layers, whose gradients

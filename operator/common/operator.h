@@ -44,6 +44,9 @@ struct OpContext {
   // global position and any split over devices and workers draws alike.
   int64_t first_sample = 0, batch_rows = 0;
   GpuResources* gpu = nullptr;   // on a gpu context: the executor's stream and library handles
+  // Note [Loss scaling]: loss layers (IsLoss) multiply the gradient they start backward with by
+  // this (a power of two, so the product is exact); the trainer divides it out of the update.
+  float loss_scale = 1;
 };
 
 // One operator node. Made from attributes by the registry and immutable afterwards, so one

@@ -152,6 +152,25 @@ check "early stopping ends the run after patience epochs without improvement" \
 out=$("$train" --config "$config" --set early_stopping.patience=1 --set early_stopping.metric=f1 2>&1); code=$?
 check "early stopping on a metric the run lacks is exit 2 naming the metrics" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'early_stopping.metric'"'"': '"'"'f1'"'"' is not a validation metric of this run (accuracy)"* ]]'
+# float16 scales the loss by default (Note [Loss scaling]): the epoch's line in the JSONL and the
+# log carries the scale; a resumed run starts from the checkpoint's scale.
+"$train" --config "$config" --set epochs=1 --set precision=float16 \
+  --set checkpoint.prefix="$tmp/fp16" --metrics-out "$tmp/fp16.jsonl" > "$tmp/fp16.log" 2>&1
+check "precision float16 trains with a loss scale (validation accuracy above 0.9)" \
+  '[[ $? -eq 0 ]] && grep -qE "\"val\":\{\"accuracy\":(0\.9[0-9]*|1\.0)" "$tmp/fp16.jsonl" && grep -qE "\"loss_scale\":[0-9]" "$tmp/fp16.jsonl" && grep -q "loss scale" "$tmp/fp16.log"' ||
+  cat "$tmp/fp16.log"
+scale=$(grep -oE '"loss_scale":[0-9.e+]+' "$tmp/fp16.jsonl" | cut -d: -f2)
+"$train" --config "$config" --set epochs=2 --set precision=float16 --set resume_epoch=1 \
+  --set loss_scale_growth_interval=100000 --set checkpoint.prefix="$tmp/fp16" \
+  --metrics-out "$tmp/fp16b.jsonl" > "$tmp/fp16b.log" 2>&1
+resumed=$(grep -oE '"loss_scale":[0-9.e+]+' "$tmp/fp16b.jsonl" | cut -d: -f2)
+check "a resumed float16 run goes on from the checkpoint's loss scale ($scale)" \
+  '[[ -n "$scale" && "$scale" != 65536 && "$resumed" == "$scale" ]]' || cat "$tmp/fp16b.log"
+"$train" --config "$config" --set epochs=1 --metrics-out "$tmp/fp32.jsonl" > /dev/null 2>&1
+check "float32 does not scale the loss" '! grep -q loss_scale "$tmp/fp32.jsonl"'
+out=$("$train" --config "$config" --set loss_scale_init=1000 2>&1); code=$?
+check "a loss scale that is not a power of two is exit 2 naming the key" \
+  '[[ $code -eq 2 && "$out" == *"key '"'"'loss_scale_init'"'"': 1000 is not a power of two"* ]]'
 out=$("$train" --config "$config" --set precision=float8 2>&1); code=$?
 check "an unknown precision is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'precision'"'"': '"'"'float8'"'"' is not float32, bfloat16 or float16"* ]]'

@@ -55,6 +55,10 @@ TEST(Checkpoint, GlobalBatchIsCheckedWhenRead) {
   } catch (const DataError& e) {
     EXPECT_NE(e.message().find("'checkpoint:step' is no entry of a checkpoint"), std::string::npos);
   }
+  write("checkpoint:loss_scale_log2", NDArray::Full({1}, 16.0));  // float32: refused
+  EXPECT_THROW(CheckpointGlobalBatch(prefix, {1}), DataError);
+  write("checkpoint:loss_scale_log2", NDArray::FromVector<int64_t>({1}, {16}));
+  EXPECT_EQ(CheckpointEntries(prefix, {1}).at("checkpoint:loss_scale_log2"), 16);
 }
 
 TEST(Checkpoint, StaleTemporariesOfKilledWritersAreRemoved) {

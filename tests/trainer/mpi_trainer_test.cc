@@ -133,5 +133,36 @@ TEST(MpiTrainer, FrozenParametersStartFromRankZeros) {
   }
 }
 
+// Note [Loss scaling]: a sample whose scaled gradient overflows sits in rank 1's rows of the third
+// global batch; the summed gradient overflows on both workers, so both skip that step and halve
+// the scale, and they end where one process on two devices ends with the same data.
+TEST(MpiTrainer, AnOverflowOnOneWorkerSkipsTheStepOnEvery) {
+  std::vector<float> x, y;
+  Blobs(8, &x, &y);
+  x[44 * 8 + 3] = 1e37f;  // global batch 3 is samples 32..47; rank 1 reads 40..47
+  std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
+  FitConfig c = Config(false);
+  c.epochs = 1;
+  c.loss_scaling = "dynamic";
+  NDArrayIter mine({{"data", NDArray::FromVector<float>({96, 8}, x)}},
+                   {{"softmax_label", NDArray::FromVector<float>({96}, y)}},
+                   {.batch_size = 8, .num_parts = 2, .part_index = kv->rank()});
+  Trainer distributed(Mlp(16), {Context::CPU(0)}, {}, kv);
+  const auto results = distributed.Fit(mine, nullptr, c);
+  EXPECT_EQ(results.back().overflow_skips, 1) << "rank " << kv->rank();
+  EXPECT_EQ(results.back().loss_scale, 32768.0) << "rank " << kv->rank();
+  NDArrayIter all({{"data", NDArray::FromVector<float>({96, 8}, x)}},
+                  {{"softmax_label", NDArray::FromVector<float>({96}, y)}}, {.batch_size = 16});
+  Trainer local(Mlp(16), {Context::CPU(0), Context::CPU(1)});
+  local.Fit(all, nullptr, c);
+  std::map<std::string, NDArray> a, b, aux;
+  distributed.GetParams(&a, &aux);
+  local.GetParams(&b, &aux);
+  for (const auto& [name, array] : a) {
+    std::vector<float> u = array.ToVector<float>(), v = b.at(name).ToVector<float>();
+    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], 1e-5) << name << "[" << i << "]";
+  }
+}
+
 }  // namespace
 }  // namespace cohort
