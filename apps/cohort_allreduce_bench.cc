@@ -67,6 +67,7 @@ struct BenchOptions {
   double factor = 2;
   int iters = 20, warmup = 5;
   bool out_of_place = false;
+  std::string compression = "none";  // Note [Gradient compression]: the type on the wire
 };
 
 struct Setup {
@@ -91,6 +92,12 @@ Setup Prepare(const BenchOptions& o) {
                 __FILE__, __LINE__);
   }
   s.kv = KVStore::Create(o.kvstore);
+  if (o.compression != "none" && o.compression != "bfloat16" && o.compression != "float16") {
+    throw Error(
+        "--gradient-compression '" + o.compression + "': expected none, bfloat16 or float16",
+        __FILE__, __LINE__);
+  }
+  if (o.compression != "none") s.kv->SetGradientCompression(ParseDType(o.compression));
   return s;
 }
 
@@ -113,10 +120,14 @@ int64_t Run(const BenchOptions& o, Setup& s) {
   const bool lead = kv->rank() == 0;
   const double want = participants * (participants + 1) / 2.0;  // sum of 1..n
   // Participant p holds (p + 1) * (i % period + 1) at element i: a segment summed into the
-  // wrong place is counted, and the sums stay whole numbers below 2^24 (exact in float).
+  // wrong place is counted, and the sums stay whole numbers exact in the type on the wire
+  // (below 2^24 in float32, 2^11 in float16, 2^8 in bfloat16).
+  const double exact = o.compression == "bfloat16"  ? 1 << 8
+                       : o.compression == "float16" ? 1 << 11
+                                                    : 1 << 24;
   int64_t period = 1;
-  for (int64_t prime : {1021, 251, 61, 7}) {
-    if (want * static_cast<double>(prime) < (1 << 24)) {
+  for (int64_t prime : {1021, 251, 61, 7, 3}) {
+    if (want * static_cast<double>(prime) < exact) {
       period = prime;
       break;
     }
@@ -172,8 +183,11 @@ int64_t Run(const BenchOptions& o, Setup& s) {
     const double busbw = algbw * 2.0 * (participants - 1) / participants;
     if (lead) {
       std::printf("%12lld %12lld %6s %10.1f %12.3f %12.3f %7lld\n", static_cast<long long>(bytes),
-                  static_cast<long long>(count), "float", seconds * 1e6, algbw, busbw,
-                  static_cast<long long>(sum[0]));
+                  static_cast<long long>(count),
+                  o.compression == "none"      ? "float"
+                  : o.compression == "float16" ? "fp16"
+                                               : "bf16",
+                  seconds * 1e6, algbw, busbw, static_cast<long long>(sum[0]));
     }
   }
   if (lead) std::printf("# wrong elements in all: %lld\n", static_cast<long long>(total_wrong));
@@ -194,6 +208,9 @@ int main(int argc, char** argv) {
   app.add_option("--iters", o.iters, "timed iterations per size");
   app.add_option("--warmup", o.warmup, "untimed iterations per size");
   app.add_flag("--out-of-place", o.out_of_place, "pull into separate outputs (not the values)");
+  app.add_option("--gradient-compression", o.compression,
+                 "none, bfloat16 or float16: the type sums cross between workers in (the "
+                 "bandwidths count float32 bytes)");
   if (const std::optional<int> stop = cohort::ParseCommandLine(app, argc, argv)) return *stop;
   cohort::Setup setup;
   try {

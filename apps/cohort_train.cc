@@ -226,6 +226,13 @@ int Train(const TrainArgs& a) {
   std::shared_ptr<KVStore> kv = KVStore::Create(config.kvstore);
   const int rank = kv->rank(), workers = kv->num_workers();
   SetLogLevel(rank == 0 ? config.log_level : "warn");
+  if (config.gradient_compression != "none" &&  // Note [Gradient compression]
+      !kv->SetGradientCompression(ParseDType(config.gradient_compression))) {
+    Log().warn(
+        "gradient_compression {}: one worker, no gradient crosses a wire: nothing to "
+        "compress",
+        config.gradient_compression);
+  }
   if (const Launched launched = LaunchedAs(); workers == 1 && launched.size > 1) {
     Log().warn("cohort-train: launched as rank {} of {}, but kvstore '{}' does not join the "
                "other processes: each trains alone (set kvstore: mpi to train together)",

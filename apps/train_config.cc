@@ -512,6 +512,9 @@ const OptionTable<RunConfig>& RunConfig::Table() {
         .Field("precision", &R::precision,
                "float32, or bfloat16/float16: mixed precision (FullyConnected in that type, "
                "products summed in float32; weights, optimizer and the rest float32)")
+        .Field("gradient_compression", &R::gradient_compression,
+               "none, bfloat16 or float16: the type gradients cross between workers in (summed "
+               "in float32; half the bytes on the wire)")
         .Field("log_level", &R::log_level,
                "trace, debug, info, warn, error or off (unset: COHORT_LOG_LEVEL, else info)")
         .DefaultInDoc();
@@ -577,6 +580,12 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
 
   ParseTraining(root, c.model, &c.fit);
   c.fit.must_agree.push_back({"precision", c.precision});  // Note [Agreement]
+  if (c.gradient_compression != "none" && c.gradient_compression != "bfloat16" &&
+      c.gradient_compression != "float16") {
+    Fail("key 'gradient_compression': '" + c.gradient_compression +
+         "' is not none, bfloat16 or float16");
+  }
+  c.fit.must_agree.push_back({"gradient compression", c.gradient_compression});
   if (c.fit.loss_scaling == "auto") {  // Note [Loss scaling]: float16 needs it, bfloat16 not
     c.fit.loss_scaling = c.precision == "float16" ? "dynamic" : "off";
   }

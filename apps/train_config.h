@@ -49,6 +49,9 @@ struct RunConfig {
   int threads = 0;
   std::string log_level = "info";  // unset: COHORT_LOG_LEVEL's
   std::string precision = "float32";  // bfloat16, float16: mixed precision (Note [AMP pass])
+  // none, bfloat16, float16: the type gradients cross between workers in (Note [Gradient
+  // compression]).
+  std::string gradient_compression = "none";
 
   // The top level's own keys (the training ones are FitConfig's).
   static const OptionTable<RunConfig>& Table();

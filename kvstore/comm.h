@@ -24,6 +24,12 @@ class Comm {
   virtual void Broadcast(const std::vector<NDArray>& buffers) = 0;
   // Sums a few doubles in place over every worker (metric sums, agreement checks).
   virtual void SumDoubles(std::span<double> values) = 0;
+  // Note [Gradient compression]: the type AllReduce's floats cross between workers in (float32,
+  // bfloat16 or float16); returns false where nothing crosses (one worker).
+  virtual bool SetWire(DType wire) {
+    (void)wire;
+    return false;
+  }
   // Whether AllReduce may run on a communication thread while other threads compute, and
   // whether it does when COHORT_KVSTORE_OVERLAP is not set (Note [Overlapped push]).
   virtual bool CanOverlap() const = 0;

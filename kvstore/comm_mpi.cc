@@ -118,6 +118,13 @@ class MpiComm final : public Comm {
     MPI_CHECK(MPI_Barrier(comm_));
   }
 
+  bool SetWire(DType wire) override {
+    for (RingAllreduce* ring : {ring_.get(), host_ring_.get()}) {
+      if (ring) ring->SetWire(wire);
+    }
+    return size_ > 1;
+  }
+
   void SumDoubles(std::span<double> values) override {
     CollectiveWatchdog::Scope timed(*watchdog_, "allreduce of sums", values.size_bytes());
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()),

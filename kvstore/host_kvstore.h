@@ -41,6 +41,7 @@ class HostKVStore : public KVStore {
     comm_->Broadcast(host_arrays);
   }
 
+  bool SetGradientCompression(DType wire) override { return comm_->SetWire(wire); }
   bool SupportsUpdateOnKVStore() const override { return true; }
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer) override {
     optimizer_ = std::move(optimizer);

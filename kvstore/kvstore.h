@@ -115,6 +115,14 @@ class KVStore {
     (void)keys, (void)outs;
   }
 
+  // Note [Gradient compression]: gradients cross between workers as `wire` (bfloat16 or
+  // float16; float32: uncompressed). Returns false where no gradient crosses a wire (one worker);
+  // a kind that cannot compress throws a ConfigError naming itself.
+  virtual bool SetGradientCompression(DType wire) {
+    (void)wire;
+    return false;
+  }
+
   // Whether PushPull may run on a communication thread while other threads compute, and whether
   // it does when COHORT_KVSTORE_OVERLAP is not set (Note [Overlapped push]).
   virtual bool CanOverlap() const = 0;

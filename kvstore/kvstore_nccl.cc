@@ -84,6 +84,15 @@ class NcclKVStore final : public KVStore {
   void BroadcastArrays(const std::vector<NDArray>& host_arrays) override {
     host_->BroadcastArrays(host_arrays);
   }
+  // Note [Gradient compression]: NCCL sums the GPUs' float32 gradients; not yet in a half type.
+  bool SetGradientCompression(DType wire) override {
+    if (wire == DType::kFloat32) return false;
+    throw ConfigError("kvstore " + type_ + ": gradient_compression " +
+                          std::string(DTypeName(wire)) +
+                          " is not supported yet (NCCL sums float32); use kvstore mpi between "
+                          "processes, or leave it off",
+                      __FILE__, __LINE__);
+  }
   bool SupportsUpdateOnKVStore() const override { return false; }
   void SetOptimizer(std::unique_ptr<Optimizer>) override {
     COHORT_THROW() << "kvstore " << type_ << " keeps no weights (Note [NCCL kvstore]): "

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/error_mpi.h"
+#include "ndarray/convert.h"
 
 namespace cohort {
 namespace {
@@ -89,17 +90,59 @@ RingAllreduce::RingAllreduce(MPI_Comm comm, std::unique_ptr<RingLink> link)
   MPI_CHECK(MPI_Comm_size(comm, &size_));
 }
 
+void RingAllreduce::SetWire(DType wire) {
+  COHORT_CHECK(wire == DType::kFloat32 || wire == DType::kBFloat16 || wire == DType::kFloat16)
+      << "ring all-reduce: floats cross as float32, bfloat16 or float16, not " << DTypeName(wire);
+  wire_ = wire;
+}
+
+// Note [Gradient compression]: the link converts, or the ring packs two narrowed floats into
+// each word it passes as they are.
+void RingAllreduce::Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
+                             bool accumulate, bool round_sum) {
+  if (wire_ == DType::kFloat32) {
+    link_->Exchange(send, send_count, recv, recv_count, accumulate);
+    return;
+  }
+  if (link_->ExchangeNarrow(send, send_count, recv, recv_count, accumulate, wire_, round_sum)) {
+    return;
+  }
+  const auto words = [](int64_t halves) { return (halves + 1) / 2; };
+  if (packed_send_.size() < static_cast<size_t>(words(send_count)))
+    packed_send_.resize(static_cast<size_t>(words(send_count)));
+  if (packed_recv_.size() < static_cast<size_t>(words(recv_count)))
+    packed_recv_.resize(static_cast<size_t>(words(recv_count)));
+  NarrowFromFloat(send, send_count, wire_, packed_send_.data());
+  link_->Exchange(packed_send_.data(), words(send_count), packed_recv_.data(), words(recv_count),
+                  false);
+  if (accumulate && round_sum) {
+    AddWidenedRounded(wire_, packed_recv_.data(), recv_count, recv);
+  } else if (accumulate) {
+    AddWidened(wire_, packed_recv_.data(), recv_count, recv);
+  } else {
+    WidenToFloat(wire_, packed_recv_.data(), recv_count, recv);
+  }
+}
+
+// The owned segment is rounded to the wire type as its last addition is made, so the
+// all-gather passes on exactly what the owner keeps (Note [Gradient compression]).
 void RingAllreduce::Sum(float* data, int64_t count) {
-  ReduceScatter(data, count);
-  AllGather(data, count);
+  if (size_ == 1 || count == 0) return;
+  ReduceScatterRounding(data, count, /*round_owned=*/true);
+  GatherOwned(data, count);
 }
 
 void RingAllreduce::ReduceScatter(float* data, int64_t count) {
+  ReduceScatterRounding(data, count, /*round_owned=*/false);
+}
+
+void RingAllreduce::ReduceScatterRounding(float* data, int64_t count, bool round_owned) {
   if (size_ == 1 || count == 0) return;
   for (int s = 0; s < size_ - 1; ++s) {
     const auto [sb, se] = Segment(count, size_, (rank_ - s + size_) % size_);
     const auto [rb, re] = Segment(count, size_, (rank_ - s - 1 + 2 * size_) % size_);
-    link_->Exchange(data + sb, se - sb, data + rb, re - rb, true);
+    // The last step adds into the segment this rank owns.
+    Exchange(data + sb, se - sb, data + rb, re - rb, true, round_owned && s == size_ - 2);
   }
 }
 
@@ -110,10 +153,19 @@ std::pair<int64_t, int64_t> RingAllreduce::Owned(int64_t count) const {
 
 void RingAllreduce::AllGather(float* data, int64_t count) {
   if (size_ == 1 || count == 0) return;
+  if (wire_ !=
+      DType::kFloat32) {  // the owner keeps what the others get (Note [Gradient compression])
+    const auto [ob, oe] = Owned(count);
+    RoundThrough(wire_, data + ob, oe - ob);
+  }
+  GatherOwned(data, count);
+}
+
+void RingAllreduce::GatherOwned(float* data, int64_t count) {
   for (int s = 0; s < size_ - 1; ++s) {
     const auto [sb, se] = Segment(count, size_, (rank_ + 1 - s + size_) % size_);
     const auto [rb, re] = Segment(count, size_, (rank_ - s + size_) % size_);
-    link_->Exchange(data + sb, se - sb, data + rb, re - rb, false);
+    Exchange(data + sb, se - sb, data + rb, re - rb, false);
   }
 }
 

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/dtype.h"
+
 namespace cohort {
 
 // How one rank of the ring exchanges a segment with its neighbours.
@@ -20,6 +22,16 @@ class RingLink {
   // previous one, added into `recv` (accumulate) or copied there.
   virtual void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
                         bool accumulate) = 0;
+  // The same with the floats crossing as `wire` (bfloat16 or float16: half the bytes), narrowed
+  // as they are copied out and widened as they are copied in (Note [Gradient compression]); with
+  // round_sum each sum made is rounded through `wire` as it is stored. Returns false, having done
+  // nothing, when the link cannot: the ring then packs them itself.
+  virtual bool ExchangeNarrow(const float* send, int64_t send_count, float* recv,
+                              int64_t recv_count, bool accumulate, DType wire, bool round_sum) {
+    (void)send, (void)send_count, (void)recv, (void)recv_count, (void)accumulate, (void)wire;
+    (void)round_sum;
+    return false;
+  }
 };
 
 // What a link's connect says on the ranks that connected when another one did not.
@@ -57,6 +69,10 @@ class RingAllreduce {
   // Sums `count` floats in place over every rank of the communicator. Buffers are reused: after
   // the first call of a size no allocation happens.
   void Sum(float* data, int64_t count);
+  // The type the floats cross the links in: float32 (as they are), bfloat16 or float16 (Note
+  // [Gradient compression]).
+  void SetWire(DType wire);
+  DType wire() const { return wire_; }
 
   // Sum's two halves. After ReduceScatter this rank holds, in Owned(count) of `data`, the sum of
   // that segment over every rank; AllGather then gives every rank every owned segment.
@@ -65,9 +81,29 @@ class RingAllreduce {
   std::pair<int64_t, int64_t> Owned(int64_t count) const;  // [begin, end)
 
  private:
+  void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
+                bool accumulate, bool round_sum = false);
+  void ReduceScatterRounding(float* data, int64_t count, bool round_owned);
+  void GatherOwned(float* data, int64_t count);  // the all-gather's steps
   int rank_ = 0, size_ = 1;
   std::unique_ptr<RingLink> link_;
+  DType wire_ = DType::kFloat32;
+  // Where the ring packs narrowed floats for a link that cannot convert (two to a float).
+  std::vector<float> packed_send_, packed_recv_;
 };
+
+// Note [Gradient compression]
+// As Horovod's fp16 compression and DDP's bf16 hook, the ring can pass its segments as bfloat16
+// or float16, half the bytes of float32: a sender narrows what it passes on (rounded to nearest
+// even), a receiver widens what it gets and adds it in float32. In the reduce-scatter each hop
+// rounds the partial sum it passes on, so the sum of n ranks carries up to n - 1 roundings of the
+// format (bfloat16: 2^-9 relative each); each rank rounds the segment it owns to the format (in
+// the pass of the last addition, or before the all-gather after a sum across hosts), so every
+// rank, the owner included, ends with the same bits. The
+// shared-memory link converts while it copies through its slots (its chunks then hold twice as
+// many values); over MPI messages and TCP the ring narrows a segment into a buffer of its own,
+// passes it as raw words, and widens what came, so there the conversions do not overlap the
+// transfer. Buffers too small for the ring (below COHORT_RING_MIN_KB) cross as float32.
 
 // Note [Hierarchical all-reduce]
 // Across hosts the links are slower than inside one. Horovod's hierarchical all-reduce (NCCL's

@@ -22,6 +22,7 @@
 #include "base/error_mpi.h"
 #include "base/logging.h"
 #include "kvstore/collective_watchdog.h"
+#include "ndarray/convert.h"
 
 namespace cohort {
 namespace {
@@ -93,26 +94,52 @@ class ShmRingLink final : public RingLink {
 
   void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
                 bool accumulate) override {
-    const int64_t send_chunks = (send_count + chunk_ - 1) / chunk_;
-    const int64_t recv_chunks = (recv_count + chunk_ - 1) / chunk_;
+    Pass(send, send_count, recv, recv_count, accumulate, DType::kFloat32, false);
+  }
+
+  // Note [Gradient compression]: narrowed into the slots, widened out of them.
+  bool ExchangeNarrow(const float* send, int64_t send_count, float* recv, int64_t recv_count,
+                      bool accumulate, DType wire, bool round_sum) override {
+    Pass(send, send_count, recv, recv_count, accumulate, wire, round_sum);
+    return true;
+  }
+
+ private:
+  // A slot holds chunk_ floats, or twice as many values of a 2-byte wire type.
+  void Pass(const float* send, int64_t send_count, float* recv, int64_t recv_count, bool accumulate,
+            DType wire, bool round_sum) {
+    const bool narrow = wire != DType::kFloat32;
+    const int64_t chunk = narrow ? 2 * chunk_ : chunk_;
+    const int64_t send_chunks = (send_count + chunk - 1) / chunk;
+    const int64_t recv_chunks = (recv_count + chunk - 1) / chunk;
     int64_t sent = 0, got = 0;
     Backoff backoff;
     while (sent < send_chunks || got < recv_chunks) {
       bool moved = false;
       // Put chunk `sent` in a slot once the next rank has freed it.
       if (sent < send_chunks && produced_ - Load(next_.consumed) < kSlots) {
-        const int64_t n = std::min(chunk_, send_count - sent * chunk_);
-        std::copy_n(send + sent * chunk_, n, Slot(mine_, produced_));
+        const int64_t n = std::min(chunk, send_count - sent * chunk);
+        if (narrow) {
+          NarrowFromFloat(send + sent * chunk, n, wire, Slot(mine_, produced_));
+        } else {
+          std::copy_n(send + sent * chunk, n, Slot(mine_, produced_));
+        }
         Store(mine_.produced, ++produced_);
         ++sent;
         moved = true;
       }
       // Take chunk `got` once the previous rank has put it in its slot.
       if (got < recv_chunks && Load(prev_.produced) > consumed_) {
-        const int64_t n = std::min(chunk_, recv_count - got * chunk_);
+        const int64_t n = std::min(chunk, recv_count - got * chunk);
         const float* in = Slot(prev_, consumed_);
-        float* out = recv + got * chunk_;
-        if (accumulate) {
+        float* out = recv + got * chunk;
+        if (narrow && accumulate && round_sum) {
+          AddWidenedRounded(wire, in, n, out);
+        } else if (narrow && accumulate) {
+          AddWidened(wire, in, n, out);
+        } else if (narrow) {
+          WidenToFloat(wire, in, n, out);
+        } else if (accumulate) {
           for (int64_t i = 0; i < n; ++i) out[i] += in[i];
         } else {
           std::copy_n(in, n, out);
@@ -129,7 +156,6 @@ class ShmRingLink final : public RingLink {
     }
   }
 
- private:
   Region RegionOf(int rank) const {
     char* base = static_cast<char*>(segment_) + rank * RegionBytes(chunk_);
     return {reinterpret_cast<uint64_t*>(base), reinterpret_cast<uint64_t*>(base + kCounterBytes),

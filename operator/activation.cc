@@ -1,7 +1,7 @@
 // Activation and LeakyReLU on the CPU: one pointwise operator whose loops are specialised per
 // function (no dispatch per element), calling activation.h's functions.
 #include "operator/activation.h"
-#include "operator/common/convert.h"
+#include "ndarray/convert.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {

@@ -1,7 +1,7 @@
 // Cast on the CPU: cast.h's conversion over the elements, split over the arena's threads.
 #include "operator/cast.h"
 
-#include "operator/common/convert.h"
+#include "ndarray/convert.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {

@@ -5,6 +5,9 @@
 #   scripts/bench-allreduce.sh [NP] [MIN_BYTES] [MAX_BYTES] [ITERS] [REPS]
 #   (defaults: 2 64K 64M 20 3; extra arguments of cohort-allreduce-bench in KVSTORE_ARGS, such
 #   as --out-of-place, and of mpirun in MPIRUN_ARGS, such as --host A,B)
+# COMPRESSION=bfloat16 (or float16) also runs the kvstore with --gradient-compression in each
+# round and adds its bus bandwidth (counted in float32 bytes) and the median of the rounds'
+# ratios compressed / uncompressed (Note [Gradient compression]).
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
 # unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier. With
 # NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
@@ -39,7 +42,31 @@ for ((r = 0; r < reps; ++r)); do
   "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw$r"
   "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
     --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" > "$tmp/kv$r"
+  if [[ -n ${COMPRESSION:-} ]]; then
+    "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
+      --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" \
+      --gradient-compression "$COMPRESSION" > "$tmp/cz$r"
+  fi
 done
+if [[ -n ${COMPRESSION:-} ]]; then
+  for ((r = 0; r < reps; ++r)); do
+    awk 'FNR == NR { if ($1 !~ /^#/) kv[$1] = $6; next }
+      $1 !~ /^#/ && ($1 in kv) { print $1, $6, kv[$1], $6 / kv[$1], $7 }' "$tmp/kv$r" "$tmp/cz$r"
+  done | sort -k1,1n -k4,4g | awk -v np="$np" -v wire="$COMPRESSION" '
+    function median(a, n,   i, j, t) {
+      for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    function flush() {
+      if (n == 0) return
+      printf "{\"ranks\":%d,\"bytes\":%d,\"rounds\":%d,\"compression\":\"%s\",\"compressed_busbw_gbs\":%.3f,\"kvstore_busbw_gbs\":%.3f,\"compressed_ratio_median\":%.2f,\"wrong\":%d}\n",
+             np, bytes, n, wire, median(cz, n), median(kv, n), median(ratio, n), wrong
+      n = 0; wrong = 0
+    }
+    $1 != bytes { flush(); bytes = $1 }
+    { ++n; cz[n] = $2; kv[n] = $3; ratio[n] = $4; wrong += $5 }
+    END { flush() }'
+fi
 for ((r = 0; r < reps; ++r)); do
   awk -v r="$r" 'FNR == NR { if ($1 !~ /^#/) raw[$1] = $6; next }
     $1 !~ /^#/ && ($1 in raw) { print $1, r, $6, raw[$1], $6 / raw[$1] }' "$tmp/raw$r" "$tmp/kv$r"

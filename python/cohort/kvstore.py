@@ -69,6 +69,7 @@ class KVStore(object):
         self._ids = {}      # key -> the C++ store's int key
         self._stored = {}   # key -> its value
         self._merged = {}   # key -> the buffer its sums are made in
+        self._wire = None   # set_gradient_compression's type, for a handle made later
 
     @property
     def type(self):
@@ -88,6 +89,8 @@ class KVStore(object):
         if self.handle is None:
             kind = 'device' if value.context.device_type == 'gpu' else 'local'
             self.handle = _cohort.KVStoreHandle(kind)
+            if self._wire is not None:
+                self.handle.set_gradient_compression(self._wire)
 
     def is_capable(self, capability):
         if capability.lower() == 'optimizer':
@@ -145,10 +148,32 @@ class KVStore(object):
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         raise MXNetError("row_sparse_pull: Cohort's arrays are dense; use pull")
 
+    # Cohort's compression types (Note [Gradient compression]): the gradients cross between
+    # workers in a 16-bit float type and are summed in float32. MXNet's 1bit/2bit are not here.
+    _COMPRESSION = {'bfloat16': 'bfloat16', 'bf16': 'bfloat16', 'float16': 'float16',
+                    'fp16': 'float16', 'none': 'float32'}
+
     def set_gradient_compression(self, compression_params):
-        if 'device' in self.type or 'dist' in self.type:
-            raise MXNetError('set_gradient_compression: Cohort sends gradients uncompressed')
-        raise Exception('Gradient compression is not supported for this type of kvstore')
+        """{'type': 'bfloat16' | 'float16' | 'none'}: the type gradients cross between workers
+        in (Horovod's fp16 compression, DDP's bf16 hook), summed in float32. As MXNet, a 'local'
+        store refuses; a store of one worker has no wire and compresses nothing."""
+        if 'device' not in self.type and 'dist' not in self.type and self.type != 'mpi':
+            raise Exception('Gradient compression is not supported for this type of kvstore')
+        if not isinstance(compression_params, dict) or 'type' not in compression_params:
+            raise ValueError("set_gradient_compression: expected a dict with 'type', got %r"
+                             % (compression_params,))
+        kind = compression_params['type']
+        if kind not in self._COMPRESSION:
+            raise MXNetError("set_gradient_compression: type %r: Cohort compresses to %s (MXNet's "
+                             "1bit and 2bit are not supported)"
+                             % (kind, ', '.join(sorted(self._COMPRESSION))))
+        extra = set(compression_params) - {'type'}
+        if extra:
+            raise ValueError('set_gradient_compression: %s take no %s'
+                             % (kind, ', '.join(sorted(extra))))
+        self._wire = self._COMPRESSION[kind]
+        if self.handle is not None:  # a 'device' store applies it once its kind is known
+            self.handle.set_gradient_compression(self._wire)
 
     def set_optimizer(self, optimizer):
         """Updates the stored values with `optimizer` on every push."""

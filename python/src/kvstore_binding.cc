@@ -16,6 +16,13 @@ void RegisterKVStore(py::module_& m) {
       .def_property_readonly("rank", &KVStore::rank)
       .def_property_readonly("num_workers", &KVStore::num_workers)
       .def("barrier", &KVStore::Barrier, py::call_guard<py::gil_scoped_release>())
+      // Note [Gradient compression]: false where no gradient crosses a wire.
+      .def(
+          "set_gradient_compression",
+          [](KVStore& kv, const std::string& wire) {
+            return kv.SetGradientCompression(ParseDType(wire));
+          },
+          py::arg("wire"))
       .def("init", &KVStore::Init, py::arg("keys"), py::arg("values"),
            py::call_guard<py::gil_scoped_release>())
       .def(

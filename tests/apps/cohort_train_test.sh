@@ -171,6 +171,12 @@ check "float32 does not scale the loss" '! grep -q loss_scale "$tmp/fp32.jsonl"'
 out=$("$train" --config "$config" --set loss_scale_init=1000 2>&1); code=$?
 check "a loss scale that is not a power of two is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'loss_scale_init'"'"': 1000 is not a power of two"* ]]'
+out=$("$train" --config "$config" --set epochs=1 --set gradient_compression=bfloat16 2>&1); code=$?
+check "gradient compression in one process says there is no wire" \
+  '[[ $code -eq 0 && "$out" == *"gradient_compression bfloat16: one worker, no gradient crosses a wire"* ]]'
+out=$("$train" --config "$config" --set gradient_compression=int8 2>&1); code=$?
+check "an unknown gradient compression is exit 2 naming the key" \
+  '[[ $code -eq 2 && "$out" == *"key '"'"'gradient_compression'"'"': '"'"'int8'"'"' is not none, bfloat16 or float16"* ]]'
 out=$("$train" --config "$config" --set precision=float8 2>&1); code=$?
 check "an unknown precision is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'precision'"'"': '"'"'float8'"'"' is not float32, bfloat16 or float16"* ]]'

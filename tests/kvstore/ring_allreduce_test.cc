@@ -182,6 +182,57 @@ TEST(RingAllreduce, OverSharedMemoryGivesTheBitsOfTheMpiRing) {
   }
 }
 
+// Note [Gradient compression]: with the floats crossing as bfloat16 or float16, the sums are
+// MPI's within the format's rounding of each hop, every rank holds the same bits (the owners round
+// what they keep), and the links that convert while copying (shared memory) give the bits of the
+// ring that packs the halves itself (MPI messages, TCP).
+TEST(RingAllreduce, NarrowWireSumsWithinTheFormatOnEveryRankAlike) {
+  const int rank = Rank(), size = Size();
+  for (DType wire : {DType::kBFloat16, DType::kFloat16}) {
+    SCOPED_TRACE(DTypeName(wire));
+    std::string why;
+    std::unique_ptr<RingLink> shm_link = ConnectShmRing(MPI_COMM_WORLD, 64, &why);
+    ASSERT_TRUE(shm_link) << why;
+    std::unique_ptr<RingLink> tcp_link = ConnectTcpRing(MPI_COMM_WORLD, "lo", &why);
+    ASSERT_TRUE(tcp_link) << why;
+    RingAllreduce over_shm(MPI_COMM_WORLD, std::move(shm_link));
+    RingAllreduce over_tcp(MPI_COMM_WORLD, std::move(tcp_link));
+    RingAllreduce over_mpi(MPI_COMM_WORLD, /*chunk_bytes=*/64);
+    for (RingAllreduce* ring : {&over_shm, &over_tcp, &over_mpi}) ring->SetWire(wire);
+    // Unit roundoff 2^-8 (bfloat16) or 2^-11 (float16) on partial sums of at most `size`.
+    const float unit = wire == DType::kBFloat16 ? 1.0f / 256 : 1.0f / 2048;
+    const float tolerance = unit * static_cast<float>(size * size);
+    for (int64_t count : {1, 2, 5, 17, 1000, 100003}) {
+      std::mt19937 rng(static_cast<unsigned>(count * 31 + rank));
+      std::uniform_real_distribution<float> value(-1, 1);
+      std::vector<float> data(static_cast<size_t>(count));
+      for (float& v : data) v = value(rng);
+      std::vector<float> want = data, tcp = data, mpi = data;
+      MPI_Allreduce(MPI_IN_PLACE, want.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
+                    MPI_COMM_WORLD);
+      over_shm.Sum(data.data(), count);
+      over_tcp.Sum(tcp.data(), count);
+      over_mpi.Sum(mpi.data(), count);
+      int64_t off = 0, rounded = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        off += std::fabs(data[i] - want[i]) > tolerance;
+        rounded += data[i] != want[i];
+      }
+      EXPECT_EQ(off, 0) << "count " << count;
+      if (count >= 1000) EXPECT_GT(rounded, 0) << "count " << count << ": nothing was narrowed";
+      EXPECT_EQ(data, tcp) << "count " << count;
+      EXPECT_EQ(data, mpi) << "count " << count;
+      std::vector<float> lowest = data, highest = data;
+      MPI_Allreduce(MPI_IN_PLACE, lowest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MIN,
+                    MPI_COMM_WORLD);
+      MPI_Allreduce(MPI_IN_PLACE, highest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MAX,
+                    MPI_COMM_WORLD);
+      EXPECT_EQ(lowest, highest) << "count " << count << ": ranks hold different sums";
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
 // Note [Hierarchical all-reduce]: "hosts" of two ranks (0-1, 2-3, ...), a ring inside each
 // (through shared memory, and over MPI messages), each segment summed across by a ring and by
 // MPI_Allreduce: the sum over every rank, with the same bits on every rank. Its ctest

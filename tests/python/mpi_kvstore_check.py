@@ -29,5 +29,25 @@ for step in range(3):
     alone(0, mx.nd.ones((3, 5)) * (2 * step + 1 + 1.0), expected)  # (0+s)+(1+s) + 0.5 + 0.5
 kv.pull('w', out=out)
 np.testing.assert_array_equal(out.asnumpy(), expected.asnumpy())
+
+# Gradients crossing as bfloat16 (Note [Gradient compression]): the sum of values bfloat16 holds
+# exactly is exact; of others it is within bfloat16's rounding, and every worker has the same.
+zipped = mx.kv.create('dist_sync')
+zipped.set_gradient_compression({'type': 'bf16'})
+values = np.random.RandomState(rank).uniform(-1, 1, 1 << 16).astype(np.float32)
+whole = np.random.RandomState(0).uniform(-1, 1, 1 << 16).astype(np.float32) + \
+    np.random.RandomState(1).uniform(-1, 1, 1 << 16).astype(np.float32)
+zipped.init(7, mx.nd.zeros(values.shape))
+got = mx.nd.zeros(values.shape)
+zipped.push(7, mx.nd.array(values))
+zipped.pull(7, out=got)
+got = got.asnumpy()
+assert np.abs(got - whole).max() <= 2 * 2 ** -8 * 2, np.abs(got - whole).max()
+assert (got != whole).any(), 'nothing was narrowed'
+theirs = mx.nd.array(got)
+zipped.init(8, mx.nd.zeros(values.shape))
+zipped.push(8, theirs)  # the sum of two equal arrays is twice either: equal on both workers
+zipped.pull(8, out=theirs)
+np.testing.assert_array_equal(theirs.asnumpy(), 2 * got)
 kv.barrier()
 print('rank %d of %d: ok' % (rank, workers))

@@ -94,3 +94,27 @@ def test_bad_calls_name_the_key():
         mx.kv.create(3)
     with pytest.raises(Exception, match='not supported'):
         kv.set_gradient_compression({'type': '2bit'})
+
+
+def test_gradient_compression_types():
+    """Cohort compresses to bfloat16 or float16 (Note [Gradient compression]); MXNet's 2bit is
+    named as unsupported, 'local' refuses as MXNet's does, one worker has nothing to send."""
+    kv = mx.kv.create('dist_sync')
+    kv.set_gradient_compression({'type': 'bf16'})  # one worker: nothing crosses a wire
+    kv.set_gradient_compression({'type': 'float16'})
+    kv.set_gradient_compression({'type': 'none'})
+    with pytest.raises(mx.MXNetError, match="type '2bit': Cohort compresses to bf16, bfloat16"):
+        kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
+    with pytest.raises(ValueError, match='take no threshold'):
+        kv.set_gradient_compression({'type': 'bf16', 'threshold': 0.5})
+    with pytest.raises(ValueError, match="a dict with 'type'"):
+        kv.set_gradient_compression('bf16')
+    with pytest.raises(Exception, match='not supported for this type of kvstore'):
+        mx.kv.create('local').set_gradient_compression({'type': 'bf16'})
+    device = mx.kv.create('device')
+    device.set_gradient_compression({'type': 'bf16'})  # host arrays: one worker, no wire
+    device.init(3, mx.nd.ones(4))
+    device.push(3, [mx.nd.ones(4), mx.nd.ones(4)])
+    out = mx.nd.zeros(4)
+    device.pull(3, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full(4, 2))
