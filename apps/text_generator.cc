@@ -1,0 +1,135 @@
+#include "apps/text_generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace cohort {
+
+void CheckSamplingOptions(const SamplingOptions& o) {
+  if (!(o.temperature >= 0) || !std::isfinite(o.temperature)) {
+    throw ConfigError(fmt::format("--temperature {}", o.temperature) +
+                          ": expected a finite number >= 0 (0: the most likely byte)",
+                      __FILE__, __LINE__);
+  }
+  if (o.top_k < 0) {
+    throw ConfigError("--top-k " + std::to_string(o.top_k) + ": expected >= 0 (0: all)", __FILE__,
+                      __LINE__);
+  }
+  if (!(o.top_p > 0 && o.top_p <= 1)) {
+    throw ConfigError(fmt::format("--top-p {}: expected a number in (0, 1]", o.top_p), __FILE__,
+                      __LINE__);
+  }
+}
+
+int64_t SampleIndex(std::span<const float> probabilities, const SamplingOptions& o,
+                    std::mt19937_64& rng) {
+  const int64_t n = static_cast<int64_t>(probabilities.size());
+  COHORT_CHECK(n > 0) << "sampling from an empty distribution";
+  // Most likely first; ties by index.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return probabilities[a] > probabilities[b]; });
+  if (o.temperature == 0) return order[0];
+  // p^(1/T), renormalised: softmax(logits / T). In double: small probabilities raised to a
+  // large power stay representable.
+  std::vector<double> weight(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const double p = std::max(0.0, static_cast<double>(probabilities[order[i]]));
+    weight[i] = p > 0 ? std::exp(std::log(p) / o.temperature) : 0.0;
+  }
+  int64_t keep = o.top_k > 0 ? std::min(o.top_k, n) : n;
+  const double total = std::accumulate(weight.begin(), weight.begin() + keep, 0.0);
+  if (!(total > 0)) return order[0];  // every weight underflowed: the most likely
+  if (o.top_p < 1) {
+    double cumulative = 0;
+    for (int64_t i = 0; i < keep; ++i) {
+      cumulative += weight[i];
+      if (cumulative >= o.top_p * total) {
+        keep = i + 1;
+        break;
+      }
+    }
+  }
+  const double kept = std::accumulate(weight.begin(), weight.begin() + keep, 0.0);
+  // 53 random bits as a double in [0, 1): the same on every platform, unlike the distributions.
+  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53 * kept;
+  double cumulative = 0;
+  for (int64_t i = 0; i < keep; ++i) {
+    cumulative += weight[i];
+    if (u < cumulative) return order[i];
+  }
+  return order[keep - 1];
+}
+
+namespace {
+
+// The window a GPT was trained on: its position embedding's rows.
+int64_t ContextOf(const std::map<std::string, NDArray>& args, int64_t given) {
+  if (given > 0) return given;
+  const auto pos = args.find("pos_embed_weight");
+  if (pos == args.end()) {
+    throw ConfigError(
+        "the parameters hold no pos_embed_weight to tell the model's window: give --context",
+        __FILE__, __LINE__);
+  }
+  return pos->second.shape()[0];
+}
+
+}  // namespace
+
+TextGenerator::TextGenerator(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux, Context ctx,
+                             int64_t context)
+    : symbol_(symbol), context_(ContextOf(args, context)) {
+  const std::vector<std::string> inputs = symbol.ListArguments();
+  if (std::find(inputs.begin(), inputs.end(), "data") == inputs.end()) {
+    throw ConfigError("the symbol has no input 'data' (the token ids) to generate from", __FILE__,
+                      __LINE__);
+  }
+  if (symbol.num_outputs() == 0) {
+    throw ConfigError("the symbol has no output", __FILE__, __LINE__);
+  }
+  const std::string& head = symbol.outputs()[0].node->op;
+  gives_logits_ = head != "SoftmaxOutput" && head != "softmax";
+  window_ = Executor::SimpleBind(symbol, ctx, {{"data", {1, context_}}}, GradReq::kNull);
+  window_->CopyParamsFrom(args, aux, /*allow_extra=*/false);
+  const Shape& out = window_->outputs()[0].shape();
+  if (out.ndim() != 3 || out[0] != 1 || out[1] != context_) {
+    throw ConfigError("the symbol's first output has shape " + out.ToString() + " for data (1, " +
+                          std::to_string(context_) + "): expected (1, " + std::to_string(context_) +
+                          ", vocab), a distribution a position",
+                      __FILE__, __LINE__);
+  }
+  vocab_ = out[2];
+}
+
+std::vector<float> TextGenerator::NextProbabilities(const std::vector<int64_t>& tokens) {
+  COHORT_CHECK(!tokens.empty()) << "generation needs at least one token of prompt";
+  const int64_t length = std::min<int64_t>(static_cast<int64_t>(tokens.size()), context_);
+  Executor* exec = window_.get();
+  if (length < context_) {
+    std::unique_ptr<Executor>& shorter = shorter_[length];
+    if (!shorter) shorter = window_->Reshape({{"data", {1, length}}}, /*partial_shaping=*/true);
+    exec = shorter.get();
+  }
+  std::vector<float> ids(tokens.end() - length, tokens.end());
+  NDArray data = NDArray::FromVector<float>({1, length}, ids);
+  exec->Forward(false, {{"data", data}});
+  const std::vector<float> all = exec->outputs()[0].CopyTo(Context::CPU()).ToVector<float>();
+  std::vector<float> last(all.end() - vocab_, all.end());
+  if (gives_logits_) {  // softmax, in double for the sums
+    const float top = *std::max_element(last.begin(), last.end());
+    double sum = 0;
+    for (float& v : last) sum += (v = std::exp(v - top));
+    for (float& v : last) v = static_cast<float>(v / sum);
+  }
+  return last;
+}
+
+}  // namespace cohort
