@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "symbol/models/models.h"
 
 namespace cohort {
 namespace {
@@ -58,6 +59,39 @@ TEST(TextSampling, BadOptionsAreNamed) {
   EXPECT_THROW(CheckSamplingOptions({.top_p = 0}), ConfigError);
   EXPECT_THROW(CheckSamplingOptions({.top_p = 1.5}), ConfigError);
   EXPECT_NO_THROW(CheckSamplingOptions({.temperature = 0, .top_k = 5, .top_p = 0.9}));
+}
+
+// A causal model needs no padding: the distribution after a 3-byte prompt from the executor
+// reshaped to 3 positions is the window's at position 3 with anything after it; past the
+// window the last `context` bytes alone count.
+TEST(TextGenerator, ShortPromptsAndTheSlidingWindowSeeWhatTheWindowSees) {
+  const Symbol gpt = models::Gpt({.n_layer = 1, .n_head = 2, .d_model = 16, .seq_len = 8});
+  auto bound = Executor::SimpleBind(gpt, Context::CPU(), {{"data", {1, 8}}}, GradReq::kNull);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::map<std::string, NDArray> args;
+  for (const auto& [name, array] : bound->arg_dict()) {
+    if (name == "data" || name == "softmax_label") continue;
+    std::vector<float> v(static_cast<size_t>(array.size()));
+    for (float& x : v) x = u(rng);
+    args[name] = NDArray::FromVector<float>(array.shape(), v);
+  }
+  TextGenerator generator(gpt, args, {}, Context::CPU(), 0);
+  EXPECT_EQ(generator.context(), 8);
+  EXPECT_EQ(generator.vocab(), 256);
+  bound->CopyParamsFrom(args, {});
+  const auto window_at = [&](const std::vector<float>& ids, int64_t position) {
+    bound->Forward(false, {{"data", NDArray::FromVector<float>({1, 8}, ids)}});
+    const std::vector<float> all = bound->outputs()[0].ToVector<float>();
+    return std::vector<float>(all.begin() + position * 256, all.begin() + (position + 1) * 256);
+  };
+  const std::vector<float> short_prompt = generator.NextProbabilities({72, 101, 108});
+  const std::vector<float> padded = window_at({72, 101, 108, 200, 7, 0, 0, 33}, 2);
+  for (size_t i = 0; i < padded.size(); ++i) EXPECT_NEAR(short_prompt[i], padded[i], 1e-6f) << i;
+  const std::vector<int64_t> long_text = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::vector<float> slid = generator.NextProbabilities(long_text);
+  const std::vector<float> last8 = window_at({5, 6, 7, 8, 9, 10, 11, 12}, 7);
+  for (size_t i = 0; i < last8.size(); ++i) EXPECT_NEAR(slid[i], last8[i], 1e-6f) << i;
 }
 
 }  // namespace
