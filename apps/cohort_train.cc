@@ -172,7 +172,8 @@ class MetricsLog {
     if (a.metrics_every > 0 && a.metrics_out.empty()) {
       throw ConfigError("--metrics-every needs --metrics-out", __FILE__, __LINE__);
     }
-    if (a.metrics_out.empty() || rank != 0) return;
+    enabled_ = !a.metrics_out.empty();
+    if (!enabled_ || rank != 0) return;
     file_.open(a.metrics_out, std::ios::app);
     if (!file_) {
       throw ConfigError("cannot write --metrics-out '" + a.metrics_out + "'", __FILE__, __LINE__);
@@ -196,17 +197,26 @@ class MetricsLog {
     file_ << line.dump() << "\n" << std::flush;
   }
 
-  // The hooks that write the step lines: the training metric the steps update is this one.
-  FitHooks StepHooks(const FitConfig& fit, int every) {
-    if (every <= 0 || !file_.is_open()) return {};
+  // The hooks that write the step lines: the training metric the steps update is this one. Every
+  // worker sums its metric's sums with the others' at each line's step (a collective at the
+  // same steps on every rank: they share the command line), so a line is over the global
+  // batches so far, as the epoch's line is; rank 0 writes it.
+  FitHooks StepHooks(const FitConfig& fit, int every, KVStore& kv) {
+    if (every <= 0 || !enabled_) return {};
     FitHooks hooks;
     hooks.train_metric = std::shared_ptr<EvalMetric>(CreateMetric(fit.metrics, fit.ignore_label));
-    hooks.on_batch_end = [this, every, metric = hooks.train_metric](int epoch, int64_t nbatch) {
+    std::shared_ptr<EvalMetric> summed(CreateMetric(fit.metrics, fit.ignore_label));
+    hooks.on_batch_end = [this, every, &kv, metric = hooks.train_metric, summed](int epoch,
+                                                                                 int64_t nbatch) {
       if ((nbatch + 1) % every != 0) return;
+      std::vector<double> state = metric->State();
+      kv.SumAcrossWorkers(state);
+      if (!file_.is_open()) return;
+      summed->SetState(state);
       file_ << nlohmann::json{{"epoch", epoch},
                               {"batch", nbatch + 1},
-                              {"train", ToJson(metric->Get())},
-                              {"scope", "rank 0"}}
+                              {"train", ToJson(summed->Get())},
+                              {"scope", "all workers"}}
                    .dump()
             << "\n"
             << std::flush;
@@ -215,6 +225,7 @@ class MetricsLog {
   }
 
  private:
+  bool enabled_ = false;  // --metrics-out was given (rank 0 writes it)
   std::ofstream file_;
 };
 
@@ -265,7 +276,7 @@ int Train(const TrainArgs& a) {
     trainer_ptr->Fit(
         *data.train, data.val.get(), config.fit,
         [&](const EpochResult& r) { metrics.Epoch(r, config.fit.count_tokens); },
-        metrics.StepHooks(config.fit, a.metrics_every));
+        metrics.StepHooks(config.fit, a.metrics_every, *kv));
   } catch (const Error& e) {
     const bool typed = dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const DataError*>(&e) ||
                        dynamic_cast<const OutOfMemoryError*>(&e) ||

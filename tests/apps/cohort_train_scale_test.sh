@@ -49,4 +49,15 @@ run gpt-dropout 1e-5 "$src/configs/text_gpt.yaml" --set model.n_layer=1 --set mo
   --set model.n_head=2 --set model.seq_len=32 --set model.dropout=0.2 --set batch_size=16 \
   --set data.batches_per_epoch=4 --set data.val_batches=1 \
   --set 'optimizer={name: sgd, lr: 0.5, momentum: 0.9}'
+# --metrics-every's lines sum every worker's metric (a collective at those steps): 2 processes
+# report what one process reports over the same global batches.
+common=(--config "$src/configs/synthetic_mlp.yaml" --set log_level=warn --set epochs=1
+        --set data.num_samples=512 --metrics-every 1)
+timeout 120 "$train" "${common[@]}" --set devices=cpu:0,cpu:1 --set kvstore=local \
+  --metrics-out "$tmp/steps-1.jsonl" > /dev/null 2>&1
+timeout 120 "${mpi[@]}" -np 2 "$train" "${common[@]}" --set devices=cpu:0 --set kvstore=mpi \
+  --metrics-out "$tmp/steps-2.jsonl" > /dev/null 2>&1
+check "step lines under mpirun hold every worker's metric (as one process's)" \
+  '[[ -s "$tmp/steps-2.jsonl" && $(grep -c "\"batch\"" "$tmp/steps-2.jsonl") -eq 4 ]] && diff <(grep -o "\"batch\":[0-9]*.*accuracy\":[0-9.]*" "$tmp/steps-1.jsonl") <(grep -o "\"batch\":[0-9]*.*accuracy\":[0-9.]*" "$tmp/steps-2.jsonl")' ||
+  head -3 "$tmp/steps-1.jsonl" "$tmp/steps-2.jsonl"
 exit $fail

@@ -13,12 +13,12 @@ check "train exits 0" '[[ $? -eq 0 ]]'
   > "$tmp/lr.log" 2>&1
 check "each epoch's lr is its last update's (0.1, 0.05, 0.025)" \
   '[[ $(grep -o "\"lr\":[0-9.]*" "$tmp/lr.jsonl" | tr "\n" " ") == "\"lr\":0.1 \"lr\":0.05 \"lr\":0.025 " ]] && grep -q "lr=0.05" "$tmp/lr.log"'
-# --metrics-every K: a line every K steps with the running training metrics (rank 0's), then the
+# --metrics-every K: a line every K steps with the running training metrics (every worker's), then the
 # epoch's line as before.
 "$train" --config "$config" --set epochs=1 --metrics-out "$tmp/steps.jsonl" --metrics-every 5 \
   > /dev/null 2>&1
 check "--metrics-every writes step lines, then the epoch's" \
-  'head -1 "$tmp/steps.jsonl" | grep -q "^{\"batch\":5,\"epoch\":0,\"scope\":\"rank 0\",\"train\":{\"accuracy\":" && [[ $(grep -c "\"batch\":" "$tmp/steps.jsonl") -ge 2 && -z $(grep -o "\"batch\":[0-9]*" "$tmp/steps.jsonl" | grep -v "[05]$") ]] && tail -1 "$tmp/steps.jsonl" | grep -q "\"samples_per_sec\""'
+  'head -1 "$tmp/steps.jsonl" | grep -q "^{\"batch\":5,\"epoch\":0,\"scope\":\"all workers\",\"train\":{\"accuracy\":" && [[ $(grep -c "\"batch\":" "$tmp/steps.jsonl") -ge 2 && -z $(grep -o "\"batch\":[0-9]*" "$tmp/steps.jsonl" | grep -v "[05]$") ]] && tail -1 "$tmp/steps.jsonl" | grep -q "\"samples_per_sec\""'
 expect 2 "--metrics-every needs --metrics-out" "$train" --config "$config" --metrics-every 5
 # On a terminal (script(1) gives it one) the progress line also says where validation is.
 out=$(timeout 60 script -qec "$train --config $config --set epochs=1 --set log_level=warn" /dev/null |
