@@ -251,7 +251,10 @@ int Train(const TrainArgs& a) {
   }
   const int64_t batch = BatchPerWorker(config, workers);
   DataIters data = MakeDataIters(config, batch, rank, workers);
-  ResolveScheduleInEpochs((data.train_samples + batch - 1) / batch, &config);
+  // The schedule counts updates: one per `accumulate` batches (Note [Gradient accumulation]).
+  const int64_t batches_per_epoch = (data.train_samples + batch - 1) / batch;
+  ResolveScheduleInEpochs((batches_per_epoch + config.fit.accumulate - 1) / config.fit.accumulate,
+                          &config);
   // Workers may drive different devices (mpirun's contexts may set them apart): this one's.
   Log().info(
       "cohort-train: {} worker(s), devices {} on rank {}, global batch {}, kvstore {}, {} "

@@ -411,6 +411,11 @@ void CheckTraining(const FitConfig& f) {
   if (f.checkpoint_every_steps > 0 && f.checkpoint_prefix.empty()) {
     Fail("key 'checkpoint.every_steps' needs 'checkpoint.prefix'");
   }
+  if (f.checkpoint_every_steps % f.accumulate != 0) {  // Note [Gradient accumulation]
+    Fail("key 'checkpoint.every_steps' (" + std::to_string(f.checkpoint_every_steps) +
+         ") must be a multiple of 'accumulate' (" + std::to_string(f.accumulate) +
+         "): a checkpoint holds no half-summed gradients");
+  }
 }
 
 YAML::Node Schema() {

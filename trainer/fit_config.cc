@@ -89,7 +89,11 @@ const OptionTable<FitConfig>& FitConfig::TrainingTable() {
             },
             [](const F& f) -> Options::Value { return f.loss_scale_init; })
         .Field("loss_scale_growth_interval", &F::loss_scale_growth_interval,
-               "clean steps in a row after which the loss scale doubles", 1, 1e12);
+               "clean steps in a row after which the loss scale doubles", 1, 1e12)
+        .Field("accumulate", &F::accumulate,
+               "sum the gradients of this many batches before each update (gradient "
+               "accumulation: an update's batch is accumulate x batch_size)",
+               1, 1 << 20);
     return t;
   }();
   return table;

@@ -72,6 +72,9 @@ struct FitConfig {
   int checkpoint_period = 1;
   int64_t checkpoint_every_steps = 0;  // also a mid-epoch checkpoint every N batches (0: never)
   OnNonFinite on_nonfinite = OnNonFinite::kStop;
+  // Note [Gradient accumulation]: the gradients of this many batches are summed before each
+  // update (an update's batch is accumulate x the global batch).
+  int64_t accumulate = 1;
   // Note [Loss scaling]: "dynamic" scales the loss (float16 training), "off" does not; "auto"
   // (the key's default) is resolved by the app: dynamic with precision float16, else off.
   std::string loss_scaling = "auto";

@@ -141,8 +141,10 @@ void Trainer::Bind(const DataIter& data, const std::vector<std::string>& fixed_p
   }
   DataParallelExecutorManager::SymGen sym_gen = sym_gen_;
   if (!sym_gen) sym_gen = [symbol = symbol_](int64_t) { return symbol; };
+  // Note [Gradient accumulation]: backward adds into the gradients, zeroed after each update.
   manager_ = std::make_shared<DataParallelExecutorManager>(
-      symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names);
+      symbol_, contexts_, data, param_names_, work_load_, sym_gen, std::nullopt, fixed_names,
+      /*inputs_need_grad=*/false, accumulate_ > 1 ? GradReq::kAdd : GradReq::kWrite);
   if (!fixed_names.empty()) {
     int64_t elements = 0;
     for (size_t i = 0; i < param_names_.size(); ++i) {
@@ -179,7 +181,9 @@ void Trainer::AttachManager(const std::vector<DataDesc>& data_shapes) {
   if (!ReducesGradients()) return;  // Note [One device updates itself]
   bucketer_ = std::make_unique<GradientBucketer>(*kvstore_);
   if (bucketer_->overlaps()) {  // Note [Overlapped push]
-    manager_->SetGradientReadyCallback([this](int p) { bucketer_->KeyReady(p); });
+    manager_->SetGradientReadyCallback([this](int p) {
+      if (reducing_) bucketer_->KeyReady(p);
+    });
   }
 }
 
@@ -202,7 +206,8 @@ bool Trainer::ReducesGradients() const {
 bool Trainer::UpdatesOnKVStore(const FitConfig& config) const {
   // Note [Global norm clipping], Note [Loss scaling]: the step's rescale_grad is the trainer's.
   return config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore() && ReducesGradients() &&
-         config.clip_global_norm == 0 && config.loss_scaling != "dynamic";
+         config.clip_global_norm == 0 && config.loss_scaling != "dynamic" &&
+         config.accumulate == 1;  // Note [Gradient accumulation]: a short window's rescale
 }
 
 void Trainer::InitParams(const FitConfig& config) {
@@ -357,7 +362,8 @@ void Trainer::TakeGivenParams(const FitConfig& config, std::map<std::string, NDA
 
 void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   OptimizerOptions options = config.optimizer_options;
-  options.rescale_grad = config.rescale_grad.value_or(1.0 / static_cast<double>(global_batch));
+  options.rescale_grad = config.rescale_grad.value_or(
+      1.0 / static_cast<double>(global_batch * config.accumulate));  // an update's samples
   options.seed = config.seed;  // (SGLD's noise)
   auto optimizer = Optimizer::Create(config.optimizer, options);
   LRScheduler::Options schedule = config.schedule;
@@ -427,18 +433,41 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
 }
 
 // Note [Overlapped push]: the kvstore reduces buckets as Backward reports gradients ready.
-void Trainer::Backward() {
-  // Without update_on_kvstore every device gets the sum in its gradients.
-  if (bucketer_) {
-    bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
-                     /*priorities=*/keys_);
-  }
+void Trainer::Backward(bool reduce) {
+  if (reduce) StartReducing(/*after_backward=*/false);
   manager_->SetLossScale(loss_scaler_.scale());  // Note [Loss scaling]
   manager_->Backward();
+  reducing_ = false;
+}
+
+void Trainer::StartReducing(bool after_backward) {
+  if (!bucketer_) return;
+  // Without update_on_kvstore every device gets the sum in its gradients.
+  bucketer_->Start(keys_, grads_by_key_, update_on_kvstore_ ? params_by_key_ : grads_by_key_,
+                   /*priorities=*/keys_);
+  if (!after_backward) {
+    reducing_ = true;
+    return;
+  }
+  for (int key : keys_) bucketer_->KeyReady(key);  // every gradient is final already
+}
+
+// Note [Gradient accumulation]
+// With accumulate K > 1 the executors add each backward's gradients into their buffers (grad_req
+// add): K batches run forward and backward, and the K-th's backward starts the reduction over
+// devices and workers (overlapped as usual), then one update divides the sums by K global
+// batches (rescale_grad) and the buffers are zeroed. An epoch whose batches do not fill its last
+// window updates with the batches there are (reduced after its last backward). Checkpoints and
+// stops on a signal wait for the end of a window, so a resumed run starts windows where the
+// uninterrupted one did; the learning-rate schedule counts updates.
+void Trainer::ZeroGradients() {
+  for (const std::vector<NDArray>& per_device : grads_by_key_) {
+    for (const NDArray& grad : per_device) grad.Fill(0);
+  }
 }
 
 // Note [Non-finite gradients]: every worker holds the same sums, so all decide alike.
-void Trainer::Update(CheckpointPosition step) {
+void Trainer::Update(CheckpointPosition step, int64_t batches) {
   if (bucketer_) bucketer_->Finish();
   const std::vector<int> bad = NonFiniteParams();
   const float scale = loss_scaler_.scale();
@@ -458,7 +487,9 @@ void Trainer::Update(CheckpointPosition step) {
   // The gradients the optimizer sees: the sums divided by the loss scale (exact: a power of
   // two), times rescale_grad, then clipped to the global norm.
   const double base = updaters_.empty() ? 1.0 : updaters_[0]->options().rescale_grad;
-  const double rescale = base / scale;
+  // A window of fewer batches than accumulate_ (an epoch's last) averages over those.
+  const double rescale =
+      base / scale * static_cast<double>(accumulate_) / static_cast<double>(batches);
   const double step_rescale = rescale * GlobalNormFactor(rescale);
   for (size_t d = 0; d < updaters_.size(); ++d) {
     if (step_rescale != base) updaters_[d]->set_rescale_grad(step_rescale);
@@ -569,8 +600,9 @@ std::vector<std::pair<std::string, std::string>> Trainer::AgreementItems(
   optimizer << config.optimizer << " " << OptimizerOptions::Table().Show(o) << " rescale "
             << config.rescale_grad.value_or(0) << " schedule " << config.lr_schedule
             << " on kvstore " << config.update_on_kvstore << " clip_global_norm "
-            << config.clip_global_norm << " loss scaling " << config.loss_scaling << " from "
-            << config.loss_scale_init << " growing every " << config.loss_scale_growth_interval;
+            << config.clip_global_norm << " accumulate " << config.accumulate << " loss scaling "
+            << config.loss_scaling << " from " << config.loss_scale_init << " growing every "
+            << config.loss_scale_growth_interval;
   epochs << config.begin_epoch << "+" << config.begin_batch << " to " << config.epochs
          << " on non-finite " << static_cast<int>(config.on_nonfinite) << " early stopping "
          << EarlyStoppingConfig::Table().Show(config.early_stopping);
@@ -615,6 +647,7 @@ struct Trainer::Run {
   bool have_batch = false;          // the iterator holds the next step's batch
   int64_t epoch_tokens = 0, window_tokens = 0;  // this worker's (FitConfig::count_tokens)
   int64_t overflow_skips_before = 0;            // the loss scaler's count as the epoch began
+  int64_t accumulated = 0;  // batches in the accumulation window (Note [Gradient accumulation])
   // This step's labels and samples' positions (the iterator moves on before its metric).
   std::vector<NDArray> step_labels;
   std::vector<int64_t> step_index;
@@ -689,6 +722,13 @@ void Trainer::Prepare(DataIter& train, DataIter* val, Run& run) {
   const FitConfig& config = run.config;
   stopped_by_signal_ = 0;
   skipped_steps_ = 0;
+  if (manager_ && config.accumulate != accumulate_) {  // the executors' grad_req says which
+    throw ConfigError("accumulate " + std::to_string(config.accumulate) +
+                          ": this trainer's executors were bound for " +
+                          std::to_string(accumulate_) + " (set it before the first Fit)",
+                      __FILE__, __LINE__);
+  }
+  accumulate_ = config.accumulate;
   Bind(train, config.fixed_params);
   CheckWorkersAgree(*kvstore_, AgreementItems(train, config));  // Note [Agreement]
   InitParams(config);
@@ -727,6 +767,7 @@ void Trainer::TrainEpoch(DataIter& train, Run& run) {
   run.epoch_tokens = run.window_tokens = 0;
   run.start = run.window = Clock::now();
   run.overflow_skips_before = loss_scaler_.skipped_steps();
+  run.accumulated = 0;
   timeline::LabelThread("main");
   {
     timeline::Span span("data");
@@ -781,10 +822,12 @@ StepTimes Trainer::Step(DataIter& train, Run& run) {
     manager_->Forward(true);
   }
   const auto t2 = Clock::now();
+  // Note [Gradient accumulation]: the window's last batch reduces and updates.
+  const bool closes_window = run.accumulated + 1 == accumulate_;
   {
     timeline::Span span("backward");
     try {
-      Backward();
+      Backward(closes_window);
     } catch (const LabelError& e) {  // Note [Naming a bad label]
       RethrowNamingTheSample(e, batch.label, batch.index, train);
     }
@@ -804,9 +847,13 @@ StepTimes Trainer::Step(DataIter& train, Run& run) {
     if (run.have_batch) manager_->StageDataBatch(train.Value());
   }
   const auto t4 = Clock::now();
-  {
+  ++run.accumulated;
+  if (closes_window || !run.have_batch) {
     timeline::Span span("update");
-    Update({run.epoch, run.batches});
+    if (!closes_window) StartReducing(/*after_backward=*/true);  // the epoch's last, short
+    Update({run.epoch, run.batches}, run.accumulated);
+    if (accumulate_ > 1) ZeroGradients();
+    run.accumulated = 0;
   }
   const auto t5 = Clock::now();
   {
@@ -832,7 +879,9 @@ StepTimes Trainer::Step(DataIter& train, Run& run) {
 bool Trainer::AfterStep(Run& run) {
   const FitConfig& config = run.config;
   const CheckpointPosition at{run.epoch, run.batches};
-  if (config.stop_on_signal) {
+  // Mid-window the summed gradients are in no checkpoint: stops and checkpoints wait for its end.
+  const bool between_windows = run.accumulated == 0;
+  if (config.stop_on_signal && between_windows) {
     if (const int signo = AgreeOnStop(); signo != 0) {  // Note [Stop on a signal]
       run.progress.Clear();
       if (run.lead) {
@@ -843,7 +892,8 @@ bool Trainer::AfterStep(Run& run) {
       return true;
     }
   }
-  if (config.checkpoint_every_steps > 0 && run.batches % config.checkpoint_every_steps == 0) {
+  if (config.checkpoint_every_steps > 0 && between_windows &&
+      run.batches % config.checkpoint_every_steps == 0) {
     SaveAt(config, at, run.global_batch);
   }
   if (run.progress.Due()) {

@@ -132,8 +132,14 @@ class Trainer {
   void InitOptimizer(const FitConfig& config, int64_t global_batch);
   bool ReducesGradients() const;  // several devices or workers (Note [One device updates itself])
   bool UpdatesOnKVStore(const FitConfig& config) const;
-  void Backward();  // and start reducing gradients (Note [Overlapped push])
-  void Update(CheckpointPosition step);  // finish reducing, check the sums, then update
+  // Backward, and with `reduce` start reducing the gradients (Note [Overlapped push]).
+  void Backward(bool reduce);
+  // With after_backward every gradient is final already (an epoch's last, short window).
+  void StartReducing(bool after_backward);
+  // Finish reducing, check the sums, then update with the sums of `batches` batches' gradients
+  // (Note [Gradient accumulation]).
+  void Update(CheckpointPosition step, int64_t batches);
+  void ZeroGradients();
   std::vector<int> NonFiniteParams();    // of this step's summed gradients, by index
   void StopOrSkipNonFinite(CheckpointPosition step, const std::vector<int>& bad);
   // This step's factor on rescale_grad for optimizer.clip_global_norm (1: no clipping).
@@ -178,6 +184,8 @@ class Trainer {
   double clip_global_norm_ = 0;         // Note [Global norm clipping]; 0: off
   std::vector<NDArray> norm_staging_;   // host copies of GPU gradients for the norm
   std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]; none for one device
+  bool reducing_ = false;   // the bucketer takes this backward's gradients as they are ready
+  int64_t accumulate_ = 1;  // Note [Gradient accumulation]
   // NonFiniteParams' buffers, kept from step to step.
   std::vector<int> finite_check_bad_;  // positions in keys_
   NonFiniteScratch finite_check_scratch_;

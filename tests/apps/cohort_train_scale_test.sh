@@ -33,6 +33,10 @@ run() {
 
 run mlp-steps 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=512
 run mlp-epoch 1e-4 "$src/configs/synthetic_mlp.yaml"
+# Gradient accumulation (Note [Gradient accumulation]): the windows are the same global batches
+# at every scale.
+run mlp-accumulate 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=512 \
+  --set accumulate=2
 # Gradients crossing between processes as bfloat16 (Note [Gradient compression]; one process
 # has no wire): within bfloat16's rounding of the gradients over 16 steps.
 run mlp-bf16-wire 3e-3 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=1024 \

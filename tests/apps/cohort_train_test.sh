@@ -177,6 +177,10 @@ check "gradient compression in one process says there is no wire" \
 out=$("$train" --config "$config" --set gradient_compression=int8 2>&1); code=$?
 check "an unknown gradient compression is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'gradient_compression'"'"': '"'"'int8'"'"' is not none, bfloat16 or float16"* ]]'
+out=$("$train" --config "$config" --set accumulate=2 --set checkpoint.every_steps=3 \
+  --set checkpoint.prefix="$tmp/acc" 2>&1); code=$?
+check "checkpoints amid an accumulation window are refused (exit 2)" \
+  '[[ $code -eq 2 && "$out" == *"checkpoint.every_steps'"'"' (3) must be a multiple of '"'"'accumulate'"'"' (2)"* ]]'
 out=$("$train" --config "$config" --set precision=float8 2>&1); code=$?
 check "an unknown precision is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'precision'"'"': '"'"'float8'"'"' is not float32, bfloat16 or float16"* ]]'
