@@ -39,7 +39,7 @@ struct PlanArgs {
   // preset's or the default's.
   std::string intra_host, inter_host, intra_latency, inter_latency;
   double device_speed = 0, device_tflops = 0, efficiency = 0.5, bucket_mb = 0;
-  std::string plot;
+  std::string plot, compression = "none";
   bool flat = false, hierarchical = false, no_overlap = false, json = false;
 };
 
@@ -184,6 +184,12 @@ void NetworkOf(const PlanArgs& o, const Preset* preset, plan::Topology* topology
     if (preset->bucket_mb > 0) options.bucket_bytes = preset->bucket_mb * (1 << 20);
   }
   if (o.devices < 1) throw ConfigError("--devices must be at least 1", __FILE__, __LINE__);
+  if (o.compression != "none" && o.compression != "bfloat16" && o.compression != "float16") {
+    throw ConfigError(
+        "--gradient-compression '" + o.compression + "': expected none, bfloat16 or float16",
+        __FILE__, __LINE__);
+  }
+  if (o.compression != "none") options.wire_fraction = 0.5;  // Note [Gradient compression]
   if (o.devices_per_host > 0) topology.devices_per_host = o.devices_per_host;
   if (o.preset.empty() && o.devices_per_host <= 0) topology.devices_per_host = o.devices;
   if (!o.intra_host.empty())
@@ -243,11 +249,12 @@ plan::ModelCost ModelCostOf(const PlanArgs& o, const Preset* preset) {
 std::string Assumptions(const plan::Topology& topology, const plan::PlanOptions& options) {
   char text[256];
   std::snprintf(text, sizeof(text),
-                "intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s",
+                "intra-host %.1f us, %.2f GB/s; inter-host %.1f us, %.2f GB/s; %s; %s%s",
                 topology.intra.latency_s * 1e6, topology.intra.bytes_per_s / 1e9,
                 topology.inter.latency_s * 1e6, topology.inter.bytes_per_s / 1e9,
                 topology.hierarchical ? "hierarchical" : "flat",
-                options.overlap ? "overlapped with backward" : "after backward");
+                options.overlap ? "overlapped with backward" : "after backward",
+                options.wire_fraction < 1 ? "; gradients sent in 16 bits" : "");
   return text;
 }
 
@@ -371,6 +378,8 @@ int main(int argc, char** argv) {
   app.add_option("--algorithm", o.algorithm, "ring, tree or auto")
       ->check(CLI::IsMember({"ring", "tree", "auto"}));
   app.add_flag("--no-overlap", o.no_overlap, "reduce after backward instead of during it");
+  app.add_option("--gradient-compression", o.compression,
+                 "none, bfloat16 or float16: gradients cross the links in half the bytes");
   app.add_option("--preset", o.preset,
                  "this-host, gpu-cluster, horovod-pascal or horovod-mxnet (Note [Plan presets])");
   app.add_flag("--json", o.json, "one JSON object per device count");

@@ -184,7 +184,8 @@ StepPrediction PredictStep(const ModelCost& model, int devices, const Topology& 
         bucket_bytes += static_cast<double>(bytes[i]);
       }
       const double start = std::max(free_at, bucket_ready);
-      free_at = start + AllReduceSeconds(bucket_bytes, devices, topology, options.algorithm);
+      free_at = start + AllReduceSeconds(bucket_bytes * options.wire_fraction, devices, topology,
+                                         options.algorithm);
     }
     comm_end = std::max(comm_end, free_at);
   }

@@ -80,6 +80,9 @@ struct PlanOptions {
   double bucket_bytes = 4 << 20;
   bool overlap = true;
   Algorithm algorithm = Algorithm::kAuto;
+  // Bytes on the wire per float32 gradient byte: 0.5 with gradient_compression bfloat16 or
+  // float16 (Note [Gradient compression]); buckets are still planned over float32 bytes.
+  double wire_fraction = 1.0;
 };
 
 struct StepPrediction {

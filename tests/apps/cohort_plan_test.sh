@@ -60,4 +60,14 @@ expect 2 "--device-speed" "$bin" --model mlp --shape data=1,784 --devices 2 --de
 expect 2 "a file name with a quote" "$bin" --model mlp --shape data=1,784 --devices 2 \
   --plot "$tmp/x.png'; system 'touch $tmp/INJECTED'; set output '$tmp/y.png"
 check "nothing ran" '[[ ! -e $tmp/INJECTED ]]'
+# Gradients sent in 16 bits (Note [Gradient compression]): the header says so and less of the
+# communication is exposed than with float32 gradients.
+plain=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 \
+  --inter-host 10Gbit | tail -1 | awk '{print $4}')
+half=$("$bin" --model resnet20 --shape data=32,3,32,32 --devices 8 --devices-per-host 4 \
+  --inter-host 10Gbit --gradient-compression bfloat16)
+check "--gradient-compression halves the bytes on the links (exposed $plain ms before)" \
+  '[[ "$half" == *"gradients sent in 16 bits"* ]] && awk -v a="$(tail -1 <<<"$half" | awk "{print \$4}")" -v b="$plain" "BEGIN { exit !(a < b) }"'
+expect 2 "--gradient-compression 'int8': expected none, bfloat16 or float16" "$bin" --model mlp \
+  --shape data=1,784 --devices 2 --gradient-compression int8
 exit $fail

@@ -63,6 +63,10 @@ TEST(ScalingPlan, BucketsOverlapBackwardOrWaitForIt) {
   EXPECT_DOUBLE_EQ(PredictStep(m, 2, t, o).step_s, 8);
   // One device: no communication at all.
   EXPECT_DOUBLE_EQ(PredictStep(m, 1, t, o).step_s, 6);
+  // Gradients sent in 16 bits (Note [Gradient compression]): the bucket of both keys takes 1 s,
+  // [6, 7].
+  o.wire_fraction = 0.5;
+  EXPECT_DOUBLE_EQ(PredictStep(m, 2, t, o).step_s, 7);
 }
 
 TEST(ScalingPlan, FitLinkRecoversAlphaAndBeta) {
