@@ -71,12 +71,20 @@ std::string TimelinePath(const std::string& path, int rank) {
 
 // A file the job writes late must be writable from the start: failing after the training would
 // lose the run. Throws a ConfigError naming `what` when its folder is missing or read-only.
-void RequireWritableFolder(const std::string& path, const std::string& what) {
+// The folder `path` is written in: made when missing (as most config-driven tools make their
+// output folders), and checked writable before any work.
+void PrepareWritableFolder(const std::string& path, const std::string& what) {
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
   if (folder.empty()) folder = ".";
-  if (!std::filesystem::is_directory(folder) || access(folder.c_str(), W_OK) != 0) {
-    throw ConfigError(what + " '" + path + "': folder '" + folder.string() +
-                          "' does not exist or is not writable",
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) {
+    throw ConfigError(
+        what + " '" + path + "': cannot make folder '" + folder.string() + "': " + ec.message(),
+        __FILE__, __LINE__);
+  }
+  if (access(folder.c_str(), W_OK) != 0) {
+    throw ConfigError(what + " '" + path + "': folder '" + folder.string() + "' is not writable",
                       __FILE__, __LINE__);
   }
 }
@@ -263,9 +271,9 @@ int Train(const TrainArgs& a) {
   MetricsLog metrics(a, rank);
   if (a.eval_only) return Evaluate(config, data, *kv, metrics.file());
   if (rank == 0 && !config.fit.checkpoint_prefix.empty()) {  // rank 0 writes checkpoints
-    RequireWritableFolder(config.fit.checkpoint_prefix, "key 'checkpoint.prefix'");
+    PrepareWritableFolder(config.fit.checkpoint_prefix, "key 'checkpoint.prefix'");
   }
-  if (!a.timeline.empty()) RequireWritableFolder(TimelinePath(a.timeline, rank), "--timeline");
+  if (!a.timeline.empty()) PrepareWritableFolder(TimelinePath(a.timeline, rank), "--timeline");
   config.fit.profile = a.profile;
   // A worker with fewer batches would leave the others waiting (Note [Agreement]).
   config.fit.must_agree.push_back({"training samples per worker", std::to_string(data.train_samples)});

@@ -88,11 +88,12 @@ check "a metric that cannot read the outputs is exit 2 before the first step" \
   '[[ $code -eq 2 && "$out" != *"Batch ["* ]]'
 out=$("$train" --config "$config" --set 'work_load=[1, 0]' --set devices=cpu:0,cpu:1 2>&1); code=$?
 check "a work_load share of 0 is exit 2 naming the key" '[[ $code -eq 2 && "$out" == *"key '"'"'work_load'"'"'"* ]]'
-out=$("$train" --config "$config" --set checkpoint.prefix="$tmp/no/such/mlp" 2>&1); code=$?
-check "a checkpoint folder that does not exist is exit 2 before training" \
-  '[[ $code -eq 2 && "$out" == *"checkpoint.prefix"*"does not exist"* && "$out" != *"Epoch[0]"* ]]'
-out=$("$train" --config "$config" --timeline "$tmp/no/such/t.json" 2>&1); code=$?
-check "a --timeline folder that does not exist is exit 2 before training" \
+touch "$tmp/a-file"  # a folder below a file cannot be made
+out=$("$train" --config "$config" --set checkpoint.prefix="$tmp/a-file/mlp" 2>&1); code=$?
+check "a checkpoint folder that cannot be made is exit 2 before training" \
+  '[[ $code -eq 2 && "$out" == *"checkpoint.prefix"*"cannot make folder"* && "$out" != *"Epoch[0]"* ]]'
+out=$("$train" --config "$config" --timeline "$tmp/a-file/t.json" 2>&1); code=$?
+check "a --timeline folder that cannot be made is exit 2 before training" \
   '[[ $code -eq 2 && "$out" == *"--timeline"* && "$out" != *"Epoch[0]"* ]]'
 out=$("$train" --config "$config" --set epochs=2 --set checkpoint.prefix="$tmp/mlp" --set resume_epoch=auto 2>&1); code=$?
 check "resume_epoch: auto after the last epoch is exit 0 saying the run is complete" \
@@ -181,6 +182,9 @@ out=$("$train" --config "$config" --set accumulate=2 --set checkpoint.every_step
   --set checkpoint.prefix="$tmp/acc" 2>&1); code=$?
 check "checkpoints amid an accumulation window are refused (exit 2)" \
   '[[ $code -eq 2 && "$out" == *"checkpoint.every_steps'"'"' (3) must be a multiple of '"'"'accumulate'"'"' (2)"* ]]'
+# A checkpoint folder that does not exist yet is made (one that cannot be: above).
+"$train" --config "$config" --set epochs=1 --set checkpoint.prefix="$tmp/new/sub/mlp" > /dev/null 2>&1
+check "checkpoint.prefix's missing folders are made" '[[ -f "$tmp/new/sub/mlp-0001.params" ]]'
 out=$("$train" --config "$config" --set precision=float8 2>&1); code=$?
 check "an unknown precision is exit 2 naming the key" \
   '[[ $code -eq 2 && "$out" == *"key '"'"'precision'"'"': '"'"'float8'"'"' is not float32, bfloat16 or float16"* ]]'
