@@ -1,5 +1,6 @@
 // slice_axis and SliceChannel (split) on the CPU, with slice.h's index map: a window is copied
-// (forward) or written back (backward) one contiguous run of `size · inner` floats at a time.
+// (forward) or written back (backward) one contiguous run of `size · inner` elements at a time,
+// of any type (they move elements; the half types add gradients in float and round once).
 // slice, slice_like and flip: an element at a time through the strided window.
 #include <charconv>
 #include <cstring>
@@ -163,30 +164,43 @@ Shape StridedParam::OutShape(const StridedWindow& w) {
 
 namespace {
 
-void CopyWindow(const SliceWindow& w, int64_t outer, const float* x, float* y) {
+void CopyWindow(const SliceWindow& w, int64_t outer, const NDArray& in, const NDArray& out) {
   const int64_t run = w.size * w.inner;
+  const size_t bytes = DTypeSize(in.dtype());
+  const char* x = static_cast<const char*>(in.raw_data());
+  char* y = static_cast<char*>(out.raw_data());
   for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(y + o * run, x + SliceSource(w, o * run), run * sizeof(float));
+    std::memcpy(y + o * run * bytes, x + SliceSource(w, o * run) * bytes, run * bytes);
   }
 }
 
-void WriteBackWindow(const SliceWindow& w, int64_t outer, GradReq req, const float* dy, float* dx) {
-  const int64_t run = w.size * w.inner;
-  for (int64_t o = 0; o < outer; ++o) {
-    float* d = dx + SliceSource(w, o * run);
-    const float* g = dy + o * run;
-    if (req == GradReq::kAdd) {
-      for (int64_t k = 0; k < run; ++k) d[k] += g[k];
-    } else {
-      std::memcpy(d, g, run * sizeof(float));
+void WriteBackWindow(const SliceWindow& w, int64_t outer, GradReq req, const NDArray& out_grad,
+                     const NDArray& in_grad) {
+  DispatchDType(in_grad.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    const int64_t run = w.size * w.inner;
+    const T* dy = out_grad.data<T>();
+    T* dx = in_grad.data<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      T* d = dx + SliceSource(w, o * run);
+      const T* g = dy + o * run;
+      if (req == GradReq::kAdd) {
+        for (int64_t k = 0; k < run; ++k) {
+          d[k] = ConvertValue<T>(ConvertValue<C>(d[k]) + ConvertValue<C>(g[k]));
+        }
+      } else {
+        std::memcpy(d, g, run * sizeof(T));
+      }
     }
-  }
+  });
 }
 
 class SliceAxis : public Operator {
  public:
   explicit SliceAxis(const Attrs& attrs) : p_(SliceAxisParam::Parse(attrs)) {}
 
+  bool TakesDType(DType) const override { return true; }  // it moves elements, of any type
   bool BackwardNeedsInputs() const override { return false; }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
@@ -205,7 +219,7 @@ class SliceAxis : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     const SliceWindow w = Window(in[0].shape());
     COHORT_GPU_DISPATCH(ctx, SliceForwardGpu(ctx, w, in[0], out[0]));
-    CopyWindow(w, Outer(in[0].shape()), F(in[0]), F(out[0]));
+    CopyWindow(w, Outer(in[0].shape()), in[0], out[0]);
   }
 
   void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
@@ -217,7 +231,7 @@ class SliceAxis : public Operator {
     const bool zero = req[0] == GradReq::kWrite;
     COHORT_GPU_DISPATCH(ctx, SliceBackwardGpu(ctx, w, req[0], out_grad[0], in_grad[0], zero));
     if (zero) in_grad[0].Fill(0);
-    WriteBackWindow(w, Outer(in_grad[0].shape()), req[0], F(out_grad[0]), F(in_grad[0]));
+    WriteBackWindow(w, Outer(in_grad[0].shape()), req[0], out_grad[0], in_grad[0]);
   }
 
  private:
@@ -244,6 +258,7 @@ class SliceChannel : public Operator {
   SliceChannel(const std::string& name, const Attrs& attrs)
       : p_(SliceChannelParam::Parse(name, attrs)) {}
 
+  bool TakesDType(DType) const override { return true; }  // it moves elements, of any type
   std::vector<std::string> ListOutputs() const override {
     std::vector<std::string> names;
     for (int k = 0; k < p_.num_outputs; ++k) names.push_back("output" + std::to_string(k));
@@ -281,7 +296,7 @@ class SliceChannel : public Operator {
     COHORT_GPU_DISPATCH(ctx, for (int k = 0; k < p_.num_outputs; ++k)
                                  SliceForwardGpu(ctx, Window(in[0].shape(), k), in[0], out[k]));
     for (int k = 0; k < p_.num_outputs; ++k) {
-      CopyWindow(Window(in[0].shape(), k), Outer(in[0].shape()), F(in[0]), F(out[k]));
+      CopyWindow(Window(in[0].shape(), k), Outer(in[0].shape()), in[0], out[k]);
     }
   }
 
@@ -295,7 +310,7 @@ class SliceChannel : public Operator {
     COHORT_GPU_DISPATCH(ctx, for (int k = 0; k < p_.num_outputs; ++k) SliceBackwardGpu(
                                  ctx, Window(s, k), req[0], out_grad[k], in_grad[0], false));
     for (int k = 0; k < p_.num_outputs; ++k) {
-      WriteBackWindow(Window(s, k), Outer(s), req[0], F(out_grad[k]), F(in_grad[0]));
+      WriteBackWindow(Window(s, k), Outer(s), req[0], out_grad[k], in_grad[0]);
     }
   }
 

@@ -6,21 +6,41 @@
 
 namespace cohort::op {
 
+namespace {
+
+// Any element type: the windows move elements; the half types add gradients in float.
+template <typename T>
+void SliceForwardTyped(const GpuResources::Impl& g, const SliceWindow& w, const NDArray& in,
+                       const NDArray& out) {
+  const T* x = static_cast<const T*>(in.raw_data());
+  T* y = static_cast<T*>(out.raw_data());
+  ForEach(g, out.size(), [=] __device__(int64_t i) { y[i] = x[SliceSource(w, i)]; });
+}
+
+template <typename T>
+void SliceBackwardTyped(const GpuResources::Impl& g, const SliceWindow& w, GradReq req,
+                        const NDArray& out_grad, const NDArray& in_grad) {
+  const T* dy = static_cast<const T*>(out_grad.raw_data());
+  T* dx = static_cast<T*>(in_grad.raw_data());
+  ForEach(g, out_grad.size(), [=] __device__(int64_t i) {
+    AssignReq(req, dx, SliceSource(w, i), ConvertValue<ComputeType<T>>(dy[i]));
+  });
+}
+
+}  // namespace
+
 void SliceForwardGpu(const OpContext& ctx, const SliceWindow& w, const NDArray& in,
                      const NDArray& out) {
-  const float* x = G(in);
-  float* y = G(out);
-  ForEach(Gpu(ctx), out.size(), [=] __device__(int64_t i) { y[i] = x[SliceSource(w, i)]; });
+  DispatchDType(in.dtype(),
+                [&](auto tag) { SliceForwardTyped<decltype(tag)>(Gpu(ctx), w, in, out); });
 }
 
 void SliceBackwardGpu(const OpContext& ctx, const SliceWindow& w, GradReq req,
                       const NDArray& out_grad, const NDArray& in_grad, bool zero_first) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (zero_first) ZeroOnStream(g, in_grad);
-  const float* dy = G(out_grad);
-  float* dx = G(in_grad);
-  ForEach(g, out_grad.size(),
-          [=] __device__(int64_t i) { AssignReq(req, dx, SliceSource(w, i), dy[i]); });
+  DispatchDType(in_grad.dtype(),
+                [&](auto tag) { SliceBackwardTyped<decltype(tag)>(g, w, req, out_grad, in_grad); });
 }
 
 namespace {

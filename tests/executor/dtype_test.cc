@@ -464,6 +464,27 @@ TEST(DTypeExecutor, TransposeMovesAnyType) {
             (std::vector<float>{2, 4, 6, 3, 5, 7}));
 }
 
+// slice_axis's gradient in bfloat16 with grad_req add: added in float, rounded once.
+TEST(DTypeExecutor, SliceGradientsAddInTheirType) {
+  Symbol s =
+      Symbol::Create("slice_axis", {Var("x")}, {{"axis", "0"}, {"begin", "1"}, {"end", "None"}});
+  auto half = Executor::SimpleBind(s, Context::CPU(), {{"x", {3}}}, GradReq::kAdd, {}, nullptr,
+                                   {{"x", DType::kBFloat16}});
+  NDArray::FromVector<float>({3}, {1, 2, 3})
+      .AsType(DType::kBFloat16)
+      .CopyTo(half->arg_dict().at("x"));
+  NDArray::FromVector<float>({3}, {256, 256, 256})
+      .AsType(DType::kBFloat16)
+      .CopyTo(half->grad_dict().at("x"));
+  half->Forward(true);
+  EXPECT_EQ(half->outputs()[0].AsType(DType::kFloat32).ToVector<float>(),
+            (std::vector<float>{2, 3}));
+  // 256 + 1 is not a bfloat16 (8 bits): rounds to even, 256; 256 + 3 rounds to 260.
+  half->Backward({NDArray::FromVector<float>({2}, {1, 3}).AsType(DType::kBFloat16)});
+  EXPECT_EQ(half->grad_dict().at("x").AsType(DType::kFloat32).ToVector<float>(),
+            (std::vector<float>{256, 256, 260}));
+}
+
 // A float16 or bfloat16 FullyConnected or batch_dot (Note [Low-precision GEMM]) against the
 // float32 op fed the same values (the inputs rounded to the type first): products summed in
 // float32, so outputs and gradients differ from float32's by at most the rounding of the result
@@ -525,10 +546,18 @@ TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
       Symbol::Create("LeakyReLU", {Var("x")}, {{"act_type", "gelu"}}, "gelu"),
       Symbol::Create("Activation", {Var("x")}, {{"act_type", "tanh"}}, "tanh"),
       Symbol::Create("Activation", {Var("x")}, {{"act_type", "relu"}}, "relu")};
+  // slice_axis and SliceChannel move elements of any type (an output of a split alone: the
+  // other's gradient is zero).
+  const Symbol slice = Symbol::Create("slice_axis", {Var("x")},
+                                      {{"axis", "1"}, {"begin", "2"}, {"end", "7"}}, "slice");
+  const Symbol split =
+      Symbol::Create("SliceChannel", {Var("x")}, {{"num_outputs", "3"}, {"axis", "2"}}, "split")[1];
   std::vector<Context> contexts = {Context::CPU()};
   if (device::Count() > 0) contexts.push_back(Context::GPU(0));
   for (const Context& ctx : contexts) {
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      ExpectLowPrecisionMatchesFloat32(slice, {{"x", {4, 9, 5}}}, dtype, ctx);
+      ExpectLowPrecisionMatchesFloat32(split, {{"x", {4, 5, 12}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(fc, {{"x", {37, 50}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(bd, {{"a", {6, 17, 8}}, {"b", {6, 19, 8}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(dot, {{"p", {30, 7}}, {"q", {30, 9}}}, dtype, ctx);
