@@ -72,7 +72,7 @@ void CmykToRgbOrGray(int channels, Image* image) {
   image->pixels.resize(n * channels);
 }
 
-void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
+void DecodeJpeg(std::string_view bytes, int channels, Image* out, uint64_t max_pixels) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
   cinfo.err = jpeg_std_error(&errors.mgr);
@@ -86,12 +86,12 @@ void DecodeJpeg(std::string_view bytes, int channels, Image* out) {
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
   jpeg_read_header(&cinfo, TRUE);
-  if (uint64_t{cinfo.image_width} * cinfo.image_height > kMaxImagePixels) {
+  if (uint64_t{cinfo.image_width} * cinfo.image_height > max_pixels) {
     const std::string size =
         std::to_string(cinfo.image_width) + "x" + std::to_string(cinfo.image_height);
     jpeg_destroy_decompress(&cinfo);
     COHORT_THROW() << "JPEG image of " << bytes.size() << " bytes declares " << size
-                   << " pixels, more than the " << kMaxImagePixels << " an image may have";
+                   << " pixels, more than the " << max_pixels << " an image may have";
   }
   // CMYK (and YCCK) JPEGs, which libjpeg cannot turn into RGB, are read as CMYK and converted
   // as OpenCV's decoder (MXNet's) does, after the rows are in.
@@ -184,7 +184,7 @@ void DecodePng16(std::string_view bytes, int channels, Image* out) {
   png_destroy_read_struct(&png, &info, nullptr);
 }
 
-void DecodePng(std::string_view bytes, int channels, Image* out) {
+void DecodePng(std::string_view bytes, int channels, Image* out, uint64_t max_pixels) {
   png_image image;
   std::memset(&image, 0, sizeof(image));
   image.version = PNG_IMAGE_VERSION;
@@ -195,11 +195,11 @@ void DecodePng(std::string_view bytes, int channels, Image* out) {
                    << "): " << message;
   };
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) fail("header");
-  if (uint64_t{image.width} * image.height > kMaxImagePixels) {
+  if (uint64_t{image.width} * image.height > max_pixels) {
     const std::string size = std::to_string(image.width) + "x" + std::to_string(image.height);
     png_image_free(&image);
     COHORT_THROW() << "PNG image of " << bytes.size() << " bytes declares " << size
-                   << " pixels, more than the " << kMaxImagePixels << " an image may have";
+                   << " pixels, more than the " << max_pixels << " an image may have";
   }
   if (image.format & PNG_FORMAT_FLAG_LINEAR) {  // a 16-bit file (the size is checked above)
     png_image_free(&image);
@@ -235,14 +235,15 @@ void DecodePng(std::string_view bytes, int channels, Image* out) {
 
 }  // namespace
 
-void DecodeImage(std::string_view bytes, int channels, Image* out) {
+void DecodeImage(std::string_view bytes, int channels, Image* out, uint64_t max_pixels) {
   COHORT_CHECK(channels == 1 || channels == 3)
       << "images decode to 1 (gray) or 3 (RGB) channels, not " << channels;
+  max_pixels = std::min(max_pixels, kMaxImagePixels);
   const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
   if (bytes.size() >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) {
-    DecodeJpeg(bytes, channels, out);
+    DecodeJpeg(bytes, channels, out, max_pixels);
   } else if (bytes.size() >= 8 && png_sig_cmp(b, 0, 8) == 0) {
-    DecodePng(bytes, channels, out);
+    DecodePng(bytes, channels, out, max_pixels);
   } else {
     COHORT_THROW() << "image of " << bytes.size() << " bytes is neither JPEG nor PNG (its first "
                    << "bytes are not either format's signature)";
@@ -352,14 +353,15 @@ void ResizeImage(const Image& in, int width, int height, Image* out) {
   }
 }
 
-void ResizeShorterSide(const Image& in, int64_t shorter, Image* out) {
+void ResizeShorterSide(const Image& in, int64_t shorter, Image* out, uint64_t max_pixels) {
   const int64_t w = in.width, h = in.height;
   const int64_t nw = h > w ? shorter : shorter * w / h;
   const int64_t nh = h > w ? shorter * h / w : shorter;
+  max_pixels = std::min(max_pixels, kMaxImagePixels);
   // Refused before anything is allocated: a thin image resized by its shorter side grows fast.
-  if (static_cast<double>(nw) * static_cast<double>(nh) > static_cast<double>(kMaxImagePixels)) {
+  if (static_cast<double>(nw) * static_cast<double>(nh) > static_cast<double>(max_pixels)) {
     COHORT_THROW() << "resizing a " << w << "x" << h << " image to a shorter side of " << shorter
-                   << " makes it " << nw << "x" << nh << ", more than the " << kMaxImagePixels
+                   << " makes it " << nw << "x" << nh << ", more than the " << max_pixels
                    << " pixels an image may have";
   }
   ResizeImage(in, static_cast<int>(nw), static_cast<int>(nh), out);

@@ -31,8 +31,10 @@ constexpr int64_t kMaxResizeSide = int64_t{1} << 14;
 // Decodes a JPEG or PNG (told apart by their signatures) into `channels` (3: RGB, 1: gray; an
 // image with the other count is converted, an alpha channel dropped). Throws an Error naming
 // what is wrong (not JPEG or PNG, corrupt or truncated data): never crashes, never returns a
-// partly decoded image. *out's memory is reused.
-void DecodeImage(std::string_view bytes, int channels, Image* out);
+// partly decoded image. *out's memory is reused. An image of more than max_pixels (at most
+// kMaxImagePixels) is refused before its pixels are allocated.
+void DecodeImage(std::string_view bytes, int channels, Image* out,
+                 uint64_t max_pixels = kMaxImagePixels);
 
 // Encodes as JPEG (quality 1..100, 4:2:0 as libjpeg's default) or PNG (lossless).
 std::string EncodeJpeg(const Image& image, int quality);
@@ -43,7 +45,9 @@ std::string EncodePng(const Image& image);
 // *out's memory is reused.
 void ResizeImage(const Image& in, int width, int height, Image* out);
 // Resizes so that the shorter side is `shorter` and the longer one shorter·long/short, truncated
-// (what MXNet's `resize` and im2rec's --resize do).
-void ResizeShorterSide(const Image& in, int64_t shorter, Image* out);
+// (what MXNet's `resize` and im2rec's --resize do); refused before allocating when the result
+// would have more than max_pixels (at most kMaxImagePixels).
+void ResizeShorterSide(const Image& in, int64_t shorter, Image* out,
+                       uint64_t max_pixels = kMaxImagePixels);
 
 }  // namespace cohort

@@ -98,7 +98,12 @@ ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options)
   slots_.resize(o.batch_size);
   // More threads than cores buy nothing (and make TBB warn); results do not depend on the count.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  arena_ = std::make_unique<ThreadArena>(std::min(o.preprocess_threads, cores));
+  const int threads = std::min(o.preprocess_threads, cores);
+  arena_ = std::make_unique<ThreadArena>(threads);
+  COHORT_CHECK(o.decode_budget_mb >= 1)
+      << "image records '" << rec << "': decode_budget_mb must be >= 1, got " << o.decode_budget_mb;
+  max_pixels_ = static_cast<uint64_t>(o.decode_budget_mb) * (1 << 20) /
+                (static_cast<uint64_t>(threads) * 3 * 3);  // Note [Decode budget]
   const Shape data_shape{o.batch_size, channels, height, width};
   const Shape label_shape = o.label_width == 1 ? Shape{o.batch_size}
                                                : Shape{o.batch_size, o.label_width};
@@ -138,6 +143,7 @@ void ImageRecordIter::LoadOrComputeMeanImage() {
   std::vector<float> label(static_cast<size_t>(o.label_width));
   int64_t counted = 0;
   for (int64_t record = 0; record < num_records(); ++record) {
+    ReleaseLarge(s);  // the previous record's (Note [Decode budget])
     reader_.Seek(offsets_[record], record);
     if (!reader_.Next(&s.record)) FailAt(record, "the file ends before this record");
     const Image* img = Prepare(s, record, /*random=*/false, label.data());
@@ -243,15 +249,27 @@ const Image* ImageRecordIter::Prepare(Slot& s, int64_t record, bool random, floa
   }
 
   const auto [channels, height, width] = o.data_shape;
-  try {
-    DecodeImage(image, static_cast<int>(channels), &s.decoded);
-  } catch (const Error& e) {
+  // Note [Decode budget]: a size refused for the budget (not the codec's own cap) says so.
+  auto refused = [&](const Error& e) {
     s.error = e.message();
+    if (max_pixels_ < kMaxImagePixels && s.error.find(" an image may have") != std::string::npos) {
+      s.error += " (decode_budget_mb " + std::to_string(o.decode_budget_mb) + " over " +
+                 std::to_string(arena_->num_threads()) + " decoding thread(s))";
+    }
     return nullptr;
+  };
+  try {
+    DecodeImage(image, static_cast<int>(channels), &s.decoded, max_pixels_);
+  } catch (const Error& e) {
+    return refused(e);
   }
   Image* img = &s.decoded;
   if (o.resize > 0) {
-    ResizeShorterSide(*img, o.resize, &s.resized);
+    try {
+      ResizeShorterSide(*img, o.resize, &s.resized, max_pixels_);
+    } catch (const Error& e) {
+      return refused(e);
+    }
     img = &s.resized;
   }
   if (random && (o.augment.warps() || o.augment.jitters_hsl())) {
@@ -279,12 +297,22 @@ uint64_t ImageRecordIter::AugmentBits(int64_t record) const {
 
 // Decodes and augments record `record` into batch slot `slot`; an undecodable image leaves its
 // message in the slot (skip_bad decides), any other fault throws.
+void ImageRecordIter::ReleaseLarge(Slot& s) {
+  constexpr size_t kKeepBytes = 1 << 20;
+  for (Image* image : {&s.decoded, &s.resized, &s.warped}) {
+    if (image->pixels.capacity() > kKeepBytes) std::vector<uint8_t>().swap(image->pixels);
+  }
+}
+
 void ImageRecordIter::Process(int64_t slot, int64_t record) {
   const ImageRecordIterOptions& o = options_;
   Slot& s = slots_[slot];
   float* label = static_cast<float*>(batch_.label[0].raw_data()) + slot * o.label_width;
   const Image* img = Prepare(s, record, /*random=*/true, label);
-  if (!img) return;
+  if (!img) {
+    ReleaseLarge(s);
+    return;
+  }
   const auto [channels, height, width] = o.data_shape;
   const uint64_t bits = AugmentBits(record);
   int64_t y0 = (img->height - height) / 2, x0 = (img->width - width) / 2;
@@ -315,6 +343,7 @@ void ImageRecordIter::Process(int64_t slot, int64_t record) {
       }
     }
   }
+  ReleaseLarge(s);  // Note [Decode budget]
 }
 
 // data.kind: imagerecord (Note [Data kinds], Note [Image records]): MXNet's .rec files.
@@ -328,6 +357,7 @@ struct ImageRecordKeys {
   double scale = 1;
   int64_t label_width = 1;
   int64_t preprocess_threads = 4;
+  int64_t decode_budget_mb = 2048;
   int64_t prefetch_buffer = 4;
   bool round_batch = true;
   bool skip_bad = false;
@@ -354,6 +384,10 @@ struct ImageRecordKeys {
           .Field("scale", &K::scale, "every value times this, last")
           .Field("label_width", &K::label_width, "labels a record", 1, 1 << 20)
           .Field("preprocess_threads", &K::preprocess_threads, "decoding threads", 1, 1024)
+          .Field("decode_budget_mb", &K::decode_budget_mb,
+                 "decoded pixels the decoding threads may hold at once; a larger image is a bad "
+                 "image (skip_bad)",
+                 1, 1 << 20)
           .Field("prefetch_buffer", &K::prefetch_buffer, "batches decoded ahead", 1, 1024)
           .Field("round_batch", &K::round_batch,
                  "read for MXNet's configs: every record is served either way, the last batch "
@@ -408,6 +442,7 @@ DataKind ImageRecordDataKind() {
     }
     o.label_width = k.label_width;
     o.preprocess_threads = static_cast<int>(k.preprocess_threads);
+    o.decode_budget_mb = k.decode_budget_mb;
     o.skip_bad = k.skip_bad;
     o.seed = c.seed;
     o.num_parts = c.num_workers;

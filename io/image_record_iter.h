@@ -33,6 +33,8 @@ struct ImageRecordIterOptions {
   uint64_t seed = 0;
   int64_t label_width = 1;
   int preprocess_threads = 4;
+  // Note [Decode budget]: the decoded pixels the decoding threads may hold at once.
+  int64_t decode_budget_mb = 2048;
   LastBatchHandle last_batch = LastBatchHandle::kPad;  // round_batch: true is kPad
   int num_parts = 1;  // workers; each global batch is num_parts · batch_size samples
   int part_index = 0;
@@ -44,6 +46,16 @@ struct ImageRecordIterOptions {
   ImageAugmentOptions augment;  // Note [Image augmenters]
   int64_t seed_aug = -1;        // the augmenters' seed; -1: `seed`
 };
+
+// Note [Decode budget]
+// A PNG of a few hundred KB can declare 16384 x 16384 pixels (805 MB decoded), and eight in a
+// batch took 3-6 GB. So the decoded pixels the pipeline holds are bounded by decode_budget_mb
+// (data.decode_budget_mb, 2048): each decoding thread works on one image at a time and holds at
+// most three images of it (decoded, resized, warped), so an image may have at most
+// budget / (threads x 3 images x 3 bytes) pixels; a larger one is refused before its pixels are
+// allocated, as a bad image (skip_bad decides) named with the size it declares and the budget.
+// After a sample is cropped into the batch, a slot gives back images over 1 MB, so the slots of
+// a batch keep only small buffers between batches.
 
 // Note [Image records]
 // Each record is MXNet's IRHeader, its labels and an encoded JPEG or PNG (io/recordio.h). A
@@ -95,6 +107,8 @@ class ImageRecordIter : public DataIter {
   // Decodes `record` into `s` (its labels into `label`) and applies resize and, with `random`,
   // the warp and HSL jitter; returns the image to crop, or null with s.error set.
   const Image* Prepare(Slot& s, int64_t record, bool random, float* label);
+  // Gives back a slot's images larger than kKeepBytes (Note [Decode budget]).
+  static void ReleaseLarge(Slot& s);
   void Process(int64_t slot, int64_t record);
   void LoadOrComputeMeanImage();
   // The sample's random bits this epoch, from seed_aug (or seed) (Note [Image records]).
@@ -108,6 +122,7 @@ class ImageRecordIter : public DataIter {
   std::mt19937_64 rng_;
   int64_t epoch_ = -1, batches_ = 0, next_batch_ = 0, bad_count_ = 0;
   std::vector<Slot> slots_;
+  uint64_t max_pixels_ = 0;  // an image's share of the decode budget (Note [Decode budget])
   std::unique_ptr<ThreadArena> arena_;
   DataBatch batch_;
   std::vector<float> mean_image_;  // (channels, height, width) when mean_img is given

@@ -283,6 +283,44 @@ TEST(ImageRecordIter, SkipBadReplacesTheImageAndCountsIt) {
   EXPECT_EQ(it.Value().label[0].ToVector<float>(), (std::vector<float>{0, 0, 1}));
 }
 
+// Note [Decode budget]: a 2000 x 2000 PNG (a few KB, 12 MB decoded) is more than an image's share
+// of a 16 MB budget over one decoding thread (16 MB / 9 = 1.86 M pixels): refused before its
+// pixels are allocated, named with its size and the budget; skip_bad skips it. A budget that
+// holds it decodes it.
+TEST(ImageRecordIter, AnImageBeyondTheDecodeBudgetIsABadImage) {
+  testing::ScratchDir dir;
+  Image big;
+  big.width = big.height = 2000;
+  big.channels = 3;
+  big.pixels.assign(size_t{2000} * 2000 * 3, 90);
+  const std::string png = EncodePng(big);
+  ImageRecordIterOptions o;
+  o.path_imgrec = WriteWithBadRecord(dir, png);
+  o.data_shape = {3, 12, 12};
+  o.batch_size = 3;
+  o.preprocess_threads = 1;
+  o.decode_budget_mb = 16;
+  {
+    ImageRecordIter it(o);
+    const std::string m = NextError(it);
+    EXPECT_NE(m.find("record 1 at byte "), std::string::npos) << m;
+    EXPECT_NE(m.find("declares 2000x2000 pixels, more than the 1864135"), std::string::npos) << m;
+    EXPECT_NE(m.find("(decode_budget_mb 16 over 1 decoding thread(s))"), std::string::npos) << m;
+  }
+  o.skip_bad = true;
+  {
+    ImageRecordIter it(o);
+    ASSERT_TRUE(it.Next());
+    EXPECT_EQ(it.bad_count(), 1);
+  }
+  o.skip_bad = false;
+  o.decode_budget_mb = 128;
+  ImageRecordIter it(o);
+  ASSERT_TRUE(it.Next());
+  const std::vector<float> d = it.Value().data[0].ToVector<float>();
+  EXPECT_EQ(d[3 * 12 * 12], 90.0f);  // record 1's pixels
+}
+
 TEST(ImageRecordIter, LabelCountOtherThanLabelWidthIsAnError) {
   testing::ScratchDir dir;
   RecordIOReader reader(Fixture("png.rec"));
