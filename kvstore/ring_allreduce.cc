@@ -153,8 +153,8 @@ std::pair<int64_t, int64_t> RingAllreduce::Owned(int64_t count) const {
 
 void RingAllreduce::AllGather(float* data, int64_t count) {
   if (size_ == 1 || count == 0) return;
-  if (wire_ !=
-      DType::kFloat32) {  // the owner keeps what the others get (Note [Gradient compression])
+  // The owner keeps what the others get (Note [Gradient compression]).
+  if (wire_ != DType::kFloat32) {
     const auto [ob, oe] = Owned(count);
     RoundThrough(wire_, data + ob, oe - ob);
   }
