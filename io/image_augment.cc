@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "base/error.h"
+
 namespace cohort {
 
 std::string ImageAugmentOptions::Check() const {
@@ -56,7 +58,8 @@ int SymmetricInt(SampleRandom& random, int r) {
 
 }  // namespace
 
-void WarpAffine(const Image& in, const ImageAugmentOptions& o, SampleRandom& random, Image* out) {
+void WarpAffine(const Image& in, const ImageAugmentOptions& o, SampleRandom& random, Image* out,
+                uint64_t max_pixels) {
   const float shear = random.Uniform(-o.max_shear_ratio, o.max_shear_ratio);
   const int max_angle = static_cast<int>(o.max_rotate_angle);
   const float angle =
@@ -66,10 +69,22 @@ void WarpAffine(const Image& in, const ImageAugmentOptions& o, SampleRandom& ran
   const float a = std::cos(angle / 180.0f * std::numbers::pi_v<float>);
   const float b = std::sin(angle / 180.0f * std::numbers::pi_v<float>);
   const float hs = 2 * scale / (1 + ratio), ws = ratio * hs;
-  const int width = static_cast<int>(
-      std::max(o.min_img_size, std::min(o.max_img_size, scale * static_cast<float>(in.width))));
-  const int height = static_cast<int>(
-      std::max(o.min_img_size, std::min(o.max_img_size, scale * static_cast<float>(in.height))));
+  // In float, as MXNet's (the sizes must match its to the pixel).
+  const float fw =
+      std::max(o.min_img_size, std::min(o.max_img_size, scale * static_cast<float>(in.width)));
+  const float fh =
+      std::max(o.min_img_size, std::min(o.max_img_size, scale * static_cast<float>(in.height)));
+  // Refused before anything is allocated (Note [Decode budget]): min_img_size or a random scale
+  // can ask for more pixels than an image may have, or than an int holds.
+  max_pixels = std::min(max_pixels, kMaxImagePixels);
+  if (!(std::max<double>(fw, 1) * std::max<double>(fh, 1) <= static_cast<double>(max_pixels))) {
+    COHORT_THROW() << "warping a " << in.width << "x" << in.height << " image makes it "
+                   << static_cast<int64_t>(fw) << "x" << static_cast<int64_t>(fh) << " (scale "
+                   << scale << ", min_img_size " << o.min_img_size << ", max_img_size "
+                   << o.max_img_size << "), more than the " << max_pixels
+                   << " pixels an image may have";
+  }
+  const int width = static_cast<int>(fw), height = static_cast<int>(fh);
   // Forward map (MXNet's M), centred; sampled through its inverse.
   const double m00 = hs * a - shear * b * ws, m01 = hs * b + shear * a * ws;
   const double m10 = -b * ws, m11 = a * ws;

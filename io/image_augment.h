@@ -57,7 +57,9 @@ class SampleRandom {
 // INTER_LINEAR and BORDER_CONSTANT. HSL uses OpenCV's 8-bit convention (H in [0, 180), L and S in
 // [0, 255]), each clamped to its range. The random numbers are Cohort's (a hash of the seed, the
 // epoch and the record), not MXNet's: the same seed gives the same images, another seed others.
-void WarpAffine(const Image& in, const ImageAugmentOptions& o, SampleRandom& random, Image* out);
+// An output of more than max_pixels (at most kMaxImagePixels) is refused before it is allocated.
+void WarpAffine(const Image& in, const ImageAugmentOptions& o, SampleRandom& random, Image* out,
+                uint64_t max_pixels = kMaxImagePixels);
 void JitterHsl(Image* image, const ImageAugmentOptions& o, SampleRandom& random);
 
 }  // namespace cohort

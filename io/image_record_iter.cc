@@ -275,7 +275,11 @@ const Image* ImageRecordIter::Prepare(Slot& s, int64_t record, bool random, floa
   if (random && (o.augment.warps() || o.augment.jitters_hsl())) {
     SampleRandom draws(Mix(AugmentBits(record) ^ 0x5eed));
     if (o.augment.warps()) {
-      WarpAffine(*img, o.augment, draws, &s.warped);
+      try {
+        WarpAffine(*img, o.augment, draws, &s.warped, max_pixels_);
+      } catch (const Error& e) {
+        return refused(e);
+      }
       img = &s.warped;
     }
     if (o.augment.jitters_hsl()) JitterHsl(img, o.augment, draws);

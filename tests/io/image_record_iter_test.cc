@@ -315,10 +315,17 @@ TEST(ImageRecordIter, AnImageBeyondTheDecodeBudgetIsABadImage) {
   }
   o.skip_bad = false;
   o.decode_budget_mb = 128;
-  ImageRecordIter it(o);
-  ASSERT_TRUE(it.Next());
-  const std::vector<float> d = it.Value().data[0].ToVector<float>();
-  EXPECT_EQ(d[3 * 12 * 12], 90.0f);  // record 1's pixels
+  {
+    ImageRecordIter it(o);
+    ASSERT_TRUE(it.Next());
+    const std::vector<float> d = it.Value().data[0].ToVector<float>();
+    EXPECT_EQ(d[3 * 12 * 12], 90.0f);  // record 1's pixels
+  }
+  // A warp whose min_img_size asks for more pixels than an image may have (or an int holds).
+  o.augment.min_img_size = 1e9f;
+  ImageRecordIter warped(o);
+  const std::string m = NextError(warped);
+  EXPECT_NE(m.find("makes it 1000000000x1000000000"), std::string::npos) << m;
 }
 
 TEST(ImageRecordIter, LabelCountOtherThanLabelWidthIsAnError) {
