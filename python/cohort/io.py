@@ -288,7 +288,9 @@ class ImageRecordIter(_NativeIter):
     * contrast + illumination) / std * scale, the mean per channel or mean_img's per pixel, on
     preprocess_threads threads (Note [Image records] in io/image_record_iter.h). MXNet's
     keywords; an augmenter MXNet has and Cohort does not yet is an error naming it. A keyword
-    MXNet does not know either is ignored, as MXNet ignores it, with a warning naming it."""
+    MXNet does not know either is ignored, as MXNet ignores it, with a warning naming it.
+    Cohort's decode_budget_mb (2048): the decoded pixels the decoding threads may hold at once;
+    a larger image is a bad image (Note [Decode budget])."""
 
     # MXNet's random augmenters (Note [Image augmenters] in io/image_augment.h), with their
     # defaults; the ones Cohort has not (pad, crop sizes, interpolation) only at their "off"
@@ -312,7 +314,7 @@ class ImageRecordIter(_NativeIter):
                  mean_b=0.0, std_r=1.0, std_g=1.0, std_b=1.0, scale=1.0, shuffle=False, seed=0,
                  round_batch=True, preprocess_threads=4, num_parts=1, part_index=0,
                  data_name='data', label_name='softmax_label', mean_img='', seed_aug=None,
-                 **kwargs):
+                 decode_budget_mb=2048, **kwargs):
         augment = {}
         for key, value in kwargs.items():
             if key in self._AUGMENTERS:
@@ -338,7 +340,8 @@ class ImageRecordIter(_NativeIter):
             bool(rand_crop), bool(rand_mirror), [float(mean_r), float(mean_g), float(mean_b)],
             [float(std_r), float(std_g), float(std_b)], float(scale), bool(shuffle), int(seed),
             int(label_width), int(preprocess_threads), bool(round_batch), int(num_parts),
-            int(part_index), str(mean_img), -1 if seed_aug is None else int(seed_aug), augment)
+            int(part_index), str(mean_img), -1 if seed_aug is None else int(seed_aug), augment,
+            int(decode_budget_mb))
         self._names = {'data': data_name, 'softmax_label': label_name}
         super().__init__(handle, batch_size)
 

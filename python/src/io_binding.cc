@@ -166,7 +166,7 @@ void RegisterIO(py::module_& m) {
          bool rand_mirror, const std::vector<float>& mean, const std::vector<float>& std,
          float scale, bool shuffle, uint64_t seed, int64_t label_width, int preprocess_threads,
          bool round_batch, int num_parts, int part_index, const std::string& mean_img,
-         int64_t seed_aug, const std::map<std::string, double>& augment) {
+         int64_t seed_aug, const std::map<std::string, double>& augment, int64_t decode_budget_mb) {
         COHORT_CHECK(data_shape.size() == 3 && mean.size() == 3 && std.size() == 3)
             << "ImageRecordIter: data_shape, mean and std take 3 values";
         ImageRecordIterOptions o;
@@ -184,6 +184,7 @@ void RegisterIO(py::module_& m) {
         o.seed = seed;
         o.label_width = label_width;
         o.preprocess_threads = preprocess_threads;
+        o.decode_budget_mb = decode_budget_mb;  // Note [Decode budget]
         o.last_batch = round_batch ? LastBatchHandle::kPad : LastBatchHandle::kDiscard;
         o.num_parts = num_parts;
         o.part_index = part_index;
@@ -223,7 +224,8 @@ void RegisterIO(py::module_& m) {
       py::arg("resize"), py::arg("rand_crop"), py::arg("rand_mirror"), py::arg("mean"),
       py::arg("std"), py::arg("scale"), py::arg("shuffle"), py::arg("seed"), py::arg("label_width"),
       py::arg("preprocess_threads"), py::arg("round_batch"), py::arg("num_parts"),
-      py::arg("part_index"), py::arg("mean_img"), py::arg("seed_aug"), py::arg("augment"));
+      py::arg("part_index"), py::arg("mean_img"), py::arg("seed_aug"), py::arg("augment"),
+      py::arg("decode_budget_mb"));
 }
 
 }  // namespace cohort::python

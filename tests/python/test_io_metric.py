@@ -247,6 +247,10 @@ def test_image_record_iter_serves_mxnets_batches(data_dir):
     with pytest.raises(mx.MXNetError, match='nothing.rec'):
         mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'nothing.rec'),
                               data_shape=(3, 12, 12), batch_size=2)
+    # Cohort's decode budget (Note [Decode budget]) reaches the C++ iterator.
+    with pytest.raises(mx.MXNetError, match='decode_budget_mb must be >= 1, got 0'):
+        mx.io.ImageRecordIter(path_imgrec=os.path.join(folder, 'png.rec'),
+                              data_shape=(3, 12, 12), batch_size=2, decode_budget_mb=0)
 
 
 def _confusion_batch(cm):
