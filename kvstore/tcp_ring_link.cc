@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -125,9 +126,37 @@ bool ReadAll(int fd, void* data, size_t size, Clock::time_point deadline) {
   return true;
 }
 
+// Note [TCP ring liveness]
+// A host that vanishes (its link or power gone) sends no FIN or RST: a rank waiting for it
+// would wait for the collective deadline (COHORT_COMM_TIMEOUT, 600 s), and mpirun's own
+// keepalive ends the job first, after about 5 s, without a word from Cohort. So the ring's
+// sockets probe an idle peer after 1 s, every second, and give up after 3 unanswered probes:
+// the recv of a rank waiting in the ring on a lost host fails with ETIMEDOUT in about 4 s,
+// naming the rank and its host. The kernel of a live host answers the probes even when the rank
+// is stopped (SIGSTOP) or busy, so those are still the deadline's to name. (A socket with data
+// of its own unacknowledged is not probed; the ring always waits on a receiving socket, which
+// is.) A rank waiting in one of MPI's own collectives (the small buckets, the step's stop
+// agreement) is not covered: there mpirun's keepalive still ends the job (exit 205), as
+// measured with a link taken down between two namespace hosts.
 void NoDelay(int fd) {
-  const int one = 1;
+  const int one = 1, idle = 1, interval = 1, probes = 3;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+}
+
+// The peer's IPv4 address of a connected socket, for messages ("" when unknown).
+std::string PeerHost(int fd) {
+  sockaddr_in addr = {};
+  socklen_t len = sizeof(addr);
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      addr.sin_family != AF_INET || !::inet_ntop(AF_INET, &addr.sin_addr, text, sizeof(text))) {
+    return "";
+  }
+  return text;
 }
 
 // The IPv4 addresses to publish (network byte order), at most kMaxAddresses.
@@ -262,6 +291,8 @@ class TcpRingLink final : public RingLink {
         prev_(std::move(from_prev)),
         next_rank_(next_job_rank),
         prev_rank_(prev_job_rank),
+        next_host_(PeerHost(next_.fd())),
+        prev_host_(PeerHost(prev_.fd())),
         staging_(static_cast<size_t>(kStagingBytes / sizeof(float))) {
     SetBlocking(next_.fd(), false);
     SetBlocking(prev_.fd(), false);
@@ -320,14 +351,20 @@ class TcpRingLink final : public RingLink {
   }
 
  private:
+  // Note [TCP ring liveness]: names the rank and its host.
   [[noreturn]] void Fail(const char* what, int peer, const std::string& reason) {
+    const std::string& host = peer == next_rank_ ? next_host_ : prev_host_;
     throw Error("kvstore: TCP ring: the " + std::string(what) + " rank " + std::to_string(peer) +
-                    " failed: " + reason,
+                    (host.empty() ? "" : " (host " + host + ")") + " failed: " + reason +
+                    (reason == std::strerror(ETIMEDOUT) ? " (it answers no keepalive probe: the "
+                                                          "host or its link is gone)"
+                                                        : ""),
                 __FILE__, __LINE__);
   }
 
   Socket next_, prev_;
   int next_rank_, prev_rank_;
+  std::string next_host_, prev_host_;
   std::vector<float> staging_;
 };
 
