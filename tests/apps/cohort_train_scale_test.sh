@@ -38,7 +38,7 @@ run mlp-epoch 1e-4 "$src/configs/synthetic_mlp.yaml"
 run mlp-accumulate 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=512 \
   --set accumulate=2
 # Gradients crossing between processes as bfloat16 (Note [Gradient compression]; one process
-# has no wire): within bfloat16's rounding of the gradients over 16 steps.
+# has no wire): within bfloat16's rounding of the gradients over 8 steps.
 run mlp-bf16-wire 3e-3 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=1024 \
   --set gradient_compression=bfloat16
 # ResNet-20 at lr 0.1 amplifies rounding fast (BatchNorm over 8 samples a device): two steps
