@@ -74,6 +74,32 @@ void RemoveAbortHook(int id) {
   Hooks().erase(id);
 }
 
+namespace {
+std::mutex probes_mutex;
+std::map<int, std::function<std::string()>> probes;
+
+// What the first probe that failed says, or "".
+std::string DeadPeer() {
+  std::lock_guard<std::mutex> lock(probes_mutex);
+  for (auto& [id, probe] : probes) {
+    if (std::string gone = probe(); !gone.empty()) return gone;
+  }
+  return "";
+}
+}  // namespace
+
+int AddLivenessProbe(std::function<std::string()> probe) {
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(probes_mutex);
+  probes[++next] = std::move(probe);
+  return next;
+}
+
+void RemoveLivenessProbe(int id) {
+  std::lock_guard<std::mutex> lock(probes_mutex);
+  probes.erase(id);
+}
+
 int RunAbortHooks() {
   std::map<int, std::function<void()>> hooks;
   {
@@ -98,6 +124,18 @@ void CollectiveWatchdog::Run() {
     if (started == 0) continue;
     const double waited = static_cast<double>(now - started) * 1e-9;
     const int64_t count = count_.load(std::memory_order_relaxed);
+    // Note [TCP ring liveness]: a peer known to be gone ends the wait now, not at the deadline.
+    if (const std::string gone = waited > 0.5 ? DeadPeer() : ""; !gone.empty()) {
+      std::fprintf(stderr,
+                   "cohort: rank %d: %s #%lld (%lld bytes) waited %.1f s: %s; ending this process "
+                   "(exit %d) so that the job ends\n",
+                   rank_, what_.load(), static_cast<long long>(count),
+                   static_cast<long long>(bytes_.load()), waited, gone.c_str(), kExitCode);
+      std::fflush(stderr);
+      std::fflush(stdout);
+      RunAbortHooks();
+      _exit(kExitCode);
+    }
     if (waited > timeout_) {
       char cause[160];
       const int peer = waiting_on.load(std::memory_order_relaxed);

@@ -33,6 +33,13 @@ int AddAbortHook(std::function<void()> hook);  // returns an id for RemoveAbortH
 void RemoveAbortHook(int id);
 int RunAbortHooks();  // returns how many ran
 
+// Note [TCP ring liveness]: probes that say, without blocking, whether a peer is known to be gone
+// (its host answers no keepalive probe): "" while all is well, else what failed. While a
+// collective waits, the watchdog asks them every tick and ends the process as past the deadline
+// when one answers, so that a lost host is named by Cohort whatever collective waits on it.
+int AddLivenessProbe(std::function<std::string()> probe);  // returns an id for RemoveLivenessProbe
+void RemoveLivenessProbe(int id);
+
 // The rank (of MPI_COMM_WORLD) the collective in progress waits on, when its transport can tell
 // (the TCP ring: the previous rank's bytes have not come, or the next rank takes none); -1 when
 // unknown. The deadline's message names it; each collective's Scope clears it.

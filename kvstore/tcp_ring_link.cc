@@ -19,6 +19,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -130,16 +131,18 @@ bool ReadAll(int fd, void* data, size_t size, Clock::time_point deadline) {
 // A host that vanishes (its link or power gone) sends no FIN or RST: a rank waiting for it
 // would wait for the collective deadline (COHORT_COMM_TIMEOUT, 600 s), and mpirun's own
 // keepalive ends the job first, after about 5 s, without a word from Cohort. So the ring's
-// sockets probe an idle peer after 1 s, every second, and give up after 3 unanswered probes:
-// the recv of a rank waiting in the ring on a lost host fails with ETIMEDOUT in about 4 s,
-// naming the rank and its host. The kernel of a live host answers the probes even when the rank
-// is stopped (SIGSTOP) or busy, so those are still the deadline's to name. (A socket with data
-// of its own unacknowledged is not probed; the ring always waits on a receiving socket, which
-// is.) A rank waiting in one of MPI's own collectives (the small buckets, the step's stop
-// agreement) is not covered: there mpirun's keepalive still ends the job (exit 205), as
-// measured with a link taken down between two namespace hosts.
+// sockets probe an idle peer after 1 s, every second, and give up after 2 unanswered probes
+// (two seconds without an answer from a host's kernel: it is gone, not busy): the recv of a
+// rank waiting in the ring on a lost host fails with ETIMEDOUT in about 3 s, naming the rank
+// and its host. A rank waiting in one of MPI's own collectives (the small buckets, the
+// step's stop agreement) learns it from the collective watchdog, which asks the ring's sockets
+// (idle then, so probed) whether they hold such an error (AddLivenessProbe) and ends the process
+// naming the peer, before mpirun's own keepalive (about 5 s) ends the job without a word. The
+// kernel of a live host answers the probes even when the rank is stopped (SIGSTOP) or busy, so
+// those are still the deadline's to name. (A socket with data of its own unacknowledged is not
+// probed; the ring always waits on a receiving socket, which is.)
 void NoDelay(int fd) {
-  const int one = 1, idle = 1, interval = 1, probes = 3;
+  const int one = 1, idle = 1, interval = 1, probes = 2;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
@@ -296,7 +299,9 @@ class TcpRingLink final : public RingLink {
         staging_(static_cast<size_t>(kStagingBytes / sizeof(float))) {
     SetBlocking(next_.fd(), false);
     SetBlocking(prev_.fd(), false);
+    probe_ = AddLivenessProbe([this] { return Gone(); });
   }
+  ~TcpRingLink() override { RemoveLivenessProbe(probe_); }
 
   void Exchange(const float* send, int64_t send_count, float* recv, int64_t recv_count,
                 bool accumulate) override {
@@ -351,6 +356,26 @@ class TcpRingLink final : public RingLink {
   }
 
  private:
+  // Note [TCP ring liveness]: "" unless a socket's keepalive gave up on its peer, else which
+  // link and host. A peer that closed or reset its end is left to the ring's own reads (reading
+  // SO_ERROR takes the error: a reset then reads as a close there).
+  std::string Gone() const {
+    for (const auto& [socket, what, peer, host] :
+         {std::tuple{&next_, "link to", next_rank_, &next_host_},
+          std::tuple{&prev_, "link from", prev_rank_, &prev_host_}}) {
+      pollfd p = {socket->fd(), 0, 0};
+      if (::poll(&p, 1, 0) <= 0 || !(p.revents & POLLERR)) continue;
+      int error = 0;
+      socklen_t len = sizeof(error);
+      ::getsockopt(socket->fd(), SOL_SOCKET, SO_ERROR, &error, &len);
+      if (error != ETIMEDOUT) continue;
+      return "the TCP ring's " + std::string(what) + " rank " + std::to_string(peer) +
+             (host->empty() ? "" : " (host " + *host + ")") +
+             " answers no keepalive probe: the host or its link is gone";
+    }
+    return "";
+  }
+
   // Note [TCP ring liveness]: names the rank and its host.
   [[noreturn]] void Fail(const char* what, int peer, const std::string& reason) {
     const std::string& host = peer == next_rank_ ? next_host_ : prev_host_;
@@ -365,6 +390,7 @@ class TcpRingLink final : public RingLink {
   Socket next_, prev_;
   int next_rank_, prev_rank_;
   std::string next_host_, prev_host_;
+  int probe_ = 0;  // AddLivenessProbe's id
   std::vector<float> staging_;
 };
 

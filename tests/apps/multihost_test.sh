@@ -140,4 +140,21 @@ seconds=$(seconds_since "$cut")
 check "a lost host ends the job (exit $code) within 20 s ($seconds s)" \
   '[[ $code -ne 0 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 20) }" && grep -q "COHORT_COMM_TIMEOUT" "$tmp/link.log"' ||
   tail -5 "$tmp/link.log"
+# The same with the default deadline (600 s): the ring's keepalive tells the watchdog of the
+# rank waiting in any collective that host 2 is gone (Note [TCP ring liveness]), and it says so
+# (it said nothing before, mpirun's own keepalive ending the job): the watchdog of a rank waiting
+# in one of MPI's collectives (exit 124), or the ring's own read when it waits there (exit 1);
+# mpirun may report its own 205 when its keepalive, a second or two later, wins the race.
+ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 up
+timeout 120 bash "$hosts" mpirun -np 1 --host 10.213.0.11 "$train" --config "$config" "${long[@]}" \
+  : -np 1 --host 10.213.0.12 "$train" --config "$config" "${long[@]}" > "$tmp/lost.log" 2>&1 &
+job=$!
+sleep 4  # training under way
+ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 down
+cut=$(date +%s.%N)
+wait $job; code=$?
+seconds=$(seconds_since "$cut")
+check "a lost host is named by Cohort (exit $code) within 20 s ($seconds s)" \
+  '[[ $code -eq 124 || $code -eq 1 || $code -eq 205 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 20) }" && grep -Eq "rank 1 \(host 10\.213\.0\.12\) .*no keepalive probe" "$tmp/lost.log"' ||
+  tail -5 "$tmp/lost.log"
 exit $fail
