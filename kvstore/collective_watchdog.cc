@@ -76,12 +76,15 @@ void RemoveAbortHook(int id) {
 
 namespace {
 std::mutex probes_mutex;
-std::map<int, std::function<std::string()>> probes;
+std::map<int, std::function<std::string()>>& Probes() {
+  static auto* probes = new std::map<int, std::function<std::string()>>;  // alive during exit
+  return *probes;
+}
 
 // What the first probe that failed says, or "".
 std::string DeadPeer() {
   std::lock_guard<std::mutex> lock(probes_mutex);
-  for (auto& [id, probe] : probes) {
+  for (auto& [id, probe] : Probes()) {
     if (std::string gone = probe(); !gone.empty()) return gone;
   }
   return "";
@@ -91,13 +94,13 @@ std::string DeadPeer() {
 int AddLivenessProbe(std::function<std::string()> probe) {
   static int next = 0;
   std::lock_guard<std::mutex> lock(probes_mutex);
-  probes[++next] = std::move(probe);
+  Probes()[++next] = std::move(probe);
   return next;
 }
 
 void RemoveLivenessProbe(int id) {
   std::lock_guard<std::mutex> lock(probes_mutex);
-  probes.erase(id);
+  Probes().erase(id);
 }
 
 int RunAbortHooks() {
