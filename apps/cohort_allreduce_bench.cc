@@ -92,12 +92,13 @@ Setup Prepare(const BenchOptions& o) {
                 __FILE__, __LINE__);
   }
   s.kv = KVStore::Create(o.kvstore);
-  if (o.compression != "none" && o.compression != "bfloat16" && o.compression != "float16") {
+  const std::optional<DType> wire = GradientCompressionWire(o.compression);
+  if (!wire) {
     throw Error(
         "--gradient-compression '" + o.compression + "': expected none, bfloat16 or float16",
         __FILE__, __LINE__);
   }
-  if (o.compression != "none") s.kv->SetGradientCompression(ParseDType(o.compression));
+  if (*wire != DType::kFloat32) s.kv->SetGradientCompression(*wire);
   return s;
 }
 

@@ -27,6 +27,7 @@
 #include "apps/tool_main.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "kvstore/kvstore.h"
 
 namespace cohort {
 namespace {
@@ -184,12 +185,14 @@ void NetworkOf(const PlanArgs& o, const Preset* preset, plan::Topology* topology
     if (preset->bucket_mb > 0) options.bucket_bytes = preset->bucket_mb * (1 << 20);
   }
   if (o.devices < 1) throw ConfigError("--devices must be at least 1", __FILE__, __LINE__);
-  if (o.compression != "none" && o.compression != "bfloat16" && o.compression != "float16") {
+  const std::optional<DType> wire = GradientCompressionWire(o.compression);
+  if (!wire) {
     throw ConfigError(
         "--gradient-compression '" + o.compression + "': expected none, bfloat16 or float16",
         __FILE__, __LINE__);
   }
-  if (o.compression != "none") options.wire_fraction = 0.5;  // Note [Gradient compression]
+  // Note [Gradient compression]: the wire's bytes per float32 byte.
+  options.wire_fraction = static_cast<double>(DTypeSize(*wire)) / sizeof(float);
   if (o.devices_per_host > 0) topology.devices_per_host = o.devices_per_host;
   if (o.preset.empty() && o.devices_per_host <= 0) topology.devices_per_host = o.devices;
   if (!o.intra_host.empty())

@@ -246,7 +246,7 @@ int Train(const TrainArgs& a) {
   const int rank = kv->rank(), workers = kv->num_workers();
   SetLogLevel(rank == 0 ? config.log_level : "warn");
   if (config.gradient_compression != "none" &&  // Note [Gradient compression]
-      !kv->SetGradientCompression(ParseDType(config.gradient_compression))) {
+      !kv->SetGradientCompression(*GradientCompressionWire(config.gradient_compression))) {
     Log().warn(
         "gradient_compression {}: one worker, no gradient crosses a wire: nothing to "
         "compress",

@@ -585,8 +585,7 @@ RunConfig ParseRunConfig(const YAML::Node& root) {
 
   ParseTraining(root, c.model, &c.fit);
   c.fit.must_agree.push_back({"precision", c.precision});  // Note [Agreement]
-  if (c.gradient_compression != "none" && c.gradient_compression != "bfloat16" &&
-      c.gradient_compression != "float16") {
+  if (!GradientCompressionWire(c.gradient_compression)) {
     Fail("key 'gradient_compression': '" + c.gradient_compression +
          "' is not none, bfloat16 or float16");
   }

@@ -13,6 +13,13 @@
 #include "ndarray/finite.h"
 
 namespace cohort {
+
+std::optional<DType> GradientCompressionWire(const std::string& setting) {
+  if (setting == "none") return DType::kFloat32;
+  if (setting == "bfloat16") return DType::kBFloat16;
+  if (setting == "float16") return DType::kFloat16;
+  return std::nullopt;
+}
 namespace {
 constexpr int64_t kHostGrain = 1 << 15;  // elements per parallel block of host work
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "optimizer/optimizer.h"
 
 namespace cohort {
+
+// Note [Gradient compression]: the type gradients cross the wire in for a gradient_compression
+// setting ("none": float32, "bfloat16", "float16"), or nothing for another text.
+std::optional<DType> GradientCompressionWire(const std::string& setting);
 
 // This process's MPI rank when it runs in a job of more than one process (MPI initialised and
 // not finalised), else -1.

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ndarray/params_io.h"
+#include "trainer/loss_scaler.h"
 
 namespace cohort {
 namespace {
@@ -122,8 +123,8 @@ std::map<std::string, int64_t> CheckpointEntries(const std::string& prefix, Chec
   const std::string path = CheckpointStatesPath(prefix, at);
   if (!std::filesystem::exists(path)) return {};
   const ParamsFile states = LoadParamsFile(path);
-  static const std::set<std::string> known = {
-      "checkpoint:global_batch", "checkpoint:loss_scale_log2", "checkpoint:loss_scale_clean"};
+  static const std::set<std::string> known = {"checkpoint:global_batch", LossScaler::kLog2Entry,
+                                              LossScaler::kCleanEntry};
   std::map<std::string, int64_t> entries;
   for (size_t i = 0; i < states.names.size() && i < states.arrays.size(); ++i) {
     const std::string& name = states.names[i];

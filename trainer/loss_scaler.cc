@@ -6,11 +6,6 @@
 
 namespace cohort {
 
-namespace {
-constexpr const char* kLog2Entry = "checkpoint:loss_scale_log2";
-constexpr const char* kCleanEntry = "checkpoint:loss_scale_clean";
-}  // namespace
-
 LossScaler::LossScaler(const Options& options) : options_(options), log2_(options.init_log2) {
   COHORT_CHECK(options.init_log2 >= 0 && options.init_log2 <= kMaxLog2)
       << "loss scale 2^" << options.init_log2 << " is outside 2^0 .. 2^" << kMaxLog2;

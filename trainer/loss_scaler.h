@@ -22,6 +22,9 @@ namespace cohort {
 class LossScaler {
  public:
   static constexpr int kMaxLog2 = 24;
+  // The checkpoint entries CheckpointEntries writes and Restore reads.
+  static constexpr const char* kLog2Entry = "checkpoint:loss_scale_log2";
+  static constexpr const char* kCleanEntry = "checkpoint:loss_scale_clean";
   struct Options {
     bool enabled = false;
     int init_log2 = 16;  // S = 2^16 at the start, as GradScaler and MXNet's AMP

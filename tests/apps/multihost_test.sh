@@ -126,17 +126,25 @@ seconds=$(seconds_since "$killed")
 check "killing host 2's rank ends the job (exit $code) within 10 s ($seconds s)" \
   '[[ -n $pid && $code -ne 0 && $code -ne 124 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 10) }"' ||
   tail -5 "$tmp/kill.log"
+# lose_host LOG [MPIRUN_OPTIONS...]: trains on hosts 1 and 2, takes host 2's link down once
+# training is under way, and sets code (the job's exit) and seconds (from the cut to its end).
+lose_host() {
+  local log=$1
+  shift
+  ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 up
+  timeout 120 bash "$hosts" mpirun "$@" -np 1 --host 10.213.0.11 "$train" --config "$config" \
+    "${long[@]}" : -np 1 --host 10.213.0.12 "$train" --config "$config" "${long[@]}" > "$log" 2>&1 &
+  local job=$!
+  sleep 4  # training under way
+  ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 down
+  local cut
+  cut=$(date +%s.%N)
+  wait $job; code=$?
+  seconds=$(seconds_since "$cut")
+}
 # Host 2's link taken down mid-run: the collective deadline ends rank 0, and mpirun, told by its
 # TCP keepalive that host 2 is gone, ends the job (before the keepalive it waited for minutes).
-timeout 120 bash "$hosts" mpirun -x COHORT_COMM_TIMEOUT=3 -np 1 --host 10.213.0.11 "$train" \
-  --config "$config" "${long[@]}" : -np 1 --host 10.213.0.12 "$train" --config "$config" \
-  "${long[@]}" > "$tmp/link.log" 2>&1 &
-job=$!
-sleep 4  # training under way
-ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 down
-cut=$(date +%s.%N)
-wait $job; code=$?
-seconds=$(seconds_since "$cut")
+lose_host "$tmp/link.log" -x COHORT_COMM_TIMEOUT=3
 check "a lost host ends the job (exit $code) within 20 s ($seconds s)" \
   '[[ $code -ne 0 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 20) }" && grep -q "COHORT_COMM_TIMEOUT" "$tmp/link.log"' ||
   tail -5 "$tmp/link.log"
@@ -145,15 +153,7 @@ check "a lost host ends the job (exit $code) within 20 s ($seconds s)" \
 # (it said nothing before, mpirun's own keepalive ending the job): the watchdog of a rank waiting
 # in one of MPI's collectives (exit 124), or the ring's own read when it waits there (exit 1);
 # mpirun may report its own 205 when its keepalive, a second or two later, wins the race.
-ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 up
-timeout 120 bash "$hosts" mpirun -np 1 --host 10.213.0.11 "$train" --config "$config" "${long[@]}" \
-  : -np 1 --host 10.213.0.12 "$train" --config "$config" "${long[@]}" > "$tmp/lost.log" 2>&1 &
-job=$!
-sleep 4  # training under way
-ip -n "${COHORT_NETNS_PREFIX}2" link set eth0 down
-cut=$(date +%s.%N)
-wait $job; code=$?
-seconds=$(seconds_since "$cut")
+lose_host "$tmp/lost.log"
 check "a lost host is named by Cohort (exit $code) within 20 s ($seconds s)" \
   '[[ $code -eq 124 || $code -eq 1 || $code -eq 205 ]] && awk -v s="$seconds" "BEGIN { exit !(s < 20) }" && grep -Eq "rank 1 \(host 10\.213\.0\.12\) .*no keepalive probe" "$tmp/lost.log"' ||
   tail -5 "$tmp/lost.log"

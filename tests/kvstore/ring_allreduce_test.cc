@@ -40,6 +40,16 @@ int Size() {
   return size;
 }
 
+// Every rank holds the same sums (the lowest and the highest over the ranks are equal).
+void ExpectAlikeOnEveryRank(const std::vector<float>& data, int64_t count) {
+  std::vector<float> lowest = data, highest = data;
+  MPI_Allreduce(MPI_IN_PLACE, lowest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MIN,
+                MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, highest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MAX,
+                MPI_COMM_WORLD);
+  EXPECT_EQ(lowest, highest) << "count " << count << ": ranks hold different sums";
+}
+
 // `sum` sums in place over every rank of MPI_COMM_WORLD.
 void ExpectSumsLikeMpi(const std::function<void(float*, int64_t)>& sum) {
   const int rank = Rank(), size = Size();
@@ -59,12 +69,7 @@ void ExpectSumsLikeMpi(const std::function<void(float*, int64_t)>& sum) {
     const float tolerance = size == 2 ? 0 : 1e-6f * static_cast<float>(size - 1);
     for (int64_t i = 0; i < count; ++i) off += std::fabs(data[i] - want[i]) > tolerance;
     EXPECT_EQ(off, 0) << "count " << count;
-    std::vector<float> lowest = data, highest = data;
-    MPI_Allreduce(MPI_IN_PLACE, lowest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MIN,
-                  MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, highest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MAX,
-                  MPI_COMM_WORLD);
-    EXPECT_EQ(lowest, highest) << "count " << count << ": ranks hold different sums";
+    ExpectAlikeOnEveryRank(data, count);
   }
 }
 void ExpectSumsLikeMpi(RingAllreduce& ring) {
@@ -222,12 +227,7 @@ TEST(RingAllreduce, NarrowWireSumsWithinTheFormatOnEveryRankAlike) {
       if (count >= 1000) EXPECT_GT(rounded, 0) << "count " << count << ": nothing was narrowed";
       EXPECT_EQ(data, tcp) << "count " << count;
       EXPECT_EQ(data, mpi) << "count " << count;
-      std::vector<float> lowest = data, highest = data;
-      MPI_Allreduce(MPI_IN_PLACE, lowest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MIN,
-                    MPI_COMM_WORLD);
-      MPI_Allreduce(MPI_IN_PLACE, highest.data(), static_cast<int>(count), MPI_FLOAT, MPI_MAX,
-                    MPI_COMM_WORLD);
-      EXPECT_EQ(lowest, highest) << "count " << count << ": ranks hold different sums";
+      ExpectAlikeOnEveryRank(data, count);
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }

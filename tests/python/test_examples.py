@@ -12,6 +12,8 @@ import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 FMNIST = '/usr/share/datasets/fashion-mnist'
+TRAIN = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
+                     'cohort-train')
 pytestmark = pytest.mark.skipif(not os.path.exists(FMNIST),
                                 reason='dataset-fashion-mnist not installed')
 
@@ -22,6 +24,24 @@ def run(script, *args, env=None, launcher=()):
                          env=dict(os.environ, **(env or {})))
     assert out.returncode == 0, out.stderr[-2000:]
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+
+
+def cohort_train(config, *sets):
+    """cohort-train on configs/CONFIG with --set SETS, quietly; fails the test on a nonzero exit."""
+    args = [TRAIN, '--config', os.path.join(ROOT, 'configs', config), '--set', 'log_level=warn']
+    for s in sets:
+        args += ['--set', s]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def assert_same_params(ours, theirs, what=''):
+    """The two .params files hold the same names with the same bytes."""
+    import cohort as mx
+    a, b = mx.nd.load(str(ours)), mx.nd.load(str(theirs))
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert a[name].asnumpy().tobytes() == b[name].asnumpy().tobytes(), (what, name)
 
 
 def test_executor_loop_learns_fashion_mnist():
@@ -35,9 +55,7 @@ def test_manager_loop_over_two_devices_learns():
 
 
 def test_python_symbol_trains_under_cohort_train(tmp_path):
-    train = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
-                         'cohort-train')
-    run('symbol_to_cohort_train.py', '--train', train, '--epochs', '1', '--out', str(tmp_path),
+    run('symbol_to_cohort_train.py', '--train', TRAIN, '--epochs', '1', '--out', str(tmp_path),
         'data.batches_per_epoch=60', 'log_level=warn')
     with open(tmp_path / 'convnet-metrics.jsonl') as f:
         line = json.loads(f.readline())
@@ -53,21 +71,10 @@ def test_train_mnist_equals_cohort_train_bit_for_bit(tmp_path):
     assert score['engine'] == 'C++ loop', score
     assert score['val_accuracy'] > 0.8 and epochs[0]['train_accuracy'] > 0.7, (epochs, score)
     assert os.path.exists(tmp_path / 'lenet-symbol.json')
-    train = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
-                         'cohort-train')
-    out = subprocess.run([train, '--config', os.path.join(ROOT, 'configs', 'fmnist_lenet.yaml'),
-                          '--set', 'epochs=2', '--set', 'log_level=warn', '--set',
-                          'checkpoint.prefix=%s' % (tmp_path / 'ct')],
-                         capture_output=True, text=True, timeout=240)
-    assert out.returncode == 0, out.stderr[-2000:]
-    import cohort as mx
+    cohort_train('fmnist_lenet.yaml', 'epochs=2', 'checkpoint.prefix=%s' % (tmp_path / 'ct'))
     for epoch in (1, 2):
-        ours = mx.nd.load(str(tmp_path / ('lenet-%04d.params' % epoch)))
-        theirs = mx.nd.load(str(tmp_path / ('ct-%04d.params' % epoch)))
-        assert sorted(ours) == sorted(theirs)
-        for name in ours:
-            assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), \
-                (epoch, name)
+        assert_same_params(tmp_path / ('lenet-%04d.params' % epoch),
+                           tmp_path / ('ct-%04d.params' % epoch), epoch)
 
 
 @pytest.mark.skipif(shutil.which('mpirun') is None, reason='no mpirun')
@@ -82,12 +89,7 @@ def test_train_mnist_under_mpirun_equals_one_process_on_two_devices(tmp_path):
         '64', '--prefix', str(tmp_path / 'mpi'), env=threads, launcher=mpirun)
     run('train_mnist.py', '--epochs', '1', '--prefix', str(tmp_path / 'one'),
         env={'COHORT_NUM_THREADS': '2'})
-    import cohort as mx
-    ours, theirs = mx.nd.load(str(tmp_path / 'mpi-0001.params')), \
-        mx.nd.load(str(tmp_path / 'one-0001.params'))
-    assert sorted(ours) == sorted(theirs)
-    for name in ours:
-        assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), name
+    assert_same_params(tmp_path / 'mpi-0001.params', tmp_path / 'one-0001.params')
 
 
 GCIDE = '/usr/share/dictd/gcide.dict.dz'
@@ -104,22 +106,11 @@ def test_train_gpt_bucketing_module_equals_cohort_train_bit_for_bit(tmp_path):
     assert score['engine'] == 'C++ loop', score
     assert epochs[1]['train_perplexity'] < epochs[0]['train_perplexity'] < 100, epochs
     assert score['val_perplexity'] < 60, score
-    train = os.path.join(os.environ.get('COHORT_BUILD_DIR', os.path.join(ROOT, 'build')), 'apps',
-                         'cohort-train')
-    out = subprocess.run([train, '--config', os.path.join(ROOT, 'configs', 'text_gpt.yaml'),
-                          '--set', 'epochs=2', '--set', 'data.batches_per_epoch=12', '--set',
-                          'data.val_batches=4', '--set', 'data.buckets=[32,64,128]', '--set',
-                          'log_level=warn', '--set', 'checkpoint.prefix=%s' % (tmp_path / 'ct')],
-                         capture_output=True, text=True, timeout=240)
-    assert out.returncode == 0, out.stderr[-2000:]
-    import cohort as mx
+    cohort_train('text_gpt.yaml', 'epochs=2', 'data.batches_per_epoch=12', 'data.val_batches=4',
+                 'data.buckets=[32,64,128]', 'checkpoint.prefix=%s' % (tmp_path / 'ct'))
     for epoch in (1, 2):
-        ours = mx.nd.load(str(tmp_path / ('gpt-%04d.params' % epoch)))
-        theirs = mx.nd.load(str(tmp_path / ('ct-%04d.params' % epoch)))
-        assert sorted(ours) == sorted(theirs)
-        for name in ours:
-            assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), \
-                (epoch, name)
+        assert_same_params(tmp_path / ('gpt-%04d.params' % epoch),
+                           tmp_path / ('ct-%04d.params' % epoch), epoch)
 
 
 @needs_gcide
@@ -135,12 +126,7 @@ def test_train_gpt_under_mpirun_equals_one_process_on_two_devices(tmp_path):
         launcher=mpirun)
     run('train_gpt.py', '--prefix', str(tmp_path / 'one'), *short,
         env={'COHORT_NUM_THREADS': '2'})
-    import cohort as mx
-    ours, theirs = mx.nd.load(str(tmp_path / 'mpi-0001.params')), \
-        mx.nd.load(str(tmp_path / 'one-0001.params'))
-    assert sorted(ours) == sorted(theirs)
-    for name in ours:
-        assert ours[name].asnumpy().tobytes() == theirs[name].asnumpy().tobytes(), name
+    assert_same_params(tmp_path / 'mpi-0001.params', tmp_path / 'one-0001.params')
 
 
 def test_finetune_trains_a_new_head_on_frozen_layers(tmp_path):

@@ -42,6 +42,34 @@ FitConfig Config(bool update_on_kvstore) {
   return c;
 }
 
+std::map<std::string, NDArray> Params(const Trainer& t) {
+  std::map<std::string, NDArray> args, aux;
+  t.GetParams(&args, &aux);
+  return args;
+}
+
+void ExpectParamsNear(const Trainer& a, const Trainer& b, double tolerance) {
+  const std::map<std::string, NDArray> pa = Params(a), pb = Params(b);
+  for (const auto& [name, array] : pa) {
+    std::vector<float> u = array.ToVector<float>(), v = pb.at(name).ToVector<float>();
+    for (size_t i = 0; i < u.size(); ++i) {
+      ASSERT_NEAR(u[i], v[i], tolerance) << name << "[" << i << "]";
+    }
+  }
+}
+
+// Every worker holds what rank 0 holds: twice each value is the sum over the 2 workers.
+void ExpectAlikeOnEveryWorker(KVStore& kv, const std::map<std::string, NDArray>& params) {
+  for (const auto& [name, array] : params) {
+    const std::vector<float> mine = array.ToVector<float>();
+    std::vector<double> sum(mine.begin(), mine.end());
+    kv.SumAcrossWorkers(sum);
+    for (size_t i = 0; i < mine.size(); ++i) {
+      ASSERT_EQ(sum[i], 2.0 * static_cast<double>(mine[i])) << name << "[" << i << "]";
+    }
+  }
+}
+
 // Two workers with one device each and batch 8 train like one process with two devices and
 // batch 16: parameters within 1e-5, equal metrics. Sliced global batches (Note [Sharding]) are
 // the one process's batches as they are; MXNet's parts are its batches side by side.
@@ -77,13 +105,7 @@ void ExpectTwoWorkersEqualOneProcess(int64_t features, int64_t hidden, bool upda
   Trainer local(Mlp(hidden), {Context::CPU(0), Context::CPU(1)});
   auto local_results = local.Fit(all, nullptr, Config(update_on_kvstore));
 
-  std::map<std::string, NDArray> a, b, aux;
-  distributed.GetParams(&a, &aux);
-  local.GetParams(&b, &aux);
-  for (const auto& [name, array] : a) {
-    std::vector<float> u = array.ToVector<float>(), v = b.at(name).ToVector<float>();
-    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], 1e-5) << name << "[" << i << "]";
-  }
+  ExpectParamsNear(distributed, local, 1e-5);
   // Metrics are summed over the workers: both report accuracy over all 96 samples.
   EXPECT_DOUBLE_EQ(dist_results.back().train[0].second, local_results.back().train[0].second);
 }
@@ -120,17 +142,9 @@ TEST(MpiTrainer, FrozenParametersStartFromRankZeros) {
   c.allow_missing = true;  // the rest from the initializer
   Trainer t(Mlp(16), {Context::CPU(0)}, {}, kv);
   t.Fit(data, nullptr, c);
-  std::map<std::string, NDArray> args, aux;
-  t.GetParams(&args, &aux);
+  const std::map<std::string, NDArray> args = Params(t);
   for (float v : args.at("fc1_bias").ToVector<float>()) EXPECT_EQ(v, 0.5f);
-  for (const auto& [name, array] : args) {  // every worker holds what rank 0 holds
-    const std::vector<float> mine = array.ToVector<float>();
-    std::vector<double> sum(mine.begin(), mine.end());
-    kv->SumAcrossWorkers(sum);
-    for (size_t i = 0; i < mine.size(); ++i) {
-      ASSERT_EQ(sum[i], 2.0 * static_cast<double>(mine[i])) << name << "[" << i << "]";
-    }
-  }
+  ExpectAlikeOnEveryWorker(*kv, args);
 }
 
 // Note [Gradient compression]: gradients crossing as bfloat16 (fc1's 1.2 MB through the ring)
@@ -149,16 +163,8 @@ TEST(MpiTrainer, BFloat16GradientsTrainAsFloat32WithinTheirRounding) {
     FitConfig c = Config(false);
     c.optimizer_options.lr = 0.05;
     t.Fit(mine, nullptr, c);
-    std::map<std::string, NDArray> aux;
-    t.GetParams(&params[compressed], &aux);
-    for (const auto& [name, array] : params[compressed]) {  // every worker holds rank 0's bits
-      const std::vector<float> mine_values = array.ToVector<float>();
-      std::vector<double> sum(mine_values.begin(), mine_values.end());
-      kv->SumAcrossWorkers(sum);
-      for (size_t i = 0; i < sum.size(); ++i) {
-        ASSERT_EQ(sum[i], 2.0 * static_cast<double>(mine_values[i])) << name << "[" << i << "]";
-      }
-    }
+    params[compressed] = Params(t);
+    ExpectAlikeOnEveryWorker(*kv, params[compressed]);
   }
   int64_t differ = 0;
   for (const auto& [name, array] : params[0]) {
@@ -193,13 +199,7 @@ TEST(MpiTrainer, AnOverflowOnOneWorkerSkipsTheStepOnEvery) {
                   {{"softmax_label", NDArray::FromVector<float>({96}, y)}}, {.batch_size = 16});
   Trainer local(Mlp(16), {Context::CPU(0), Context::CPU(1)});
   local.Fit(all, nullptr, c);
-  std::map<std::string, NDArray> a, b, aux;
-  distributed.GetParams(&a, &aux);
-  local.GetParams(&b, &aux);
-  for (const auto& [name, array] : a) {
-    std::vector<float> u = array.ToVector<float>(), v = b.at(name).ToVector<float>();
-    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], 1e-5) << name << "[" << i << "]";
-  }
+  ExpectParamsNear(distributed, local, 1e-5);
 }
 
 }  // namespace

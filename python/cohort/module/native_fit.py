@@ -131,12 +131,9 @@ def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, 
 
 def _inner(module):
     """The Module whose manager trains: the module itself, or a BucketingModule's; else None."""
-    kind = type(module).__name__
-    if kind == 'BucketingModule':
-        module = module._module
-    elif kind != 'Module' or module._buckets is not None:
-        return None
-    return module if type(module).__name__ == 'Module' else None
+    if type(module).__name__ == 'BucketingModule':
+        return module._module
+    return module if type(module).__name__ == 'Module' and module._buckets is None else None
 
 
 def _make_optimizer(module, optimizer, optimizer_params, batch_size):
