@@ -404,23 +404,28 @@ namespace {
 // values are copied as they are: a mean of three equal floats may round in its last bit, and a
 // checkpoint must resume bit for bit.
 void MeanOverDevices(const std::vector<NDArray>& per_device, NDArray& out) {
-  if (out.is_none() || out.shape() != per_device[0].shape()) {
-    out = NDArray::Empty(per_device[0].shape());
+  const NDArray& first = per_device[0];
+  if (out.is_none() || out.shape() != first.shape() || out.dtype() != first.dtype()) {
+    out = NDArray::Empty(first.shape(), first.dtype());
   }
-  per_device[0].CopyTo(out);
-  float* v = out.data<float>();
+  first.CopyTo(out);
   std::vector<NDArray> others;
   bool equal = true;
   for (size_t d = 1; d < per_device.size(); ++d) {
     others.push_back(per_device[d].CopyTo(Context::CPU()));
-    equal = equal && std::memcmp(others.back().raw_data(), v, out.nbytes()) == 0;
+    equal = equal && std::memcmp(others.back().raw_data(), out.raw_data(), out.nbytes()) == 0;
   }
   if (equal) return;
+  // The mean in float32 (half-precision weights included), in the weights' own type.
+  NDArray sum = out.AsType(DType::kFloat32);
+  float* v = sum.data<float>();
   for (const NDArray& host : others) {
-    const float* a = host.data<float>();
-    for (int64_t j = 0; j < out.size(); ++j) v[j] += a[j];
+    const NDArray wide = host.AsType(DType::kFloat32);
+    const float* a = wide.data<float>();
+    for (int64_t j = 0; j < sum.size(); ++j) v[j] += a[j];
   }
-  for (int64_t j = 0; j < out.size(); ++j) v[j] /= static_cast<float>(per_device.size());
+  for (int64_t j = 0; j < sum.size(); ++j) v[j] /= static_cast<float>(per_device.size());
+  sum.CopyTo(out);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "base/random_stream.h"
 #include "base/seed.h"
 #include "base/thread_arena.h"
+#include "ndarray/convert.h"
 #include "ndarray/params_io.h"
 #include "optimizer/update_rule.h"
 
@@ -22,6 +23,9 @@ void ApplyUpdateOnGpu(const UpdateParams& p, int device, float* w, const float* 
                       float* s1, float* s2, int64_t n);
 void LambStepOnGpu(const LambRule& rule, int device, float* w, const float* g, float* mean,
                    float* var, float* direction, double* sums, int64_t n);
+// dst = src converted (float32 <-> float16 or bfloat16), n elements of GPU `device`, on the
+// default stream (Note [Multi-precision weights]).
+void CastOnGpu(int device, const void* src, DType from, void* dst, DType to, int64_t n);
 
 namespace {
 
@@ -50,6 +54,30 @@ UpdateKind KindOf(const std::string& name, const OptimizerOptions& o, bool* lamb
 
 bool Decays(const std::string& name) {
   return name.ends_with("_weight") || name.ends_with("_gamma");
+}
+
+// dst = src in dst's type, one of them float32 and the other float16 or bfloat16, on one device.
+void CastInto(const NDArray& src, const NDArray& dst) {
+  const int64_t n = src.size();
+  if (src.ctx().is_gpu()) {
+#if COHORT_CUDA
+    CastOnGpu(src.ctx().id, src.raw_data(), src.dtype(), dst.raw_data(), dst.dtype(), n);
+    return;
+#else
+    COHORT_THROW() << "optimizer: an array on " << src.ctx() << " but this build has no CUDA";
+#endif
+  }
+  const size_t in = DTypeSize(src.dtype()), out = DTypeSize(dst.dtype());
+  const char* s = static_cast<const char*>(src.raw_data());
+  char* d = static_cast<char*>(dst.raw_data());
+  HostArena().ParallelFor(0, n, int64_t{1} << 15, [&](int64_t begin, int64_t end) {
+    if (src.dtype() == DType::kFloat32) {
+      NarrowFromFloat(reinterpret_cast<const float*>(s) + begin, end - begin, dst.dtype(),
+                      d + begin * out);
+    } else {
+      WidenToFloat(src.dtype(), s + begin * in, end - begin, reinterpret_cast<float*>(d) + begin);
+    }
+  });
 }
 
 }  // namespace
@@ -93,7 +121,9 @@ const OptionTable<OptimizerOptions>& OptimizerOptions::Table() {
         .Field("rho", &O::rho, "adadelta: decay")
         .Field("lower_bound", &O::lower_bound, "lamb: lower bound of |w| (<= 0: none)")
         .Field("upper_bound", &O::upper_bound, "lamb: upper bound of |w| (<= 0: none)")
-        .Field("bias_correction", &O::bias_correction, "lamb: bias-corrected moments");
+        .Field("bias_correction", &O::bias_correction, "lamb: bias-corrected moments")
+        .Field("multi_precision", &O::multi_precision,
+               "float16/bfloat16 weights update float32 master copies, saved with the states");
     return t;
   }();
   return table;
@@ -132,6 +162,23 @@ double Optimizer::CurrentLR() const {
   return scheduler_ ? (*scheduler_)(num_update_) : options_.lr;
 }
 
+bool Optimizer::KeepsMaster(int key, DType dtype) const {
+  if (dtype == DType::kFloat32) return false;
+  if (!IsHalf(dtype)) {
+    COHORT_THROW() << "optimizer: " << KeyName(key) << " is a " << dtype
+                   << " weight; updates take float32 weights (float16 and bfloat16 ones with "
+                      "multi_precision)";
+  }
+  if (!options_.multi_precision) {
+    throw ConfigError("optimizer: " + KeyName(key) + " is a " + std::string(DTypeName(dtype)) +
+                          " weight: set multi_precision, which updates a float32 master copy "
+                          "of it (updates in " +
+                          std::string(DTypeName(dtype)) + " lose their small steps)",
+                      __FILE__, __LINE__);
+  }
+  return true;
+}
+
 void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   COHORT_CHECK(weight.shape() == grad.shape())
       << "optimizer: key " << key << ": weight " << weight.shape() << " and gradient "
@@ -139,10 +186,18 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   COHORT_CHECK(weight.ctx().SameMemory(grad.ctx()))
       << "optimizer: key " << key << ": weight on " << weight.ctx() << ", gradient on "
       << grad.ctx();
+  const bool keeps_master = KeepsMaster(key, weight.dtype());  // Note [Multi-precision weights]
   std::vector<NDArray>& state = states_[key];
-  if (static_cast<int>(state.size()) != num_states_) {
+  if (static_cast<int>(state.size()) != StateCount(weight.dtype())) {
+    COHORT_CHECK(state.empty()) << "optimizer: " << KeyName(key) << " has " << state.size()
+                                << " states, not the " << StateCount(weight.dtype()) << " a "
+                                << weight.dtype() << " weight takes";
     for (int i = 0; i < num_states_; ++i) {
       state.push_back(NDArray::Zeros(weight.shape(), DType::kFloat32, weight.ctx()));
+    }
+    if (keeps_master) {
+      state.push_back(NDArray::Empty(weight.shape(), DType::kFloat32, weight.ctx()));
+      CastInto(weight, state.back());
     }
   }
   for (NDArray& s : state) {  // states loaded from a file live on the host: move them once
@@ -167,6 +222,26 @@ void Optimizer::Update(int key, const NDArray& weight, const NDArray& grad) {
   const double wd = options_.wd * decay;
   float* states[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < num_states_; ++i) states[i] = static_cast<float*>(state[i].raw_data());
+  // The rule runs on float32: the master copy, and the gradient widened where it is not float32.
+  const NDArray& target = keeps_master ? state.back() : weight;
+  const NDArray* wide_grad = &grad;
+  if (grad.dtype() != DType::kFloat32) {
+    COHORT_CHECK(IsHalf(grad.dtype()))
+        << "optimizer: " << KeyName(key) << ": a " << grad.dtype()
+        << " gradient; updates take float32, float16 or bfloat16 gradients";
+    NDArray& wide = wide_grads_[key];
+    if (wide.is_none() || wide.shape() != grad.shape() || !wide.ctx().SameMemory(grad.ctx())) {
+      wide = NDArray::Empty(grad.shape(), DType::kFloat32, grad.ctx());
+    }
+    CastInto(grad, wide);
+    wide_grad = &wide;
+  }
+  UpdateFloat32(key, target, *wide_grad, lr, wd, t, states);
+  if (keeps_master) CastInto(target, weight);
+}
+
+void Optimizer::UpdateFloat32(int key, const NDArray& weight, const NDArray& grad, double lr,
+                              double wd, int64_t t, float* const* states) {
   float* w = static_cast<float*>(weight.raw_data());
   const float* g = static_cast<const float*>(grad.raw_data());
   float* direction = nullptr;  // LAMB's phase-1 output and (on a GPU) the two squared norms
@@ -323,8 +398,8 @@ void Optimizer::SaveStates(const std::string& path,
   SaveParamsFile(path, file);
 }
 
-void Optimizer::LoadStates(const std::string& path, const std::map<int, Shape>& shapes) {
-  LoadStates(LoadParamsFile(path), path, shapes);
+void Optimizer::LoadStates(const std::string& path, const std::map<int, StateTarget>& weights) {
+  LoadStates(LoadParamsFile(path), path, weights);
 }
 
 std::string Optimizer::KeyName(int key) const {
@@ -333,7 +408,7 @@ std::string Optimizer::KeyName(int key) const {
 }
 
 void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
-                           const std::map<int, Shape>& shapes) {
+                           const std::map<int, StateTarget>& weights) {
   auto fail = [&](const std::string& what) {
     throw DataError("optimizer states '" + source + "': " + what, __FILE__, __LINE__);
   };
@@ -354,10 +429,10 @@ void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
     if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
       fail("'" + name + "': '" + std::string(text) + "' is not a key number");
     }
-    if (!shapes.count(key)) {
+    if (!weights.count(key)) {
       fail("'" + name + "' is the state of key " + std::to_string(key) + ", but the network's " +
-           std::to_string(shapes.size()) + " parameters have keys 0 to " +
-           std::to_string(static_cast<int64_t>(shapes.size()) - 1));
+           std::to_string(weights.size()) + " parameters have keys 0 to " +
+           std::to_string(static_cast<int64_t>(weights.size()) - 1));
     }
     return key;
   };
@@ -378,14 +453,18 @@ void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
       int index = -1;
       const auto [end, error] =
           std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+      const StateTarget& weight = weights.at(key);
+      const int count = StateCount(weight.dtype);
       if (index_text.empty() || error != std::errc() ||
-          end != index_text.data() + index_text.size() || index < 0 || index >= num_states_) {
-        fail("'" + name + "': " + name_ + " keeps " + std::to_string(num_states_) +
-             " state(s) a weight" +
-             (num_states_ > 0 ? ", indexed 0 to " + std::to_string(num_states_ - 1) : "") +
+          end != index_text.data() + index_text.size() || index < 0 || index >= count) {
+        fail("'" + name + "': " + name_ + " keeps " + std::to_string(count) + " state(s) a " +
+             (count > num_states_
+                  ? std::string(DTypeName(weight.dtype)) + " weight (its master copy last)"
+                  : std::string("weight")) +
+             (count > 0 ? ", indexed 0 to " + std::to_string(count - 1) : "") +
              " (were the states saved with other optimizer settings?)");
       }
-      const Shape& want = shapes.at(key);
+      const Shape& want = weight.shape;
       if (array.is_none() || array.dtype() != DType::kFloat32 || array.shape() != want) {
         fail("'" + name + "', a state of " + KeyName(key) + ", must be float32 of shape " +
              want.ToString() + ", not " +
@@ -394,7 +473,7 @@ void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
                                     array.shape().ToString()));
       }
       std::vector<NDArray>& arrays = states[key];
-      arrays.resize(static_cast<size_t>(num_states_));
+      arrays.resize(static_cast<size_t>(count));
       if (!arrays[index].is_none()) fail("'" + name + "' repeats a state already given");
       arrays[index] = array.CopyTo(Context::CPU());  // its own: a file may serve several
     } else if (view.starts_with("count:")) {
@@ -414,7 +493,7 @@ void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
   }
   if (!num_update) fail("holds no optimizer:" + name_ + " entry (not " + name_ + " states)");
   for (const auto& [key, arrays] : states) {
-    for (int i = 0; i < num_states_; ++i) {
+    for (int i = 0; i < static_cast<int>(arrays.size()); ++i) {
       if (arrays[i].is_none()) {
         fail(KeyName(key) + " has no 'state:" + std::to_string(key) + ":" + std::to_string(i) +
              "' beside its other states");
@@ -424,9 +503,10 @@ void Optimizer::LoadStates(const ParamsFile& file, const std::string& source,
       fail(KeyName(key) + " has states but no 'count:" + std::to_string(key) + "'");
   }
   for (const auto& [key, count] : counts) {
-    if (num_states_ > 0 && count > 0 && !states.count(key)) {
+    const int kept = StateCount(weights.at(key).dtype);
+    if (kept > 0 && count > 0 && !states.count(key)) {
       fail(KeyName(key) + " was updated " + std::to_string(count) + " times but has none of the " +
-           std::to_string(num_states_) + " state(s) " + name_ +
+           std::to_string(kept) + " state(s) " + name_ +
            " keeps (were the states saved with other optimizer settings?)");
     }
     if (count > *num_update) {

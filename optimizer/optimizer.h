@@ -35,6 +35,7 @@ struct OptimizerOptions {
   double lower_bound = -1, upper_bound = -1;  // lamb's bounds of |w| (none when <= 0)
   bool bias_correction = true;                // lamb
   uint64_t seed = 0;                          // sgld's noise: one stream per (seed, key, update)
+  bool multi_precision = false;  // float16/bfloat16 weights: Note [Multi-precision weights]
 
   // MXNet 1.9.1's defaults of an optimizer's own settings (signum's momentum 0.9, ftml's beta1
   // 0.6, the epsilons of adagrad, adadelta and lamb, ...); lr and the rest as above. Throws
@@ -45,10 +46,28 @@ struct OptimizerOptions {
   static const OptionTable<OptimizerOptions>& Table();
 };
 
+// Note [Multi-precision weights]
+// A float16 or bfloat16 weight loses the small steps of an update made in its own type, so with
+// multi_precision (MXNet's option of that name) the optimizer keeps a float32 master copy of it,
+// made from the weight at its first update and kept as the key's last state (saved and loaded
+// with the others, as MXNet's SGD keeps it): each update runs the rule on the master copy, with
+// the gradient widened to float32 when it is half-precision (into a buffer made once a key), and
+// writes the master copy back rounded to the weight's type. MXNet also covers only float16 with
+// it; Cohort takes bfloat16 alike. Without multi_precision a half-precision weight is refused
+// (ConfigError naming the key): Cohort has no update rule in half precision.
+
+// What the states of a key are checked against when loaded: its weight's shape and dtype.
+struct StateTarget {
+  StateTarget(Shape s, DType d = DType::kFloat32) : shape(std::move(s)), dtype(d) {}
+  Shape shape;
+  DType dtype;
+};
+
 // Updates weights from gradients. Update(key, ...) keeps the state of each key (momentum,
 // moments) and counts its updates; the learning rate comes from the scheduler when there is
-// one. Weights and gradients are float32 arrays, both on the host or both on one GPU; the CPU
-// loop and the GPU kernel apply the same UpdateRule (update_rule.h).
+// one. Weights and gradients are float32 arrays (or half-precision ones, Note [Multi-precision
+// weights]), both on the host or both on one GPU; the CPU loop and the GPU kernel apply the same
+// UpdateRule (update_rule.h).
 class Optimizer {
  public:
   // "sgd", "nag", "adam", "adamw", "rmsprop", "signum", "ftml", "ftrl", "adagrad",
@@ -82,15 +101,16 @@ class Optimizer {
   // reads the true count last.
   void SaveStates(const std::string& path, const std::map<std::string, int64_t>& extra = {}) const;
   // Replaces every key's state and count with a states file's, checked first against the weights
-  // they will update (`shapes`: each key's weight shape; names from set_param_names name keys in
-  // errors): every entry is state:KEY:INDEX (a float32 array of the weight's shape, INDEX below
-  // the states this kind keeps), count:KEY (one int64 >= 0) or optimizer:NAME (this optimizer's
-  // name, one int64 at least every count), of a key the network has; a key with states has all
-  // of them and a count. A file that breaks any of these throws DataError naming the file and the
-  // entry, and nothing of it is kept. "checkpoint:..." entries are the checkpoint's to check.
-  void LoadStates(const std::string& path, const std::map<int, Shape>& shapes);
+  // they will update (`weights`: each key's weight shape and dtype; names from set_param_names name
+  // keys in errors): every entry is state:KEY:INDEX (a float32 array of the weight's shape, INDEX
+  // below the states this kind keeps, one more for a master copy), count:KEY (one int64 >= 0) or
+  // optimizer:NAME (this optimizer's name, one int64 at least every count), of a key the network
+  // has; a key with states has all of them and a count. A file that breaks any of these throws
+  // DataError naming the file and the entry, and nothing of it is kept. "checkpoint:..." entries
+  // are the checkpoint's to check.
+  void LoadStates(const std::string& path, const std::map<int, StateTarget>& weights);
   void LoadStates(const ParamsFile& file, const std::string& source,
-                  const std::map<int, Shape>& shapes);
+                  const std::map<int, StateTarget>& weights);
 
  private:
   Optimizer(std::string name, UpdateKind kind, bool lamb, const OptimizerOptions& options)
@@ -106,11 +126,22 @@ class Optimizer {
   // The rule's parameters for update t (the key's count, from 1) of `key`.
   UpdateParams ParamsFor(int key, double lr, double wd, int64_t t) const;
   LambRule LambFor(double lr, double wd, int64_t t) const;
+  // The rule on float32 arrays of one device (weight, gradient, the kind's states) for update t.
+  void UpdateFloat32(int key, const NDArray& weight, const NDArray& grad, double lr, double wd,
+                     int64_t t, float* const* states);
   // LAMB's step on the host: phase 1 into `direction`, the norms, phase 2.
   void LambStep(const LambRule& rule, float* w, const float* g, float* mean, float* var,
                 float* direction, int64_t n) const;
   // "key 3 (fc1_weight)", or "key 3" when no name was set.
   std::string KeyName(int key) const;
+  // Whether a weight of `dtype` keeps a master copy (Note [Multi-precision weights]); throws
+  // naming the key for a half-precision weight without multi_precision or a non-float weight.
+  bool KeepsMaster(int key, DType dtype) const;
+  // The states a weight of `dtype` has: the kind's, and a master copy where it keeps one.
+  int StateCount(DType dtype) const {
+    return num_states_ + (options_.multi_precision && IsHalf(dtype) ? 1 : 0);
+  }
+  static bool IsHalf(DType dtype) { return dtype == DType::kFloat16 || dtype == DType::kBFloat16; }
 
   std::string name_;
   UpdateKind kind_;
@@ -125,6 +156,7 @@ class Optimizer {
     NDArray direction, sums;  // phase 1's output; the squared norms (GPU)
   };
   std::map<int, LambBuffers> lamb_buffers_;  // per key, made once (not saved)
+  std::map<int, NDArray> wide_grads_;        // half-precision gradients widened (not saved)
   std::map<int, int64_t> counts_;
   int64_t num_update_ = 0;
 };

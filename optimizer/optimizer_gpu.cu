@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/dtype.h"
 #include "base/error_cuda.h"
 #include "ndarray/cuda_device_guard.h"
 #include "optimizer/update_rule.h"
@@ -69,7 +70,42 @@ __global__ void LambPhase2Kernel(LambRule r, float* w, const float* direction, c
   }
 }
 
+// Note [Multi-precision weights]: a weight's master copy and its half-precision values.
+template <typename From, typename To>
+__global__ void CastKernel(const From* x, To* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    y[i] = To(static_cast<float>(x[i]));
+  }
+}
+
+template <typename From>
+void LaunchCast(const From* x, DType to, void* y, int64_t n) {
+  if (to == DType::kFloat16) {
+    CastKernel<<<Blocks(n), kThreads>>>(x, static_cast<float16*>(y), n);
+  } else if (to == DType::kBFloat16) {
+    CastKernel<<<Blocks(n), kThreads>>>(x, static_cast<bfloat16*>(y), n);
+  } else {
+    COHORT_CHECK(to == DType::kFloat32) << "CastOnGpu: to " << to;
+    CastKernel<<<Blocks(n), kThreads>>>(x, static_cast<float*>(y), n);
+  }
+}
+
 }  // namespace
+
+void CastOnGpu(int device, const void* src, DType from, void* dst, DType to, int64_t n) {
+  if (n <= 0) return;
+  CudaDeviceGuard guard(device);
+  if (from == DType::kFloat16) {
+    LaunchCast(static_cast<const float16*>(src), to, dst, n);
+  } else if (from == DType::kBFloat16) {
+    LaunchCast(static_cast<const bfloat16*>(src), to, dst, n);
+  } else {
+    COHORT_CHECK(from == DType::kFloat32) << "CastOnGpu: from " << from;
+    LaunchCast(static_cast<const float*>(src), to, dst, n);
+  }
+  CUDA_CHECK(cudaGetLastError());
+}
 
 void ApplyUpdateOnGpu(const UpdateParams& p, int device, float* w, const float* g, float* s0,
                       float* s1, float* s2, int64_t n) {

@@ -1,6 +1,7 @@
 // Trainer: the fit loop, scoring and prediction.
 #include "trainer/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -17,6 +18,7 @@
 #include "base/seed.h"
 #include "base/stop_signal.h"
 #include "base/timeline.h"
+#include "ndarray/convert.h"
 #include "trainer/agreement.h"
 #include "trainer/checkpoint.h"
 #include "trainer/progress.h"
@@ -171,18 +173,36 @@ void Trainer::Adopt(std::shared_ptr<DataParallelExecutorManager> manager,
 // Inference, the kvstore's keys and the overlap of reduction with backward, over manager_.
 void Trainer::AttachManager(const std::vector<DataDesc>& data_shapes) {
   inference_.UseTraining(manager_.get(), data_shapes, param_names_);
+  half_grads_.assign(param_names_.size(), {});
   for (int i = 0; i < static_cast<int>(param_names_.size()); ++i) {
     if (frozen_[i]) continue;
     keys_.push_back(i);
-    grads_by_key_.push_back(manager_->grad_arrays()[i]);
+    std::vector<NDArray> grads = manager_->grad_arrays()[i];
+    const DType dtype = grads[0].dtype();
+    if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {  // Note [Multi-precision weights]
+      if (grads[0].ctx().is_gpu()) {
+        throw ConfigError("parameter '" + param_names_[i] + "' is a " +
+                              std::string(DTypeName(dtype)) +
+                              " weight on a GPU: the training loop keeps float32 master copies "
+                              "of half-precision weights on host devices only (on GPUs, "
+                              "precision: float16 or bfloat16 keeps the weights in float32)",
+                          __FILE__, __LINE__);
+      }
+      half_grads_[i].half = grads;
+      for (NDArray& g : grads) g = NDArray::Zeros(g.shape(), DType::kFloat32, g.ctx());
+      half_grads_[i].wide = grads;
+    }
+    grads_by_key_.push_back(grads);
     params_by_key_.push_back(manager_->param_arrays()[i]);
-    device0_grads_.push_back(manager_->grad_arrays()[i][0]);
+    device0_grads_.push_back(grads[0]);
   }
   if (!ReducesGradients()) return;  // Note [One device updates itself]
   bucketer_ = std::make_unique<GradientBucketer>(*kvstore_);
   if (bucketer_->overlaps()) {  // Note [Overlapped push]
     manager_->SetGradientReadyCallback([this](int p) {
-      if (reducing_) bucketer_->KeyReady(p);
+      if (!reducing_) return;
+      WidenGradients(p);
+      bucketer_->KeyReady(p);
     });
   }
 }
@@ -203,11 +223,17 @@ bool Trainer::ReducesGradients() const {
   return contexts_.size() > 1 || kvstore_->num_workers() > 1;
 }
 
+bool Trainer::HasHalfWeights() const {
+  return std::any_of(half_grads_.begin(), half_grads_.end(),
+                     [](const HalfGradients& g) { return !g.half.empty(); });
+}
+
 bool Trainer::UpdatesOnKVStore(const FitConfig& config) const {
   // Note [Global norm clipping], Note [Loss scaling]: the step's rescale_grad is the trainer's.
   return config.update_on_kvstore && kvstore_->SupportsUpdateOnKVStore() && ReducesGradients() &&
          config.clip_global_norm == 0 && config.loss_scaling != "dynamic" &&
-         config.accumulate == 1;  // Note [Gradient accumulation]: a short window's rescale
+         config.accumulate == 1 &&  // Note [Gradient accumulation]: a short window's rescale
+         !HasHalfWeights();  // Note [Multi-precision weights]: the store keeps float32 values
 }
 
 void Trainer::InitParams(const FitConfig& config) {
@@ -260,13 +286,24 @@ void Trainer::InitParams(const FitConfig& config) {
   for (size_t i = 0; i < param_names_.size(); ++i) {
     if (frozen_[i]) continue;
     keys.push_back(static_cast<int>(i));
-    device0.push_back(manager_->param_arrays()[i][0]);
-    devices.push_back(manager_->param_arrays()[i]);
+    std::vector<NDArray> weights = manager_->param_arrays()[i];
+    // The store holds float32 values: half-precision weights go through float32 copies (exact).
+    if (!half_grads_[i].half.empty()) {
+      for (NDArray& w : weights) w = w.AsType(DType::kFloat32);
+    }
+    device0.push_back(weights[0]);
+    devices.push_back(weights);
   }
   // With the update on the kvstore, device 0's weights are the store: updated in place, no copy.
   kvstore_->ShareStorageOnInit(UpdatesOnKVStore(config));
   kvstore_->Init(keys, device0);
   kvstore_->Pull(keys, devices);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (half_grads_[keys[k]].half.empty()) continue;
+    for (int d = 0; d < manager_->num_devices(); ++d) {
+      devices[k][d].CopyTo(manager_->param_arrays()[keys[k]][d]);
+    }
+  }
   // Frozen parameters and auxiliary states have no key: rank 0's go to every worker all the
   // same (as Horovod's broadcast_parameters), so workers that read another file or drew
   // otherwise still train alike.
@@ -395,6 +432,10 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
     Log().info(
         "loss_scaling: every device updates its own weights (each step divides its own loss "
         "scale out)");
+  } else if (config.update_on_kvstore && !update_on_kvstore_ && HasHalfWeights()) {
+    Log().info(
+        "half-precision weights: every device updates its own float32 master copies (Note "
+        "[Multi-precision weights])");
   } else if (config.update_on_kvstore && !update_on_kvstore_) {
     Log().info("kvstore {} keeps no weights (Note [NCCL kvstore]): every device updates its own",
                kvstore_->type());
@@ -414,20 +455,21 @@ void Trainer::InitOptimizer(const FitConfig& config, int64_t global_batch) {
   // The states file is checked against the network before any of it is used (Optimizer::
   // LoadStates): a corrupt or foreign file is exit 2 naming the entry, not a crash mid-step.
   ParamsFile states_file;
-  std::map<int, Shape> shapes;
+  std::map<int, StateTarget> weights;
   if (!states.empty()) {
     states_file = LoadParamsFile(states);
-    for (size_t i = 0; i < params_by_key_.size(); ++i) {
-      shapes[static_cast<int>(i)] = params_by_key_[i][0].shape();
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      const NDArray& w = params_by_key_[k][0];
+      weights.emplace(keys_[k], StateTarget(w.shape(), w.dtype()));
     }
   }
   if (update_on_kvstore_) {
-    if (!states.empty()) optimizer->LoadStates(states_file, states, shapes);
+    if (!states.empty()) optimizer->LoadStates(states_file, states, weights);
     kvstore_->SetOptimizer(std::move(optimizer));
   } else {
     for (int d = 0; d < manager_->num_devices(); ++d) {
       updaters_.push_back(optimizer->Clone());
-      if (!states.empty()) updaters_.back()->LoadStates(states_file, states, shapes);
+      if (!states.empty()) updaters_.back()->LoadStates(states_file, states, weights);
     }
   }
 }
@@ -437,6 +479,10 @@ void Trainer::Backward(bool reduce) {
   if (reduce) StartReducing(/*after_backward=*/false);
   manager_->SetLossScale(loss_scaler_.scale());  // Note [Loss scaling]
   manager_->Backward();
+  // A bucketer that does not overlap sums every key in Finish: widen them for it here.
+  if (reducing_ && !bucketer_->overlaps()) {
+    for (int key : keys_) WidenGradients(key);
+  }
   reducing_ = false;
 }
 
@@ -449,7 +495,10 @@ void Trainer::StartReducing(bool after_backward) {
     reducing_ = true;
     return;
   }
-  for (int key : keys_) bucketer_->KeyReady(key);  // every gradient is final already
+  for (int key : keys_) {  // every gradient is final already
+    WidenGradients(key);
+    bucketer_->KeyReady(key);
+  }
 }
 
 // Note [Gradient accumulation]
@@ -461,14 +510,26 @@ void Trainer::StartReducing(bool after_backward) {
 // stops on a signal wait for the end of a window, so a resumed run starts windows where the
 // uninterrupted one did; the learning-rate schedule counts updates.
 void Trainer::ZeroGradients() {
-  for (const std::vector<NDArray>& per_device : grads_by_key_) {
-    for (const NDArray& grad : per_device) grad.Fill(0);
+  for (int key : keys_) {
+    for (const NDArray& grad : manager_->grad_arrays()[key]) grad.Fill(0);
+  }
+}
+
+void Trainer::WidenGradients(int p) {
+  const HalfGradients& g = half_grads_[p];
+  for (size_t d = 0; d < g.half.size(); ++d) {
+    WidenToFloat(g.half[d].dtype(), g.half[d].raw_data(), g.half[d].size(),
+                 static_cast<float*>(g.wide[d].raw_data()));
   }
 }
 
 // Note [Non-finite gradients]: every worker holds the same sums, so all decide alike.
 void Trainer::Update(CheckpointPosition step, int64_t batches) {
-  if (bucketer_) bucketer_->Finish();
+  if (bucketer_) {
+    bucketer_->Finish();
+  } else {  // Note [One device updates itself]: its gradients were not reduced, nor widened
+    for (int key : keys_) WidenGradients(key);
+  }
   const std::vector<int> bad = NonFiniteParams();
   const float scale = loss_scaler_.scale();
   const LossScaler::Verdict verdict = loss_scaler_.AfterStep(bad.empty());
@@ -493,10 +554,8 @@ void Trainer::Update(CheckpointPosition step, int64_t batches) {
   const double step_rescale = rescale * GlobalNormFactor(rescale);
   for (size_t d = 0; d < updaters_.size(); ++d) {
     if (step_rescale != base) updaters_[d]->set_rescale_grad(step_rescale);
-    for (size_t i = 0; i < param_names_.size(); ++i) {
-      if (frozen_[i]) continue;
-      updaters_[d]->Update(static_cast<int>(i), manager_->param_arrays()[i][d],
-                           manager_->grad_arrays()[i][d]);
+    for (size_t k = 0; k < keys_.size(); ++k) {  // (float32 gradients: Note [Multi-precision
+      updaters_[d]->Update(keys_[k], params_by_key_[k][d], grads_by_key_[k][d]);  // weights])
     }
     if (step_rescale != base) updaters_[d]->set_rescale_grad(base);
   }

@@ -140,6 +140,10 @@ class Trainer {
   // (Note [Gradient accumulation]).
   void Update(CheckpointPosition step, int64_t batches);
   void ZeroGradients();
+  // Widens parameter p's half-precision gradients into its float32 ones (Note [Multi-precision
+  // weights]); nothing for a float32 weight.
+  void WidenGradients(int p);
+  bool HasHalfWeights() const;
   std::vector<int> NonFiniteParams();    // of this step's summed gradients, by index
   void StopOrSkipNonFinite(CheckpointPosition step, const std::vector<int>& bad);
   // This step's factor on rescale_grad for optimizer.clip_global_norm (1: no clipping).
@@ -181,6 +185,13 @@ class Trainer {
   std::vector<int> keys_;
   std::vector<std::vector<NDArray>> grads_by_key_, params_by_key_;
   std::vector<NDArray> device0_grads_;  // by key: where the sums are checked for NaN
+  // Note [Multi-precision weights]: by parameter, the executors' gradients of a float16 or
+  // bfloat16 weight (`half`, one a device), widened before they are summed into float32 arrays
+  // (`wide`, which grads_by_key_ holds); both empty for a float32 weight.
+  struct HalfGradients {
+    std::vector<NDArray> half, wide;
+  };
+  std::vector<HalfGradients> half_grads_;
   double clip_global_norm_ = 0;         // Note [Global norm clipping]; 0: off
   std::vector<NDArray> norm_staging_;   // host copies of GPU gradients for the norm
   std::unique_ptr<GradientBucketer> bucketer_;  // Note [Overlapped push]; none for one device

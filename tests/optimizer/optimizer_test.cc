@@ -138,6 +138,34 @@ TEST(Optimizer, GpuUpdatesEqualCpuUpdates) {
   }
 }
 
+// Note [Multi-precision weights] on a GPU (optimizer_gpu.cu's casts): the float16 and bfloat16
+// weights, and the master copies, equal the CPU's bit for bit, from half-precision gradients.
+TEST(Optimizer, GpuMultiPrecisionEqualsCpu) {
+  if (device::Count() == 0) GTEST_SKIP() << "no GPU visible";
+  for (DType type : {DType::kFloat16, DType::kBFloat16}) {
+    for (const char* name : {"sgd", "adam"}) {
+      SCOPED_TRACE(std::string(name) + ", " + std::string(DTypeName(type)));
+      const OptimizerOptions o{.lr = 0.05, .momentum = 0.9, .multi_precision = true};
+      auto cpu = Optimizer::Create(name, o), gpu = Optimizer::Create(name, o);
+      std::vector<float> w0(1000), grads(1000);
+      for (size_t i = 0; i < w0.size(); ++i) {
+        w0[i] = std::sin(0.37f * static_cast<float>(i));
+        grads[i] = std::cos(0.11f * static_cast<float>(i)) * 1e-2f;
+      }
+      NDArray wc = NDArray::FromVector<float>({1000}, w0).AsType(type);
+      NDArray wg = wc.CopyTo(Context::GPU(0));
+      const NDArray gc = NDArray::FromVector<float>({1000}, grads).AsType(type);
+      const NDArray gg = gc.CopyTo(Context::GPU(0));
+      for (int step = 0; step < 3; ++step) {
+        cpu->Update(0, wc, gc);
+        gpu->Update(0, wg, gg);
+      }
+      const std::vector<float> on_gpu = wg.CopyTo(Context::CPU()).ToVector<float>();
+      EXPECT_EQ(on_gpu, wc.ToVector<float>());
+    }
+  }
+}
+
 // SGLD (MXNet's rule; its own noise): half a step down the rescaled gradient plus Gaussian noise
 // of variance lr, drawn alike for a key and step wherever it is computed, and anew each step.
 TEST(Optimizer, SgldStepsDownAndAddsNoiseOfVarianceLr) {
@@ -308,6 +336,94 @@ TEST(Optimizer, StatesSaveAndLoadResumeExactly) {
   auto sgd = Optimizer::Create("sgd", {});
   EXPECT_THROW(sgd->LoadStates(path, {{3, Shape{2}}}), DataError);  // adam states are not sgd's
   std::filesystem::remove(path);
+}
+
+// The bits of a float16 array's elements.
+std::vector<uint16_t> HalfBits(const NDArray& a) {
+  std::vector<uint16_t> bits;
+  for (float16 h : a.ToVector<float16>()) bits.push_back(h.bits);
+  return bits;
+}
+
+// Note [Multi-precision weights]: a float16 weight updates through a float32 master copy, so
+// each update is the float32 rule's on the master copy (gradients given in float16 or float32),
+// and the weight is the master copy rounded; the master copy is saved with the states.
+TEST(Optimizer, MultiPrecisionUpdatesAFloat32MasterCopy) {
+  const OptimizerOptions o{.lr = 0.01, .momentum = 0.9, .multi_precision = true};
+  const std::vector<float> start = {1.0f, -0.5f, 0.25f, 3.0f};
+  const std::vector<std::vector<float>> grads = {
+      {0.1f, 0.2f, -0.3f, 0.4f}, {1e-3f, -2e-3f, 3e-3f, 0.5f}, {0.25f, 0.5f, 0.75f, -1.0f}};
+  for (const char* kind : {"sgd", "adam", "lamb"}) {
+    for (DType grad_type : {DType::kFloat16, DType::kFloat32}) {
+      SCOPED_TRACE(std::string(kind) + ", " + std::string(DTypeName(grad_type)) + " gradients");
+      auto mixed = Optimizer::Create(kind, o), plain = Optimizer::Create(kind, o);
+      NDArray half = V(start).AsType(DType::kFloat16);
+      NDArray master = half.AsType(DType::kFloat32);  // what the master copy starts from
+      for (const std::vector<float>& g : grads) {
+        const NDArray g16 = V(g).AsType(DType::kFloat16);
+        mixed->Update(7, half, g16.AsType(grad_type));
+        plain->Update(7, master, g16.AsType(DType::kFloat32));
+        EXPECT_EQ(HalfBits(half), HalfBits(master.AsType(DType::kFloat16)));
+      }
+      // The small steps stay in the master copy (saved last); float16 alone would lose them.
+      const std::string path =
+          (std::filesystem::temp_directory_path() / "cohort_mp.states").string();
+      mixed->SaveStates(path);
+      const ParamsFile saved = LoadParamsFile(path);
+      const int master_index = std::string(kind) == "sgd" ? 1 : 2;
+      const std::string entry = "state:7:" + std::to_string(master_index);
+      bool found = false;
+      for (size_t i = 0; i < saved.names.size(); ++i) {
+        if (saved.names[i] != entry) continue;
+        found = true;
+        EXPECT_EQ(saved.arrays[i].ToVector<float>(), master.ToVector<float>());
+      }
+      EXPECT_TRUE(found) << entry;
+      // Resumed from the file, the next update equals the uninterrupted one.
+      auto resumed = Optimizer::Create(kind, o);
+      resumed->LoadStates(path, {{7, StateTarget(Shape{4}, DType::kFloat16)}});
+      NDArray half2 = half.CopyTo(Context::CPU());
+      const NDArray g = V({0.5f, 0.5f, -0.5f, 2e-4f}).AsType(grad_type);
+      mixed->Update(7, half, g);
+      resumed->Update(7, half2, g);
+      EXPECT_EQ(HalfBits(half), HalfBits(half2));
+      // A float32 weight's states have no master copy: the file does not fit one.
+      EXPECT_THROW(Optimizer::Create(kind, o)->LoadStates(path, {{7, Shape{4}}}), DataError);
+      std::filesystem::remove(path);
+    }
+  }
+}
+
+TEST(Optimizer, AHalfPrecisionWeightNeedsMultiPrecision) {
+  auto sgd = Optimizer::Create("sgd", {.lr = 0.1});
+  sgd->set_param_names({{0, "fc1_weight"}});
+  NDArray w = V({1.0f}).AsType(DType::kBFloat16);
+  try {
+    sgd->Update(0, w, V({1.0f}));
+    ADD_FAILURE() << "a bfloat16 weight updated without multi_precision";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("key 0 (fc1_weight) is a bfloat16 weight: set multi_precision"),
+              std::string::npos)
+        << e.message();
+  }
+  EXPECT_EQ(w.ToVector<bfloat16>()[0].bits, bfloat16(1.0f).bits);  // untouched
+  // Another dtype is refused whatever the setting.
+  NDArray ints = NDArray::Zeros(Shape{1}, DType::kInt32);
+  EXPECT_THROW(Optimizer::Create("sgd", {.multi_precision = true})->Update(0, ints, V({1.0f})),
+               Error);
+  // A float16 weight's states without its master copy are refused naming the missing entry.
+  ParamsFile f;
+  f.names = {"state:0:0", "count:0", "optimizer:sgd"};
+  f.arrays = {V({0.5f}), NDArray::FromVector<int64_t>({1}, {1}),
+              NDArray::FromVector<int64_t>({1}, {1})};
+  auto mp = Optimizer::Create("sgd", {.momentum = 0.9, .multi_precision = true});
+  try {
+    mp->LoadStates(f, "h.states", {{0, StateTarget(Shape{1}, DType::kFloat16)}});
+    ADD_FAILURE() << "states without a master copy accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(e.message().find("has no 'state:0:1' beside its other states"), std::string::npos)
+        << e.message();
+  }
 }
 
 // What Adam saves after one update of key 0 (weight of shape (2,)): two states and a count.

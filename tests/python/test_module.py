@@ -495,7 +495,7 @@ def test_a_misspelt_keyword_names_the_closest_and_the_accepted_ones():
     assert mx.optimizer.create('sgd', learning_rate=0.1, momentum=0.9).momentum == 0.9
 
 
-def _fit_params(native, contexts, optimizer='sgd', optimizer_params=None, **kwargs):
+def _fit_params(native, contexts, optimizer='sgd', optimizer_params=None, symbol=None, **kwargs):
     """Module.fit on the C++ loop (native) or MXNet's Python loop, from one seed."""
     from cohort.module import native_fit
     native_fit.ENABLED = native
@@ -505,7 +505,7 @@ def _fit_params(native, contexts, optimizer='sgd', optimizer_params=None, **kwar
         rs = np.random.RandomState(0)
         x = rs.uniform(-1, 1, (60, 5)).astype(np.float32)
         y = (x[:, 0] > 0).astype(np.float32) + (x[:, 1] > 0)
-        mod = mx.mod.Module(network(), context=contexts)
+        mod = mx.mod.Module(network() if symbol is None else symbol, context=contexts)
         calls = []
         callbacks = dict(
             batch_end_callback=lambda p: calls.append((p.epoch, p.nbatch, p.eval_metric.get()[1])),
@@ -543,6 +543,56 @@ def test_fit_on_the_cpp_loop_equals_the_python_loop(devices, optimizer, params):
         np.testing.assert_array_equal(got[name], value, err_msg=name)
     assert native_calls == python_calls
     assert native_calls[0][:2] == (0, 0) and native_calls[-1][:2] == ('end', 2)
+
+
+def float16_network():
+    """network() computing in float16 from float32 data: its weights infer float16."""
+    data = mx.sym.Cast(mx.sym.var('data'), dtype='float16')
+    net = mx.sym.FullyConnected(data, num_hidden=16, name='fc1')
+    net = mx.sym.Activation(net, act_type='relu', name='relu1')
+    net = mx.sym.FullyConnected(net, num_hidden=3, name='fc2')
+    return mx.sym.SoftmaxOutput(mx.sym.Cast(net, dtype='float32'), name='softmax')
+
+
+@pytest.mark.parametrize('optimizer,params', [
+    ('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 1e-3}),
+    ('adam', {'learning_rate': 0.01}),
+])
+def test_float16_weights_with_multi_precision_fit_on_the_cpp_loop(optimizer, params,
+                                                                   monkeypatch):
+    # Note [Multi-precision weights]: float16 weights keep float32 master copies in the C++
+    # optimizer, whose updates are the Python loop's (mp_sgd_mom_update, mp_adam_update). One
+    # device gives the same float16 weights bit for bit and the same callbacks. Two devices (which
+    # the Python loop cannot train: its store sums float32 values) sum their float16 gradients in
+    # float32: one device's weights within float16's rounding.
+    params = dict(params, multi_precision=True)
+    native, got, native_calls = _fit_params(True, [mx.cpu()], optimizer, params,
+                                            float16_network())
+    python, want, python_calls = _fit_params(False, [mx.cpu()], optimizer, params,
+                                             float16_network())
+    assert native._native_trainer is not None and python._native_trainer is None
+    for name, value in want.items():
+        assert got[name].dtype == np.float16, name
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    assert native_calls == python_calls
+    for overlap in ('0', '1'):  # the sums made after backward, or during it
+        monkeypatch.setenv('COHORT_KVSTORE_OVERLAP', overlap)
+        two, got2, _ = _fit_params(True, [mx.cpu(0), mx.cpu(1)], optimizer, params,
+                                   float16_network())
+        assert two._native_trainer is not None
+        for name, value in got.items():
+            assert got2[name].dtype == np.float16, name
+            np.testing.assert_allclose(got2[name], value, rtol=0, atol=2e-3, err_msg=name)
+    contexts = [mx.cpu()]
+    # Trained: the weights moved from where the same seed starts them.
+    _, start, _ = _fit_params(True, contexts, optimizer, dict(params, learning_rate=0.0),
+                              float16_network())
+    assert not np.array_equal(got['fc1_weight'], start['fc1_weight'])
+    # Without multi_precision float16 weights are the Python loop's (it warns, as MXNet).
+    from cohort.module import native_fit
+    plain = mx.optimizer.create(optimizer, **dict(params, multi_precision=False))
+    assert native_fit._optimizer_settings(plain, half_weights=True) is None
+    assert native_fit._optimizer_settings(plain, half_weights=False) is not None
 
 
 def test_every_cpp_optimizer_setting_comes_from_a_python_optimizer():

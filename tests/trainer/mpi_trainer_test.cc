@@ -155,7 +155,9 @@ TEST(MpiTrainer, BFloat16GradientsTrainAsFloat32WithinTheirRounding) {
   std::map<std::string, NDArray> params[2];
   for (bool compressed : {false, true}) {
     std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
-    if (compressed) ASSERT_TRUE(kv->SetGradientCompression(DType::kBFloat16));
+    if (compressed) {
+      ASSERT_TRUE(kv->SetGradientCompression(DType::kBFloat16));
+    }
     NDArrayIter mine({{"data", NDArray::FromVector<float>({96, 1024}, x)}},
                      {{"softmax_label", NDArray::FromVector<float>({96}, y)}},
                      {.batch_size = 8, .num_parts = 2, .part_index = kv->rank()});

@@ -536,6 +536,79 @@ TEST_F(TrainerFiles, ResumeEqualsUninterrupted) {
   }
 }
 
+// Frozen parameters have no key, so the trained ones' keys skip them (fc2's are 2 and 3): a
+// fine-tuning run resumes from its states (their keys were once checked as if numbered from 0,
+// which refused the file).
+TEST_F(TrainerFiles, FineTuningWithFrozenLayersResumesExactly) {
+  FitConfig c = Config(4);
+  c.fixed_params = {"fc1_.*"};
+  c.optimizer_options.momentum = 0.9;
+  Trainer whole(SmallMlp(), {Context::CPU(0)});
+  whole.Fit(*Iter(16), nullptr, c);
+  FitConfig first = c;
+  first.epochs = 2;
+  first.checkpoint_prefix = Prefix();
+  Trainer part1(SmallMlp(), {Context::CPU(0)});
+  part1.Fit(*Iter(16), nullptr, first);
+  FitConfig rest = c;
+  rest.begin_epoch = 2;
+  rest.checkpoint_prefix = Prefix();
+  Trainer part2(SmallMlp(), {Context::CPU(0)});
+  part2.Fit(*Iter(16), nullptr, rest);
+  testing::ExpectClose(Params(whole), Params(part2), 0, 0, "resumed parameters");
+}
+
+// SmallMlp computing in float16 from float32 data: its weights infer float16.
+Symbol Float16Mlp() {
+  auto cast = [](const Symbol& x, const char* dtype) {
+    return Symbol::Create("Cast", {x}, {{"dtype", dtype}});
+  };
+  Symbol x = cast(sym::Variable("data"), "float16");
+  x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 16}, "fc1"), "relu", "relu1");
+  x = sym::FullyConnected(x, {.num_hidden = 4}, "fc2");
+  return sym::SoftmaxOutput(cast(x, "float32"), "softmax");
+}
+
+// Note [Multi-precision weights]: float16 weights train with float32 master copies, which the
+// states file keeps, so a resumed run equals the uninterrupted one bit for bit (rounding the
+// master copies to float16 at the checkpoint would lose their low bits); two devices train as
+// one within float16's rounding; without multi_precision the optimizer refuses to start.
+TEST_F(TrainerFiles, Float16WeightsTrainOnMasterCopiesAndResumeExactly) {
+  const std::vector<Context> two = {Context::CPU(0), Context::CPU(1)};
+  FitConfig c = Config(4);
+  c.optimizer = "adam";
+  c.optimizer_options.lr = 0.01;
+  c.optimizer_options.multi_precision = true;
+  Trainer whole(Float16Mlp(), two);
+  auto a = Iter(16);
+  whole.Fit(*a, nullptr, c);
+  const std::map<std::string, NDArray> want = Params(whole);
+  EXPECT_EQ(want.at("fc1_weight").dtype(), DType::kFloat16);
+  auto acc = CreateMetric("acc");
+  whole.Score(*Iter(16, false), *acc);
+  EXPECT_GT(acc->Get().at(0).second, 0.9);
+
+  FitConfig first = c;
+  first.epochs = 2;
+  first.checkpoint_prefix = Prefix();
+  Trainer part1(Float16Mlp(), two);
+  part1.Fit(*Iter(16), nullptr, first);
+  FitConfig rest = c;
+  rest.begin_epoch = 2;
+  rest.checkpoint_prefix = Prefix();
+  Trainer part2(Float16Mlp(), two);
+  part2.Fit(*Iter(16), nullptr, rest);
+  testing::ExpectClose(want, Params(part2), 0, 0, "resumed parameters");
+
+  Trainer one(Float16Mlp(), {Context::CPU(0)});
+  one.Fit(*Iter(16), nullptr, c);
+  testing::ExpectClose(want, Params(one), 0, 4e-3, "one device's parameters");
+
+  c.optimizer_options.multi_precision = false;
+  Trainer plain(Float16Mlp(), two);
+  EXPECT_THROW(plain.Fit(*Iter(16), nullptr, c), ConfigError);
+}
+
 // roll_over carries an epoch's last samples into the next: a resumed run replays the epochs
 // before it with what they rolled over (they used to be replayed by Reset alone, which
 // forgot it), directly and through a prefetching thread.

@@ -60,10 +60,14 @@ def _schedule(scheduler):
     return None
 
 
-def _optimizer_settings(optimizer):
-    """(name, options, schedule) of an optimizer the C++ loop has, else None."""
+def _optimizer_settings(optimizer, half_weights=False):
+    """(name, options, schedule) of an optimizer the C++ loop has, else None. float16 weights
+    train there with multi_precision (Note [Multi-precision weights]); without it the Python
+    loop updates them in float16, warning as MXNet does."""
     name = _OPTIMIZERS.get(type(optimizer))
-    if name is None or optimizer.multi_precision or optimizer.num_update != 0:
+    if name is None or optimizer.num_update != 0:
+        return None
+    if half_weights and not optimizer.multi_precision:
         return None
     schedule = _schedule(optimizer.lr_scheduler)
     if schedule is None:
@@ -101,9 +105,12 @@ def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, 
     if not isinstance(metric, metric_mod._NativeMetric) or metric.output_names is not None \
             or metric.label_names is not None:
         return None
-    if any(np.dtype(a.dtype) != np.float32 for block in module._exec_group.param_arrays
-           for a in block):
+    dtypes = {np.dtype(a.dtype) for block in module._exec_group.param_arrays for a in block}
+    half_weights = np.dtype(np.float16) in dtypes
+    if not dtypes <= {np.dtype(np.float32), np.dtype(np.float16)}:
         return None
+    if half_weights and any(c.device_type == 'gpu' for c in module._exec_group.contexts):
+        return None  # the C++ loop keeps master copies on host devices only
     if not isinstance(optimizer, (str, opt.Optimizer)):
         return None
     group = module._exec_group
@@ -123,7 +130,7 @@ def plan(module, train_data, eval_metric, optimizer, optimizer_params, kvstore, 
     if trainer.num_workers > 1:
         kvs._end_the_job_on_an_uncaught_exception()
     optimizer = _make_optimizer(module, optimizer, optimizer_params, batch_size)
-    settings = _optimizer_settings(optimizer) if optimizer is not None else None
+    settings = _optimizer_settings(optimizer, half_weights) if optimizer is not None else None
     if settings is None:
         return None
     return {'metric': metric, 'optimizer': optimizer, 'settings': settings, 'trainer': trainer}
