@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <random>
 #include <string>
 
 #include "apps/text_generator.h"
@@ -36,33 +35,14 @@ std::string PromptOf(const GenerateOptions& o) {
 int Generate(const GenerateOptions& o) {
   CheckSamplingOptions(o.sampling);
   const std::string prompt = PromptOf(o);
-  if (prompt.empty()) {
-    throw ConfigError("the prompt is empty: give --prompt TEXT or --prompt-file F", __FILE__,
-                      __LINE__);
-  }
   const Symbol symbol = Symbol::Load(o.symbol);
   std::map<std::string, NDArray> args, aux;
   LoadArgAuxParams(o.params, &args, &aux);
   TextGenerator generator(symbol, args, aux, Context::Parse(o.device), o.context);
-  std::vector<int64_t> tokens;
-  for (const char c : prompt) {
-    const auto byte = static_cast<int64_t>(static_cast<unsigned char>(c));
-    if (byte >= generator.vocab()) {
-      throw ConfigError("the prompt holds byte " + std::to_string(byte) +
-                            ", outside the model's vocabulary of " +
-                            std::to_string(generator.vocab()),
-                        __FILE__, __LINE__);
-    }
-    tokens.push_back(byte);
-  }
-  std::mt19937_64 rng(o.seed);
-  for (int64_t i = 0; i < o.length; ++i) {
-    const std::vector<float> p = generator.NextProbabilities(tokens);
-    const int64_t next = SampleIndex(p, o.sampling, rng);
-    tokens.push_back(next);
-    std::fputc(static_cast<int>(next), stdout);
+  generator.Generate(prompt, o.length, o.sampling, o.seed, [](char byte) {
+    std::fputc(static_cast<unsigned char>(byte), stdout);
     std::fflush(stdout);  // streamed as it is made
-  }
+  });
   std::fputc('\n', stdout);
   return 0;
 }

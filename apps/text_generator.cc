@@ -132,4 +132,34 @@ std::vector<float> TextGenerator::NextProbabilities(const std::vector<int64_t>& 
   return last;
 }
 
+std::string TextGenerator::Generate(const std::string& prompt, int64_t length,
+                                    const SamplingOptions& sampling, uint64_t seed,
+                                    const std::function<void(char)>& on_byte) {
+  CheckSamplingOptions(sampling);
+  if (prompt.empty()) {
+    throw ConfigError("the prompt is empty: give --prompt TEXT or --prompt-file F", __FILE__,
+                      __LINE__);
+  }
+  std::vector<int64_t> tokens;
+  for (const char c : prompt) {
+    const auto byte = static_cast<int64_t>(static_cast<unsigned char>(c));
+    if (byte >= vocab_) {
+      throw ConfigError("the prompt holds byte " + std::to_string(byte) +
+                            ", outside the model's vocabulary of " + std::to_string(vocab_),
+                        __FILE__, __LINE__);
+    }
+    tokens.push_back(byte);
+  }
+  std::mt19937_64 rng(seed);
+  std::string text;
+  for (int64_t i = 0; i < length; ++i) {
+    const std::vector<float> p = NextProbabilities(tokens);
+    const int64_t next = SampleIndex(p, sampling, rng);
+    tokens.push_back(next);
+    text.push_back(static_cast<char>(next));
+    if (on_byte) on_byte(text.back());
+  }
+  return text;
+}
+
 }  // namespace cohort

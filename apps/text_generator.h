@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -50,6 +51,12 @@ class TextGenerator {
   int64_t vocab() const { return vocab_; }
   // The distribution of the byte after `tokens` (their last `context` are seen).
   std::vector<float> NextProbabilities(const std::vector<int64_t>& tokens);
+  // `length` bytes continuing `prompt`, drawn under `sampling` from a std::mt19937_64 seeded
+  // with `seed`; `on_byte` (if set) gets each as it is drawn. cohort-generate and Python's
+  // cohort.generation both run this. Throws a ConfigError for an empty prompt or a byte
+  // outside the vocabulary.
+  std::string Generate(const std::string& prompt, int64_t length, const SamplingOptions& sampling,
+                       uint64_t seed, const std::function<void(char)>& on_byte = {});
 
  private:
   Symbol symbol_;

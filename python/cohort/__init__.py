@@ -35,5 +35,6 @@ from . import monitor
 from . import monitor as mon
 from . import contrib
 from . import gluon
+from . import generation
 
 __version__ = '0.1.0'

@@ -29,6 +29,7 @@ void RegisterOptimizer(py::module_& m);
 void RegisterKVStore(py::module_& m);
 void RegisterModel(py::module_& m);
 void RegisterTrainer(py::module_& m);
+void RegisterGeneration(py::module_& m);
 
 // A tuple or list of ints as a Shape; TypeError/ValueError naming `what` otherwise.
 Shape ShapeFromPython(const py::handle& value, const std::string& what);

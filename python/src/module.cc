@@ -67,6 +67,7 @@ PYBIND11_MODULE(_cohort, m) {
   RegisterKVStore(m);
   RegisterModel(m);
   RegisterTrainer(m);
+  RegisterGeneration(m);
   m.def("num_gpus", &device::Count);
   // What this build was compiled with, for cohort.runtime.Features.
   py::dict built;

@@ -1,7 +1,8 @@
 """The examples under examples/, shortened: MXNet's Executor loop learns Fashion-MNIST (above
 0.8 after one epoch), the manager loop over two devices learns, a model written in Python
 trains under cohort-train, train_mnist's Module.fit and train_gpt's BucketingModule.fit run the C++
-loop (equal to cohort-train and to mpirun), and fine-tuning keeps frozen layers."""
+loop (equal to cohort-train and to mpirun), fine-tuning keeps frozen layers, and generation from
+Python draws cohort-generate's bytes."""
 import json
 import os
 import shutil
@@ -138,3 +139,31 @@ def test_finetune_trains_a_new_head_on_frozen_layers(tmp_path):
     assert result['frozen'] == ['conv1_weight', 'conv1_bias', 'conv2_weight', 'conv2_bias',
                                 'fc1_weight', 'fc1_bias'], result
     assert result['frozen_unchanged'] and result['val_accuracy'] > 0.8, result
+
+
+@needs_gcide
+def test_generation_from_python_is_cohort_generates(tmp_path):
+    """cohort.generation draws the bytes cohort-generate draws for the same seed (one C++ loop),
+    streams each to its callback, and refuses an empty prompt."""
+    import cohort as mx
+    cohort_train('text_gpt.yaml', 'model.n_layer=1', 'model.d_model=32', 'model.n_head=2',
+                 'model.seq_len=32', 'batch_size=16', 'epochs=1', 'data.batches_per_epoch=20',
+                 'data.val_batches=1', 'checkpoint.prefix=%s' % (tmp_path / 'g'))
+    generate = os.path.join(os.path.dirname(TRAIN), 'cohort-generate')
+    out = subprocess.run([generate, '--symbol', str(tmp_path / 'g-symbol.json'), '--params',
+                          str(tmp_path / 'g-0001.params'), '--prompt', 'The ', '--length', '60',
+                          '--seed', '7', '--top-k', '20'], capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    sym, args, aux = mx.model.load_checkpoint(str(tmp_path / 'g'), 1)
+    gen = mx.generation.TextGenerator(sym, args, aux)
+    assert (gen.context, gen.vocab) == (32, 256)
+    streamed = []
+    text = gen.generate('The ', length=60, seed=7, top_k=20, callback=streamed.append)
+    assert out.stdout == text + b'\n' and len(text) == 60
+    assert b''.join(streamed) == text
+    assert text != gen.generate(b'The ', length=60, seed=8, top_k=20)
+    p = gen.next_probabilities('The ')
+    assert p.shape == (256,) and abs(float(p.sum()) - 1) < 1e-5
+    assert mx.generation.generate(sym, args, aux, 'The ', 60, top_k=20, seed=7) == text
+    with pytest.raises(mx.MXNetError, match='the prompt is empty'):
+        gen.generate('', length=5)
