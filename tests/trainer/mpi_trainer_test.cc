@@ -125,6 +125,39 @@ TEST(MpiTrainer, BucketsReducedDuringBackwardEqualOneProcess) {
   }
 }
 
+// Note [Multi-precision weights] under MPI: float16 weights, whose float16 gradients are widened
+// before the workers sum them, train on two workers as on one process's two devices (within a
+// float16 rounding), and every worker holds the same weights bit for bit.
+TEST(MpiTrainer, Float16WeightsTrainAsOneProcess) {
+  auto network = [] {
+    auto cast = [](const Symbol& x, const char* dtype) {
+      return Symbol::Create("Cast", {x}, {{"dtype", dtype}});
+    };
+    Symbol x = cast(sym::Variable("data"), "float16");
+    x = sym::Activation(sym::FullyConnected(x, {.num_hidden = 16}, "fc1"), "relu", "relu1");
+    x = sym::FullyConnected(x, {.num_hidden = 4}, "fc2");
+    return sym::SoftmaxOutput(cast(x, "float32"), "softmax");
+  };
+  std::vector<float> x, y;
+  Blobs(8, &x, &y);
+  FitConfig c = Config(true);
+  c.optimizer_options.lr = 0.1;
+  c.optimizer_options.multi_precision = true;
+  std::shared_ptr<KVStore> kv = KVStore::Create("mpi");
+  NDArrayIter mine({{"data", NDArray::FromVector<float>({96, 8}, x)}},
+                   {{"softmax_label", NDArray::FromVector<float>({96}, y)}},
+                   {.batch_size = 8, .num_parts = 2, .part_index = kv->rank()});
+  Trainer distributed(network(), {Context::CPU(0)}, {}, kv);
+  distributed.Fit(mine, nullptr, c);
+  NDArrayIter all({{"data", NDArray::FromVector<float>({96, 8}, x)}},
+                  {{"softmax_label", NDArray::FromVector<float>({96}, y)}}, {.batch_size = 16});
+  Trainer local(network(), {Context::CPU(0), Context::CPU(1)});
+  local.Fit(all, nullptr, c);
+  EXPECT_EQ(Params(distributed).at("fc1_weight").dtype(), DType::kFloat16);
+  ExpectParamsNear(distributed, local, 2e-3);
+  ExpectAlikeOnEveryWorker(*kv, Params(distributed));
+}
+
 // Frozen parameters have no kvstore key: rank 0's values reach every worker, so a worker that
 // started from other values (another file, another draw) still trains the same network.
 TEST(MpiTrainer, FrozenParametersStartFromRankZeros) {
