@@ -2,6 +2,7 @@
 #include "executor/graph_plan.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "executor/place_devices.h"
 
@@ -43,7 +44,8 @@ void GraphPlan::NumberEntries(const Symbol& symbol) {
   grad_plan.assign(entries, -1);
 }
 
-// One pass suffices, since every variable's shape and dtype is bound.
+// One pass suffices, since every variable's shape and dtype is bound, but for an op that cannot
+// tell an output from its inputs alone.
 void GraphPlan::InferShapes(const Symbol& symbol, const Bound& bound) {
   const std::vector<std::string> arg_names = symbol.ListArguments();
   const std::vector<std::string> aux_names = symbol.ListAuxiliaryStates();
@@ -54,6 +56,14 @@ void GraphPlan::InferShapes(const Symbol& symbol, const Bound& bound) {
   needs_backward = std::find(bound.arg_needs_grad.begin(), bound.arg_needs_grad.end(), true) !=
                    bound.arg_needs_grad.end();
 
+  // The whole graph's inference, made only when an op cannot tell an output from its inputs.
+  std::optional<Symbol::NodeShapes> whole_graph;
+  auto bound_shapes = [&] {
+    std::map<std::string, Shape> known;
+    for (size_t i = 0; i < arg_names.size(); ++i) known[arg_names[i]] = bound.arg_shapes[i];
+    for (size_t i = 0; i < aux_names.size(); ++i) known[aux_names[i]] = bound.aux_shapes[i];
+    return known;
+  };
   for (const auto& node_ptr : order) {
     const SymbolNode& node = *node_ptr;
     const int e0 = FirstEntry(node);
@@ -81,6 +91,14 @@ void GraphPlan::InferShapes(const Symbol& symbol, const Bound& bound) {
       (is_arg ? in_types : aux_types).push_back(dtype[e]);
     }
     node.impl->InferShape(in, out, aux);
+    // An output the op cannot tell from its inputs (an RNN cell's begin state, zeros of shape
+    // (0, hidden)) takes what the ops reading it give, as Symbol::InferShape works it out.
+    for (int k = 0; k < node.num_outputs(); ++k) {
+      if (op::ShapeKnown(out[k])) continue;
+      if (!whole_graph) whole_graph = symbol.InferNodeShapes(bound_shapes());
+      const auto it = whole_graph->find(&node);
+      if (it != whole_graph->end()) op::AssignShape(out[k], it->second[k], node.op, "output");
+    }
     try {
       node.impl->InferType(in_types, out_types, aux_types);
     } catch (const Error& err) {

@@ -385,7 +385,12 @@ void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vect
     output_slices.resize(n);
     for (size_t k = 0; k < n; ++k) {
       label_slices[k] = SamplesOf(labels[k], label_axis(k), begin, rows);
-      output_slices[k] = SamplesOf(outputs[k], output_axes_[k], 0, rows);
+      // An output with a row a sample loses its padding's rows; one whose rows are not the
+      // samples (an unrolled RNN's (batch x time, classes)) is given whole, as MXNet does.
+      const NDArray& out = outputs[k];
+      const int axis = output_axes_[k];
+      const bool per_sample = out.shape().ndim() > axis && out.shape()[axis] == end - begin;
+      output_slices[k] = per_sample ? SamplesOf(out, axis, 0, rows) : out;
     }
     metric.Update(label_slices, output_slices);
   }

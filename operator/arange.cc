@@ -95,8 +95,12 @@ class Filled : public Operator {
     value_ = op == "_ones" ? 1.0 : op == "_full" ? r.Float("value") : 0.0;
     r.String("ctx");  // placement: the executor's
     r.Finish();
-    COHORT_CHECK(ShapeKnown(shape_))
-        << op << ": shape " << shape_ << " must be known (every dimension positive)";
+    // A dimension of 0 is unknown (MXNet 1.x's infer_shape_partial): filled in from the ops that
+    // read the output, as an RNN cell's begin state (0, hidden) takes its batch.
+    bool valid = shape_.ndim() > 0;
+    for (int d = 0; d < shape_.ndim(); ++d) valid = valid && shape_[d] >= 0;
+    COHORT_CHECK(valid) << op << ": shape " << shape_
+                        << " must have dimensions of 0 (unknown) or more";
   }
 
   std::vector<std::string> ListArguments() const override { return {}; }
@@ -112,7 +116,7 @@ class Filled : public Operator {
   bool InferShape(std::vector<Shape>&, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
     AssignShape(out[0], shape_, type(), "output");
-    return true;
+    return ShapeKnown(out[0]);
   }
 
   void Forward(const OpContext& ctx, const std::vector<NDArray>&, const std::vector<GradReq>&,

@@ -123,22 +123,34 @@ class FullyConnected : public Operator {
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
-    const Shape& d = in[0];
-    if (!ShapeKnown(d)) return false;
+    Shape& d = in[0];
+    if (d.ndim() == 0) return false;
+    // A partly known input (MXNet's infer_shape_partial): an RNN cell's begin state is (0, hidden)
+    // until the output, known from the op it is added to, gives the batch (as MXNet's
+    // FullyConnectedShape takes it).
     int64_t k = 1;
     Shape o;
     if (p_.flatten) {
-      for (int i = 1; i < d.ndim(); ++i) k *= d[i];
+      for (int i = 1; i < d.ndim(); ++i) k = DimKnown(d[i]) && DimKnown(k) ? k * d[i] : 0;
       o = Shape({d[0], p_.num_hidden});
     } else {
       k = d[d.ndim() - 1];
       o = d;
       o[d.ndim() - 1] = p_.num_hidden;
     }
-    AssignShape(in[1], Shape({p_.num_hidden, k}), "FullyConnected", "weight");
+    if (DimKnown(k)) AssignShape(in[1], Shape({p_.num_hidden, k}), "FullyConnected", "weight");
     if (!p_.no_bias) AssignShape(in[2], Shape({p_.num_hidden}), "FullyConnected", "bias");
     AssignShape(out[0], o, "FullyConnected", "output");
-    return true;
+    if (ShapeKnown(d)) return true;
+    const Shape& known = out[0];  // the batch dims back from the output
+    Shape back = d;
+    if (p_.flatten) {
+      back[0] = known[0];
+    } else {
+      for (int i = 0; i + 1 < d.ndim(); ++i) back[i] = known[i];
+    }
+    AssignShape(d, back, "FullyConnected", "data");
+    return ShapeKnown(d);
   }
 
   // Rows of the batch in parallel chunks (Note [Kernel threads]).

@@ -268,9 +268,9 @@ Symbol Symbol::GetInternals() const {
   return Symbol(std::move(outs));
 }
 
-Symbol::Shapes Symbol::InferShape(const std::map<std::string, Shape>& known) const {
+Symbol::NodeShapes Symbol::InferNodeShapes(const std::map<std::string, Shape>& known) const {
   const auto order = TopoOrder();
-  std::unordered_map<const SymbolNode*, std::vector<Shape>> shapes;  // per node, per output
+  NodeShapes shapes;  // per node, per output
   std::set<std::string> used;
   for (const auto& node : order) {
     shapes[node.get()].resize(node->num_outputs());
@@ -325,6 +325,11 @@ Symbol::Shapes Symbol::InferShape(const std::map<std::string, Shape>& known) con
       for (size_t i = 0; i < out.size(); ++i) changed |= !(before_out[i] == out[i]);
     }
   }
+  return shapes;
+}
+
+Symbol::Shapes Symbol::InferShape(const std::map<std::string, Shape>& known) const {
+  NodeShapes shapes = InferNodeShapes(known);
   Shapes result;
   result.complete = true;
   for (const auto& [node, is_aux] : Variables()) {

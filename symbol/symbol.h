@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "operator/common/operator.h"
@@ -89,6 +90,9 @@ class Symbol {
   // Shapes from any subset of argument shapes (and "__shape__" attributes). A conflict throws an
   // error naming the node and the input; unknown names in `known` are an error too.
   Shapes InferShape(const std::map<std::string, Shape>& known) const;
+  // What InferShape works out for every node's outputs (inputs and inner nodes alike).
+  using NodeShapes = std::unordered_map<const SymbolNode*, std::vector<Shape>>;
+  NodeShapes InferNodeShapes(const std::map<std::string, Shape>& known) const;
 
   struct Types {
     op::TypeSlots arguments, outputs, auxiliary;  // unknown ones are nullopt

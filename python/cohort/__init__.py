@@ -36,5 +36,6 @@ from . import monitor as mon
 from . import contrib
 from . import gluon
 from . import generation
+from . import rnn
 
 __version__ = '0.1.0'

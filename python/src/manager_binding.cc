@@ -97,6 +97,16 @@ void RegisterManager(py::module_& m) {
       .def_property_readonly("aux_arrays", &DataParallelExecutorManager::aux_arrays)
       .def_property_readonly("aux_names", &DataParallelExecutorManager::aux_names)
       .def_property_readonly("num_devices", &DataParallelExecutorManager::num_devices)
+      // The bytes the default bucket's executors planned for their entries (MXNet's
+      // Module._total_exec_bytes).
+      .def_property_readonly("planned_bytes",
+                             [](DataParallelExecutorManager& manager) {
+                               size_t bytes = 0;
+                               for (int d = 0; d < manager.num_devices(); ++d) {
+                                 bytes += manager.default_group().executor(d).planned_bytes();
+                               }
+                               return bytes;
+                             })
       // The current group's executors' outputs, one list per device.
       .def_property_readonly("outputs",
                              [](DataParallelExecutorManager& manager) {

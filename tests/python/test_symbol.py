@@ -218,8 +218,15 @@ def test_zeros_ones_full_symbols():
     f = mx.sym.full((2, 2), 2.5) + mx.sym.var('x')
     np.testing.assert_array_equal(f.eval(mx.cpu(), x=mx.nd.ones((2, 2)))[0].asnumpy(),
                                   np.full((2, 2), 3.5))
-    with pytest.raises(mx.MXNetError, match='must be known'):
-        mx.sym.zeros((0, 3))
+    # A dimension of 0 is unknown until the graph gives it (an RNN cell's begin state), as in
+    # MXNet 1.x; alone it cannot be bound, and a negative one is refused.
+    partial = mx.sym.zeros((0, 3)) + mx.sym.var('x')
+    assert partial.infer_shape(x=(2, 3))[1] == [(2, 3)]
+    assert partial.eval(mx.cpu(), x=mx.nd.ones((2, 3)))[0].asnumpy().tolist() == [[1] * 3] * 2
+    with pytest.raises(mx.MXNetError, match="cannot infer output 0's shape"):
+        mx.sym.zeros((0, 3)).eval(mx.cpu())
+    with pytest.raises(mx.MXNetError, match='dimensions of 0 .unknown. or more'):
+        mx.sym.zeros((-2, 3))
 
 
 def test_split_v2_symbol_and_pick_fluent():

@@ -71,6 +71,9 @@ class BucketingModule(BaseModule):
                               group2ctxs=group2ctxs, compression_params=compression_params)
         self._module._buckets = (self._symbol_of_id, self._id_of(default_bucket_key))
         self._curr_bucket_key = default_bucket_key
+        # MXNet's bucket key -> Module of each bucket used so far: here the one Module, whose
+        # manager keeps every bucket's executors (memory of the default bucket's shared).
+        self._buckets = {}
 
     def _generate(self, key):
         if key not in self._generated:
@@ -117,6 +120,7 @@ class BucketingModule(BaseModule):
             raise AssertionError('call bind before switching bucket')
         self._id_of(bucket_key)
         self._curr_bucket_key = bucket_key
+        self._buckets[bucket_key] = self._module
 
     # ---- what the Module does, over every bucket
     binded = _module_flag('binded')
@@ -138,6 +142,7 @@ class BucketingModule(BaseModule):
         self._module.bind(data_shapes, label_shapes, for_training, inputs_need_grad,
                           force_rebind=force_rebind, grad_req=grad_req)
         self._curr_bucket_key = self._default_bucket_key
+        self._buckets = {self._default_bucket_key: self._module}
 
     def init_params(self, *args, **kwargs):
         self._module.init_params(*args, **kwargs)
@@ -160,6 +165,7 @@ class BucketingModule(BaseModule):
         if key is None:
             key = self._default_bucket_key
         self._curr_bucket_key = key
+        self._buckets[key] = self._module
         self._module.forward(_KeyedBatch(data_batch, self._id_of(key)), is_train)
 
     def backward(self, out_grads=None):

@@ -236,6 +236,7 @@ class Module(BaseModule):
             logger=self.logger, fixed_param_names=self._fixed_param_names, grad_req=grad_req,
             group2ctxs=self._group2ctxs, _buckets=self._buckets)
         self._trained_names = self._exec_group.param_names
+        self._total_exec_bytes = self._exec_group._manager._handle.planned_bytes
         shapes = {d.name: tuple(d.shape) for d in self._data_shapes + self._label_shapes}
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         arg_types, _, aux_types = self._symbol.infer_type(
