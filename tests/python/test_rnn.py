@@ -145,3 +145,45 @@ def test_lstm_language_model_trains_through_bucketing_module(tmp_path):
     _, args, _ = mx.rnn.load_rnn_checkpoint(stack, prefix, 1)
     np.testing.assert_array_equal(args['lstm_l0_i2h_weight'].asnumpy(),
                                   mod.get_params()[0]['lstm_l0_i2h_weight'].asnumpy())
+
+
+def test_module_state_inputs_carry_between_batches():
+    # Note [State inputs]: state_names are inputs the caller sets; each device takes its rows,
+    # and the outputs equal one executor's given the same states.
+    cell = mx.rnn.SequentialRNNCell()
+    for i in range(2):
+        cell.add(mx.rnn.LSTMCell(num_hidden=3, prefix='l%d_' % i))
+    begin = cell.begin_state(func=mx.sym.Variable)
+    _, states = cell.unroll(3, begin_state=begin, inputs=mx.sym.Variable('data'))
+    net = mx.sym.Group(states)
+    names = [s.name for s in begin]
+    mod = mx.mod.Module(net, context=[mx.cpu(0), mx.cpu(1)], label_names=None, state_names=names)
+    mod.bind(data_shapes=[('data', (5, 3, 2))], label_shapes=None, for_training=False)
+    mod.init_params(initializer=mx.init.Uniform(0.5))
+    x = mx.nd.array(np.random.RandomState(2).uniform(-1, 1, (5, 3, 2)))
+    batch = mx.io.DataBatch(data=[x], label=[])
+    args, _ = mod.get_params()
+    ex = net.simple_bind(mx.cpu(), data=(5, 3, 2), **{n: (5, 3) for n in names})
+
+    def expected(state_values):
+        feed = dict(args, data=x, **dict(zip(names, state_values)))
+        for name, arr in ex.arg_dict.items():
+            arr[:] = feed[name]
+        ex.forward()
+        return [o.asnumpy() for o in ex.outputs]
+
+    mod.set_states(value=0.5)
+    assert all((s.asnumpy() == 0.5).all() for s in mod.get_states())
+    mod.forward(batch)
+    first = [o.asnumpy() for o in mod.get_outputs()]
+    for got, want in zip(first, expected([mx.nd.full((5, 3), 0.5)] * 4)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # The outputs, per device, become the next batch's states.
+    mod.set_states(states=mod.get_outputs(merge_multi_context=False))
+    np.testing.assert_array_equal(mod.get_states()[1].asnumpy(), first[1])
+    assert [p.shape for p in mod.get_states(merge_multi_context=False)[0]] == [(2, 3), (3, 3)]
+    mod.forward(batch)
+    for got, want in zip(mod.get_outputs(), expected([mx.nd.array(f) for f in first])):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match='2 states given for 4'):
+        mod.set_states(states=first[:2])

@@ -183,6 +183,12 @@ class BucketingModule(BaseModule):
     def get_input_grads(self, merge_multi_context=True):
         return self._module.get_input_grads(merge_multi_context)
 
+    def get_states(self, merge_multi_context=True):
+        return self._module.get_states(merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        self._module.set_states(states, value)
+
     def install_monitor(self, mon):
         self._module.install_monitor(mon)
 

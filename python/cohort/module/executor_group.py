@@ -44,6 +44,19 @@ class _Shapes(object):
         self.default_bucket_key = default_bucket_key
 
 
+class _WithStates(object):
+    """A batch with the state inputs' whole-batch arrays after its data (Note [State inputs])."""
+
+    def __init__(self, batch, arrays, descs):
+        self.data = list(batch.data) + list(arrays)
+        self.label = getattr(batch, 'label', None)
+        self.pad = getattr(batch, 'pad', 0)
+        self.bucket_key = getattr(batch, 'bucket_key', None)
+        provide_data = getattr(batch, 'provide_data', None)
+        self.provide_data = list(provide_data) + list(descs) if provide_data else None
+        self.provide_label = getattr(batch, 'provide_label', None)
+
+
 class _Quiet(object):
     """MXNet's module group logs nothing when it binds."""
 
@@ -94,8 +107,8 @@ class DataParallelExecutorGroup(object):
                              "every parameter" % (grad_req,))
         self.grad_req = grad_req
         self.group2ctxs = _prepare_group2ctxs(group2ctxs, len(contexts))
-        if state_names:
-            raise MXNetError("state_names is not supported by Cohort's executor group yet")
+        # Note [State inputs]: inputs the caller sets between batches (an RNN's begin states).
+        self.state_names = list(state_names or [])
         self.symbol = symbol
         self.contexts = list(contexts)
         self.workload = list(workload) if workload else [1] * len(self.contexts)
@@ -121,13 +134,38 @@ class DataParallelExecutorGroup(object):
         self.data_layouts = [_batch_axis(d) for d in self.data_shapes]
         self.batch_size = self.data_shapes[0].shape[self.data_layouts[0]]
         sym_gen, default_key = self._buckets or (None, None)
+        self._bind_states()
         self._manager = DataParallelExecutorManager(
-            self.symbol, self.contexts, _Shapes(self.data_shapes, self.label_shapes, default_key),
+            self.symbol, self.contexts,
+            _Shapes(self.data_shapes + self._state_descs, self.label_shapes, default_key),
             self.arg_names, self.param_names, self.aux_names, work_load_list=self.workload,
             logger=_Quiet(), sym_gen=sym_gen,
             _inputs_need_grad=self.for_training and self.inputs_need_grad,
             _grad_req=self.grad_req, _group2ctxs=self.group2ctxs)
         self.slices = self._manager.slices
+
+    # Note [State inputs]
+    # MXNet's state_names are inputs that are neither data nor parameters: each device's executor
+    # holds its samples' rows of them, which stay as set_states left them from batch to batch.
+    # Here each state is one array of the whole batch (its shape inferred from the data's, its
+    # batch axis that of its '__layout__', 'NC' for an RNN cell's state), handed to the manager
+    # beside the data of every batch, so the devices take their rows of it as they take the
+    # data's; set_states writes it (a value, or the devices' parts) and get_states reads it.
+    def _bind_states(self):
+        self._state_descs, self._state_arrays = [], []
+        if not self.state_names:
+            return
+        shapes = {d.name: tuple(d.shape) for d in self.data_shapes + self.label_shapes}
+        arg_shapes, _, _ = self.symbol.infer_shape_partial(**shapes)
+        by_name = dict(zip(self.arg_names, arg_shapes))
+        for name in self.state_names:
+            shape = by_name.get(name)
+            if not shape or 0 in shape:
+                raise MXNetError("state '%s': its shape does not follow from the data shapes "
+                                 "(give the variable a shape)" % name)
+            layout = self.symbol.get_internals()[name].attr('__layout__') or 'NC'
+            self._state_descs.append(DataDesc(name, shape, layout=layout))
+            self._state_arrays.append(nd.zeros(shape))
 
     def reshape(self, data_shapes, label_shapes):
         """Rebinds for other shapes (the caller copies the parameters over)."""
@@ -166,6 +204,8 @@ class DataParallelExecutorGroup(object):
 
     # ---- a step
     def forward(self, data_batch, is_train=None):
+        if self.state_names:  # Note [State inputs]
+            data_batch = _WithStates(data_batch, self._state_arrays, self._state_descs)
         self._manager.load_data_batch(data_batch)
         self._manager.forward(self.for_training if is_train is None else is_train)
 
@@ -208,11 +248,40 @@ class DataParallelExecutorGroup(object):
     def _slice_bounds(self):
         return [(s.start, s.stop) if isinstance(s, slice) else tuple(s) for s in self.slices]
 
+    def _state_parts(self, index):
+        """The devices' rows of state `index` (views of its whole-batch array)."""
+        axis = _batch_axis(self._state_descs[index])
+        whole = self._state_arrays[index]
+        return [nd.slice_axis(whole, axis=axis, begin=b, end=e)
+                for b, e in self._slice_bounds()]
+
     def get_states(self, merge_multi_context=True):
-        raise MXNetError("get_states: Cohort's executor group has no state arrays yet")
+        """Each state: the whole batch's array, or without merge_multi_context a list of the
+        devices' rows (Note [State inputs])."""
+        if merge_multi_context:
+            return [a.copy() for a in self._state_arrays]
+        return [self._state_parts(i) for i in range(len(self.state_names))]
 
     def set_states(self, states=None, value=None):
-        raise MXNetError("set_states: Cohort's executor group has no state arrays yet")
+        """Sets every state to `value`, or to `states`: per state a list of the devices' rows
+        (get_outputs(merge_multi_context=False)'s form) or one array of the whole batch."""
+        if (states is None) == (value is None):
+            raise AssertionError('set_states: give states or value, not both')
+        if value is not None:
+            for a in self._state_arrays:
+                a[:] = value
+            return
+        if len(states) != len(self.state_names):
+            raise ValueError('set_states: %d states given for %d state inputs %s'
+                             % (len(states), len(self.state_names), self.state_names))
+        for i, given in enumerate(states):
+            whole = self._state_arrays[i]
+            if isinstance(given, nd.NDArray):
+                whole[:] = given
+                continue
+            axis = _batch_axis(self._state_descs[i])
+            parts = [p.as_in_context(whole.context) for p in given]
+            whole[:] = parts[0] if len(parts) == 1 else nd.concat(*parts, dim=axis)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         self._manager.update_metric(eval_metric, labels, pre_sliced)

@@ -234,7 +234,7 @@ class Module(BaseModule):
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
             logger=self.logger, fixed_param_names=self._fixed_param_names, grad_req=grad_req,
-            group2ctxs=self._group2ctxs, _buckets=self._buckets)
+            state_names=self._state_names, group2ctxs=self._group2ctxs, _buckets=self._buckets)
         self._trained_names = self._exec_group.param_names
         self._total_exec_bytes = self._exec_group._manager._handle.planned_bytes
         shapes = {d.name: tuple(d.shape) for d in self._data_shapes + self._label_shapes}
@@ -393,6 +393,18 @@ class Module(BaseModule):
         the devices' parts."""
         self._check_bound('get_outputs')
         return self._exec_group.get_outputs(merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        """The state inputs (state_names): each the whole batch's, or a list of the devices'
+        parts without merge_multi_context."""
+        self._check_bound('get_states')
+        return self._exec_group.get_states(merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        """Sets the state inputs to `value`, or to `states` (per state the devices' parts, as
+        get_outputs(merge_multi_context=False) gives them, or the whole batch's array)."""
+        self._check_bound('set_states')
+        self._exec_group.set_states(states, value)
 
     def get_input_grads(self, merge_multi_context=True):
         """The gradients of the data inputs after backward (bind with inputs_need_grad)."""
