@@ -21,6 +21,7 @@ struct GenerateOptions {
   std::string symbol, params, prompt, prompt_file, device = "cpu:0";
   int64_t length = 200, context = 0;
   uint64_t seed = 0;
+  bool no_kv_cache = false;
   SamplingOptions sampling;
 };
 
@@ -38,7 +39,8 @@ int Generate(const GenerateOptions& o) {
   const Symbol symbol = Symbol::Load(o.symbol);
   std::map<std::string, NDArray> args, aux;
   LoadArgAuxParams(o.params, &args, &aux);
-  TextGenerator generator(symbol, args, aux, Context::Parse(o.device), o.context);
+  TextGenerator generator(symbol, args, aux, Context::Parse(o.device), o.context,
+                          /*kv_cache=*/!o.no_kv_cache);
   generator.Generate(prompt, o.length, o.sampling, o.seed, [](char byte) {
     std::fputc(static_cast<unsigned char>(byte), stdout);
     std::fflush(stdout);  // streamed as it is made
@@ -70,6 +72,9 @@ int main(int argc, char** argv) {
                  "the window the model was trained on (0: the rows of pos_embed_weight)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("--device", o.device, "cpu:0 or gpu:N");
+  app.add_flag("--no-kv-cache", o.no_kv_cache,
+               "run the whole window for every byte (the GPT otherwise decodes a position at a "
+               "time while the text fits its window)");
   return cohort::ParseAndRun(app, argc, argv, "cohort-generate",
                              [&] { return cohort::Generate(o); });
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "symbol/models/models.h"
 
 namespace cohort {
 
@@ -83,9 +84,93 @@ int64_t ContextOf(const std::map<std::string, NDArray>& args, int64_t given) {
 
 }  // namespace
 
+std::unique_ptr<GptDecoder> GptDecoder::For(const Symbol& symbol,
+                                            const std::map<std::string, NDArray>& args,
+                                            Context ctx) {
+  if (!ctx.is_host()) return nullptr;  // the caches are written on the host
+  const auto tok = args.find("tok_embed_weight"), pos = args.find("pos_embed_weight");
+  if (tok == args.end() || pos == args.end() || !args.count("h0_ln1_gamma")) return nullptr;
+  // The heads: the window graph's reshape of the queries, "(0, 0, heads, -1)".
+  int64_t heads = 0;
+  for (const auto& node : symbol.TopoOrder()) {
+    if (node->name != "h0_attn_q_split_heads") continue;
+    const auto shape = node->attrs.find("shape");
+    if (shape == node->attrs.end()) return nullptr;
+    const Shape s = Shape::Parse(shape->second);
+    if (s.ndim() == 4) heads = s[2];
+  }
+  models::GptOptions o;
+  o.vocab = tok->second.shape()[0];
+  o.d_model = tok->second.shape()[1];
+  o.seq_len = pos->second.shape()[0];
+  o.n_head = heads;
+  o.tie_weights = !args.count("lm_head_weight");
+  o.n_layer = 0;
+  while (args.count("h" + std::to_string(o.n_layer) + "_ln1_gamma")) ++o.n_layer;
+  if (heads <= 0 || o.d_model % heads != 0) return nullptr;
+  std::unique_ptr<GptDecoder> d(new GptDecoder());
+  d->window_ = o.seq_len;
+  d->layers_ = o.n_layer;
+  d->heads_ = heads;
+  d->head_dim_ = o.d_model / heads;
+  const Shape cache{heads, o.seq_len, d->head_dim_};
+  std::map<std::string, Shape> shapes = {
+      {"data", {1, 1}}, {"position", {1, 1}}, {"cache_mask", {1, 1, o.seq_len + 1}}};
+  for (int64_t l = 0; l < o.n_layer; ++l) {
+    shapes["h" + std::to_string(l) + "_k_cache"] = cache;
+    shapes["h" + std::to_string(l) + "_v_cache"] = cache;
+  }
+  d->step_ = Executor::SimpleBind(models::GptDecodeStep(o), ctx, shapes, GradReq::kNull);
+  d->step_->CopyParamsFrom(args, {}, /*allow_extra=*/true);
+  for (int64_t l = 0; l < o.n_layer; ++l) {
+    d->k_caches_.push_back(d->step_->arg_dict().at("h" + std::to_string(l) + "_k_cache"));
+    d->v_caches_.push_back(d->step_->arg_dict().at("h" + std::to_string(l) + "_v_cache"));
+  }
+  return d;
+}
+
+void GptDecoder::Step(int64_t token, int64_t position) {
+  const auto& in = step_->arg_dict();
+  in.at("data").data<float>()[0] = static_cast<float>(token);
+  in.at("position").data<float>()[0] = static_cast<float>(position);
+  float* mask = in.at("cache_mask").data<float>();
+  for (int64_t j = 0; j < window_; ++j) mask[j] = j < position ? 0.0f : -1e9f;
+  mask[window_] = 0.0f;  // the position itself, the last of the keys
+  step_->Forward(false);
+  // The position's key and value, (heads, 1, head_dim), into row `position` of each cache.
+  for (int64_t l = 0; l < layers_; ++l) {
+    for (int kv = 0; kv < 2; ++kv) {
+      const float* row = step_->outputs()[1 + 2 * l + kv].data<float>();
+      float* cache = (kv == 0 ? k_caches_ : v_caches_)[l].data<float>();
+      for (int64_t h = 0; h < heads_; ++h) {
+        std::copy_n(row + h * head_dim_, head_dim_, cache + (h * window_ + position) * head_dim_);
+      }
+    }
+  }
+}
+
+std::vector<float> GptDecoder::NextLogits(const std::vector<int64_t>& tokens) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  COHORT_CHECK(n >= 1 && n <= window_)
+      << "GptDecoder: " << n << " tokens for a window of " << window_;
+  // The cache holds the longest prefix of `tokens` it was built from; the rest is stepped.
+  size_t kept = 0;
+  while (kept < cached_.size() && kept + 1 < tokens.size() && cached_[kept] == tokens[kept]) {
+    ++kept;
+  }
+  cached_.resize(kept);
+  for (auto i = static_cast<int64_t>(kept); i < n; ++i) {
+    Step(tokens[i], i);
+    cached_.push_back(tokens[i]);
+  }
+  const NDArray& logits = step_->outputs()[0];
+  const float* l = logits.data<float>();
+  return std::vector<float>(l, l + logits.size());
+}
+
 TextGenerator::TextGenerator(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                              const std::map<std::string, NDArray>& aux, Context ctx,
-                             int64_t context)
+                             int64_t context, bool kv_cache)
     : symbol_(symbol), context_(ContextOf(args, context)) {
   const std::vector<std::string> inputs = symbol.ListArguments();
   if (std::find(inputs.begin(), inputs.end(), "data") == inputs.end()) {
@@ -107,10 +192,22 @@ TextGenerator::TextGenerator(const Symbol& symbol, const std::map<std::string, N
                       __FILE__, __LINE__);
   }
   vocab_ = out[2];
+  if (kv_cache) {
+    decoder_ = GptDecoder::For(symbol, args, ctx);
+    if (decoder_ && decoder_->window() != context_) decoder_.reset();  // another --context
+  }
 }
 
 std::vector<float> TextGenerator::NextProbabilities(const std::vector<int64_t>& tokens) {
   COHORT_CHECK(!tokens.empty()) << "generation needs at least one token of prompt";
+  if (decoder_ && static_cast<int64_t>(tokens.size()) <= context_) {  // Note [KV cache]
+    std::vector<float> p = decoder_->NextLogits(tokens);
+    const float top = *std::max_element(p.begin(), p.end());
+    double sum = 0;
+    for (float& v : p) sum += (v = std::exp(v - top));
+    for (float& v : p) v = static_cast<float>(v / sum);
+    return p;
+  }
   const int64_t length = std::min<int64_t>(static_cast<int64_t>(tokens.size()), context_);
   Executor* exec = window_.get();
   if (length < context_) {

@@ -28,13 +28,20 @@ def _bytes(prompt):
 class TextGenerator(object):
     """A model bound once for generation: a prompt shorter than the trained window needs no
     padding, a longer text slides the window. `context`: the window the model was trained on
-    (0: the rows of pos_embed_weight)."""
+    (0: the rows of pos_embed_weight). kv_cache: Cohort's GPT decodes a position at a time
+    while the text fits the window (Note [KV cache]); False runs the window for every byte."""
 
-    def __init__(self, symbol, arg_params, aux_params=None, ctx=None, context=0):
+    def __init__(self, symbol, arg_params, aux_params=None, ctx=None, context=0, kv_cache=True):
         ctx = ctx or cpu()
         self._handle = _cohort.TextGeneratorHandle(
             symbol.handle, {k: v._handle for k, v in arg_params.items()},
-            {k: v._handle for k, v in (aux_params or {}).items()}, ctx._text(), int(context))
+            {k: v._handle for k, v in (aux_params or {}).items()}, ctx._text(), int(context),
+            bool(kv_cache))
+
+    @property
+    def uses_kv_cache(self):
+        """Whether bytes within the window cost one position's work (Cohort's GPT on a CPU)."""
+        return self._handle.uses_kv_cache
 
     @property
     def context(self):

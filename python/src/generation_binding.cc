@@ -11,13 +11,14 @@ void RegisterGeneration(py::module_& m) {
   py::class_<TextGenerator>(m, "TextGeneratorHandle")
       .def(py::init([](const Symbol& symbol, const std::map<std::string, NDArray>& arg_params,
                        const std::map<std::string, NDArray>& aux_params, const std::string& ctx,
-                       int64_t context) {
+                       int64_t context, bool kv_cache) {
              py::gil_scoped_release release;
              return std::make_unique<TextGenerator>(symbol, arg_params, aux_params,
-                                                    ContextFromText(ctx), context);
+                                                    ContextFromText(ctx), context, kv_cache);
            }),
            py::arg("symbol"), py::arg("arg_params"), py::arg("aux_params"), py::arg("ctx"),
-           py::arg("context"))
+           py::arg("context"), py::arg("kv_cache"))
+      .def_property_readonly("uses_kv_cache", &TextGenerator::uses_kv_cache)
       .def_property_readonly("context", &TextGenerator::context)
       .def_property_readonly("vocab", &TextGenerator::vocab)
       .def(

@@ -192,6 +192,71 @@ Symbol Gpt(const GptOptions& o) {
   return Op("SoftmaxOutput", {logits, sym::Variable("softmax_label")}, loss, "softmax");
 }
 
+Symbol GptDecodeStep(const GptOptions& o) {
+  COHORT_CHECK(o.n_layer >= 1 && o.n_head >= 1 && o.d_model >= 1 && o.seq_len >= 1 &&
+               o.vocab >= 1 && o.d_model % o.n_head == 0)
+      << "gpt decode step: n_layer, n_head, d_model, seq_len and vocab must be positive, and "
+         "d_model a multiple of n_head";
+  const std::string d = std::to_string(o.d_model), h = std::to_string(o.n_head);
+  const Symbol token_weight = sym::Variable("tok_embed_weight");
+  Symbol x = Symbol::Create(
+      "Embedding",
+      std::map<std::string, Symbol>{{"data", sym::Variable("data")}, {"weight", token_weight}},
+      {{"input_dim", std::to_string(o.vocab)}, {"output_dim", d}}, "tok_embed");
+  const Symbol pos = Op("Embedding", {sym::Variable("position")},
+                        {{"input_dim", std::to_string(o.seq_len)}, {"output_dim", d}}, "pos_embed");
+  x = Op("broadcast_add", {x, pos}, {}, "embed");
+  const Symbol mask = sym::Variable("cache_mask");  // (1, 1, seq_len + 1)
+  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_model / o.n_head));
+  std::vector<Symbol> new_keys_values;
+  for (int64_t l = 0; l < o.n_layer; ++l) {
+    const std::string p = "h" + std::to_string(l), a = p + "_attn";
+    const Symbol ln = Op("LayerNorm", {x}, {}, p + "_ln1");
+    const Symbol parts = Op("SliceChannel", {DenseNd(ln, 3 * o.d_model, a + "_qkv")},
+                            {{"num_outputs", "3"}, {"axis", "2"}}, a + "_split");
+    // (1, 1, d) -> (heads, 1, d / heads), as the window's graph orders heads
+    auto heads = [&](const Symbol& t, const std::string& n) {
+      Symbol y = Reshape(t, "(0, 0, " + h + ", -1)", a + "_" + n + "_split_heads");
+      y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, a + "_" + n + "_heads_first");
+      return Reshape(y, "(-3, -2)", a + "_" + n + "_merge_batch");
+    };
+    const Symbol q = heads(parts[0], "q"), k = heads(parts[1], "k"), v = heads(parts[2], "v");
+    new_keys_values.push_back(k);
+    new_keys_values.push_back(v);
+    // The cached positions, then this one: (heads, seq_len + 1, d / heads).
+    const Symbol keys = Op("Concat", {sym::Variable(p + "_k_cache"), k},
+                           {{"num_args", "2"}, {"dim", "1"}}, a + "_keys");
+    const Symbol values = Op("Concat", {sym::Variable(p + "_v_cache"), v},
+                             {{"num_args", "2"}, {"dim", "1"}}, a + "_values");
+    Symbol scores = Op("batch_dot", {q, keys}, {{"transpose_b", "True"}}, a + "_scores");
+    scores = Op("_mul_scalar", {scores}, {{"scalar", Repr(scale)}}, a + "_scale");
+    scores = Op("broadcast_add", {scores, mask}, {}, a + "_masked");
+    const Symbol weights = Op("softmax", {scores}, {{"axis", "-1"}}, a + "_softmax");
+    Symbol y = Op("batch_dot", {weights, values}, {}, a + "_context");
+    y = Reshape(y, "(-4, -1, " + h + ", -2)", a + "_split_batch");
+    y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, a + "_time_first");
+    y = Reshape(y, "(0, 0, -1)", a + "_merge_heads");
+    x = Op("elemwise_add", {x, DenseNd(y, o.d_model, a + "_proj")}, {}, p + "_attn_residual");
+    Symbol m = Op("LayerNorm", {x}, {}, p + "_ln2");
+    m = Op("LeakyReLU", {DenseNd(m, 4 * o.d_model, p + "_mlp_fc")}, {{"act_type", "gelu"}},
+           p + "_mlp_gelu");
+    x = Op("elemwise_add", {x, DenseNd(m, o.d_model, p + "_mlp_proj")}, {}, p + "_mlp_residual");
+  }
+  x = Op("LayerNorm", {x}, {}, "ln_f");
+  const Symbol logits =
+      o.tie_weights
+          ? Symbol::Create("FullyConnected",
+                           std::map<std::string, Symbol>{{"data", x}, {"weight", token_weight}},
+                           {{"num_hidden", std::to_string(o.vocab)},
+                            {"no_bias", "True"},
+                            {"flatten", "False"}},
+                           "lm_head")
+          : DenseNd(x, o.vocab, "lm_head");
+  std::vector<Symbol> outputs = {logits};
+  outputs.insert(outputs.end(), new_keys_values.begin(), new_keys_values.end());
+  return Symbol::Group(outputs);
+}
+
 Symbol ByName(const std::string& name, std::optional<int64_t> num_classes) {
   // The depth in "<prefix><digits>", or 0.
   const auto depth = [&](const std::string& prefix) -> int {

@@ -48,6 +48,13 @@ struct GptOptions {
   std::optional<float> ignore_label;
 };
 Symbol Gpt(const GptOptions& options);
+// Note [KV cache]: one position of Gpt(options) for incremental decoding, with its parameters'
+// names. Inputs: "data" and "position" (1, 1), the token and its position; per layer l,
+// "h<l>_k_cache" and "h<l>_v_cache" (n_head, seq_len, d_model / n_head), the keys and values of
+// earlier positions; "cache_mask" (1, 1, seq_len + 1), 0 where the position may attend (the
+// cached positions before it, and the last entry, itself) and -1e9 elsewhere. Outputs: the
+// logits (1, 1, vocab), then per layer the position's key and value (n_head, 1, d / n_head).
+Symbol GptDecodeStep(const GptOptions& options);
 
 // MobileNet v1 as MXNet's example builds it (example/image-classification/symbols/mobilenet.py):
 // a 3x3 stride-2 convolution of 32·multiplier filters, then 13 pairs of a depthwise 3x3 and a

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cohort-generate end to end (Note [Text generation]): a small GPT trained for a few steps on
 # dict-gcide continues a prompt; the same seed gives the same text, top-k 1 and top-p near 0
-# are the greedy text, a prompt longer than the window slides it, and bad options are exit 2.
+# are the greedy text (with and without the KV cache), a prompt longer than the window slides it,
+# and bad options are exit 2.
 #   cohort_generate_test.sh TRAIN GENERATE SOURCE_DIR
 set -u
 train=$1 generate=$2 src=$3
@@ -23,6 +24,9 @@ topk=$("${gen[@]}" --prompt "The " --length 40 --top-k 1 --seed 3)
 topp=$("${gen[@]}" --prompt "The " --length 40 --top-p 0.000001 --seed 4)
 check "top-k 1 and a tiny top-p give the greedy text" '[[ -n "$greedy" && "$topk" == "$greedy" && "$topp" == "$greedy" ]]' ||
   printf '%q\n%q\n%q\n' "$greedy" "$topk" "$topp"
+nocache=$("${gen[@]}" --prompt "The " --length 40 --temperature 0 --no-kv-cache)
+check "--no-kv-cache (the window every byte) gives the greedy text of the KV cache" '[[ "$nocache" == "$greedy" ]]' ||
+  printf '%q\n%q\n' "$greedy" "$nocache"
 printf 'A word of more than thirty-two bytes, which slides the window: ' > "$tmp/prompt"
 long=$("${gen[@]}" --prompt-file "$tmp/prompt" --length 50 --seed 1)
 check "a prompt longer than the window (32) slides it" '[[ ${#long} -eq 50 ]]'

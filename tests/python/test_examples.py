@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
@@ -167,3 +168,14 @@ def test_generation_from_python_is_cohort_generates(tmp_path):
     assert mx.generation.generate(sym, args, aux, 'The ', 60, top_k=20, seed=7) == text
     with pytest.raises(mx.MXNetError, match='the prompt is empty'):
         gen.generate('', length=5)
+    # Note [KV cache]: a position at a time gives the window's distributions within float
+    # rounding, before the window fills and after (it slides, and the cache steps aside), and
+    # for a prompt that does not extend the last one.
+    assert gen.uses_kv_cache
+    window = mx.generation.TextGenerator(sym, args, aux, kv_cache=False)
+    assert not window.uses_kv_cache
+    text = b'A word of more than thirty-two bytes, which slides the window'
+    for n in list(range(1, len(text) + 1)) + [5, 3, 40]:
+        np.testing.assert_allclose(gen.next_probabilities(text[:n]),
+                                   window.next_probabilities(text[:n]), rtol=0, atol=1e-5)
+    assert gen.generate('The ', 50, temperature=0) == window.generate('The ', 50, temperature=0)
