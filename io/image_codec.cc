@@ -36,8 +36,10 @@ struct JpegErrors {
 
 // Warnings of pixel data that ends early or is corrupt are errors: libjpeg would fill the rest
 // with gray and go on, which would train on a half image (a header that claims 16384x16384 over
-// 16x16 of data). Others (extraneous bytes between markers, unknown JFIF or Adobe versions) leave
-// the pixels whole and are ignored, as OpenCV (MXNet) ignores them.
+// 16x16 of data). So are libjpeg's other "Corrupt JPEG data" warnings (bytes between markers
+// where none belong) and an inconsistent progression, which djpeg refuses too (the fuzzing
+// campaign's reference, scripts/fuzz-campaign.py), though OpenCV (MXNet) decodes past them.
+// Warnings that leave the pixels whole (unknown JFIF or Adobe versions) are ignored.
 void OnJpegMessage(j_common_ptr cinfo, int level) {
   if (level != -1) return;
   switch (cinfo->err->msg_code) {
@@ -45,6 +47,8 @@ void OnJpegMessage(j_common_ptr cinfo, int level) {
     case JWRN_HIT_MARKER:
     case JWRN_HUFF_BAD_CODE:
     case JWRN_ARITH_BAD_CODE:
+    case JWRN_EXTRANEOUS_DATA:
+    case JWRN_BOGUS_PROGRESSION:
     case JWRN_MUST_RESYNC: OnJpegError(cinfo);
     default: return;
   }
@@ -184,6 +188,32 @@ void DecodePng16(std::string_view bytes, int channels, Image* out) {
   png_destroy_read_struct(&png, &info, nullptr);
 }
 
+// libpng's simplified reader stops at the image data; OpenCV's decoder (MXNet's) goes on to
+// png_read_end, which refuses a file whose IEND chunk is missing or fails its CRC (a truncated
+// or damaged file: the fuzzing campaign found such files decoded). The chunks before the image
+// data are libpng's to check; this walks the chunk headers to the IEND.
+void CheckPngEnd(std::string_view bytes) {
+  constexpr uint32_t kIendCrc = 0xAE426082u;  // the CRC of "IEND" with no data
+  auto u32 = [&](size_t at) {
+    const auto* b = reinterpret_cast<const unsigned char*>(bytes.data()) + at;
+    return uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3];
+  };
+  size_t at = 8;
+  while (at + 8 <= bytes.size()) {
+    const uint32_t length = u32(at);
+    const std::string_view type = bytes.substr(at + 4, 4);
+    if (length > bytes.size() || at + 12 + length > bytes.size()) break;
+    if (type == "IEND") {
+      COHORT_CHECK(length == 0 && u32(at + 8) == kIendCrc)
+          << "PNG image of " << bytes.size() << " bytes does not decode: IEND: CRC error";
+      return;
+    }
+    at += 12 + length;
+  }
+  COHORT_THROW() << "PNG image of " << bytes.size()
+                 << " bytes does not decode: the file ends before its IEND chunk";
+}
+
 void DecodePng(std::string_view bytes, int channels, Image* out, uint64_t max_pixels) {
   png_image image;
   std::memset(&image, 0, sizeof(image));
@@ -217,6 +247,7 @@ void DecodePng(std::string_view bytes, int channels, Image* out, uint64_t max_pi
   out->channels = channels;
   out->pixels.resize(PNG_IMAGE_SIZE(image));
   if (!png_image_finish_read(&image, nullptr, out->pixels.data(), 0, nullptr)) fail("data");
+  CheckPngEnd(bytes);
   if (read_channels != channels) {  // drop the alpha channel, or weigh RGB into gray, in place
     const size_t n = static_cast<size_t>(out->width) * out->height;
     uint8_t* p = out->pixels.data();

@@ -27,8 +27,10 @@ op::Attrs ReadAttrs(const Json& object, const std::string& where) {
 }
 
 std::pair<size_t, int> ReadEntry(const Json& entry, size_t limit, const std::string& where) {
-  COHORT_CHECK(entry.is_array() && entry.size() >= 2 && entry[0].is_number_integer() &&
-               entry[1].is_number_integer())
+  // MXNet's reader takes [node, output] or [node, output, version], nothing longer.
+  COHORT_CHECK(entry.is_array() && (entry.size() == 2 || entry.size() == 3) &&
+               entry[0].is_number_integer() && entry[1].is_number_integer() &&
+               (entry.size() == 2 || entry[2].is_number_integer()))
       << where << ": an input must be [node, output, version], got " << entry.dump();
   const auto node = entry[0].get<int64_t>();
   const auto index = entry[1].get<int64_t>();
@@ -84,8 +86,9 @@ std::vector<NodeEntry> FromDoc(const Json& doc) {
     const std::string where = "symbol JSON node " + std::to_string(i) +
                               (n.contains("name") ? " '" + n["name"].get<std::string>() + "'" : "");
     COHORT_CHECK(n.is_object() && n.contains("op") && n["op"].is_string() && n.contains("name") &&
-                 n["name"].is_string())
-        << where << ": a node needs \"op\" and \"name\"";
+                 n["name"].is_string() && n.contains("inputs"))
+        << where << ": a node needs \"op\", \"name\" and \"inputs\" (MXNet's reader requires "
+        << "all three)";
     auto node = std::make_shared<SymbolNode>();
     node->name = n["name"].get<std::string>();
     // 1.x keeps everything in "attrs"; older files put op parameters in "param" and node
@@ -197,13 +200,39 @@ Symbol Symbol::FromJSON(const std::string& text) {
   COHORT_CHECK(doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
                doc.contains("heads") && doc["heads"].is_array())
       << "symbol JSON: expected an object with \"nodes\" and \"heads\" arrays";
+  // The graph's attributes are [type, value] pairs, as MXNet writes and requires them
+  // (["int", 10901] for mxnet_version).
+  if (doc.contains("attrs")) {
+    COHORT_CHECK(doc["attrs"].is_object()) << "symbol JSON: \"attrs\" must be an object";
+    for (const auto& [key, value] : doc["attrs"].items()) {
+      COHORT_CHECK(value.is_array() && value.size() == 2 && value[0].is_string() &&
+                   (key != "mxnet_version" || value[1].is_number_integer()))
+          << "symbol JSON: graph attribute '" << key << "' must be [type, value], got "
+          << value.dump();
+    }
+  }
   // A value of the wrong JSON type anywhere (a name that is a number, a node that is not an
   // object) is reported as what it is, not as an escaped nlohmann::type_error (found by fuzzing).
+  std::vector<NodeEntry> heads;
   try {
-    return Symbol(FromDoc(doc));
+    heads = FromDoc(doc);
   } catch (const Json::exception& e) {
     throw Error(std::string("symbol JSON: ") + e.what(), __FILE__, __LINE__);
   }
+  // (after the nodes, whose errors say more)
+  COHORT_CHECK(doc.contains("arg_nodes") && doc["arg_nodes"].is_array())
+      << "symbol JSON: no \"arg_nodes\" array (MXNet's reader requires one)";
+  // Cohort finds the arguments itself, but MXNet reads these as 32-bit unsigned numbers.
+  for (const char* key : {"arg_nodes", "node_row_ptr"}) {
+    if (!doc.contains(key)) continue;
+    COHORT_CHECK(doc[key].is_array()) << "symbol JSON: \"" << key << "\" must be an array";
+    for (const Json& v : doc[key]) {
+      COHORT_CHECK(v.is_number_unsigned() && v.get<uint64_t>() <= 0xffffffffu)
+          << "symbol JSON: \"" << key << "\" holds " << v.dump()
+          << ", not a node number (0 to 2^32 - 1)";
+    }
+  }
+  return Symbol(std::move(heads));
 }
 
 std::string Symbol::ToJSON() const {

@@ -136,6 +136,30 @@ TEST(ImageCodec, AJpegWithLessDataThanItsHeaderClaimsIsAnError) {
   }
 }
 
+// Bytes between markers where none belong are "Corrupt JPEG data" to libjpeg, a warning djpeg
+// refuses the file over: a bad image here too (the fuzzing campaign found such files packed).
+TEST(ImageCodec, ExtraneousBytesBeforeAMarkerAreAnError) {
+  std::string bytes = EncodeJpeg(Pattern(16, 16, 3), 90);
+  const size_t sos = bytes.find("\xff\xda");
+  ASSERT_NE(sos, std::string::npos);
+  bytes.insert(sos, "\x12\x34\x56");  // before the start of scan
+  EXPECT_NE(ErrorOf(bytes).find("extraneous bytes before marker 0xda"), std::string::npos)
+      << ErrorOf(bytes);
+}
+
+// A PNG whose IEND chunk is missing or damaged is refused, as OpenCV's decoder (MXNet's, which
+// reads to the end) refuses it; the fuzzing campaign found both decoded.
+TEST(ImageCodec, APngWithoutAWholeIendIsAnError) {
+  const std::string bytes = EncodePng(Pattern(8, 6, 3));
+  ASSERT_EQ(bytes.substr(bytes.size() - 8, 4), "IEND");
+  std::string damaged = bytes;
+  damaged[damaged.size() - 1] ^= 0x20;  // the IEND CRC
+  EXPECT_NE(ErrorOf(damaged).find("IEND: CRC error"), std::string::npos) << ErrorOf(damaged);
+  EXPECT_NE(ErrorOf(bytes.substr(0, bytes.size() - 12)).find("ends before its IEND"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf(bytes), "(no error)");
+}
+
 // A thin image resized by its shorter side is refused before the resize allocates, naming the
 // size it would have.
 TEST(ImageCodec, AResizeToMorePixelsThanAnImageMayHaveIsRefused) {

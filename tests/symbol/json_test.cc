@@ -225,9 +225,35 @@ TEST(SymbolJSON, DeepNestingIsRefusedNotACrash) {
   EXPECT_NE(ErrorOf(json).find("nested more than 64 levels deep"), std::string::npos);
 }
 
+// What MXNet 1.9.1's reader refuses is refused (the fuzzing campaign found these loaded): a node
+// without "inputs", an input of four numbers, a graph attribute that is not [type, value], a
+// document without "arg_nodes". Two-number inputs ([node, output]) load, as in MXNet.
+TEST(SymbolJSON, WhatMXNetsReaderRefusesIsRefused) {
+  const std::string ok =
+      R"({"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Flatten", "name": "f", "inputs": [[0, 0]]}], "arg_nodes": [0], "heads": [[1, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}})";
+  EXPECT_EQ(Symbol::FromJSON(ok).ListArguments(), std::vector<std::string>{"data"});
+  auto edit = [&](const std::string& from, const std::string& to) {
+    std::string json = ok;
+    json.replace(json.find(from), from.size(), to);
+    return ErrorOf(json);
+  };
+  EXPECT_NE(edit(R"("data", "inputs": [])", R"("data")").find(R"(needs "op", "name" and "inputs")"),
+            std::string::npos);
+  EXPECT_NE(edit("[[0, 0]]", "[[0, 0, 0, 0]]").find("an input must be [node, output, version]"),
+            std::string::npos);
+  EXPECT_NE(edit(R"(["int", 10901])", R"(["int", 11, 10901])")
+                .find("graph attribute 'mxnet_version' must be [type, value]"),
+            std::string::npos);
+  EXPECT_NE(edit(R"("mxnet_version": ["int", 10901])", R"("inputs": [])").find("[type, value]"),
+            std::string::npos);
+  EXPECT_NE(edit(R"("arg_nodes": [0], )", "").find(R"(no "arg_nodes")"), std::string::npos);
+  EXPECT_NE(edit(R"("arg_nodes": [0])", R"("arg_nodes": [99999999999])").find("not a node number"),
+            std::string::npos);
+}
+
 TEST(SymbolJSON, OutputIndexBeyondIntIsAnError) {
   const std::string json =
-      R"({"nodes": [{"op": "null", "name": "data"}, {"op": "Flatten", "name": "f", "inputs": [[0, 4294967296, 0]]}], "heads": [[1, 0, 0]]})";
+      R"({"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "Flatten", "name": "f", "inputs": [[0, 4294967296, 0]]}], "arg_nodes": [0], "heads": [[1, 0, 0]]})";
   EXPECT_NE(ErrorOf(json).find("refers to output 4294967296"), std::string::npos) << ErrorOf(json);
 }
 
@@ -235,12 +261,12 @@ TEST(SymbolJSON, OutputIndexBeyondIntIsAnError) {
 // recursing once per node (it overflowed the stack at exit).
 TEST(SymbolJSON, ALongChainLoadsAndIsDestroyed) {
   constexpr int kOps = 300000;
-  std::string json = R"({"nodes": [{"op": "null", "name": "data"})";
+  std::string json = R"({"nodes": [{"op": "null", "name": "data", "inputs": []})";
   for (int i = 1; i <= kOps; ++i) {
     json += R"(, {"op": "Activation", "name": "a)" + std::to_string(i) +
             R"(", "attrs": {"act_type": "relu"}, "inputs": [[)" + std::to_string(i - 1) + ", 0, 0]]}";
   }
-  json += R"(], "heads": [[)" + std::to_string(kOps) + ", 0, 0]]}";
+  json += R"(], "arg_nodes": [0], "heads": [[)" + std::to_string(kOps) + ", 0, 0]]}";
   {
     const Symbol chain = Symbol::FromJSON(json);
     EXPECT_EQ(chain.ListArguments(), std::vector<std::string>{"data"});
