@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -89,6 +90,12 @@ std::vector<NodeEntry> FromDoc(const Json& doc) {
                  n["name"].is_string() && n.contains("inputs"))
         << where << ": a node needs \"op\", \"name\" and \"inputs\" (MXNet's reader requires "
         << "all three)";
+    for (const auto& [key, value] : n.items()) {  // MXNet's reader refuses any other field
+      static const std::set<std::string> kNodeFields = {"op",        "name",  "inputs",
+                                                        "attrs",     "attr",  "control_deps",
+                                                        "subgraphs", "param", "backward_source_id"};
+      COHORT_CHECK(kNodeFields.count(key)) << where << ": unknown field \"" << key << "\"";
+    }
     auto node = std::make_shared<SymbolNode>();
     node->name = n["name"].get<std::string>();
     // 1.x keeps everything in "attrs"; older files put op parameters in "param" and node
@@ -200,6 +207,11 @@ Symbol Symbol::FromJSON(const std::string& text) {
   COHORT_CHECK(doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
                doc.contains("heads") && doc["heads"].is_array())
       << "symbol JSON: expected an object with \"nodes\" and \"heads\" arrays";
+  for (const auto& [key, value] : doc.items()) {  // MXNet's reader refuses any other field
+    COHORT_CHECK(key == "nodes" || key == "arg_nodes" || key == "heads" || key == "node_row_ptr" ||
+                 key == "attrs")
+        << "symbol JSON: unknown field \"" << key << "\"";
+  }
   // The graph's attributes are [type, value] pairs, as MXNet writes and requires them
   // (["int", 10901] for mxnet_version).
   if (doc.contains("attrs")) {

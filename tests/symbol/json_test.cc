@@ -249,6 +249,11 @@ TEST(SymbolJSON, WhatMXNetsReaderRefusesIsRefused) {
   EXPECT_NE(edit(R"("arg_nodes": [0], )", "").find(R"(no "arg_nodes")"), std::string::npos);
   EXPECT_NE(edit(R"("arg_nodes": [0])", R"("arg_nodes": [99999999999])").find("not a node number"),
             std::string::npos);
+  EXPECT_NE(edit(R"("name": "f",)", R"("name": "f", "no_bias": "True",)")
+                .find(R"(node 1 'f': unknown field "no_bias")"),
+            std::string::npos);
+  EXPECT_NE(edit(R"("heads")", R"("extra": 1, "heads")").find(R"(unknown field "extra")"),
+            std::string::npos);
 }
 
 TEST(SymbolJSON, OutputIndexBeyondIntIsAnError) {
