@@ -249,7 +249,7 @@ class DataParallelExecutorGroup(object):
         return [(s.start, s.stop) if isinstance(s, slice) else tuple(s) for s in self.slices]
 
     def _state_parts(self, index):
-        """The devices' rows of state `index` (views of its whole-batch array)."""
+        """The devices' rows of state `index` (copies of its whole-batch array's rows)."""
         axis = _batch_axis(self._state_descs[index])
         whole = self._state_arrays[index]
         return [nd.slice_axis(whole, axis=axis, begin=b, end=e)
