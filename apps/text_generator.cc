@@ -70,6 +70,14 @@ int64_t SampleIndex(std::span<const float> probabilities, const SamplingOptions&
 
 namespace {
 
+// Logits into probabilities, the sum in double.
+void SoftmaxInPlace(std::vector<float>& v) {
+  const float top = *std::max_element(v.begin(), v.end());
+  double sum = 0;
+  for (float& x : v) sum += (x = std::exp(x - top));
+  for (float& x : v) x = static_cast<float>(x / sum);
+}
+
 // The window a GPT was trained on: its position embedding's rows.
 int64_t ContextOf(const std::map<std::string, NDArray>& args, int64_t given) {
   if (given > 0) return given;
@@ -202,10 +210,7 @@ std::vector<float> TextGenerator::NextProbabilities(const std::vector<int64_t>& 
   COHORT_CHECK(!tokens.empty()) << "generation needs at least one token of prompt";
   if (decoder_ && static_cast<int64_t>(tokens.size()) <= context_) {  // Note [KV cache]
     std::vector<float> p = decoder_->NextLogits(tokens);
-    const float top = *std::max_element(p.begin(), p.end());
-    double sum = 0;
-    for (float& v : p) sum += (v = std::exp(v - top));
-    for (float& v : p) v = static_cast<float>(v / sum);
+    SoftmaxInPlace(p);
     return p;
   }
   const int64_t length = std::min<int64_t>(static_cast<int64_t>(tokens.size()), context_);
@@ -220,12 +225,7 @@ std::vector<float> TextGenerator::NextProbabilities(const std::vector<int64_t>& 
   exec->Forward(false, {{"data", data}});
   const std::vector<float> all = exec->outputs()[0].CopyTo(Context::CPU()).ToVector<float>();
   std::vector<float> last(all.end() - vocab_, all.end());
-  if (gives_logits_) {  // softmax, in double for the sums
-    const float top = *std::max_element(last.begin(), last.end());
-    double sum = 0;
-    for (float& v : last) sum += (v = std::exp(v - top));
-    for (float& v : last) v = static_cast<float>(v / sum);
-  }
+  if (gives_logits_) SoftmaxInPlace(last);
   return last;
 }
 

@@ -110,9 +110,18 @@ Symbol MaybeDropout(const Symbol& x, double p, const std::string& name) {
   return p > 0 ? sym::Dropout(x, {.p = static_cast<float>(p)}, name) : x;
 }
 
+// The keys and values of earlier positions for one position's attention (Note [KV cache]):
+// the step's own key and value are appended to `made`.
+struct KvCache {
+  Symbol keys, values;  // (heads, seq_len, d / heads)
+  std::vector<Symbol>* made;
+};
+
 // Causal self-attention of x (batch, time, d) over h heads; `mask` (time, time) is 0 where a
-// position may attend and a large negative number where it may not.
-Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const std::string& p) {
+// position may attend and a large negative number where it may not. With a cache, the keys and
+// values are the cached ones followed by the position's own.
+Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const std::string& p,
+                 const KvCache* cache) {
   const std::string h = std::to_string(o.n_head);
   const Symbol qkv = DenseNd(x, 3 * o.d_model, p + "_qkv");
   const Symbol parts =
@@ -123,7 +132,14 @@ Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const
     y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, p + "_" + n + "_heads_first");
     return Reshape(y, "(-3, -2)", p + "_" + n + "_merge_batch");
   };
-  const Symbol q = heads(parts[0], "q"), k = heads(parts[1], "k"), v = heads(parts[2], "v");
+  const Symbol q = heads(parts[0], "q");
+  Symbol k = heads(parts[1], "k"), v = heads(parts[2], "v");
+  if (cache) {
+    cache->made->push_back(k);
+    cache->made->push_back(v);
+    k = Op("Concat", {cache->keys, k}, {{"num_args", "2"}, {"dim", "1"}}, p + "_keys");
+    v = Op("Concat", {cache->values, v}, {{"num_args", "2"}, {"dim", "1"}}, p + "_values");
+  }
   Symbol scores = Op("batch_dot", {q, k}, {{"transpose_b", "True"}}, p + "_scores");
   const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_model / o.n_head));
   scores = Op("_mul_scalar", {scores}, {{"scalar", Repr(scale)}}, p + "_scale");
@@ -137,123 +153,90 @@ Symbol Attention(const Symbol& x, const Symbol& mask, const GptOptions& o, const
   return DenseNd(y, o.d_model, p + "_proj");
 }
 
-}  // namespace
-
-Symbol Gpt(const GptOptions& o) {
+void CheckGptOptions(const GptOptions& o) {
   COHORT_CHECK(o.n_layer >= 1 && o.n_head >= 1 && o.d_model >= 1 && o.seq_len >= 1 && o.vocab >= 1)
       << "gpt: n_layer, n_head, d_model, seq_len and vocab must be positive";
   COHORT_CHECK(o.d_model % o.n_head == 0)
       << "gpt: d_model " << o.d_model << " is not a multiple of n_head " << o.n_head;
   COHORT_CHECK(o.dropout >= 0 && o.dropout < 1)
       << "gpt: dropout " << o.dropout << " is outside [0, 1)";
-  const Symbol data = sym::Variable("data");
-  const Symbol token_weight = sym::Variable("tok_embed_weight");
+}
+
+// The token's embedding plus its position's.
+Symbol Embed(const Symbol& data, const Symbol& positions, const Symbol& token_weight,
+             const GptOptions& o) {
   const std::string d = std::to_string(o.d_model);
-  Symbol x = Symbol::Create(
+  const Symbol tok = Symbol::Create(
       "Embedding", std::map<std::string, Symbol>{{"data", data}, {"weight", token_weight}},
       {{"input_dim", std::to_string(o.vocab)}, {"output_dim", d}}, "tok_embed");
-  const Symbol positions = Op("_contrib_arange_like", {data}, {{"axis", "1"}}, "positions");
   const Symbol pos = Op("Embedding", {positions},
                         {{"input_dim", std::to_string(o.seq_len)}, {"output_dim", d}}, "pos_embed");
-  x = Op("broadcast_add", {x, pos}, {}, "embed");
-  x = MaybeDropout(x, o.dropout, "embed_drop");
+  return Op("broadcast_add", {tok, pos}, {}, "embed");
+}
+
+// Block l: pre-LayerNorm attention and GELU MLP, each a residual branch.
+Symbol Block(Symbol x, const Symbol& mask, const GptOptions& o, int64_t l, const KvCache* cache) {
+  const std::string p = "h" + std::to_string(l);
+  Symbol a = Op("LayerNorm", {x}, {}, p + "_ln1");
+  a = MaybeDropout(Attention(a, mask, o, p + "_attn", cache), o.dropout, p + "_attn_out_drop");
+  x = Op("elemwise_add", {x, a}, {}, p + "_attn_residual");
+  Symbol m = Op("LayerNorm", {x}, {}, p + "_ln2");
+  m = DenseNd(m, 4 * o.d_model, p + "_mlp_fc");
+  m = Op("LeakyReLU", {m}, {{"act_type", "gelu"}}, p + "_mlp_gelu");
+  m = MaybeDropout(DenseNd(m, o.d_model, p + "_mlp_proj"), o.dropout, p + "_mlp_drop");
+  return Op("elemwise_add", {x, m}, {}, p + "_mlp_residual");
+}
+
+// The final LayerNorm and the output layer over the vocabulary (the token embedding's weight
+// when tie_weights).
+Symbol LmHead(const Symbol& x, const Symbol& token_weight, const GptOptions& o) {
+  const Symbol y = Op("LayerNorm", {x}, {}, "ln_f");
+  if (!o.tie_weights) return DenseNd(y, o.vocab, "lm_head");
+  return Symbol::Create(
+      "FullyConnected", std::map<std::string, Symbol>{{"data", y}, {"weight", token_weight}},
+      {{"num_hidden", std::to_string(o.vocab)}, {"no_bias", "True"}, {"flatten", "False"}},
+      "lm_head");
+}
+
+}  // namespace
+
+Symbol Gpt(const GptOptions& o) {
+  CheckGptOptions(o);
+  const Symbol data = sym::Variable("data");
+  const Symbol token_weight = sym::Variable("tok_embed_weight");
+  const Symbol positions = Op("_contrib_arange_like", {data}, {{"axis", "1"}}, "positions");
+  Symbol x = MaybeDropout(Embed(data, positions, token_weight, o), o.dropout, "embed_drop");
   // mask[i, j] = -1e9 where j > i (a later position), 0 elsewhere.
   const Symbol later =
       Op("broadcast_greater",
          {Reshape(positions, "(1, -1)", "mask_cols"), Reshape(positions, "(-1, 1)", "mask_rows")},
          {}, "mask_later");
   const Symbol mask = Op("_mul_scalar", {later}, {{"scalar", "-1000000000.0"}}, "mask");
-  for (int64_t l = 0; l < o.n_layer; ++l) {
-    const std::string p = "h" + std::to_string(l);
-    Symbol a = Op("LayerNorm", {x}, {}, p + "_ln1");
-    a = MaybeDropout(Attention(a, mask, o, p + "_attn"), o.dropout, p + "_attn_out_drop");
-    x = Op("elemwise_add", {x, a}, {}, p + "_attn_residual");
-    Symbol m = Op("LayerNorm", {x}, {}, p + "_ln2");
-    m = DenseNd(m, 4 * o.d_model, p + "_mlp_fc");
-    m = Op("LeakyReLU", {m}, {{"act_type", "gelu"}}, p + "_mlp_gelu");
-    m = MaybeDropout(DenseNd(m, o.d_model, p + "_mlp_proj"), o.dropout, p + "_mlp_drop");
-    x = Op("elemwise_add", {x, m}, {}, p + "_mlp_residual");
-  }
-  x = Op("LayerNorm", {x}, {}, "ln_f");
-  const std::string vocab = std::to_string(o.vocab);
-  const Symbol logits =
-      o.tie_weights
-          ? Symbol::Create("FullyConnected",
-                           std::map<std::string, Symbol>{{"data", x}, {"weight", token_weight}},
-                           {{"num_hidden", vocab}, {"no_bias", "True"}, {"flatten", "False"}},
-                           "lm_head")
-          : DenseNd(x, o.vocab, "lm_head");
+  for (int64_t l = 0; l < o.n_layer; ++l) x = Block(x, mask, o, l, nullptr);
   op::Attrs loss = {{"preserve_shape", "True"},
                     {"grad_scale", Repr(1.0 / static_cast<double>(o.seq_len))}};
   if (o.ignore_label) {
     loss["use_ignore"] = "True";
     loss["ignore_label"] = Repr(*o.ignore_label);
   }
-  return Op("SoftmaxOutput", {logits, sym::Variable("softmax_label")}, loss, "softmax");
+  return Op("SoftmaxOutput", {LmHead(x, token_weight, o), sym::Variable("softmax_label")}, loss,
+            "softmax");
 }
 
-Symbol GptDecodeStep(const GptOptions& o) {
-  COHORT_CHECK(o.n_layer >= 1 && o.n_head >= 1 && o.d_model >= 1 && o.seq_len >= 1 &&
-               o.vocab >= 1 && o.d_model % o.n_head == 0)
-      << "gpt decode step: n_layer, n_head, d_model, seq_len and vocab must be positive, and "
-         "d_model a multiple of n_head";
-  const std::string d = std::to_string(o.d_model), h = std::to_string(o.n_head);
+Symbol GptDecodeStep(const GptOptions& options) {
+  CheckGptOptions(options);
+  GptOptions o = options;
+  o.dropout = 0;  // inference
   const Symbol token_weight = sym::Variable("tok_embed_weight");
-  Symbol x = Symbol::Create(
-      "Embedding",
-      std::map<std::string, Symbol>{{"data", sym::Variable("data")}, {"weight", token_weight}},
-      {{"input_dim", std::to_string(o.vocab)}, {"output_dim", d}}, "tok_embed");
-  const Symbol pos = Op("Embedding", {sym::Variable("position")},
-                        {{"input_dim", std::to_string(o.seq_len)}, {"output_dim", d}}, "pos_embed");
-  x = Op("broadcast_add", {x, pos}, {}, "embed");
+  Symbol x = Embed(sym::Variable("data"), sym::Variable("position"), token_weight, o);
   const Symbol mask = sym::Variable("cache_mask");  // (1, 1, seq_len + 1)
-  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_model / o.n_head));
-  std::vector<Symbol> new_keys_values;
+  std::vector<Symbol> outputs(1);                   // the logits, then each layer's key and value
   for (int64_t l = 0; l < o.n_layer; ++l) {
-    const std::string p = "h" + std::to_string(l), a = p + "_attn";
-    const Symbol ln = Op("LayerNorm", {x}, {}, p + "_ln1");
-    const Symbol parts = Op("SliceChannel", {DenseNd(ln, 3 * o.d_model, a + "_qkv")},
-                            {{"num_outputs", "3"}, {"axis", "2"}}, a + "_split");
-    // (1, 1, d) -> (heads, 1, d / heads), as the window's graph orders heads
-    auto heads = [&](const Symbol& t, const std::string& n) {
-      Symbol y = Reshape(t, "(0, 0, " + h + ", -1)", a + "_" + n + "_split_heads");
-      y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, a + "_" + n + "_heads_first");
-      return Reshape(y, "(-3, -2)", a + "_" + n + "_merge_batch");
-    };
-    const Symbol q = heads(parts[0], "q"), k = heads(parts[1], "k"), v = heads(parts[2], "v");
-    new_keys_values.push_back(k);
-    new_keys_values.push_back(v);
-    // The cached positions, then this one: (heads, seq_len + 1, d / heads).
-    const Symbol keys = Op("Concat", {sym::Variable(p + "_k_cache"), k},
-                           {{"num_args", "2"}, {"dim", "1"}}, a + "_keys");
-    const Symbol values = Op("Concat", {sym::Variable(p + "_v_cache"), v},
-                             {{"num_args", "2"}, {"dim", "1"}}, a + "_values");
-    Symbol scores = Op("batch_dot", {q, keys}, {{"transpose_b", "True"}}, a + "_scores");
-    scores = Op("_mul_scalar", {scores}, {{"scalar", Repr(scale)}}, a + "_scale");
-    scores = Op("broadcast_add", {scores, mask}, {}, a + "_masked");
-    const Symbol weights = Op("softmax", {scores}, {{"axis", "-1"}}, a + "_softmax");
-    Symbol y = Op("batch_dot", {weights, values}, {}, a + "_context");
-    y = Reshape(y, "(-4, -1, " + h + ", -2)", a + "_split_batch");
-    y = Op("transpose", {y}, {{"axes", "(0, 2, 1, 3)"}}, a + "_time_first");
-    y = Reshape(y, "(0, 0, -1)", a + "_merge_heads");
-    x = Op("elemwise_add", {x, DenseNd(y, o.d_model, a + "_proj")}, {}, p + "_attn_residual");
-    Symbol m = Op("LayerNorm", {x}, {}, p + "_ln2");
-    m = Op("LeakyReLU", {DenseNd(m, 4 * o.d_model, p + "_mlp_fc")}, {{"act_type", "gelu"}},
-           p + "_mlp_gelu");
-    x = Op("elemwise_add", {x, DenseNd(m, o.d_model, p + "_mlp_proj")}, {}, p + "_mlp_residual");
+    const std::string p = "h" + std::to_string(l);
+    const KvCache cache{sym::Variable(p + "_k_cache"), sym::Variable(p + "_v_cache"), &outputs};
+    x = Block(x, mask, o, l, &cache);
   }
-  x = Op("LayerNorm", {x}, {}, "ln_f");
-  const Symbol logits =
-      o.tie_weights
-          ? Symbol::Create("FullyConnected",
-                           std::map<std::string, Symbol>{{"data", x}, {"weight", token_weight}},
-                           {{"num_hidden", std::to_string(o.vocab)},
-                            {"no_bias", "True"},
-                            {"flatten", "False"}},
-                           "lm_head")
-          : DenseNd(x, o.vocab, "lm_head");
-  std::vector<Symbol> outputs = {logits};
-  outputs.insert(outputs.end(), new_keys_values.begin(), new_keys_values.end());
+  outputs[0] = LmHead(x, token_weight, o);
   return Symbol::Group(outputs);
 }
 

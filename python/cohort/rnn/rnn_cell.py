@@ -279,24 +279,26 @@ class FusedRNNCell(BaseRNNCell):
                             num_layers))
 
 
-class SequentialRNNCell(BaseRNNCell):
-    """Cells stacked: each step's output feeds the next cell; the states are all cells' in
-    order."""
+class _CellGroup(BaseRNNCell):
+    """Cells used together (stacked, or both ways): their states in order, their weights
+    unpacked and packed in turn, their variables shared with this cell's params."""
 
     def __init__(self, params=None):
-        super(SequentialRNNCell, self).__init__(prefix='', params=params)
+        super(_CellGroup, self).__init__(prefix='', params=params)
         self._override_cell_params = params is not None
         self._cells = []
 
-    def add(self, cell):
-        """Stacks `cell` on top (sharing this cell's params when it was given some)."""
-        self._cells.append(cell)
+    def _adopt(self, cells):
+        """Adds `cells`, sharing this cell's params with them when it was given some."""
         if self._override_cell_params:
-            if not cell._own_params:
-                raise MXNetError('a SequentialRNNCell given params shares them with its cells, '
-                                 'which must then own theirs')
-            cell.params._params.update(self.params._params)
-        self.params._params.update(cell.params._params)
+            if not all(cell._own_params for cell in cells):
+                raise MXNetError('a %s given params shares them with its cells, which must then '
+                                 'own theirs' % type(self).__name__)
+            for cell in cells:
+                cell.params._params.update(self.params._params)
+        for cell in cells:
+            self.params._params.update(cell.params._params)
+        self._cells.extend(cells)
 
     @property
     def state_info(self):
@@ -316,6 +318,15 @@ class SequentialRNNCell(BaseRNNCell):
         for cell in self._cells:
             args = cell.pack_weights(args)
         return args
+
+
+class SequentialRNNCell(_CellGroup):
+    """Cells stacked: each step's output feeds the next cell; the states are all cells' in
+    order."""
+
+    def add(self, cell):
+        """Stacks `cell` on top (sharing this cell's params when it was given some)."""
+        self._adopt([cell])
 
     def _per_cell(self, states):
         at = 0
@@ -469,45 +480,17 @@ class ResidualCell(ModifierCell):
         return outputs, states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """`l_cell` over the steps forwards and `r_cell` backwards, each step's two outputs joined
     (output_prefix + tN); unroll only."""
 
     def __init__(self, l_cell, r_cell, params=None, output_prefix='bi_'):
-        super(BidirectionalCell, self).__init__('', params=params)
+        super(BidirectionalCell, self).__init__(params=params)
         self._output_prefix = output_prefix
-        self._override_cell_params = params is not None
-        if self._override_cell_params:
-            if not (l_cell._own_params and r_cell._own_params):
-                raise MXNetError('a BidirectionalCell given params shares them with its cells, '
-                                 'which must then own theirs')
-            l_cell.params._params.update(self.params._params)
-            r_cell.params._params.update(self.params._params)
-        self.params._params.update(l_cell.params._params)
-        self.params._params.update(r_cell.params._params)
-        self._cells = [l_cell, r_cell]
+        self._adopt([l_cell, r_cell])
 
     def __call__(self, inputs, states):
         raise MXNetError('BidirectionalCell runs over whole sequences: call unroll')
-
-    @property
-    def state_info(self):
-        return [info for cell in self._cells for info in cell.state_info]
-
-    def begin_state(self, **kwargs):
-        if self._modified:
-            raise MXNetError('a cell wrapped by a modifier cell is called through it')
-        return [state for cell in self._cells for state in cell.begin_state(**kwargs)]
-
-    def unpack_weights(self, args):
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args):
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
 
     def unroll(self, length, inputs=None, begin_state=None, input_prefix='', layout='NTC',
                merge_outputs=None):
