@@ -16,7 +16,8 @@ Surfaces: yaml (cohort-train configs), jpeg and png (image bytes through cohort-
 lst (cohort-im2rec list files), states (optimizer states on resume), symbol (symbol JSON through
 cohort-model summary), env (COHORT_* environment values). Seeds are fresh unless --seed.
 Prints one JSON line per surface with its counts by outcome, then the totals; each finding's
-input is kept under OUT/findings. Needs a build (build/apps) and djpeg (libjpeg-turbo-progs).
+input is kept under OUT/findings. Needs a build (build/apps), djpeg and cjpeg
+(libjpeg-turbo-progs) and python3-yaml, which scripts/setup.sh installs.
     scripts/fuzz-campaign.py --runs 3000 [--out DIR] [--seed S]
 """
 import argparse

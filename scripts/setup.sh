@@ -15,7 +15,8 @@ PACKAGES=(
   libre2-dev  # linear-time name patterns (base/name_pattern.cc)
   python3-dev python3-numpy python3-pytest pybind11-dev  # the Python package (python/)
   libjpeg62-turbo-dev libpng-dev  # JPEG and PNG images in RecordIO files (io/image_codec.cc)
-  libjpeg-turbo-progs  # cjpeg, for scripts/make-image-set.sh
+  libjpeg-turbo-progs  # cjpeg, djpeg: scripts/make-image-set.sh, scripts/fuzz-campaign.py
+  python3-yaml  # scripts/fuzz-campaign.py's duplicate-key YAML reference
   ocl-icd-opencl-dev opencl-headers  # libdnnl-dev's CMake config looks for OpenCL
   dataset-fashion-mnist
   dict-gcide  # English text (the GNU dictionary) for configs/text_gpt.yaml
