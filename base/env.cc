@@ -107,6 +107,8 @@ const EnvConfig& Env() { return MutableEnv(); }
 
 bool EliminateCommonExprOn() { return ReadInt("MXNET_ELIMINATE_COMMON_EXPR", 1, 0, 1) != 0; }
 
+bool FuseOpsOn() { return ReadInt("COHORT_FUSE_OPS", 1, 0, 1) != 0; }
+
 void SetNumThreads(int threads) {
   if (threads < 1 || threads > kMaxThreads) {
     throw ConfigError("threads: " + std::to_string(threads) + " is not between 1 and " +

@@ -67,6 +67,9 @@ const EnvConfig& Env();
 // MXNet's MXNET_ELIMINATE_COMMON_EXPR, read at each bind as MXNet reads it: 1 (default) merges
 // equal op nodes of the graph (Symbol::EliminateCommonExpr), 0 binds the graph as written.
 bool EliminateCommonExprOn();
+// COHORT_FUSE_OPS, read at each bind: 1 (default) runs the attention's scale, mask and softmax
+// as one op (Note [Masked softmax fusion]), 0 binds the graph without fusing.
+bool FuseOpsOn();
 // Replaces COHORT_NUM_THREADS's value (a config's `threads`). Thread pools read it when they are
 // made, so call it before the first parallel work: setenv after Env() was read changes nothing.
 void SetNumThreads(int threads);

@@ -13,6 +13,7 @@
 #include "executor/graph_plan.h"
 #include "executor/place_devices.h"
 #include "operator/common/gpu_resources.h"
+#include "symbol/fuse_masked_softmax.h"
 
 namespace cohort {
 
@@ -300,6 +301,18 @@ void Executor::Build(const Executor* shared_exec) {
     bound.aux_ctx.push_back(a.ctx());
   }
   optimized_symbol_ = EliminateCommonExprOn() ? symbol_.EliminateCommonExpr() : symbol_;
+  if (FuseOpsOn()) {  // Note [Masked softmax fusion]
+    std::map<std::string, Shape> shapes;
+    std::set<std::string> with_grad;
+    const std::vector<std::string> arg_names = symbol_.ListArguments();
+    const std::vector<std::string> aux_names = symbol_.ListAuxiliaryStates();
+    for (size_t i = 0; i < args_.size(); ++i) {
+      shapes[arg_names[i]] = args_[i].shape();
+      if (grad_reqs_[i] != GradReq::kNull) with_grad.insert(arg_names[i]);
+    }
+    for (size_t i = 0; i < aux_.size(); ++i) shapes[aux_names[i]] = aux_[i].shape();
+    optimized_symbol_ = FuseMaskedSoftmax(optimized_symbol_, shapes, with_grad);
+  }
   Placement placement;
   if (!group2ctx_.empty()) {
     std::map<std::string, Context> variable_ctx;

@@ -55,6 +55,7 @@ OpRegistry::OpRegistry() {
   RegisterBatchNorm(*this);
   RegisterDropout(*this);
   RegisterEmbedding(*this);
+  RegisterMaskedSoftmax(*this);
   RegisterSoftmax(*this);
   RegisterUnaryMath(*this);
   RegisterBroadcast(*this);

@@ -232,6 +232,7 @@ void RegisterPooling(OpRegistry& r);
 void RegisterBatchNorm(OpRegistry& r);
 void RegisterDropout(OpRegistry& r);
 void RegisterEmbedding(OpRegistry& r);
+void RegisterMaskedSoftmax(OpRegistry& r);
 void RegisterSoftmax(OpRegistry& r);
 void RegisterUnaryMath(OpRegistry& r);
 void RegisterBroadcast(OpRegistry& r);

@@ -383,6 +383,9 @@ const GpuCase kCases[] = {
     {"Where", "where", {}, {S({3, 4}), S({3, 4}), S({3, 4})}, IntegersAt(0, 2)},
     {"WhereVector", "where", {}, {S({3}), S({3, 4}), S({3, 4})}, IntegersAt(0, 2)},
     {"LayerNorm", "LayerNorm", {}, {S({4, 3, 33})}, nullptr, 1e-3, 1e-4},
+    // The attention's fused softmax (Note [Masked softmax fusion]); the mask's gradient too.
+    {"MaskedSoftmax", "_masked_softmax", {{"scale", "0.5"}}, {S({2, 3, 40}), S({3, 40})}},
+    {"MaskedSoftmaxRowMask", "_masked_softmax", {}, {S({4, 5}), S({1, 5})}},
     {"LayerNormAxis1", "LayerNorm", {{"axis", "1"}}, {S({2, 40, 3})}, nullptr, 1e-3, 1e-4},
     {"Dot", "dot", {}, {S({3, 4}), S({4, 5})}, nullptr, 1e-4, 1e-5},
     {"DotTransposed",

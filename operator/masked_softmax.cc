@@ -1,0 +1,202 @@
+// _masked_softmax on the CPU: masked_softmax.h's row bodies over blocks of rows (Note [Masked
+// softmax values]).
+#include "operator/masked_softmax.h"
+#include "operator/common/kernel_util.h"
+
+namespace cohort::op {
+
+// masked_softmax.cu (Note [GPU kernels]): the rows of (outer, size) data.
+void MaskedSoftmaxForwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& mask,
+                             const NDArray& y, int64_t mask_rows, double scale);
+void MaskedSoftmaxBackwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& mask,
+                              const NDArray& dy, const NDArray& dx, GradReq req,
+                              const NDArray& dmask, GradReq mask_req, int64_t mask_rows,
+                              double scale);
+
+MaskedSoftmaxParam MaskedSoftmaxParam::Parse(const Attrs& attrs) {
+  ParamReader r("_masked_softmax", attrs);
+  MaskedSoftmaxParam p;
+  p.scale = r.Float("scale");
+  p.out_dtype = ParseDType(r.Enum("out_dtype"));
+  r.Finish();
+  return p;
+}
+
+namespace {
+
+// The row loops of each (data, output) type pair, built for AVX2 and AVX-512 too (Note [CPU
+// clones]; target_clones takes no templates). Runner(tag) picks a pair's loop.
+// Each chunk's rows through one scratch row of probabilities (Note [Kernel threads]: the
+// thread's own).
+template <typename Body>
+[[gnu::always_inline]] inline void RunRowsOnCpu(const Body& body, int64_t first, int64_t last,
+                                                int64_t size) {
+  float* p = Scratch(static_cast<size_t>(size));
+  for (int64_t r = first; r < last; ++r) body.RowOnCpu(r * size, p);
+}
+#define COHORT_MASKED_SOFTMAX_RUNNERS(In, Out)                                                  \
+  COHORT_CPU_CLONES void RunRows_##In##_##Out(const MaskedSoftmaxRows<In, Out>& body,           \
+                                              int64_t first, int64_t last, int64_t size,        \
+                                              int64_t) {                                        \
+    RunRowsOnCpu(body, first, last, size);                                                      \
+  }                                                                                             \
+  COHORT_CPU_CLONES void RunGradRows_##In##_##Out(const MaskedSoftmaxGradRows<In, Out>& body,   \
+                                                  int64_t first, int64_t last, int64_t size,    \
+                                                  int64_t) {                                    \
+    RunRowsOnCpu(body, first, last, size);                                                      \
+  }                                                                                             \
+  [[maybe_unused]] RowsRunner<MaskedSoftmaxRows<In, Out>> Runner(MaskedSoftmaxRows<In, Out>*) { \
+    return &RunRows_##In##_##Out;                                                               \
+  }                                                                                             \
+  [[maybe_unused]] RowsRunner<MaskedSoftmaxGradRows<In, Out>> Runner(                           \
+      MaskedSoftmaxGradRows<In, Out>*) {                                                        \
+    return &RunGradRows_##In##_##Out;                                                           \
+  }
+#define COHORT_MASKED_SOFTMAX_RUNNERS_FROM(In) \
+  COHORT_MASKED_SOFTMAX_RUNNERS(In, float)     \
+  COHORT_MASKED_SOFTMAX_RUNNERS(In, bfloat16)  \
+  COHORT_MASKED_SOFTMAX_RUNNERS(In, float16)
+COHORT_MASKED_SOFTMAX_RUNNERS_FROM(float)
+COHORT_MASKED_SOFTMAX_RUNNERS_FROM(bfloat16)
+COHORT_MASKED_SOFTMAX_RUNNERS_FROM(float16)
+#undef COHORT_MASKED_SOFTMAX_RUNNERS_FROM
+#undef COHORT_MASKED_SOFTMAX_RUNNERS
+
+class MaskedSoftmax : public Operator {
+ public:
+  explicit MaskedSoftmax(const Attrs& attrs) : p_(MaskedSoftmaxParam::Parse(attrs)) {}
+
+  std::vector<std::string> ListArguments() const override { return {"data", "mask"}; }
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || dtype == DType::kBFloat16 || dtype == DType::kFloat16;
+  }
+  bool BackwardNeedsOutputs() const override { return false; }  // recomputed from the inputs
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  // The mask is (..., mask_rows, size) with the data's last axes, 1 (or absent) on the others.
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    if (!ShapeKnown(in[0])) return false;
+    AssignShape(out[0], in[0], type(), "output");
+    if (!ShapeKnown(in[1])) return false;
+    MaskRows(in[0], in[1]);
+    return true;
+  }
+
+  // The data's type rounds the scaled logits; the mask is float32; the output is out_dtype.
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    AssignType(in[1], DType::kFloat32, type(), "mask");
+    AssignType(out[0], p_.out_dtype, type(), "output");
+    return in[0].has_value();
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    const int64_t mask_rows = MaskRows(in[0].shape(), in[1].shape());
+    COHORT_GPU_DISPATCH(ctx,
+                        MaskedSoftmaxForwardGpu(ctx, in[0], in[1], out[0], mask_rows, p_.scale));
+    const int64_t size = LastAxis(in[0].shape());
+    DispatchMaskedSoftmaxType(in[0].dtype(), [&](auto in_tag) {
+      using In = decltype(in_tag);
+      DispatchMaskedSoftmaxType(out[0].dtype(), [&](auto out_tag) {
+        using Out = decltype(out_tag);
+        const MaskedSoftmaxRows<In, Out> rows{in[0].data<In>(),   in[1].data<float>(),
+                                              out[0].data<Out>(), size,
+                                              mask_rows,          Scale<In>()};
+        ForEachRowOnCpu(ctx, in[0].size() / size, size, 1, rows,
+                        Runner(static_cast<MaskedSoftmaxRows<In, Out>*>(nullptr)));
+      });
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>& in, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    if (req[0] == GradReq::kNull && req[1] == GradReq::kNull) return;
+    const int64_t mask_rows = MaskRows(in[0].shape(), in[1].shape());
+    COHORT_GPU_DISPATCH(ctx,
+                        MaskedSoftmaxBackwardGpu(ctx, in[0], in[1], out_grad[0], in_grad[0], req[0],
+                                                 in_grad[1], req[1], mask_rows, p_.scale));
+    const int64_t size = LastAxis(in[0].shape());
+    DispatchMaskedSoftmaxType(in[0].dtype(), [&](auto in_tag) {
+      using In = decltype(in_tag);
+      DispatchMaskedSoftmaxType(out_grad[0].dtype(), [&](auto out_tag) {
+        using Out = decltype(out_tag);
+        const MaskedSoftmaxRows<In, Out> forward{
+            in[0].data<In>(), in[1].data<float>(), nullptr, size, mask_rows, Scale<In>()};
+        const MaskedSoftmaxGradRows<In, Out> rows{
+            forward, out_grad[0].data<Out>(),
+            req[0] == GradReq::kNull ? nullptr : in_grad[0].data<In>(), req[0]};
+        const int64_t outer = in[0].size() / size;
+        if (req[0] != GradReq::kNull) {
+          ForEachRowOnCpu(ctx, outer, size, 1, rows,
+                          Runner(static_cast<MaskedSoftmaxGradRows<In, Out>*>(nullptr)));
+        }
+        if (req[1] == GradReq::kNull) return;
+        const MaskedSoftmaxRowStats<In, Out> stats{rows,
+                                                   Scratch(static_cast<size_t>(outer * 3), 1)};
+        ForEachRowOnCpu(ctx, outer, size, 1, stats);
+        float* dmask = in_grad[1].data<float>();
+        const bool add = req[1] == GradReq::kAdd;
+        ParallelChunks(
+            in[1].size(), ChunksFor(ctx, in[1].size()),
+            [&](int64_t, int64_t begin, int64_t end) {
+              for (int64_t j = begin; j < end; ++j) {
+                const float g = stats.MaskGradient(j, outer);
+                dmask[j] = add ? dmask[j] + g : g;
+              }
+            },
+            ctx.arena);
+      });
+    });
+  }
+
+ private:
+  // The scale in the data's type, as _mul_scalar multiplies by it.
+  template <typename In>
+  float Scale() const {
+    return static_cast<float>(ConvertValue<In>(p_.scale));
+  }
+  static int64_t LastAxis(const Shape& s) { return s.ndim() == 0 ? 1 : s[s.ndim() - 1]; }
+
+  // The mask's rows (the product of its axes but the last), checking that it broadcasts as
+  // Note [Masked softmax values] says.
+  int64_t MaskRows(const Shape& data, const Shape& mask) const {
+    const int nd = data.ndim(), nm = mask.ndim();
+    bool ok = nd >= 1 && nm >= 1 && nm <= nd;
+    int64_t rows = 1;
+    bool leading = false;  // past the mask's axes that equal the data's
+    for (int i = 1; ok && i <= nm; ++i) {
+      const int64_t m = mask[nm - i], d = data[nd - i];
+      if (!leading && m == d) {
+        if (i > 1) rows *= m;
+      } else {
+        leading = true;
+        ok = m == 1 && i > 1;
+      }
+    }
+    COHORT_CHECK(ok) << type() << ": mask " << mask << " does not match data " << data
+                     << " on its last axes (and 1 on the others)";
+    return rows;
+  }
+
+  MaskedSoftmaxParam p_;
+};
+
+}  // namespace
+
+void RegisterMaskedSoftmax(OpRegistry& r) {
+  r.Declare(
+      {"_masked_softmax",
+       "softmax(data * scale + mask) over the last axis, with the data's type rounding the "
+       "scaled values and the output in out_dtype: the executor's fusion of _mul_scalar, "
+       "broadcast_add and softmax (and the casts between them).",
+       {"data", "mask"},
+       "",
+       {{"scale", "double", "1", "The factor of the data."},
+        {"out_dtype", "{'float16', 'float32', 'bfloat16'}", "float32", "The output's type."}}});
+  r.Register("_masked_softmax", [](const Attrs& a) { return std::make_unique<MaskedSoftmax>(a); });
+}
+
+}  // namespace cohort::op

@@ -1,0 +1,188 @@
+// FuseMaskedSoftmax (Note [Masked softmax fusion]).
+#include "symbol/fuse_masked_softmax.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "operator/common/operator.h"
+#include "symbol/graph_pass.h"
+
+namespace cohort {
+namespace {
+
+using EntryKey = std::pair<const SymbolNode*, int>;
+
+EntryKey Key(const NodeEntry& e) { return {e.node.get(), e.index}; }
+
+// The attribute's text, or `otherwise` where the node has none.
+std::string AttrOr(const SymbolNode& node, const std::string& key, const std::string& otherwise) {
+  const auto it = node.attrs.find(key);
+  return it == node.attrs.end() ? otherwise : it->second;
+}
+
+bool IsOneText(const std::string& text) {
+  try {
+    return std::stod(text) == 1.0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A chain the pass replaces: its data and mask entries, the fused op's attributes, and the
+// softmax's name.
+struct Chain {
+  NodeEntry data, mask;
+  op::Attrs attrs;
+  std::string name;
+};
+
+class Fuser {
+ public:
+  Fuser(const Symbol& symbol, const std::map<std::string, Shape>& shapes,
+        const std::set<std::string>& with_grad)
+      : symbol_(symbol), order_(symbol.TopoOrder()) {
+    for (const auto& node : order_) {
+      bool grad = node->is_variable() && with_grad.count(node->name);
+      for (const NodeEntry& in : node->inputs) {
+        ++readers_[Key(in)];
+        grad |= takes_grad_.count(in.node.get()) != 0;
+      }
+      if (grad) takes_grad_.insert(node.get());
+    }
+    for (const NodeEntry& out : symbol.outputs()) outputs_.insert(Key(out));
+    shapes_ = symbol.InferNodeShapes(shapes);
+  }
+
+  Symbol Fuse() {
+    std::unordered_map<const SymbolNode*, Chain> chains;  // by the node whose output it replaces
+    for (const auto& node : order_) {
+      if (node->op != "softmax") continue;
+      const auto [last, chain] = Match(node);
+      if (last) chains.emplace(last, chain);
+    }
+    if (chains.empty()) return symbol_;
+    std::unordered_map<const SymbolNode*, std::shared_ptr<SymbolNode>> now;  // old -> new
+    auto moved = [&](const NodeEntry& e) { return NodeEntry{now.at(e.node.get()), e.index}; };
+    for (const auto& node : order_) {
+      if (auto it = chains.find(node.get()); it != chains.end()) {
+        const Chain& c = it->second;
+        auto fused = std::make_shared<SymbolNode>();
+        fused->op = "_masked_softmax";
+        fused->name = c.name;
+        fused->attrs = c.attrs;
+        fused->impl = op::OpRegistry::Get().Create(fused->op, c.attrs);
+        fused->inputs = {moved(c.data), moved(c.mask)};
+        now[node.get()] = std::move(fused);
+        continue;
+      }
+      std::vector<NodeEntry> inputs;
+      bool changed = false;
+      for (const NodeEntry& in : node->inputs) {
+        inputs.push_back(moved(in));
+        changed |= inputs.back().node != in.node;
+      }
+      now[node.get()] = changed ? WithInputs(*node, std::move(inputs)) : node;
+    }
+    std::vector<NodeEntry> outputs;
+    for (const NodeEntry& out : symbol_.outputs()) outputs.push_back(moved(out));
+    return Symbol::FromEntries(std::move(outputs));
+  }
+
+ private:
+  // Whether exactly one op reads the entry and it is no graph output.
+  bool Inner(const NodeEntry& e) const {
+    const auto it = readers_.find(Key(e));
+    return it != readers_.end() && it->second == 1 && !outputs_.count(Key(e));
+  }
+  const Shape& ShapeOf(const NodeEntry& e) const { return shapes_.at(e.node.get())[e.index]; }
+
+  // The chain ending at `softmax` (its last node and the chain), or a null node.
+  std::pair<const SymbolNode*, Chain> Match(const std::shared_ptr<SymbolNode>& softmax) const {
+    const std::pair<const SymbolNode*, Chain> none{nullptr, {}};
+    const SymbolNode& sm = *softmax;
+    if (sm.inputs.size() != 1 || AttrOr(sm, "dtype", "None") != "None") return none;
+    const std::string temperature = AttrOr(sm, "temperature", "None");
+    if (temperature != "None" && !IsOneText(temperature)) return none;
+    const std::string use_length = AttrOr(sm, "use_length", "False");
+    if (use_length != "False" && use_length != "0" && use_length != "false") return none;
+    const NodeEntry& added = sm.inputs[0];
+    if (added.node->op != "broadcast_add" || !Inner(added)) return none;
+    const Shape& shape = ShapeOf(added);
+    if (!op::ShapeKnown(shape) || shape.ndim() == 0) return none;
+    const std::string axis = AttrOr(sm, "axis", "-1");
+    if (axis != "-1" && axis != std::to_string(shape.ndim() - 1)) return none;
+    // Which side of the add is the scaled scores (the other is the mask).
+    for (int side = 0; side < 2; ++side) {
+      NodeEntry scaled = added.node->inputs[side];
+      const NodeEntry& mask = added.node->inputs[1 - side];
+      const bool widened = scaled.node->op == "amp_cast";
+      if (widened) {
+        if (AttrOr(*scaled.node, "dtype", "") != "float32" || !Inner(scaled)) continue;
+        scaled = scaled.node->inputs[0];
+      }
+      if (scaled.node->op != "_mul_scalar" || !Inner(scaled)) continue;
+      const NodeEntry& data = scaled.node->inputs[0];
+      if (ShapeOf(data) != shape || !MaskFits(ShapeOf(mask), shape)) continue;
+      if (takes_grad_.count(mask.node.get())) continue;
+      Chain chain{data, mask, {{"scale", AttrOr(*scaled.node, "scalar", "1")}}, sm.name};
+      // The cast of the probabilities back to the scores' type, when the softmax has one reader.
+      const SymbolNode* last = &sm;
+      std::string out_dtype = "float32";
+      if (widened && Inner({softmax, 0})) {
+        if (const SymbolNode* cast = OnlyReader(sm); cast && cast->op == "amp_cast") {
+          last = cast;
+          out_dtype = AttrOr(*cast, "dtype", "float32");
+        }
+      }
+      chain.attrs["out_dtype"] = out_dtype;
+      return {last, chain};
+    }
+    return none;
+  }
+
+  // The op that reads `node`'s output, found by a scan (only for chains, which are few).
+  const SymbolNode* OnlyReader(const SymbolNode& node) const {
+    for (const auto& n : order_) {
+      for (const NodeEntry& in : n->inputs) {
+        if (in.node.get() == &node) return n.get();
+      }
+    }
+    return nullptr;
+  }
+
+  // The mask broadcasts over the scores' leading axes only: its last axes are the scores', the
+  // others 1 (as _masked_softmax's shape inference requires).
+  static bool MaskFits(const Shape& mask, const Shape& scores) {
+    const int nm = mask.ndim(), nd = scores.ndim();
+    if (!op::ShapeKnown(mask) || nm == 0 || nm > nd || mask[nm - 1] != scores[nd - 1]) return false;
+    bool leading = false;
+    for (int i = 2; i <= nm; ++i) {
+      if (!leading && mask[nm - i] == scores[nd - i]) continue;
+      leading = true;
+      if (mask[nm - i] != 1) return false;
+    }
+    return true;
+  }
+
+  const Symbol& symbol_;
+  std::vector<std::shared_ptr<SymbolNode>> order_;
+  std::map<EntryKey, int> readers_;
+  std::set<EntryKey> outputs_;
+  std::unordered_set<const SymbolNode*> takes_grad_;
+  Symbol::NodeShapes shapes_;
+};
+
+}  // namespace
+
+Symbol FuseMaskedSoftmax(const Symbol& symbol, const std::map<std::string, Shape>& shapes,
+                         const std::set<std::string>& with_grad) {
+  std::optional<Fuser> fuser;
+  try {
+    fuser.emplace(symbol, shapes, with_grad);
+  } catch (const Error&) {
+    return symbol;  // binding infers the shapes again and says what is wrong
+  }
+  return fuser->Fuse();
+}
+
+}  // namespace cohort
