@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ndarray/convert.h"
 #include "operator/common/kernel_util.h"
 #include "operator/convolution.h"
 #include "operator/dnnl_conv.h"
@@ -159,6 +160,10 @@ class Convolution : public Operator {
   }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+  // bfloat16 for one group (Note [bfloat16 convolution]).
+  bool TakesDType(DType dtype) const override {
+    return dtype == DType::kFloat32 || (dtype == DType::kBFloat16 && p_.num_group == 1);
+  }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
                   std::vector<Shape>&) const override {
@@ -193,6 +198,9 @@ class Convolution : public Operator {
                const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(ctx, ConvolutionForwardGpu(ctx, id(), p_, in[0], in[1],
                                                    p_.no_bias ? nullptr : &in[2], out[0]));
+    if (in[0].dtype() == DType::kBFloat16) {
+      return ForwardBFloat16(ctx, in, out[0]);
+    }
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
     const int64_t spatial = g.out_h * g.out_w, patch = g.channels * g.kh * g.kw;
@@ -245,6 +253,9 @@ class Convolution : public Operator {
                 const std::vector<NDArray>&) const override {
     COHORT_GPU_DISPATCH(
         ctx, ConvolutionBackwardGpu(ctx, id(), p_, out_grad[0], in[0], in[1], req, in_grad));
+    if (in[0].dtype() == DType::kBFloat16) {
+      return BackwardBFloat16(ctx, out_grad[0], in, req, in_grad);
+    }
     const Shape& d = in[0].shape();
     const float* x = F(in[0]);
     const float* w = F(in[1]);
@@ -262,6 +273,98 @@ class Convolution : public Operator {
   }
 
  private:
+  // Note [bfloat16 convolution]
+  // A bfloat16 layer (mixed precision's) runs on oneDNN whatever its channels: each chunk of
+  // samples' products summed in float32 into the thread's scratch (Note [oneDNN convolution]),
+  // then rounded to bfloat16 in the pass that adds the bias (forward) or the old gradient (kAdd);
+  // the weight gradient's chunks are summed in float32 in chunk order and rounded once, and the
+  // bias gradient is summed in float32 too.
+  void ForwardBFloat16(const OpContext& ctx, const std::vector<NDArray>& in,
+                       const NDArray& out) const {
+    const Shape& d = in[0].shape();
+    const ConvGeometry g = Geometry(d);
+    const int64_t spatial = g.out_h * g.out_w, in_size = d[1] * g.height * g.width;
+    const int64_t out_size = p_.num_filter * spatial;
+    const bfloat16* x = in[0].data<bfloat16>();
+    const bfloat16* bias = p_.no_bias ? nullptr : in[2].data<bfloat16>();
+    bfloat16* y = out.data<bfloat16>();
+    ParallelChunks(
+        d[0], ChunksFor(ctx, d[0]),
+        [&](int64_t, int64_t begin, int64_t end) {
+          float* acc = Scratch(static_cast<size_t>((end - begin) * out_size));
+          DnnlConvForward(DnnlShape(d, end - begin, true), x + begin * in_size,
+                          in[1].data<bfloat16>(), acc);
+          for (int64_t n = begin; n < end; ++n) {
+            for (int64_t f = 0; f < p_.num_filter; ++f) {
+              const float b = bias ? static_cast<float>(bias[f]) : 0.0f;
+              const float* row = acc + ((n - begin) * p_.num_filter + f) * spatial;
+              bfloat16* yr = y + (n * p_.num_filter + f) * spatial;
+              for (int64_t s = 0; s < spatial; ++s) yr[s] = bfloat16(row[s] + b);
+            }
+          }
+        },
+        ctx.arena);
+  }
+
+  void BackwardBFloat16(const OpContext& ctx, const NDArray& out_grad,
+                        const std::vector<NDArray>& in, const std::vector<GradReq>& req,
+                        const std::vector<NDArray>& in_grad) const {
+    const Shape& d = in[0].shape();
+    const ConvGeometry g = Geometry(d);
+    const int64_t spatial = g.out_h * g.out_w, in_size = d[1] * g.height * g.width;
+    const int64_t out_size = p_.num_filter * spatial;
+    const int64_t weights = p_.num_filter * g.channels * g.kh * g.kw;
+    const int64_t chunks = ChunksFor(ctx, d[0]);
+    const bfloat16* x = in[0].data<bfloat16>();
+    const bfloat16* dy = out_grad.data<bfloat16>();
+    const bool dw = req[1] != GradReq::kNull;
+    float* partials = dw ? Scratch(static_cast<size_t>(chunks * weights), 2) : nullptr;
+    ParallelChunks(
+        d[0], chunks,
+        [&](int64_t chunk, int64_t begin, int64_t end) {
+          const DnnlConvShape shape = DnnlShape(d, end - begin, true);
+          if (dw) {
+            DnnlConvBackwardWeights(shape, x + begin * in_size, dy + begin * out_size,
+                                    partials + chunk * weights);
+          }
+          if (req[0] != GradReq::kNull) {
+            const int64_t n = (end - begin) * in_size;
+            float* acc = Scratch(static_cast<size_t>(n));
+            DnnlConvBackwardData(shape, dy + begin * out_size, in[1].data<bfloat16>(), acc, false);
+            bfloat16* dx = in_grad[0].data<bfloat16>() + begin * in_size;
+            const bool add = req[0] == GradReq::kAdd;
+            for (int64_t i = 0; i < n; ++i) {
+              dx[i] = bfloat16(add ? static_cast<float>(dx[i]) + acc[i] : acc[i]);
+            }
+          }
+        },
+        ctx.arena);
+    if (dw) {
+      AddPartials(partials + weights, chunks - 1, weights, partials);
+      StoreRounded(partials, weights, req[1], in_grad[1].data<bfloat16>());
+    }
+    if (!p_.no_bias && req[2] != GradReq::kNull) {
+      float* sums = Scratch(static_cast<size_t>(p_.num_filter + spatial), 3);
+      float* row = sums + p_.num_filter;
+      std::fill_n(sums, p_.num_filter, 0.0f);
+      for (int64_t n = 0; n < d[0]; ++n) {
+        for (int64_t f = 0; f < p_.num_filter; ++f) {
+          WidenToFloat(DType::kBFloat16, dy + (n * p_.num_filter + f) * spatial, spatial, row);
+          sums[f] += Sum(row, spatial);
+        }
+      }
+      StoreRounded(sums, p_.num_filter, req[2], in_grad[2].data<bfloat16>());
+    }
+  }
+
+  // dst (=|+=) src, rounded to bfloat16 once.
+  static void StoreRounded(const float* src, int64_t n, GradReq req, bfloat16* dst) {
+    const bool add = req == GradReq::kAdd;
+    for (int64_t i = 0; i < n; ++i) {
+      dst[i] = bfloat16(add ? static_cast<float>(dst[i]) + src[i] : src[i]);
+    }
+  }
+
   DepthwiseGeometry DepthwiseOf(const Shape& d) const {
     const ConvGeometry g = Geometry(d);
     return {g.height, g.width, g.out_h, g.out_w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
@@ -464,10 +567,10 @@ class Convolution : public Operator {
 
   bool UsesDnnl(const Shape& d) const { return DnnlConvSuits(d[1], p_.num_filter, p_.num_group); }
 
-  DnnlConvShape DnnlShape(const Shape& d, int64_t batch) const {
+  DnnlConvShape DnnlShape(const Shape& d, int64_t batch, bool bfloat16 = false) const {
     const ConvGeometry g = Geometry(d);
     return {batch, d[1], g.height, g.width, p_.num_filter, g.out_h, g.out_w, g.kh,
-            g.kw,  g.sh, g.sw,     g.ph,    g.pw,          g.dh,    g.dw};
+            g.kw,  g.sh, g.sw,     g.ph,    g.pw,          g.dh,    g.dw,    bfloat16};
   }
 
   ConvGeometry Geometry(const Shape& d) const {

@@ -92,28 +92,33 @@ void ChooseAlgorithms(cudnnHandle_t h, bool deterministic, ConvPlan& p) {
 }
 
 // The plan for data shape x, weight shape w (F, C/groups, kh, kw) and output shape y.
+// bfloat16 layers (Note [bfloat16 convolution]) have every tensor in bfloat16 and compute in
+// float32 on the tensor cores.
 std::unique_ptr<GpuPlan> MakePlan(const GpuResources::Impl& g, const Shape& x, const Shape& w,
                                   const Shape& y, const Shape& stride, const Shape& pad,
-                                  const Shape& dilate, int64_t num_group) {
+                                  const Shape& dilate, int64_t num_group, DType dtype) {
+  const bool low = dtype == DType::kBFloat16;
+  const cudnnDataType_t type = low ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   auto p = std::make_unique<ConvPlan>();
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
   CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-  SetTensor4d(p->x, x[0], x[1], x[2], x[3]);
-  SetTensor4d(p->y, y[0], y[1], y[2], y[3]);
-  SetTensor4d(p->bias, 1, y[1], 1, 1);
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                         static_cast<int>(w[0]), static_cast<int>(w[1]),
-                                         static_cast<int>(w[2]), static_cast<int>(w[3])));
+  SetTensor4d(p->x, x[0], x[1], x[2], x[3], type);
+  SetTensor4d(p->y, y[0], y[1], y[2], y[3], type);
+  SetTensor4d(p->bias, 1, y[1], 1, 1, type);
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, static_cast<int>(w[0]),
+                                         static_cast<int>(w[1]), static_cast<int>(w[2]),
+                                         static_cast<int>(w[3])));
   // MXNet's convolution does not flip the kernel: cuDNN's cross-correlation.
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       p->conv, static_cast<int>(pad[0]), static_cast<int>(pad[1]), static_cast<int>(stride[0]),
       static_cast<int>(stride[1]), static_cast<int>(dilate[0]), static_cast<int>(dilate[1]),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   // FMA math: float32 arithmetic throughout, as the CPU; TF32 tensor cores only when asked.
-  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, g.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(
+      p->conv, low ? CUDNN_TENSOR_OP_MATH : (g.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)));
   CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, static_cast<int>(num_group)));
   int n = 0, c = 0, h = 0, wd = 0;
   CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &n, &c, &h, &wd));
@@ -126,9 +131,18 @@ std::unique_ptr<GpuPlan> MakePlan(const GpuResources::Impl& g, const Shape& x, c
 
 ConvPlan& PlanFor(GpuResources::Impl& g, uint64_t op, const Shape& x, const Shape& w,
                   const Shape& y, const Shape& stride, const Shape& pad, const Shape& dilate,
-                  int64_t num_group) {
-  return g.CachedPlan<ConvPlan>(
-      op, x, 0, [&] { return MakePlan(g, x, w, y, stride, pad, dilate, num_group); });
+                  int64_t num_group, DType dtype) {
+  return g.CachedPlan<ConvPlan>(op, x, static_cast<int>(dtype), [&] {
+    return MakePlan(g, x, w, y, stride, pad, dilate, num_group, dtype);
+  });
+}
+
+// The device data of a float32 or bfloat16 array of a non-depthwise layer.
+void* D(const NDArray& a) {
+  COHORT_CHECK(a.ctx().is_gpu() && (a.dtype() == DType::kFloat32 || a.dtype() == DType::kBFloat16))
+      << "Convolution on a GPU takes float32 or bfloat16 arrays on a GPU, got " << a.dtype()
+      << " on " << a.ctx();
+  return a.raw_data();
 }
 
 }  // namespace
@@ -213,12 +227,12 @@ void ConvolutionForwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionP
   if (param.IsDepthwise(x.shape()[1])) return DepthwiseForwardGpu(ctx, param, x, w, b, y);
   GpuResources::Impl& g = Gpu(ctx);
   ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), y.shape(), param.stride, param.pad,
-                        param.dilate, param.num_group);
-  const float one = 1, zero = 0;
+                        param.dilate, param.num_group, x.dtype());
+  const float one = 1, zero = 0;  // float blend factors for float32 and bfloat16 data alike
   void* scratch = g.Workspace(p.fwd_bytes);
-  CUDNN_CHECK(cudnnConvolutionForward(g.cudnn, &one, p.x, G(x), p.w, G(w), p.conv, p.fwd, scratch,
-                                      p.fwd_bytes, &zero, p.y, G(y)));
-  if (b) CUDNN_CHECK(cudnnAddTensor(g.cudnn, &one, p.bias, G(*b), &one, p.y, G(y)));
+  CUDNN_CHECK(cudnnConvolutionForward(g.cudnn, &one, p.x, D(x), p.w, D(w), p.conv, p.fwd, scratch,
+                                      p.fwd_bytes, &zero, p.y, D(y)));
+  if (b) CUDNN_CHECK(cudnnAddTensor(g.cudnn, &one, p.bias, D(*b), &one, p.y, D(y)));
 }
 
 void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionParam& param,
@@ -227,7 +241,7 @@ void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const Convolution
   if (param.IsDepthwise(x.shape()[1])) return DepthwiseBackwardGpu(ctx, param, dy, x, w, req, grad);
   GpuResources::Impl& g = Gpu(ctx);
   ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), dy.shape(), param.stride, param.pad,
-                        param.dilate, param.num_group);
+                        param.dilate, param.num_group, x.dtype());
   const bool data = req[0] != GradReq::kNull, filter = req[1] != GradReq::kNull;
   // One workspace for both: a second Workspace call could move the first one's buffer.
   const size_t bytes = std::max(data ? p.bwd_data_bytes : 0, filter ? p.bwd_filter_bytes : 0);
@@ -235,19 +249,19 @@ void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const Convolution
   const float one = 1;
   if (data) {
     const float beta = BetaOf(req[0]);
-    CUDNN_CHECK(cudnnConvolutionBackwardData(g.cudnn, &one, p.w, G(w), p.y, G(dy), p.conv,
+    CUDNN_CHECK(cudnnConvolutionBackwardData(g.cudnn, &one, p.w, D(w), p.y, D(dy), p.conv,
                                              p.bwd_data, scratch, p.bwd_data_bytes, &beta, p.x,
-                                             G(grad[0])));
+                                             D(grad[0])));
   }
   if (filter) {
     const float beta = BetaOf(req[1]);
-    CUDNN_CHECK(cudnnConvolutionBackwardFilter(g.cudnn, &one, p.x, G(x), p.y, G(dy), p.conv,
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(g.cudnn, &one, p.x, D(x), p.y, D(dy), p.conv,
                                                p.bwd_filter, scratch, p.bwd_filter_bytes, &beta,
-                                               p.w, G(grad[1])));
+                                               p.w, D(grad[1])));
   }
   if (req.size() > 2 && req[2] != GradReq::kNull) {
     const float beta = BetaOf(req[2]);
-    CUDNN_CHECK(cudnnConvolutionBackwardBias(g.cudnn, &one, p.y, G(dy), &beta, p.bias, G(grad[2])));
+    CUDNN_CHECK(cudnnConvolutionBackwardBias(g.cudnn, &one, p.y, D(dy), &beta, p.bias, D(grad[2])));
   }
 }
 

@@ -40,8 +40,8 @@ class Operand {
 
   const memory& inner() const { return inner_; }
   // Before a primitive reads it.
-  void In(dnnl::stream& stream, const float* data) {
-    user_.set_data_handle(const_cast<float*>(data));
+  void In(dnnl::stream& stream, const void* data) {
+    user_.set_data_handle(const_cast<void*>(data));
     if (to_inner_) to_inner_->execute(stream, user_, inner_);
   }
   // After a primitive wrote it.
@@ -62,44 +62,48 @@ memory::dims Dims(std::initializer_list<int64_t> v) { return memory::dims(v.begi
 // The three primitives of one shape with their operands, made on first use.
 struct Conv {
   explicit Conv(const DnnlConvShape& s) : shape(s), stream(Engine()) {
-    const memory::desc src(Dims({s.batch, s.in_channels, s.height, s.width}),
-                           memory::data_type::f32, Tag::nchw);
-    const memory::desc wei(Dims({s.out_channels, s.in_channels, s.kh, s.kw}),
-                           memory::data_type::f32, Tag::oihw);
-    const memory::desc dst(Dims({s.batch, s.out_channels, s.out_h, s.out_w}),
-                           memory::data_type::f32, Tag::nchw);
+    // The inputs of each call in the layer's type, the results in float32.
+    using dt = memory::data_type;
+    const dt low = s.bfloat16 ? dt::bf16 : dt::f32;
+    const memory::dims src_dims = Dims({s.batch, s.in_channels, s.height, s.width});
+    const memory::dims wei_dims = Dims({s.out_channels, s.in_channels, s.kh, s.kw});
+    const memory::dims dst_dims = Dims({s.batch, s.out_channels, s.out_h, s.out_w});
+    const memory::desc src(src_dims, low, Tag::nchw), src_f32(src_dims, dt::f32, Tag::nchw);
+    const memory::desc wei(wei_dims, low, Tag::oihw), wei_f32(wei_dims, dt::f32, Tag::oihw);
+    const memory::desc dst(dst_dims, low, Tag::nchw), dst_f32(dst_dims, dt::f32, Tag::nchw);
     auto any = [](const memory::desc& d) {
-      return memory::desc(d.dims(), memory::data_type::f32, Tag::any);
+      return memory::desc(d.dims(), d.data_type(), Tag::any);
     };
     const memory::dims strides = Dims({s.sh, s.sw}), pads = Dims({s.ph, s.pw});
     const memory::dims dilates = Dims({s.dh - 1, s.dw - 1});
     const dnnl::convolution_forward::primitive_desc fwd_pd(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                         dnnl::algorithm::convolution_direct, any(src), any(wei),
-                                        any(dst), strides, dilates, pads, pads),
+                                        any(dst_f32), strides, dilates, pads, pads),
         Engine());
     fwd.emplace(fwd_pd);
     fwd_x.emplace(src, fwd_pd.src_desc());
     fwd_w.emplace(wei, fwd_pd.weights_desc());
-    fwd_y.emplace(dst, fwd_pd.dst_desc());
+    fwd_y.emplace(dst_f32, fwd_pd.dst_desc());
 
     const dnnl::convolution_backward_data::primitive_desc data_pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any(src),
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any(src_f32),
                                               any(wei), any(dst), strides, dilates, pads, pads),
         Engine(), fwd_pd);
     data.emplace(data_pd);
     data_dy.emplace(dst, data_pd.diff_dst_desc());
     data_w.emplace(wei, data_pd.weights_desc());
-    data_dx.emplace(src, data_pd.diff_src_desc());
+    data_dx.emplace(src_f32, data_pd.diff_src_desc());
 
     const dnnl::convolution_backward_weights::primitive_desc weights_pd(
         dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(src),
-                                                 any(wei), any(dst), strides, dilates, pads, pads),
+                                                 any(wei_f32), any(dst), strides, dilates, pads,
+                                                 pads),
         Engine(), fwd_pd);
     weights.emplace(weights_pd);
     weights_x.emplace(src, weights_pd.src_desc());
     weights_dy.emplace(dst, weights_pd.diff_dst_desc());
-    weights_dw.emplace(wei, weights_pd.diff_weights_desc());
+    weights_dw.emplace(wei_f32, weights_pd.diff_weights_desc());
   }
 
   DnnlConvShape shape;
@@ -123,7 +127,8 @@ Conv& ConvFor(const DnnlConvShape& s) {
     cache.push_back(std::make_unique<Conv>(s));
   } catch (const dnnl::error& e) {
     COHORT_THROW() << "oneDNN convolution " << s.in_channels << "->" << s.out_channels
-                   << " channels, kernel " << s.kh << "x" << s.kw << ": " << e.what();
+                   << " channels, kernel " << s.kh << "x" << s.kw
+                   << (s.bfloat16 ? " in bfloat16" : "") << ": " << e.what();
   }
   return *cache.back();
 }
@@ -134,7 +139,7 @@ bool DnnlConvSuits(int64_t in_channels, int64_t out_channels, int64_t groups) {
   return groups == 1 && in_channels % 16 == 0 && out_channels % 16 == 0;
 }
 
-void DnnlConvForward(const DnnlConvShape& s, const float* x, const float* w, float* y) {
+void DnnlConvForward(const DnnlConvShape& s, const void* x, const void* w, float* y) {
   Conv& c = ConvFor(s);
   c.fwd_x->In(c.stream, x);
   c.fwd_w->In(c.stream, w);
@@ -146,8 +151,9 @@ void DnnlConvForward(const DnnlConvShape& s, const float* x, const float* w, flo
   c.stream.wait();
 }
 
-void DnnlConvBackwardData(const DnnlConvShape& s, const float* dy, const float* w, float* dx,
+void DnnlConvBackwardData(const DnnlConvShape& s, const void* dy, const void* w, float* dx,
                           bool add) {
+  COHORT_CHECK(!add || !s.bfloat16) << "oneDNN convolution: bfloat16 callers add themselves";
   Conv& c = ConvFor(s);
   c.data_dy->In(c.stream, dy);
   c.data_w->In(c.stream, w);
@@ -167,7 +173,7 @@ void DnnlConvBackwardData(const DnnlConvShape& s, const float* dy, const float* 
   }
 }
 
-void DnnlConvBackwardWeights(const DnnlConvShape& s, const float* x, const float* dy, float* dw) {
+void DnnlConvBackwardWeights(const DnnlConvShape& s, const void* x, const void* dy, float* dw) {
   Conv& c = ConvFor(s);
   c.weights_x->In(c.stream, x);
   c.weights_dy->In(c.stream, dy);

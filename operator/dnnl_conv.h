@@ -15,21 +15,25 @@ namespace cohort::op {
 // are made once per thread and shape (JIT compilation costs milliseconds) and cached with their
 // memory objects, so a step only sets data pointers; oneDNN's OpenMP runs one thread per call,
 // as the operator splits samples over the device's threads itself (Note [Kernel threads]).
-// Arrays are NCHW / OIHW float32; bias is left to the caller.
+// Arrays are NCHW / OIHW float32; bias is left to the caller. With `bfloat16` the inputs of each
+// call (x, w, dy) are bfloat16 and its result (y, dx, dw) float32, the products summed in float32
+// (AVX512-BF16 instructions where the CPU has them): mixed precision's layers, which the caller
+// rounds to bfloat16 in the pass that adds the bias or the old gradient.
 struct DnnlConvShape {
   int64_t batch, in_channels, height, width, out_channels, out_h, out_w;
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  bool bfloat16 = false;
   bool operator==(const DnnlConvShape&) const = default;
 };
 
 bool DnnlConvSuits(int64_t in_channels, int64_t out_channels, int64_t groups);
 
 // y = x ⊛ w.
-void DnnlConvForward(const DnnlConvShape& s, const float* x, const float* w, float* y);
-// dx = (or += when add) the gradient of x for dy.
-void DnnlConvBackwardData(const DnnlConvShape& s, const float* dy, const float* w, float* dx,
+void DnnlConvForward(const DnnlConvShape& s, const void* x, const void* w, float* y);
+// dx = (or += when add; float32 only) the gradient of x for dy.
+void DnnlConvBackwardData(const DnnlConvShape& s, const void* dy, const void* w, float* dx,
                           bool add);
 // dw = the gradient of w for dy (overwritten).
-void DnnlConvBackwardWeights(const DnnlConvShape& s, const float* x, const float* dy, float* dw);
+void DnnlConvBackwardWeights(const DnnlConvShape& s, const void* x, const void* dy, float* dw);
 
 }  // namespace cohort::op

@@ -68,7 +68,8 @@ class AmpConverter {
     }
     const bool excluded = o_.excluded_names.count(node.name) != 0;
     bool outputs_low = false;
-    if (o_.target_ops.count(node.op) && !excluded) {
+    // A target op whose kernels do not take the type here (a grouped Convolution) stays float32.
+    if (o_.target_ops.count(node.op) && !excluded && node.impl->TakesDType(o_.target)) {
       for (int i = 0; i < arguments; ++i) {
         if (!low_.count(Key(inputs[i]))) inputs[i] = Cast(inputs[i], o_.target);
       }
@@ -101,7 +102,9 @@ class AmpConverter {
 
 }  // namespace
 
-std::set<std::string> DefaultAmpTargetOps() { return {"FullyConnected", "batch_dot", "dot"}; }
+std::set<std::string> DefaultAmpTargetOps() {
+  return {"FullyConnected", "Convolution", "batch_dot", "dot"};
+}
 
 std::set<std::string> DefaultAmpFloat32Ops() {
   return {"softmax",

@@ -112,10 +112,11 @@ inline void CopyOnStream(const GpuResources::Impl& g, void* dst, const void* src
 }
 
 // A 4-d NCHW float tensor descriptor (cuDNN wants at least 4 dimensions).
-inline void SetTensor4d(cudnnTensorDescriptor_t d, int64_t n, int64_t c, int64_t h, int64_t w) {
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                         static_cast<int>(n), static_cast<int>(c),
-                                         static_cast<int>(h), static_cast<int>(w)));
+inline void SetTensor4d(cudnnTensorDescriptor_t d, int64_t n, int64_t c, int64_t h, int64_t w,
+                        cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, type, static_cast<int>(n),
+                                         static_cast<int>(c), static_cast<int>(h),
+                                         static_cast<int>(w)));
 }
 
 // cuDNN's blend factors for a grad_req: beta 0 overwrites, 1 accumulates.

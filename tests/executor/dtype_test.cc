@@ -552,9 +552,15 @@ TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
                                       {{"axis", "1"}, {"begin", "2"}, {"end", "7"}}, "slice");
   const Symbol split =
       Symbol::Create("SliceChannel", {Var("x")}, {{"num_outputs", "3"}, {"axis", "2"}}, "split")[1];
+  // bfloat16 Convolution (Note [bfloat16 convolution]): oneDNN on the CPU, cuDNN on a GPU.
+  const Symbol conv =
+      Symbol::Create("Convolution", {Var("x")},
+                     {{"kernel", "(3, 3)"}, {"num_filter", "16"}, {"pad", "(1, 1)"}}, "conv");
   std::vector<Context> contexts = {Context::CPU()};
   if (device::Count() > 0) contexts.push_back(Context::GPU(0));
   for (const Context& ctx : contexts) {
+    ExpectLowPrecisionMatchesFloat32(conv, {{"x", {3, 16, 8, 8}}}, DType::kBFloat16, ctx);
+    ExpectLowPrecisionMatchesFloat32(conv, {{"x", {2, 3, 9, 7}}}, DType::kBFloat16, ctx);
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
       ExpectLowPrecisionMatchesFloat32(slice, {{"x", {4, 9, 5}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(split, {{"x", {4, 5, 12}}}, dtype, ctx);

@@ -55,7 +55,9 @@ Direct Reference(const ConvCase& p, const std::vector<float>& x, const std::vect
   return r;
 }
 
-void Check(const ConvCase& p) {
+// With `bfloat16` the layer runs in bfloat16 (Note [bfloat16 convolution]) against the
+// definition on the same (rounded) values, within bfloat16's rounding of the results.
+void Check(const ConvCase& p, bool bfloat16 = false) {
   ThreadArena arena(3);
   for (ThreadArena* threads : {static_cast<ThreadArena*>(nullptr), &arena}) {
     for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
@@ -72,26 +74,34 @@ void Check(const ConvCase& p) {
       for (auto& a : conv.in) FillUniform(a, rng);
       NDArray head = NDArray::Zeros(conv.out[0].shape());
       FillUniform(head, rng);
+      const DType type = bfloat16 ? DType::kBFloat16 : DType::kFloat32;
+      if (bfloat16) {
+        for (auto& a : conv.in) a = a.AsType(type);
+        conv.out[0] = NDArray::Zeros(conv.out[0].shape(), type);
+        head = head.AsType(type);
+      }
       const op::OpContext ctx{.is_train = true, .arena = threads};
       conv.op->Forward(ctx, conv.in, {GradReq::kWrite}, conv.out, conv.aux);
       std::vector<NDArray> grads;
       for (const NDArray& a : conv.in) {
-        grads.push_back(NDArray::Zeros(a.shape()));
+        grads.push_back(NDArray::Zeros(a.shape(), type));
         grads.back().Fill(0.25);
       }
       conv.op->Backward(ctx, {head}, conv.in, conv.out, {req, req, req}, grads, conv.aux);
       const Shape& o = conv.out[0].shape();
-      const Direct want =
-          Reference(p, conv.in[0].ToVector<float>(), conv.in[1].ToVector<float>(),
-                    conv.in[2].ToVector<float>(), head.ToVector<float>(), o[2], o[3]);
+      auto floats = [](const NDArray& a) { return a.AsType(DType::kFloat32).ToVector<float>(); };
+      const Direct want = Reference(p, floats(conv.in[0]), floats(conv.in[1]), floats(conv.in[2]),
+                                    floats(head), o[2], o[3]);
       const double add = req == GradReq::kAdd ? 0.25 : 0.0;
       const std::string what = std::to_string(p.c) + "->" + std::to_string(p.f) + " k" + k + " s" +
                                s + " p" + pad + " d" + dil + " " + GradReqName(req) +
-                               (threads ? " 3 threads" : "");
+                               (threads ? " 3 threads" : "") + (bfloat16 ? " bfloat16" : "");
       auto expect = [&](const NDArray& got, std::vector<double> values, double shift,
                         const std::string& part) {
         for (double& v : values) v += shift;  // kAdd onto the 0.25 the gradients held
-        testing::ExpectClose(got.ToVector<float>(), values, 1e-4, 1e-4, what + " " + part);
+        // bfloat16 keeps 8 significant bits: results within 2^-8 of their size, and a little.
+        const double tolerance = bfloat16 ? 8e-3 : 1e-4;
+        testing::ExpectClose(floats(got), values, tolerance, tolerance, what + " " + part);
       };
       expect(conv.out[0], want.y, 0, "output");
       expect(grads[0], want.dx, add, "data gradient");
@@ -105,6 +115,14 @@ TEST(Convolution, OneDnnPathMatchesTheDefinition) {
   Check({.n = 5, .c = 16, .h = 7, .w = 6, .f = 32, .k = 3, .stride = 2, .pad = 1, .dilate = 1});
   Check({.n = 4, .c = 32, .h = 5, .w = 5, .f = 16, .k = 1, .stride = 1, .pad = 0, .dilate = 1});
   Check({.n = 3, .c = 16, .h = 9, .w = 8, .f = 16, .k = 3, .stride = 1, .pad = 2, .dilate = 2});
+}
+
+// bfloat16 runs on oneDNN whatever the channels (3 -> 5 too).
+TEST(Convolution, BFloat16MatchesTheDefinitionWithinItsRounding) {
+  Check({.n = 5, .c = 16, .h = 7, .w = 6, .f = 32, .k = 3, .stride = 2, .pad = 1, .dilate = 1},
+        true);
+  Check({.n = 5, .c = 3, .h = 7, .w = 6, .f = 5, .k = 3, .stride = 2, .pad = 1, .dilate = 1}, true);
+  Check({.n = 3, .c = 4, .h = 9, .w = 8, .f = 6, .k = 3, .stride = 1, .pad = 2, .dilate = 2}, true);
 }
 
 TEST(Convolution, Im2ColPathMatchesTheDefinition) {
