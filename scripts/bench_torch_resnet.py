@@ -2,7 +2,8 @@
 """The PyTorch side of bench/resnet_vs_pytorch.sh: MXNet's CIFAR ResNet-20 (pre-activation units,
 a BatchNorm on the data; the network of Cohort's zoo) trained on random 3x32x32 batches with SGD,
 one thread, and one JSON line with ms per step and samples/s. Run with /usr/bin/python3.
-    bench_torch_resnet.py BATCH STEPS"""
+PRECISION (a third argument) bfloat16 runs the step under torch.autocast('cpu', bfloat16).
+    bench_torch_resnet.py BATCH STEPS [float32|bfloat16]"""
 import json
 import sys
 import time
@@ -40,6 +41,7 @@ def resnet20():
 
 def main():
     batch, steps = int(sys.argv[1]), int(sys.argv[2])
+    precision = sys.argv[3] if len(sys.argv) > 3 else "float32"
     torch.set_num_threads(1)
     torch.manual_seed(0)
     net = resnet20()
@@ -48,7 +50,9 @@ def main():
 
     def step():
         opt.zero_grad()
-        nn.functional.cross_entropy(net(x), y).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16"):
+            loss = nn.functional.cross_entropy(net(x), y)
+        loss.backward()
         opt.step()
 
     for _ in range(3):
@@ -58,6 +62,7 @@ def main():
         step()
     ms = (time.perf_counter() - start) / steps * 1e3
     print(json.dumps({"model": "resnet20", "system": "pytorch-" + torch.__version__,
+                      "precision": precision,
                       "ms_per_step": round(ms, 1), "samples_per_sec": round(batch / ms * 1e3)}))
 
 
