@@ -331,17 +331,15 @@ class Convolution : public Operator {
             const int64_t n = (end - begin) * in_size;
             float* acc = Scratch(static_cast<size_t>(n));
             DnnlConvBackwardData(shape, dy + begin * out_size, in[1].data<bfloat16>(), acc, false);
-            bfloat16* dx = in_grad[0].data<bfloat16>() + begin * in_size;
-            const bool add = req[0] == GradReq::kAdd;
-            for (int64_t i = 0; i < n; ++i) {
-              dx[i] = bfloat16(add ? static_cast<float>(dx[i]) + acc[i] : acc[i]);
-            }
+            WriteGrad(req[0], n, in_grad[0].data<bfloat16>() + begin * in_size,
+                      [&](int64_t i) { return acc[i]; });
           }
         },
         ctx.arena);
     if (dw) {
       AddPartials(partials + weights, chunks - 1, weights, partials);
-      StoreRounded(partials, weights, req[1], in_grad[1].data<bfloat16>());
+      WriteGrad(req[1], weights, in_grad[1].data<bfloat16>(),
+                [&](int64_t i) { return partials[i]; });
     }
     if (!p_.no_bias && req[2] != GradReq::kNull) {
       float* sums = Scratch(static_cast<size_t>(p_.num_filter + spatial), 3);
@@ -353,15 +351,8 @@ class Convolution : public Operator {
           sums[f] += Sum(row, spatial);
         }
       }
-      StoreRounded(sums, p_.num_filter, req[2], in_grad[2].data<bfloat16>());
-    }
-  }
-
-  // dst (=|+=) src, rounded to bfloat16 once.
-  static void StoreRounded(const float* src, int64_t n, GradReq req, bfloat16* dst) {
-    const bool add = req == GradReq::kAdd;
-    for (int64_t i = 0; i < n; ++i) {
-      dst[i] = bfloat16(add ? static_cast<float>(dst[i]) + src[i] : src[i]);
+      WriteGrad(req[2], p_.num_filter, in_grad[2].data<bfloat16>(),
+                [&](int64_t i) { return sums[i]; });
     }
   }
 

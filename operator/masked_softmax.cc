@@ -13,6 +13,24 @@ void MaskedSoftmaxBackwardGpu(const OpContext& ctx, const NDArray& x, const NDAr
                               const NDArray& dmask, GradReq mask_req, int64_t mask_rows,
                               double scale);
 
+std::optional<int64_t> MaskedSoftmaxMaskRows(const Shape& data, const Shape& mask) {
+  const int nd = data.ndim(), nm = mask.ndim();
+  if (nd < 1 || nm < 1 || nm > nd || mask[nm - 1] != data[nd - 1]) return std::nullopt;
+  int64_t rows = 1;
+  bool leading = false;  // past the mask's axes that equal the data's
+  for (int i = 2; i <= nm; ++i) {
+    const int64_t m = mask[nm - i];
+    if (!leading && m == data[nd - i]) {
+      rows *= m;
+    } else if (m == 1) {
+      leading = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return rows;
+}
+
 MaskedSoftmaxParam MaskedSoftmaxParam::Parse(const Attrs& attrs) {
   ParamReader r("_masked_softmax", attrs);
   MaskedSoftmaxParam p;
@@ -160,25 +178,11 @@ class MaskedSoftmax : public Operator {
   }
   static int64_t LastAxis(const Shape& s) { return s.ndim() == 0 ? 1 : s[s.ndim() - 1]; }
 
-  // The mask's rows (the product of its axes but the last), checking that it broadcasts as
-  // Note [Masked softmax values] says.
   int64_t MaskRows(const Shape& data, const Shape& mask) const {
-    const int nd = data.ndim(), nm = mask.ndim();
-    bool ok = nd >= 1 && nm >= 1 && nm <= nd;
-    int64_t rows = 1;
-    bool leading = false;  // past the mask's axes that equal the data's
-    for (int i = 1; ok && i <= nm; ++i) {
-      const int64_t m = mask[nm - i], d = data[nd - i];
-      if (!leading && m == d) {
-        if (i > 1) rows *= m;
-      } else {
-        leading = true;
-        ok = m == 1 && i > 1;
-      }
-    }
-    COHORT_CHECK(ok) << type() << ": mask " << mask << " does not match data " << data
-                     << " on its last axes (and 1 on the others)";
-    return rows;
+    const std::optional<int64_t> rows = MaskedSoftmaxMaskRows(data, mask);
+    COHORT_CHECK(rows) << type() << ": mask " << mask << " does not match data " << data
+                       << " on its last axes (and 1 on the others)";
+    return *rows;
   }
 
   MaskedSoftmaxParam p_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "base/dtype.h"
 #include "base/error.h"
@@ -173,6 +174,11 @@ struct MaskedSoftmaxRowStats {
     return sum;
   }
 };
+
+// The mask's rows (the product of its axes but the last) where it broadcasts over the data as
+// Note [Masked softmax values] says (its last axes the data's, 1 or absent on the others), else
+// nullopt: the op's shape check and the fusion pass's (symbol/fuse_masked_softmax.cc) both.
+std::optional<int64_t> MaskedSoftmaxMaskRows(const Shape& data, const Shape& mask);
 
 // fn(T{}) for the float types the op takes (the data's and the output's, each).
 template <typename Fn>

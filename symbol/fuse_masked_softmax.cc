@@ -5,6 +5,8 @@
 #include <unordered_set>
 
 #include "operator/common/operator.h"
+#include "operator/masked_softmax.h"
+#include "operator/softmax.h"
 #include "symbol/graph_pass.h"
 
 namespace cohort {
@@ -18,14 +20,6 @@ EntryKey Key(const NodeEntry& e) { return {e.node.get(), e.index}; }
 std::string AttrOr(const SymbolNode& node, const std::string& key, const std::string& otherwise) {
   const auto it = node.attrs.find(key);
   return it == node.attrs.end() ? otherwise : it->second;
-}
-
-bool IsOneText(const std::string& text) {
-  try {
-    return std::stod(text) == 1.0;
-  } catch (const std::exception&) {
-    return false;
-  }
 }
 
 // A chain the pass replaces: its data and mask entries, the fused op's attributes, and the
@@ -45,6 +39,7 @@ class Fuser {
       bool grad = node->is_variable() && with_grad.count(node->name);
       for (const NodeEntry& in : node->inputs) {
         ++readers_[Key(in)];
+        reader_[Key(in)] = node.get();
         grad |= takes_grad_.count(in.node.get()) != 0;
       }
       if (grad) takes_grad_.insert(node.get());
@@ -100,17 +95,15 @@ class Fuser {
   std::pair<const SymbolNode*, Chain> Match(const std::shared_ptr<SymbolNode>& softmax) const {
     const std::pair<const SymbolNode*, Chain> none{nullptr, {}};
     const SymbolNode& sm = *softmax;
+    // The softmax's own parser (which refuses use_length): temperature 1 over the last axis.
+    const op::SoftmaxParam param = op::SoftmaxParam::Parse(sm.op, sm.attrs);
     if (sm.inputs.size() != 1 || AttrOr(sm, "dtype", "None") != "None") return none;
-    const std::string temperature = AttrOr(sm, "temperature", "None");
-    if (temperature != "None" && !IsOneText(temperature)) return none;
-    const std::string use_length = AttrOr(sm, "use_length", "False");
-    if (use_length != "False" && use_length != "0" && use_length != "false") return none;
+    if (param.temperature != 1.0f) return none;
     const NodeEntry& added = sm.inputs[0];
     if (added.node->op != "broadcast_add" || !Inner(added)) return none;
     const Shape& shape = ShapeOf(added);
     if (!op::ShapeKnown(shape) || shape.ndim() == 0) return none;
-    const std::string axis = AttrOr(sm, "axis", "-1");
-    if (axis != "-1" && axis != std::to_string(shape.ndim() - 1)) return none;
+    if (param.axis != -1 && param.axis != shape.ndim() - 1) return none;
     // Which side of the add is the scaled scores (the other is the mask).
     for (int side = 0; side < 2; ++side) {
       NodeEntry scaled = added.node->inputs[side];
@@ -122,14 +115,18 @@ class Fuser {
       }
       if (scaled.node->op != "_mul_scalar" || !Inner(scaled)) continue;
       const NodeEntry& data = scaled.node->inputs[0];
-      if (ShapeOf(data) != shape || !MaskFits(ShapeOf(mask), shape)) continue;
+      const Shape& mask_shape = ShapeOf(mask);
+      if (ShapeOf(data) != shape || !op::ShapeKnown(mask_shape) ||
+          !op::MaskedSoftmaxMaskRows(shape, mask_shape)) {
+        continue;
+      }
       if (takes_grad_.count(mask.node.get())) continue;
       Chain chain{data, mask, {{"scale", AttrOr(*scaled.node, "scalar", "1")}}, sm.name};
       // The cast of the probabilities back to the scores' type, when the softmax has one reader.
       const SymbolNode* last = &sm;
       std::string out_dtype = "float32";
       if (widened && Inner({softmax, 0})) {
-        if (const SymbolNode* cast = OnlyReader(sm); cast && cast->op == "amp_cast") {
+        if (const SymbolNode* cast = reader_.at({&sm, 0}); cast->op == "amp_cast") {
           last = cast;
           out_dtype = AttrOr(*cast, "dtype", "float32");
         }
@@ -140,33 +137,10 @@ class Fuser {
     return none;
   }
 
-  // The op that reads `node`'s output, found by a scan (only for chains, which are few).
-  const SymbolNode* OnlyReader(const SymbolNode& node) const {
-    for (const auto& n : order_) {
-      for (const NodeEntry& in : n->inputs) {
-        if (in.node.get() == &node) return n.get();
-      }
-    }
-    return nullptr;
-  }
-
-  // The mask broadcasts over the scores' leading axes only: its last axes are the scores', the
-  // others 1 (as _masked_softmax's shape inference requires).
-  static bool MaskFits(const Shape& mask, const Shape& scores) {
-    const int nm = mask.ndim(), nd = scores.ndim();
-    if (!op::ShapeKnown(mask) || nm == 0 || nm > nd || mask[nm - 1] != scores[nd - 1]) return false;
-    bool leading = false;
-    for (int i = 2; i <= nm; ++i) {
-      if (!leading && mask[nm - i] == scores[nd - i]) continue;
-      leading = true;
-      if (mask[nm - i] != 1) return false;
-    }
-    return true;
-  }
-
   const Symbol& symbol_;
   std::vector<std::shared_ptr<SymbolNode>> order_;
   std::map<EntryKey, int> readers_;
+  std::map<EntryKey, const SymbolNode*> reader_;  // the last op to read the entry
   std::set<EntryKey> outputs_;
   std::unordered_set<const SymbolNode*> takes_grad_;
   Symbol::NodeShapes shapes_;
