@@ -12,10 +12,14 @@
 namespace cohort::op {
 
 // e^x with a relative error below 3e-7 (Cephes' expf polynomial after Cody-Waite reduction).
-// NaN stays NaN; inputs are clamped to [-87.3, 88.0], so the result saturates at about 1.6e38
-// and never becomes infinite or denormal.
+// NaN stays NaN; inputs above 88.0 saturate at about 1.6e38 (never infinite), and below -87.3
+// the result is exactly 0 (never denormal). A softmax's masked entries (a logit far below the
+// row's maximum) are therefore 0: clamped to e^-87.3 ≈ 1.2e-38 instead, they became denormal
+// once scaled by 1/Σ, and every multiplication with them took a microcode assist (half the
+// attention's softmax time in a causal GPT).
 COHORT_HOST_DEVICE float FastExp(float x) {
-  x = x < -87.3f ? -87.3f : x;  // (a NaN x passes both tests unchanged)
+  const bool below = x < -87.3f;  // (a NaN x passes both tests unchanged)
+  x = below ? -87.3f : x;
   x = x > 88.0f ? 88.0f : x;
   // n = round(x / ln 2): adding 1.5 * 2^23 rounds to nearest and leaves n in the low mantissa
   // bits, with no float-to-int conversion (which GCC vectorizes badly: that conversion made
@@ -32,7 +36,7 @@ COHORT_HOST_DEVICE float FastExp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  return p * BitsFloat(static_cast<uint32_t>(n + 127) << 23);
+  return below ? 0.0f : p * BitsFloat(static_cast<uint32_t>(n + 127) << 23);
 }
 
 // tanh with an absolute error below 3e-7: Cephes' odd polynomial near 0, 1 - 2/(e^2|x| + 1)

@@ -195,5 +195,37 @@ TEST(MaskedSoftmaxFusion, TheMaskGradientIsTheChains) {
   }
 }
 
+// A masked-out position weighs exactly 0, fused or not, and neither the weights nor the data's
+// gradient hold a denormal: FastExp gives 0 below e^-87.3, where it gave e^-87.3 and the 1/Σ
+// scaling made that denormal (every later multiplication with it a microcode assist).
+TEST(MaskedSoftmaxFusion, MaskedPositionsWeighZeroAndNothingIsDenormal) {
+  const Symbol x = Symbol::Variable("x"), mask = Symbol::Variable("mask");
+  const Symbol fused = Op("_masked_softmax", {x, mask}, {{"scale", "0.5"}}, "weights");
+  const Symbol chain =
+      Op("softmax", {Op("broadcast_add", {Op("_mul_scalar", {x}, {{"scalar", "0.5"}}), mask})});
+  const Shape shape{kBatch, kTime, kTime}, mask_shape{kTime, kTime};
+  for (const Symbol* net : {&fused, &chain}) {
+    SCOPED_TRACE(net == &fused ? "fused" : "chain");
+    auto exec = Executor::SimpleBind(*net, Context::CPU(), {{"x", shape}, {"mask", mask_shape}},
+                                     GradReq::kWrite, {{"mask", GradReq::kNull}});
+    NDArray::FromVector<float>(shape, Values(static_cast<size_t>(shape.Size()), 1))
+        .CopyTo(exec->arg_dict().at("x"));
+    CausalMask(mask_shape).CopyTo(exec->arg_dict().at("mask"));
+    exec->Forward(true);
+    exec->Backward(
+        {NDArray::FromVector<float>(shape, Values(static_cast<size_t>(shape.Size()), 3))});
+    const std::vector<float> weights = exec->outputs()[0].ToVector<float>();
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const int64_t row = static_cast<int64_t>(i) / kTime % kTime,
+                    col = static_cast<int64_t>(i) % kTime;
+      if (col > row) EXPECT_EQ(weights[i], 0.0f) << i;
+      EXPECT_NE(std::fpclassify(weights[i]), FP_SUBNORMAL) << i;
+    }
+    for (float g : exec->grad_dict().at("x").ToVector<float>()) {
+      EXPECT_NE(std::fpclassify(g), FP_SUBNORMAL);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cohort

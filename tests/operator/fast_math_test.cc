@@ -19,7 +19,12 @@ TEST(FastMath, ExpIsAccurateAcrossTheRange) {
   EXPECT_TRUE(std::isnan(FastExp(std::numeric_limits<float>::quiet_NaN())));
   EXPECT_GT(FastExp(1000.0f), 1e38f);  // saturates, finite
   EXPECT_TRUE(std::isfinite(FastExp(1000.0f)));
-  EXPECT_GE(FastExp(-1000.0f), 0.0f);
+  // Below e^-87.3 (about 1.2e-38, float's smallest normal) exactly 0: never denormal, so that a
+  // softmax's masked entries scaled by 1/Σ stay 0 instead of becoming denormal.
+  EXPECT_GT(FastExp(-87.29f), 1.17549435e-38f);
+  EXPECT_EQ(FastExp(-87.31f), 0.0f);
+  EXPECT_EQ(FastExp(-1000.0f), 0.0f);
+  EXPECT_EQ(FastExp(-std::numeric_limits<float>::infinity()), 0.0f);
 }
 
 TEST(FastMath, TanhAndSigmoidAreAccurate) {
