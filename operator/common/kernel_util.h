@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "base/cpu_clones.h"
 #include "base/thread_arena.h"
@@ -77,6 +78,11 @@ void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc);
+// Note [Which GEMM]: whether OpenBLAS's kernels of `core` (openblas_get_corename) are as new as
+// the CPU, and whether Gemm runs a product on oneDNN rather than OpenBLAS.
+bool OpenBlasKernelsFit(const std::string& core, bool cpu_has_avx2);
+bool GemmOnOneDnn(int64_t m, int64_t n, int64_t k, bool transpose_a, bool transpose_b,
+                  bool openblas_fits);
 
 // Note [Kernel threads]
 // OpenBLAS's own threads spin beside TBB's: with 2 of them, LeNet's 50x500x64 GEMMs ran 5 to 10
