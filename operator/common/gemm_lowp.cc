@@ -1,6 +1,7 @@
 // GEMMs of float16 and bfloat16 operands (Note [Low-precision GEMM]).
 #include "operator/common/gemm_lowp.h"
 
+#include <cpuid.h>
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ndarray/convert.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -69,28 +71,37 @@ Matmul* MatmulFor(const MatmulKey& key) {
   return cache.emplace(key, std::move(made)).first->second.get();
 }
 
-// op(X) of a row-major matrix with leading dimension ld, widened into `out` as a dense rows x cols
-// float32 matrix (the op applied: out is op(X) itself).
+// X (rows x cols, leading dimension ld) widened into a dense float32 matrix, as stored (the
+// caller's Gemm applies the transpose).
 template <typename T>
-void Widen(const T* x, int64_t ld, bool transpose, int64_t rows, int64_t cols, float* out) {
+float* Widened(const T* x, int64_t ld, int64_t rows, int64_t cols, int slot) {
+  float* out = Scratch(static_cast<size_t>(rows * cols), slot);
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      out[i * cols + j] = static_cast<float>(transpose ? x[j * ld + i] : x[i * ld + j]);
-    }
+    WidenToFloat(DTypeOf<T>::value, x + i * ld, cols, out + i * cols);
   }
+  return out;
 }
 
 template <typename T>
 void WidenedGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
                  int64_t lda, const T* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  float* wa = Scratch(static_cast<size_t>(m * k), 2);
-  float* wb = Scratch(static_cast<size_t>(k * n), 3);
-  Widen(a, lda, transpose_a, m, k, wa);
-  Widen(b, ldb, transpose_b, k, n, wb);
-  Gemm(false, false, m, n, k, 1.0f, wa, k, wb, n, beta, c, ldc);
+  const int64_t a_cols = transpose_a ? m : k, b_cols = transpose_b ? k : n;
+  const float* wa = Widened(a, lda, transpose_a ? k : m, a_cols, 2);
+  const float* wb = Widened(b, ldb, transpose_b ? n : k, b_cols, 3);
+  Gemm(transpose_a, transpose_b, m, n, k, 1.0f, wa, a_cols, wb, b_cols, beta, c, ldc);
+}
+
+bool CpuHasAmxBFloat16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 22) & 1u;  // CPUID.(EAX=7,ECX=0):EDX[22], AMX-BF16
 }
 
 }  // namespace
+
+bool BFloat16MatmulPays(bool amd, bool avx512_bf16, bool amx_bf16) {
+  return amx_bf16 || (amd && avx512_bf16);
+}
 
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
@@ -109,6 +120,13 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
     return;
   }
   COHORT_CHECK(dtype == DType::kBFloat16) << "GemmLowPrecision: " << dtype << " operands";
+  static const bool pays = BFloat16MatmulPays(
+      __builtin_cpu_is("amd"), __builtin_cpu_supports("avx512bf16"), CpuHasAmxBFloat16());
+  if (!pays) {
+    WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const bfloat16*>(a), lda,
+                static_cast<const bfloat16*>(b), ldb, beta, c, ldc);
+    return;
+  }
   Matmul* matmul = MatmulFor({transpose_a, transpose_b, beta != 0.0f, m, n, k, lda, ldb, ldc});
   if (matmul == nullptr) {
     static std::once_flag said;

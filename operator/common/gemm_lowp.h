@@ -11,11 +11,20 @@ namespace cohort::op {
 // Note [Low-precision GEMM]
 // Row-major C (float32, leading dimension ldc) = op(A)·op(B) + beta·C, beta 0 or 1, for A and B
 // of `dtype` (float16 or bfloat16), products summed in float32. bfloat16 runs on oneDNN's matmul
-// (AVX512-BF16 instructions where the CPU has them: about twice float32's rate), one primitive
-// per shape made on first use and kept by the thread, so a training step allocates nothing;
-// where oneDNN has no bfloat16 matmul for the CPU, the operands are widened to float32 (said
-// once). float16 is always widened: CPUs without AVX512-FP16 have no float16 arithmetic.
+// where its bfloat16 products outpace float32's: on CPUs with AMX, and on AMD's with AVX512-BF16
+// (an EPYC of Zen 4: FullyConnected 1.5-1.9x float32 on one core), one primitive per shape made
+// on first use and kept by the thread, so a training step allocates nothing. Elsewhere the
+// operands are widened to float32 and multiplied by Gemm: an Intel Xeon with AVX512-BF16 and no
+// AMX (a virtual machine's) runs VDPBF16PS at the rate of its float32 FMAs, and oneDNN's
+// bfloat16 matmul took twice float32's time there (op_bench FullyConnected 2048x128 -> 512:
+// 4.3 against 2.0 ms forward); where oneDNN has no bfloat16 matmul at all (no AVX-512) the same
+// (said once). float16 is always widened: CPUs without AVX512-FP16 have no float16 arithmetic.
+// The rule depends on the CPU only, so a machine's results are the same from run to run.
 // The callers write C back in the operands' dtype, in the same pass over it.
+// Whether bfloat16 products run on oneDNN's bfloat16 matmul (else widened): the rule above, from
+// the CPU's vendor and features.
+bool BFloat16MatmulPays(bool amd, bool avx512_bf16, bool amx_bf16);
+
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
                       float* c, int64_t ldc);
