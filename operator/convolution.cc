@@ -278,7 +278,11 @@ class Convolution : public Operator {
   // samples' products summed in float32 into the thread's scratch (Note [oneDNN convolution]),
   // then rounded to bfloat16 in the pass that adds the bias (forward) or the old gradient (kAdd);
   // the weight gradient's chunks are summed in float32 in chunk order and rounded once, and the
-  // bias gradient is summed in float32 too.
+  // bias gradient is summed in float32 too. oneDNN computes in bfloat16 where bfloat16 products
+  // pay on the CPU (Note [Low-precision GEMM]'s rule), else in float32 from the bfloat16 inputs
+  // widened in its layout reorders: on an Intel Xeon with AVX512-BF16 and no AMX, ResNet-20 in
+  // bfloat16 took 1.33x its float32 step in bfloat16 arithmetic; a CPU without AVX-512, which has
+  // no bfloat16 convolution in oneDNN, runs these layers too.
   void ForwardBFloat16(const OpContext& ctx, const std::vector<NDArray>& in,
                        const NDArray& out) const {
     const Shape& d = in[0].shape();

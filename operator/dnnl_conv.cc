@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "operator/common/gemm_lowp.h"
 
 namespace cohort::op {
 namespace {
@@ -62,17 +63,20 @@ memory::dims Dims(std::initializer_list<int64_t> v) { return memory::dims(v.begi
 // The three primitives of one shape with their operands, made on first use.
 struct Conv {
   explicit Conv(const DnnlConvShape& s) : shape(s), stream(Engine()) {
-    // The inputs of each call in the layer's type, the results in float32.
+    // The inputs of each call in the layer's type, the results in float32. A bfloat16 layer
+    // computes in bfloat16 where that pays on this CPU, else in float32: its inputs widen in the
+    // reorders into the primitives' layouts (Note [bfloat16 convolution]).
     using dt = memory::data_type;
     const dt low = s.bfloat16 ? dt::bf16 : dt::f32;
+    const dt compute = s.bfloat16 && BFloat16ProductsPayHere() ? dt::bf16 : dt::f32;
     const memory::dims src_dims = Dims({s.batch, s.in_channels, s.height, s.width});
     const memory::dims wei_dims = Dims({s.out_channels, s.in_channels, s.kh, s.kw});
     const memory::dims dst_dims = Dims({s.batch, s.out_channels, s.out_h, s.out_w});
     const memory::desc src(src_dims, low, Tag::nchw), src_f32(src_dims, dt::f32, Tag::nchw);
     const memory::desc wei(wei_dims, low, Tag::oihw), wei_f32(wei_dims, dt::f32, Tag::oihw);
     const memory::desc dst(dst_dims, low, Tag::nchw), dst_f32(dst_dims, dt::f32, Tag::nchw);
-    auto any = [](const memory::desc& d) {
-      return memory::desc(d.dims(), d.data_type(), Tag::any);
+    auto any = [&](const memory::desc& d) {  // the results' type kept, the inputs' computed
+      return memory::desc(d.dims(), d.data_type() == dt::f32 ? dt::f32 : compute, Tag::any);
     };
     const memory::dims strides = Dims({s.sh, s.sw}), pads = Dims({s.ph, s.pw});
     const memory::dims dilates = Dims({s.dh - 1, s.dw - 1});

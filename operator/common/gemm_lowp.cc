@@ -103,6 +103,12 @@ bool BFloat16MatmulPays(bool amd, bool avx512_bf16, bool amx_bf16) {
   return amx_bf16 || (amd && avx512_bf16);
 }
 
+bool BFloat16ProductsPayHere() {
+  static const bool pays = BFloat16MatmulPays(
+      __builtin_cpu_is("amd"), __builtin_cpu_supports("avx512bf16"), CpuHasAmxBFloat16());
+  return pays;
+}
+
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
                       float* c, int64_t ldc) {
@@ -120,9 +126,7 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
     return;
   }
   COHORT_CHECK(dtype == DType::kBFloat16) << "GemmLowPrecision: " << dtype << " operands";
-  static const bool pays = BFloat16MatmulPays(
-      __builtin_cpu_is("amd"), __builtin_cpu_supports("avx512bf16"), CpuHasAmxBFloat16());
-  if (!pays) {
+  if (!BFloat16ProductsPayHere()) {
     WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const bfloat16*>(a), lda,
                 static_cast<const bfloat16*>(b), ldb, beta, c, ldc);
     return;

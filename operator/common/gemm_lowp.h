@@ -24,6 +24,9 @@ namespace cohort::op {
 // Whether bfloat16 products run on oneDNN's bfloat16 matmul (else widened): the rule above, from
 // the CPU's vendor and features.
 bool BFloat16MatmulPays(bool amd, bool avx512_bf16, bool amx_bf16);
+// The rule for this CPU (Convolution's bfloat16 layers follow it too, Note [bfloat16
+// convolution]).
+bool BFloat16ProductsPayHere();
 
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
