@@ -136,7 +136,7 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
     static std::once_flag said;
     std::call_once(said, [] {
       std::fprintf(stderr,
-                   "cohort: warning: oneDNN has no bfloat16 matmul for this CPU (no AVX-512): "
+                   "cohort: warning: oneDNN made no bfloat16 matmul for this CPU: "
                    "bfloat16 products run widened to float32\n");
     });
     WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const bfloat16*>(a), lda,

@@ -17,8 +17,9 @@ namespace cohort::op {
 // operands are widened to float32 and multiplied by Gemm: an Intel Xeon with AVX512-BF16 and no
 // AMX (a virtual machine's) runs VDPBF16PS at the rate of its float32 FMAs, and oneDNN's
 // bfloat16 matmul took twice float32's time there (op_bench FullyConnected 2048x128 -> 512:
-// 4.3 against 2.0 ms forward); where oneDNN has no bfloat16 matmul at all (no AVX-512) the same
-// (said once). float16 is always widened: CPUs without AVX512-FP16 have no float16 arithmetic.
+// 4.3 against 2.0 ms forward); a CPU without AVX-512 falls under the rule too, and one where
+// oneDNN makes no bfloat16 matmul though the rule asks for it is widened as well (said once).
+// float16 is always widened: CPUs without AVX512-FP16 have no float16 arithmetic.
 // The rule depends on the CPU only, so a machine's results are the same from run to run.
 // The callers write C back in the operands' dtype, in the same pass over it.
 // Whether bfloat16 products run on oneDNN's bfloat16 matmul (else widened): the rule above, from

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "executor/executor.h"
 #include "symbol/amp_convert.h"
@@ -159,13 +160,18 @@ TEST(MaskedSoftmaxFusion, ChainsThatDoNotFitStayAsWritten) {
   unsetenv("COHORT_FUSE_OPS");
 }
 
+// softmax(x · 0.5 + mask) over x and mask, as the op itself and as the chain it fuses.
+std::pair<Symbol, Symbol> OpAndChain() {
+  const Symbol x = Symbol::Variable("x"), mask = Symbol::Variable("mask");
+  return {
+      Op("_masked_softmax", {x, mask}, {{"scale", "0.5"}}, "weights"),
+      Op("softmax", {Op("broadcast_add", {Op("_mul_scalar", {x}, {{"scalar", "0.5"}}), mask})})};
+}
+
 // The op as such (not only as the pass makes it) gives the mask its gradient too: the chain's,
 // with the sums in another order.
 TEST(MaskedSoftmaxFusion, TheMaskGradientIsTheChains) {
-  const Symbol x = Symbol::Variable("x"), mask = Symbol::Variable("mask");
-  const Symbol fused = Op("_masked_softmax", {x, mask}, {{"scale", "0.5"}}, "weights");
-  const Symbol chain =
-      Op("softmax", {Op("broadcast_add", {Op("_mul_scalar", {x}, {{"scalar", "0.5"}}), mask})});
+  const auto [fused, chain] = OpAndChain();
   const Shape shape{kBatch, kTime, kTime}, mask_shape{kTime, kTime};
   std::vector<std::vector<float>> results[2];
   for (int f = 0; f < 2; ++f) {
@@ -199,10 +205,7 @@ TEST(MaskedSoftmaxFusion, TheMaskGradientIsTheChains) {
 // gradient hold a denormal: FastExp gives 0 below e^-87.3, where it gave e^-87.3 and the 1/Σ
 // scaling made that denormal (every later multiplication with it a microcode assist).
 TEST(MaskedSoftmaxFusion, MaskedPositionsWeighZeroAndNothingIsDenormal) {
-  const Symbol x = Symbol::Variable("x"), mask = Symbol::Variable("mask");
-  const Symbol fused = Op("_masked_softmax", {x, mask}, {{"scale", "0.5"}}, "weights");
-  const Symbol chain =
-      Op("softmax", {Op("broadcast_add", {Op("_mul_scalar", {x}, {{"scalar", "0.5"}}), mask})});
+  const auto [fused, chain] = OpAndChain();
   const Shape shape{kBatch, kTime, kTime}, mask_shape{kTime, kTime};
   for (const Symbol* net : {&fused, &chain}) {
     SCOPED_TRACE(net == &fused ? "fused" : "chain");
