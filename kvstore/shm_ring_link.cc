@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -46,38 +47,44 @@ void Store(uint64_t* counter, uint64_t value) {
 static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
               "the counters are shared between processes");
 
-// Spins a little, then yields the core: the peer may be waiting for it.
+// Spins for `spin` (checking the clock every kSpins pauses), then yields the core at each call.
 class Backoff {
  public:
+  explicit Backoff(std::chrono::nanoseconds spin) : spin_(spin) {}
   // Returns true the first time it yields (the wait is then worth noting).
   bool Wait() {
-    if (spins_ < kSpins) {
-      ++spins_;
+    if (!yielding_) {
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
-      return false;
+      if (++spins_ % kSpins != 0) return false;
+      const auto now = std::chrono::steady_clock::now();
+      if (spins_ == kSpins) started_ = now;
+      if (now - started_ < spin_) return false;
+      yielding_ = true;
+      sched_yield();
+      return true;
     }
     sched_yield();
-    const bool first = !yielded_;
-    yielded_ = true;
-    return first;
+    return false;
   }
   void Reset() {
     spins_ = 0;
-    yielded_ = false;
+    yielding_ = false;
   }
 
  private:
   static constexpr int kSpins = 256;
+  std::chrono::nanoseconds spin_;
+  std::chrono::steady_clock::time_point started_;
   int spins_ = 0;
-  bool yielded_ = false;
+  bool yielding_ = false;
 };
 
 class ShmRingLink final : public RingLink {
  public:
   ShmRingLink(void* segment, int64_t segment_bytes, int rank, int size, int64_t chunk_floats,
-              int next_job_rank, int prev_job_rank)
+              int next_job_rank, int prev_job_rank, std::chrono::nanoseconds spin)
       : segment_(segment),
         segment_bytes_(segment_bytes),
         chunk_(chunk_floats),
@@ -85,7 +92,8 @@ class ShmRingLink final : public RingLink {
         next_(RegionOf((rank + 1) % size)),
         prev_(RegionOf((rank + size - 1) % size)),
         next_rank_(next_job_rank),
-        prev_rank_(prev_job_rank) {}  // a new segment is all zero: every counter starts at 0
+        prev_rank_(prev_job_rank),
+        spin_(spin) {}  // a new segment is all zero: every counter starts at 0
   ~ShmRingLink() override { munmap(segment_, static_cast<size_t>(segment_bytes_)); }
 
   static int64_t RegionBytes(int64_t chunk_floats) {
@@ -113,7 +121,7 @@ class ShmRingLink final : public RingLink {
     const int64_t send_chunks = (send_count + chunk - 1) / chunk;
     const int64_t recv_chunks = (recv_count + chunk - 1) / chunk;
     int64_t sent = 0, got = 0;
-    Backoff backoff;
+    Backoff backoff(spin_);
     while (sent < send_chunks || got < recv_chunks) {
       bool moved = false;
       // Put chunk `sent` in a slot once the next rank has freed it.
@@ -171,6 +179,8 @@ class ShmRingLink final : public RingLink {
   Region mine_, next_, prev_;
   int next_rank_, prev_rank_;  // in MPI_COMM_WORLD, for messages
   uint64_t produced_ = 0, consumed_ = 0;
+  // How long a wait spins before it yields (Note [Waiting in the shared-memory ring]).
+  std::chrono::nanoseconds spin_;
 };
 
 // The rank of `comm`'s rank `rank` in MPI_COMM_WORLD.
@@ -208,6 +218,18 @@ int RemoveStaleSegments() {
 }
 
 }  // namespace
+
+int CpusOfRanks(MPI_Comm comm) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_SET(0, &cpus);  // count one
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cpus, sizeof(cpus), MPI_BYTE, MPI_BOR, comm));
+  return CPU_COUNT(&cpus);
+}
+
+std::chrono::nanoseconds ShmRingSpin(int ranks, int cpus) {
+  return ranks > cpus ? std::chrono::nanoseconds(0) : std::chrono::milliseconds(5);
+}
 
 std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std::string* why) {
   int rank = 0, size = 1;
@@ -273,7 +295,14 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
     return nullptr;
   }
   const int next = WorldRank(comm, (rank + 1) % size), prev = WorldRank(comm, (rank + size - 1) % size);
-  return std::make_unique<ShmRingLink>(segment, bytes, rank, size, plan.chunk_floats, next, prev);
+  const int cpus = CpusOfRanks(comm);
+  if (size > cpus && rank == 0) {
+    Log().info("{} ranks share {} CPU(s): a rank waiting in the shared-memory ring yields at once",
+               size, cpus);
+  }
+  const std::chrono::nanoseconds spin = ShmRingSpin(size, cpus);
+  return std::make_unique<ShmRingLink>(segment, bytes, rank, size, plan.chunk_floats, next, prev,
+                                       spin);
 }
 
 }  // namespace cohort

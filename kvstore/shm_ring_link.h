@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,9 +25,9 @@ namespace cohort {
 // segment, each written by one rank only and never reset, so consecutive exchanges need no
 // handshake. The slots stay in the caches, so a float crosses memory about as often as in the
 // sum itself. The order of the additions is the ring's, so the bits are those of the ring over
-// MPI messages. A rank that waits spins briefly, then yields its core (several ranks may share
-// one); a peer that stalls is the collective watchdog's to end (Note [Collective deadline]), and
-// a peer that dies ends the job through mpirun.
+// MPI messages. A rank that waits spins, then yields its core (Note [Waiting in the shared-
+// memory ring]); a peer that stalls is the collective watchdog's to end (Note [Collective
+// deadline]), and a peer that dies ends the job through mpirun.
 // The segment is a POSIX shared-memory object made by the first rank, opened by the others and
 // unlinked once all have mapped it: from then on nothing is left in /dev/shm when a rank is
 // killed (a rank killed while the ranks connect can leave it behind).
@@ -36,5 +37,30 @@ namespace cohort {
 // on every rank when any rank could not map the segment or passed another chunk size (`*why`
 // says why there; that another rank failed on the others).
 std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std::string* why);
+
+// Note [Waiting in the shared-memory ring]
+// A rank waiting for its neighbour used to yield its core after 256 pauses (about 10 us). With
+// another program busy beside the job (2 ranks and one busy loop on 2 cores) a rank then shares
+// its core with that program, and on Linux's EEVDF scheduler (6.6 on) sched_yield hands it the
+// rest of the slice: the rank comes back milliseconds later, in the middle of an all-reduce its
+// neighbour spins in. Open MPI does not yield unless its ranks outnumber the cores
+// (mpi_yield_when_idle), and its rounds kept their quiet speed where the ring's lost whole
+// slices. So a wait spins up to 5 ms, about a scheduler slice, before it yields, unless the ranks
+// outnumber the CPUs they may run on (the union of their affinity masks, CpusOfRanks): there a
+// spinning rank would hold the core its neighbour needs (4 ranks on 2 cores spinning: 16 MB in
+// 185 ms instead of 10), and it yields after the 256 pauses as before.
+// Measured on a 2-core Intel Xeon VM (kernel 6.18), 2 ranks, `MPI_CONTROL=1 scripts/bench-
+// allreduce.sh 2 64K 64M 20 5` beside one `while :; do :; done`, three runs each: the kvstore's
+// worst round against raw MPI's was 0.01-0.26 at 64 KB, 128 KB, 1 MB and 4 MB before, 14 of the
+// 33 sizes-and-runs under 0.7; now none is under 0.49 but at 8 MB, 11 under 0.7. At 8 MB (0.21
+// to 0.79) raw MPI against itself in the same runs reaches 0.22 to 0.75 (a round fits a slice
+// or misses it), and at other sizes 0.62 to 0.97. Quiet medians unchanged (1.7-1.8x MPI at
+// 64 KB, 0.85-1.05x from 512 KB to 16 MB, 1.8-2.5x at 32-64 MB). Training is not slowed: GPT of
+// configs/text_gpt.yaml on 2 ranks, 25.6, 22.7, 27.8 -> 26.4, 26.6, 27.9 thousand tokens/s.
+
+// How many CPUs the ranks of `comm` may run on together: a collective.
+int CpusOfRanks(MPI_Comm comm);
+// How long a wait in the shared-memory ring spins before it yields, for `ranks` on `cpus`.
+std::chrono::nanoseconds ShmRingSpin(int ranks, int cpus);
 
 }  // namespace cohort

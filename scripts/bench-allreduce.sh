@@ -8,6 +8,9 @@
 # COMPRESSION=bfloat16 (or float16) also runs the kvstore with --gradient-compression in each
 # round and adds its bus bandwidth (counted in float32 bytes) and the median of the rounds'
 # ratios compressed / uncompressed (Note [Gradient compression]).
+# MPI_CONTROL=1 also runs the MPI peer a second time in each round and adds mpi_self_ratio_min,
+# the worst round of raw MPI against itself: the noise floor under which ratio_min says nothing
+# about the kvstore (on a loaded host, Note [Waiting in the shared-memory ring]).
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
 # unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier. With
 # NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
@@ -42,6 +45,11 @@ for ((r = 0; r < reps; ++r)); do
   "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw$r"
   "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
     --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" > "$tmp/kv$r"
+  if [[ ${MPI_CONTROL:-0} == 1 ]]; then
+    "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/again$r"
+  else
+    cp "$tmp/raw$r" "$tmp/again$r"
+  fi
   if [[ -n ${COMPRESSION:-} ]]; then
     "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
       --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" \
@@ -68,25 +76,29 @@ if [[ -n ${COMPRESSION:-} ]]; then
     END { flush() }'
 fi
 for ((r = 0; r < reps; ++r)); do
-  awk -v r="$r" 'FNR == NR { if ($1 !~ /^#/) raw[$1] = $6; next }
-    $1 !~ /^#/ && ($1 in raw) { print $1, r, $6, raw[$1], $6 / raw[$1] }' "$tmp/raw$r" "$tmp/kv$r"
+  awk -v r="$r" 'FILENAME == ARGV[1] { if ($1 !~ /^#/) raw[$1] = $6; next }
+    FILENAME == ARGV[2] { if ($1 !~ /^#/) again[$1] = $6; next }
+    $1 !~ /^#/ && ($1 in raw) { print $1, r, $6, raw[$1], $6 / raw[$1], again[$1] / raw[$1] }' \
+    "$tmp/raw$r" "$tmp/again$r" "$tmp/kv$r"
 done | sort -k1,1n -k5,5g > "$tmp/joined"
 if [[ ! -s $tmp/joined ]]; then
   echo "bench-allreduce.sh: the peer and the kvstore measured no size in common between" \
        "$min and $max bytes" >&2
   exit 1
 fi
-awk -v np="$np" -v reps="$reps" '
+awk -v np="$np" -v reps="$reps" -v control="${MPI_CONTROL:-0}" '
   function median(a, n,   i, j, t) {  # sorts a[1..n] (n is small)
     for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   function flush() {
     if (n == 0) return
-    printf "{\"ranks\":%d,\"bytes\":%d,\"rounds\":%d,\"kvstore_busbw_gbs\":%.3f,\"mpi_busbw_gbs\":%.3f,\"ratio_median\":%.2f,\"ratio_min\":%.2f}\n",
+    printf "{\"ranks\":%d,\"bytes\":%d,\"rounds\":%d,\"kvstore_busbw_gbs\":%.3f,\"mpi_busbw_gbs\":%.3f,\"ratio_median\":%.2f,\"ratio_min\":%.2f",
            np, bytes, n, median(kv, n), median(raw, n), median(ratio, n), lowest
+    if (control == 1) printf ",\"mpi_self_ratio_min\":%.2f", lowest_self
+    printf "}\n"
     n = 0
   }
-  $1 != bytes { flush(); bytes = $1; lowest = $5 }
-  { ++n; kv[n] = $3; raw[n] = $4; ratio[n] = $5; if ($5 < lowest) lowest = $5 }
+  $1 != bytes { flush(); bytes = $1; lowest = $5; lowest_self = $6 }
+  { ++n; kv[n] = $3; raw[n] = $4; ratio[n] = $5; if ($5 < lowest) lowest = $5; if ($6 < lowest_self) lowest_self = $6 }
   END { flush() }' "$tmp/joined"

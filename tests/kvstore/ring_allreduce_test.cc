@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -224,7 +225,9 @@ TEST(RingAllreduce, NarrowWireSumsWithinTheFormatOnEveryRankAlike) {
         rounded += data[i] != want[i];
       }
       EXPECT_EQ(off, 0) << "count " << count;
-      if (count >= 1000) EXPECT_GT(rounded, 0) << "count " << count << ": nothing was narrowed";
+      if (count >= 1000) {
+        EXPECT_GT(rounded, 0) << "count " << count << ": nothing was narrowed";
+      }
       EXPECT_EQ(data, tcp) << "count " << count;
       EXPECT_EQ(data, mpi) << "count " << count;
       ExpectAlikeOnEveryRank(data, count);
@@ -298,6 +301,51 @@ TEST(RingAllreduce, SharedMemoryRingNotesTheRankItWaitsOn) {
   ASSERT_TRUE(link) << why;
   RingAllreduce ring(MPI_COMM_WORLD, std::move(link));
   ExpectNotesTheLateRank(ring);
+}
+
+// Note [Waiting in the shared-memory ring]: ranks with a CPU each spin through a slice; ranks
+// that outnumber their CPUs yield at once.
+TEST(RingAllreduce, SharedMemoryRingSpinsOnlyWhereEachRankHasACpu) {
+  EXPECT_EQ(ShmRingSpin(2, 2), std::chrono::milliseconds(5));
+  EXPECT_EQ(ShmRingSpin(2, 16), std::chrono::milliseconds(5));
+  EXPECT_EQ(ShmRingSpin(4, 2), std::chrono::nanoseconds(0));
+  EXPECT_EQ(ShmRingSpin(2, 1), std::chrono::nanoseconds(0));
+}
+
+// The CPUs counted are those of every rank together: ranks bound to a core each (mpirun
+// --bind-to core, ring_allreduce_test_bound) are not oversubscribed, ranks all bound to one are.
+TEST(RingAllreduce, CpusOfRanksCountsTheUnionOfTheirAffinities) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  std::vector<int> allowed;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mine)) allowed.push_back(cpu);
+  }
+  cpu_set_t first = mine;  // rank 0's
+  MPI_Bcast(&first, sizeof(first), MPI_BYTE, 0, MPI_COMM_WORLD);
+  int alike = CPU_EQUAL(&first, &mine) ? 1 : 0, fewest = static_cast<int>(allowed.size());
+  MPI_Allreduce(MPI_IN_PLACE, &alike, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const int all = CpusOfRanks(MPI_COMM_WORLD);
+  if (!alike) {  // bound apart: more CPUs together than the rank with the fewest has
+    EXPECT_GT(all, fewest);
+    return;
+  }
+  EXPECT_EQ(all, fewest);
+  const auto pin = [&](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  };
+  pin(allowed[0]);  // one CPU for all
+  EXPECT_EQ(CpusOfRanks(MPI_COMM_WORLD), 1);
+  if (fewest >= Size()) {  // a CPU each
+    pin(allowed[Rank()]);
+    EXPECT_EQ(CpusOfRanks(MPI_COMM_WORLD), Size());
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(mine), &mine), 0);
+  EXPECT_EQ(CpusOfRanks(MPI_COMM_WORLD), all);
 }
 
 TEST(RingAllreduce, TcpRingWithoutAddressesIsRefusedOnEveryRank) {
