@@ -4,7 +4,9 @@
 //
 // One block per channel: the channel's sums reduce in float per thread and in double across
 // threads (as the CPU sums rows in float and the rows in double), in a fixed order; the
-// per-channel and per-element math is batch_norm.h's, as on the CPU.
+// per-channel and per-element math is batch_norm.h's, as on the CPU. The data, the output and
+// their gradients are float32, bfloat16 or float16 (T), read into float and rounded once when
+// stored; the parameters and statistics float32 (Note [BatchNorm in low precision]).
 #include <cstdint>
 
 #include "operator/batch_norm.h"
@@ -52,19 +54,23 @@ __device__ void ForChannel(const BnDims& d, int64_t c, F f) {
 
 // Batch statistics (training) or the moving ones (inference, use_global_stats) into mean and
 // inv_std, the moving ones updated in training; then y = x * scale + shift.
+template <typename T>
 __global__ void __launch_bounds__(kBnThreads)
-    BatchNormForwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
-                           const float* gamma, const float* beta, float* y, float* mean,
-                           float* inv_std, float* moving_mean, float* moving_var) {
+    BatchNormForwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const T* x,
+                           const float* gamma, const float* beta, T* y, float* mean, float* inv_std,
+                           float* moving_mean, float* moving_var) {
   const int64_t c = blockIdx.x;
   float mu, sigma2;
   if (batch_stats) {
     const double m = static_cast<double>(d.outer * d.inner);
     float sum = 0;
-    ForChannel(d, c, [&](int64_t k) { sum += x[k]; });
+    ForChannel(d, c, [&](int64_t k) { sum += static_cast<float>(x[k]); });
     mu = static_cast<float>(BlockSum(sum) / m);
     float sq = 0;
-    ForChannel(d, c, [&](int64_t k) { sq += (x[k] - mu) * (x[k] - mu); });
+    ForChannel(d, c, [&](int64_t k) {
+      const float v = static_cast<float>(x[k]) - mu;
+      sq += v * v;
+    });
     sigma2 = static_cast<float>(BlockSum(sq) / m);
     if (threadIdx.x == 0) {
       moving_mean[c] = BatchNormMoving(moving_mean[c], mu, p.momentum);
@@ -80,22 +86,24 @@ __global__ void __launch_bounds__(kBnThreads)
     inv_std[c] = inv;
   }
   const BatchNormAffine affine = BatchNormAffineOf(p, gamma[c], beta[c], mu, inv);
-  ForChannel(d, c, [&](int64_t k) { y[k] = BatchNormValue(affine, x[k]); });
+  ForChannel(d, c, [&](int64_t k) { y[k] = T(BatchNormValue(affine, static_cast<float>(x[k]))); });
 }
 
 // Gradients from the saved mean and inverse std (BatchNormGradOf). A null gradient pointer is a
 // kNull request.
+template <typename T>
 __global__ void __launch_bounds__(kBnThreads)
-    BatchNormBackwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const float* x,
-                            const float* dy, const float* gamma, const float* mean,
-                            const float* inv_std, float* dx, float* dgamma, float* dbeta,
-                            GradReq req_x, GradReq req_gamma, GradReq req_beta) {
+    BatchNormBackwardKernel(BnDims d, BatchNormParam p, bool batch_stats, const T* x, const T* dy,
+                            const float* gamma, const float* mean, const float* inv_std, T* dx,
+                            float* dgamma, float* dbeta, GradReq req_x, GradReq req_gamma,
+                            GradReq req_beta) {
   const int64_t c = blockIdx.x;
   const float mu = mean[c];
   float part_dy = 0, part_dy_xmu = 0;
   ForChannel(d, c, [&](int64_t k) {
-    part_dy += dy[k];
-    part_dy_xmu += dy[k] * (x[k] - mu);
+    const float g = static_cast<float>(dy[k]);
+    part_dy += g;
+    part_dy_xmu += g * (static_cast<float>(x[k]) - mu);
   });
   const double sum_dy = BlockSum(part_dy);
   const double sum_dy_xmu = BlockSum(part_dy_xmu);
@@ -107,11 +115,23 @@ __global__ void __launch_bounds__(kBnThreads)
   }
   if (!dx) return;
   // Every thread has finished reading dy (BlockSum's barriers), so dx may be dy itself.
-  ForChannel(
-      d, c, [&](int64_t j) { AssignReq(req_x, dx, j, BatchNormInputGrad(grad, dy[j], x[j], mu)); });
+  ForChannel(d, c, [&](int64_t j) {
+    const float v =
+        BatchNormInputGrad(grad, static_cast<float>(dy[j]), static_cast<float>(x[j]), mu);
+    dx[j] = T(req_x == GradReq::kAdd ? static_cast<float>(dx[j]) + v : v);
+  });
 }
 
 float* GradOrNull(GradReq req, const NDArray& a) { return req == GradReq::kNull ? nullptr : G(a); }
+
+// The data's element type: float32, bfloat16 or float16.
+template <typename Fn>
+void DispatchBatchNormType(DType dtype, const Fn& fn) {
+  if (dtype == DType::kFloat32) return fn(float{});
+  if (dtype == DType::kBFloat16) return fn(bfloat16{});
+  COHORT_CHECK(dtype == DType::kFloat16) << "BatchNorm: " << dtype << " data";
+  fn(float16{});
+}
 
 }  // namespace
 
@@ -121,9 +141,13 @@ void BatchNormForwardGpu(const OpContext& ctx, const BatchNormParam& p, bool bat
                          int64_t inner) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
-  BatchNormForwardKernel<<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
-      BnDims{outer, channels, inner}, p, batch_stats, G(in[0]), G(in[1]), G(in[2]), G(out[0]),
-      G(out[1]), G(out[2]), G(aux[0]), G(aux[1]));
+  DispatchBatchNormType(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    BatchNormForwardKernel<T><<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
+        BnDims{outer, channels, inner}, p, batch_stats, static_cast<const T*>(in[0].raw_data()),
+        G(in[1]), G(in[2]), static_cast<T*>(out[0].raw_data()), G(out[1]), G(out[2]), G(aux[0]),
+        G(aux[1]));
+  });
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -134,10 +158,14 @@ void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool ba
                           int64_t inner) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
-  BatchNormBackwardKernel<<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
-      BnDims{outer, channels, inner}, p, batch_stats, G(in[0]), G(out_grad[0]), G(in[1]), G(out[1]),
-      G(out[2]), GradOrNull(req[0], in_grad[0]), GradOrNull(req[1], in_grad[1]),
-      GradOrNull(req[2], in_grad[2]), req[0], req[1], req[2]);
+  DispatchBatchNormType(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    BatchNormBackwardKernel<T><<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
+        BnDims{outer, channels, inner}, p, batch_stats, static_cast<const T*>(in[0].raw_data()),
+        static_cast<const T*>(out_grad[0].raw_data()), G(in[1]), G(out[1]), G(out[2]),
+        req[0] == GradReq::kNull ? nullptr : static_cast<T*>(in_grad[0].raw_data()),
+        GradOrNull(req[1], in_grad[1]), GradOrNull(req[2], in_grad[2]), req[0], req[1], req[2]);
+  });
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -19,6 +19,7 @@ class AmpConverter {
   explicit AmpConverter(const AmpOptions& options) : o_(options) {
     if (o_.target_ops.empty()) o_.target_ops = DefaultAmpTargetOps();
     if (o_.float32_ops.empty()) o_.float32_ops = DefaultAmpFloat32Ops();
+    data_typed_ops_ = DataTypedAmpOps();
     COHORT_CHECK(o_.target == DType::kBFloat16 || o_.target == DType::kFloat16)
         << "mixed precision: the target type is bfloat16 or float16, not " << o_.target;
   }
@@ -67,7 +68,7 @@ class AmpConverter {
       all_low &= low;
     }
     const bool excluded = o_.excluded_names.count(node.name) != 0;
-    bool outputs_low = false;
+    bool outputs_low = false, data_typed = false;
     // A target op whose kernels do not take the type here (a grouped Convolution) stays float32.
     if (o_.target_ops.count(node.op) && !excluded && node.impl->TakesDType(o_.target)) {
       for (int i = 0; i < arguments; ++i) {
@@ -75,26 +76,27 @@ class AmpConverter {
       }
       outputs_low = true;
     } else if (any_low) {
-      const bool keeps_low = all_low && !excluded && !o_.float32_ops.count(node.op) &&
+      // An op whose parameters stay float32 follows its data alone (BatchNorm).
+      const bool by_data = data_typed_ops_.count(node.op) && low_.count(Key(inputs[0]));
+      const bool keeps_low = (all_low || by_data) && !excluded && !o_.float32_ops.count(node.op) &&
                              node.impl->TakesDType(o_.target);
-      if (keeps_low) {
-        outputs_low = true;
-      } else {
-        for (int i = 0; i < arguments; ++i) {
-          if (low_.count(Key(inputs[i]))) inputs[i] = Cast(inputs[i], DType::kFloat32);
-        }
+      for (int i = keeps_low ? (by_data ? 1 : arguments) : 0; i < arguments; ++i) {
+        if (low_.count(Key(inputs[i]))) inputs[i] = Cast(inputs[i], DType::kFloat32);
       }
+      outputs_low = keeps_low;
+      data_typed = keeps_low && by_data;
     }
     bool moved = false;
     for (size_t i = 0; i < inputs.size(); ++i) moved |= inputs[i].node != node.inputs[i].node;
     std::shared_ptr<SymbolNode> made = moved ? WithInputs(node, std::move(inputs)) : self;
-    if (outputs_low) {
-      for (int k = 0; k < node.num_outputs(); ++k) low_.insert({made.get(), k});
+    if (outputs_low) {  // a data-typed op's statistics stay float32
+      for (int k = 0; k < (data_typed ? 1 : node.num_outputs()); ++k) low_.insert({made.get(), k});
     }
     return made;
   }
 
   AmpOptions o_;
+  std::set<std::string> data_typed_ops_;
   std::unordered_map<const SymbolNode*, std::shared_ptr<SymbolNode>> now_;  // old -> new
   std::set<EntryKey> low_;  // entries in the target type
   std::map<std::tuple<const SymbolNode*, int, DType>, NodeEntry> casts_;
@@ -106,6 +108,8 @@ std::set<std::string> DefaultAmpTargetOps() {
   return {"FullyConnected", "Convolution", "batch_dot", "dot"};
 }
 
+std::set<std::string> DataTypedAmpOps() { return {"BatchNorm"}; }
+
 std::set<std::string> DefaultAmpFloat32Ops() {
   return {"softmax",
           "log_softmax",
@@ -116,7 +120,6 @@ std::set<std::string> DefaultAmpFloat32Ops() {
           "MAERegressionOutput",
           "MakeLoss",
           "LayerNorm",
-          "BatchNorm",
           "exp",
           "log",
           "sum",

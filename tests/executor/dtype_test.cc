@@ -575,6 +575,98 @@ TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
   if (contexts.size() == 1) GTEST_SKIP() << "no GPU visible (CPU cases passed)";
 }
 
+// Note [BatchNorm in low precision]: bfloat16 or float16 data, output and gradients with float32
+// gamma, beta and statistics, computed in float32 from the widened data: on the CPU exactly the
+// float32 op's results fed the same (rounded) values, each rounded once to the type; on a GPU
+// within one unit in the last place of them. In training and inference, written and added.
+TEST(DTypeExecutor, BatchNormTakesLowPrecisionDataWithFloat32Statistics) {
+  const Symbol bn = Symbol::Create("BatchNorm", {Var("x")},
+                                   {{"fix_gamma", "False"}, {"output_mean_var", "True"}}, "bn");
+  uint64_t seed = 11;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<double>(seed >> 11) / (1ull << 53) * 4 - 1);
+  };
+  auto values = [&](const Shape& s) {
+    std::vector<float> v(s.Size());
+    for (float& e : v) e = next();
+    return NDArray::FromVector<float>(s, v);
+  };
+  std::vector<Context> contexts = {Context::CPU()};
+  if (device::Count() > 0) contexts.push_back(Context::GPU(0));
+  // The second shape's channel (2M values) is widened row by row, the first's at once.
+  for (const Shape& shape : {Shape{4, 6, 5, 7}, Shape{2, 1, 1030, 1024}})
+    for (const Context& ctx : contexts) {
+      const int64_t channels = shape[1];
+      for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+        for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
+          SCOPED_TRACE(std::string(DTypeName(dtype)) + " on " + ctx.ToString() + ", grad_req " +
+                       GradReqName(req) + ", " + std::to_string(shape.Size()) + " values");
+          auto low =
+              Executor::SimpleBind(bn, ctx, {{"x", shape}}, req, {}, nullptr, {{"x", dtype}});
+          auto ref = Executor::SimpleBind(bn, Context::CPU(), {{"x", shape}}, req);
+          EXPECT_EQ(low->arg_dict().at("bn_gamma").dtype(), DType::kFloat32);
+          EXPECT_EQ(low->aux_dict().at("bn_moving_var").dtype(), DType::kFloat32);
+          const NDArray x = values(shape).AsType(dtype);
+          x.CopyTo(low->arg_dict().at("x"));
+          x.AsType(DType::kFloat32).CopyTo(ref->arg_dict().at("x"));
+          for (const std::string name : {"bn_gamma", "bn_beta"}) {
+            const NDArray v = values({channels});
+            v.CopyTo(low->arg_dict().at(name));
+            v.CopyTo(ref->arg_dict().at(name));
+          }
+          const NDArray dx0 = values(shape).AsType(dtype), dg0 = values({channels});
+          dx0.CopyTo(low->grad_dict().at("x"));
+          dx0.AsType(DType::kFloat32).CopyTo(ref->grad_dict().at("x"));
+          for (const std::string name : {"bn_gamma", "bn_beta"}) {
+            dg0.CopyTo(low->grad_dict().at(name));
+            dg0.CopyTo(ref->grad_dict().at(name));
+          }
+          const NDArray dy = values(shape).AsType(dtype);
+          // Low-precision results: the float32 op's rounded (exactly on the CPU).
+          const bool exact = !ctx.is_gpu();
+          auto expect_rounded = [&](const NDArray& got, const NDArray& want, DType type,
+                                    const std::string& what) {
+            ASSERT_EQ(got.dtype(), type) << what;
+            const std::vector<double> g = got.AsType(DType::kFloat32).ToVector<double>();
+            const std::vector<double> w =
+                want.AsType(type).AsType(DType::kFloat32).ToVector<double>();
+            const double ulp = type == DType::kFloat32    ? 1e-5
+                               : type == DType::kBFloat16 ? 1.0 / 128
+                                                          : 1.0 / 1024;
+            for (size_t i = 0; i < g.size(); ++i) {
+              if (exact) {
+                ASSERT_EQ(g[i], w[i]) << what << " element " << i;
+              } else {
+                ASSERT_NEAR(g[i], w[i], ulp * std::max(1.0, std::abs(w[i]))) << what << " " << i;
+              }
+            }
+          };
+          for (bool train : {true, false}) {
+            for (Executor* e : {low.get(), ref.get()}) e->Forward(train);
+            expect_rounded(low->outputs()[0], ref->outputs()[0], dtype, "output");
+            expect_rounded(low->outputs()[1], ref->outputs()[1], DType::kFloat32, "mean");
+            expect_rounded(low->outputs()[2], ref->outputs()[2], DType::kFloat32, "inverse std");
+            expect_rounded(low->aux_dict().at("bn_moving_mean"),
+                           ref->aux_dict().at("bn_moving_mean"), DType::kFloat32, "moving mean");
+          }
+          for (Executor* e : {low.get(), ref.get()}) e->Forward(true);
+          const NDArray none = NDArray::FromVector<float>(
+              {channels}, std::vector<float>(static_cast<size_t>(channels), 0.0f));
+          low->Backward({dy.CopyTo(ctx), none.CopyTo(ctx), none.CopyTo(ctx)});
+          ref->Backward({dy.AsType(DType::kFloat32), none, none});
+          expect_rounded(low->grad_dict().at("x"), ref->grad_dict().at("x"), dtype,
+                         "gradient of x");
+          for (const std::string name : {"bn_gamma", "bn_beta"}) {
+            expect_rounded(low->grad_dict().at(name), ref->grad_dict().at(name), DType::kFloat32,
+                           "gradient of " + name);
+          }
+        }
+      }
+    }
+  if (contexts.size() == 1) GTEST_SKIP() << "no GPU visible (CPU cases passed)";
+}
+
 TEST(DTypeExecutor, GpuMatchesCpu) {
   Symbol a = Var("a"), b = Var("b");
   Symbol net = Symbol::Group(

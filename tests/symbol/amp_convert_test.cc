@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -70,6 +71,42 @@ TEST(AmpPass, CastsWhereTheTypesChangeOnce) {
   EXPECT_EQ(type_of.at("softmax_output"), DType::kFloat32);
   // Removing the casts gives the network back.
   EXPECT_EQ(RemoveAmpCasts(amp).ToJSON(), net.ToJSON());
+}
+
+// Note [BatchNorm in low precision]: a convolution's bfloat16 output goes through BatchNorm and
+// relu into the next convolution with no cast; gamma, beta and the statistics stay float32
+// (not cast), and so does BatchNorm on the float32 list or with float32 data.
+TEST(AmpPass, BatchNormFollowsItsData) {
+  auto conv = [](const Symbol& x, const std::string& name) {
+    return Symbol::Create("Convolution", {x}, {{"kernel", "(3, 3)"}, {"num_filter", "4"}}, name);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol bn =
+      Symbol::Create("BatchNorm", {conv(data, "conv1")}, {{"output_mean_var", "True"}}, "bn");
+  Symbol relu = Symbol::Create("Activation", {bn[0]}, {{"act_type", "relu"}}, "relu");
+  Symbol net = Symbol::Group({conv(relu, "conv2"), bn[1]});
+  const Symbol amp = ConvertToMixedPrecision(net, {.target = DType::kBFloat16});
+  const std::vector<std::string> nodes = Nodes(amp);
+  EXPECT_NE(std::find(nodes.begin(), nodes.end(),
+                      "BatchNorm bn <- conv1 bn_gamma bn_beta bn_moving_mean bn_moving_var"),
+            nodes.end());
+  EXPECT_NE(std::find(nodes.begin(), nodes.end(), "Activation relu <- bn"), nodes.end());
+  EXPECT_NE(std::find(nodes.begin(), nodes.end(),
+                      "Convolution conv2 <- relu conv2_weight_amp_cast_bfloat16 "
+                      "conv2_bias_amp_cast_bfloat16"),
+            nodes.end());
+  const Symbol::Types t = amp.InferType({{"data", DType::kFloat32}});
+  EXPECT_EQ(t.outputs[0], DType::kFloat32);  // cast back at the end
+  EXPECT_EQ(t.outputs[1], DType::kFloat32);  // the batch mean, not cast
+  EXPECT_EQ(amp.ListOutputs()[1], "bn_mean");
+  // On the float32 list (as MXNet's fp32_ops): cast to float32 and back, as before.
+  const Symbol kept = ConvertToMixedPrecision(
+      net, {.target = DType::kBFloat16, .float32_ops = {"BatchNorm", "SoftmaxOutput"}});
+  const std::vector<std::string> kept_nodes = Nodes(kept);
+  EXPECT_NE(std::find(kept_nodes.begin(), kept_nodes.end(),
+                      "BatchNorm bn <- conv1_output_amp_cast_float32 bn_gamma bn_beta "
+                      "bn_moving_mean bn_moving_var"),
+            kept_nodes.end());
 }
 
 TEST(AmpPass, OutputsStayFloat32AndExclusionsAreKept) {
