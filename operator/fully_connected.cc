@@ -45,16 +45,15 @@ T Store(float value, const T* old, bool add) {
 template <typename T>
 void ForwardLowPrecision(const OpContext& ctx, const NDArray& xa, const NDArray& wa,
                          const NDArray* ba, const NDArray& ya, int64_t rows, int64_t k, int64_t h) {
-  const T* x = xa.data<T>();
-  const T* w = wa.data<T>();
+  const LowPrecisionOperand x = LowPrecisionOperandOf(ctx, xa, 4);
+  const LowPrecisionOperand w = LowPrecisionOperandOf(ctx, wa, 5);
   const T* b = ba ? ba->data<T>() : nullptr;
   T* y = ya.data<T>();
   ParallelChunks(
       rows, ChunksFor(ctx, rows),
       [&](int64_t, int64_t begin, int64_t end) {
         float* acc = Scratch(static_cast<size_t>((end - begin) * h));
-        GemmLowPrecision(xa.dtype(), false, true, end - begin, h, k, x + begin * k, k, w, k, 0.0f,
-                         acc, h);
+        GemmLowPrecision(false, true, end - begin, h, k, x.At(begin * k), k, w, k, 0.0f, acc, h);
         for (int64_t r = begin; r < end; ++r) {
           const float* row = acc + (r - begin) * h;
           for (int64_t j = 0; j < h; ++j) {
@@ -69,32 +68,35 @@ template <typename T>
 void BackwardLowPrecision(const OpContext& ctx, const NDArray& dya, const NDArray& xa,
                           const NDArray& wa, const std::vector<GradReq>& req,
                           const std::vector<NDArray>& grad, int64_t rows, int64_t k, int64_t h) {
-  const DType dtype = xa.dtype();
   const T* dy = dya.data<T>();
-  if (req[0] != GradReq::kNull) {  // ddata = dy · W
-    const T* w = wa.data<T>();
+  // The operands the chunks share, widened once where the products widen (LowPrecisionOperand).
+  const bool want_dx = req[0] != GradReq::kNull, want_dw = req[1] != GradReq::kNull;
+  LowPrecisionOperand dy_op{};
+  if (want_dx || want_dw) dy_op = LowPrecisionOperandOf(ctx, dya, 4);
+  if (want_dx) {  // ddata = dy · W
+    const LowPrecisionOperand w = LowPrecisionOperandOf(ctx, wa, 5);
     T* dx = grad[0].data<T>();
     const bool add = req[0] == GradReq::kAdd;
     ParallelChunks(
         rows, ChunksFor(ctx, rows),
         [&](int64_t, int64_t begin, int64_t end) {
           float* acc = Scratch(static_cast<size_t>((end - begin) * k));
-          GemmLowPrecision(dtype, false, false, end - begin, k, h, dy + begin * h, h, w, k, 0.0f,
-                           acc, k);
+          GemmLowPrecision(false, false, end - begin, k, h, dy_op.At(begin * h), h, w, k, 0.0f, acc,
+                           k);
           T* out = dx + begin * k;
           for (int64_t i = 0; i < (end - begin) * k; ++i) out[i] = Store(acc[i], out + i, add);
         },
         ctx.arena);
   }
-  if (req[1] != GradReq::kNull) {  // dW = dyᵀ · data, by chunks of hidden units
-    const T* x = xa.data<T>();
+  if (want_dw) {  // dW = dyᵀ · data, by chunks of hidden units
+    const LowPrecisionOperand x = LowPrecisionOperandOf(ctx, xa, 6);
     T* dw = grad[1].data<T>();
     const bool add = req[1] == GradReq::kAdd;
     ParallelChunks(
         h, ChunksFor(ctx, h),
         [&](int64_t, int64_t begin, int64_t end) {
           float* acc = Scratch(static_cast<size_t>((end - begin) * k));
-          GemmLowPrecision(dtype, true, false, end - begin, k, rows, dy + begin, h, x, k, 0.0f, acc,
+          GemmLowPrecision(true, false, end - begin, k, rows, dy_op.At(begin), h, x, k, 0.0f, acc,
                            k);
           T* out = dw + begin * k;
           for (int64_t i = 0; i < (end - begin) * k; ++i) out[i] = Store(acc[i], out + i, add);

@@ -82,8 +82,8 @@ void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 }
 
 float* Scratch(size_t n, int slot) {
-  thread_local std::vector<float> buffers[4];
-  COHORT_CHECK(slot >= 0 && slot < 4) << "Scratch slot " << slot;
+  thread_local std::vector<float> buffers[kScratchSlots];
+  COHORT_CHECK(slot >= 0 && slot < kScratchSlots) << "Scratch slot " << slot;
   if (buffers[slot].size() < n) buffers[slot].resize(n);
   return buffers[slot].data();
 }

@@ -154,4 +154,35 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
   stream.wait();
 }
 
+LowPrecisionOperand LowPrecisionOperandOf(const OpContext& ctx, const NDArray& a, int slot) {
+  COHORT_CHECK(slot >= 4 && slot <= 6) << "LowPrecisionOperandOf: scratch slot " << slot;
+  const DType dtype = a.dtype();
+  const bool widens = dtype == DType::kFloat16 || !BFloat16ProductsPayHere();
+  if (!widens) return {dtype, a.raw_data(), nullptr};
+  const int64_t n = a.size();
+  float* out = Scratch(static_cast<size_t>(n), slot);
+  const char* src = static_cast<const char*>(a.raw_data());
+  constexpr int64_t kMinChunk = 1 << 16;  // values a chunk widens
+  ParallelChunks(
+      n, ChunksFor(ctx, n / kMinChunk),
+      [&](int64_t, int64_t begin, int64_t end) {
+        WidenToFloat(dtype, src + begin * 2, end - begin, out + begin);
+      },
+      ctx.arena);
+  return {dtype, a.raw_data(), out};
+}
+
+void GemmLowPrecision(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+                      const LowPrecisionOperand& a, int64_t lda, const LowPrecisionOperand& b,
+                      int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (a.widened && b.widened) {
+    if (m == 0 || n == 0) return;
+    Gemm(transpose_a, transpose_b, m, n, k, 1.0f, a.widened, lda, b.widened, ldb, beta, c, ldc);
+    return;
+  }
+  COHORT_CHECK(a.dtype == b.dtype) << "GemmLowPrecision: " << a.dtype << " and " << b.dtype;
+  GemmLowPrecision(a.dtype, transpose_a, transpose_b, m, n, k, a.data, lda, b.data, ldb, beta, c,
+                   ldc);
+}
+
 }  // namespace cohort::op

@@ -110,6 +110,8 @@ inline int64_t ChunksFor(const OpContext& ctx, int64_t n) {
 
 // A per-thread scratch buffer of at least n floats: grows on first use, then reused, so kernels
 // allocate nothing in the steady state (one device = one thread).
+// Slots 4 to 6 hold an op's operands widened once for all its chunks (LowPrecisionOperandOf).
+inline constexpr int kScratchSlots = 8;
 float* Scratch(size_t n, int slot = 0);
 
 // Float reductions that vectorize, in a fixed order (operator/reductions.cc): Σ x[i],
