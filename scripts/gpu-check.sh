@@ -21,9 +21,11 @@
 # on 16 cores). Every step stops by GPU_CHECK_SECONDS (default 560) after the start, so the
 # script ends, with its PASSED/FAILED line, inside the call.
 # Environment: OUT (the device tool's folder: the log and results are copied there),
-# GPU_CHECK_TESTS (ctest regex, default 'Gpu|Nccl|FiniteCheck'), GPU_CHECK_BATCH (128),
+# GPU_CHECK_TESTS (ctest regex, default gpu_tests below: every test with GPU cases, 268),
+# GPU_CHECK_BATCH (128),
 # GPU_CHECK_STEPS (100), GPU_CHECK_SECONDS.
 set -uo pipefail # not -e: a failing step is counted in status and the others still run
+gpu_tests=${GPU_CHECK_TESTS:-'Gpu|Nccl|FiniteCheck|LowPrecision|Amp|DTypeExecutor|Scalar|LossScaler|MultiPrecision|MaskedSoftmax|BatchNorm'}
 cd "$(dirname "$0")/.."
 top=$PWD
 root=/tmp/cohort-gpu-deps # unpacked outside the carried tree (which may not pass 64 MiB)
@@ -112,7 +114,7 @@ build() {
 }
 
 run_tests() {
-  timeout "$(limit 300)" ctest --test-dir build-gpu -R "${GPU_CHECK_TESTS:-Gpu|Nccl|FiniteCheck}" \
+  timeout "$(limit 300)" ctest --test-dir build-gpu -R "$gpu_tests" \
     -j 4 --no-tests=error --output-on-failure || fail "GPU tests"
   # Each skipped test and why (two-GPU cases on a one-GPU machine).
   awk '/: Skipped$/ { getline why; getline name; sub(/ \(.*/, "", name); sub(/.*\] /, "", name);
