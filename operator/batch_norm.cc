@@ -186,8 +186,8 @@ class BatchNorm : public Operator {
             BatchNormAffineOf(p_, gamma[c], beta[c], mean[c], inv_std[c]);
         y.Channel(c);  // a float32 output's rows are its own; a half type's, x's widened rows
         for (int64_t o = 0; o < s.outer; ++o) {
-          const float* row = x.Row(o);
-          float* dst = x.low() ? const_cast<float*>(row) : y.Row(o);
+          float* row = x.Row(o);
+          float* dst = x.low() ? row : y.Row(o);
           for (int64_t i = 0; i < s.inner; ++i) dst[i] = BatchNormValue(affine, row[i]);
           y.Store(o, dst);
         }
@@ -232,7 +232,7 @@ class BatchNorm : public Operator {
         dx.Channel(c);
         for (int64_t o = 0; o < s.outer; ++o) {
           const float* d = dy.Row(o);
-          const float* xs = x.Row(o);
+          float* xs = x.Row(o);
           // dx may be dy itself: each element is read before it is written.
           if (req[0] == GradReq::kAdd) {
             float* dst = dx.Row(o);
@@ -240,7 +240,7 @@ class BatchNorm : public Operator {
               dst[i] += BatchNormInputGrad(grad, d[i], xs[i], mu);
             dx.Store(o, dst);
           } else {
-            float* dst = dx.low() ? const_cast<float*>(xs) : dx.Row(o);
+            float* dst = dx.low() ? xs : dx.Row(o);
             for (int64_t i = 0; i < s.inner; ++i)
               dst[i] = BatchNormInputGrad(grad, d[i], xs[i], mu);
             dx.Store(o, dst);

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "operator/batch_norm.h"
+#include "operator/common/exact_math.h"
 #include "operator/common/gpu_common.cuh"
 
 namespace cohort::op {
@@ -124,15 +125,6 @@ __global__ void __launch_bounds__(kBnThreads)
 
 float* GradOrNull(GradReq req, const NDArray& a) { return req == GradReq::kNull ? nullptr : G(a); }
 
-// The data's element type: float32, bfloat16 or float16.
-template <typename Fn>
-void DispatchBatchNormType(DType dtype, const Fn& fn) {
-  if (dtype == DType::kFloat32) return fn(float{});
-  if (dtype == DType::kBFloat16) return fn(bfloat16{});
-  COHORT_CHECK(dtype == DType::kFloat16) << "BatchNorm: " << dtype << " data";
-  fn(float16{});
-}
-
 }  // namespace
 
 void BatchNormForwardGpu(const OpContext& ctx, const BatchNormParam& p, bool batch_stats,
@@ -141,7 +133,7 @@ void BatchNormForwardGpu(const OpContext& ctx, const BatchNormParam& p, bool bat
                          int64_t inner) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
-  DispatchBatchNormType(in[0].dtype(), [&](auto tag) {
+  DispatchFloat32OrHalf("BatchNorm", in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     BatchNormForwardKernel<T><<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
         BnDims{outer, channels, inner}, p, batch_stats, static_cast<const T*>(in[0].raw_data()),
@@ -158,7 +150,7 @@ void BatchNormBackwardGpu(const OpContext& ctx, const BatchNormParam& p, bool ba
                           int64_t inner) {
   const GpuResources::Impl& g = Gpu(ctx);
   if (channels == 0) return;
-  DispatchBatchNormType(in[0].dtype(), [&](auto tag) {
+  DispatchFloat32OrHalf("BatchNorm", in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     BatchNormBackwardKernel<T><<<static_cast<unsigned>(channels), kBnThreads, 0, g.stream>>>(
         BnDims{outer, channels, inner}, p, batch_stats, static_cast<const T*>(in[0].raw_data()),

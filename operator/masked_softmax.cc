@@ -1,6 +1,7 @@
 // _masked_softmax on the CPU: masked_softmax.h's row bodies over blocks of rows (Note [Masked
 // softmax values]).
 #include "operator/masked_softmax.h"
+#include "operator/common/exact_math.h"
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -114,9 +115,9 @@ class MaskedSoftmax : public Operator {
     COHORT_GPU_DISPATCH(ctx,
                         MaskedSoftmaxForwardGpu(ctx, in[0], in[1], out[0], mask_rows, p_.scale));
     const int64_t size = LastAxis(in[0].shape());
-    DispatchMaskedSoftmaxType(in[0].dtype(), [&](auto in_tag) {
+    DispatchFloat32OrHalf("_masked_softmax", in[0].dtype(), [&](auto in_tag) {
       using In = decltype(in_tag);
-      DispatchMaskedSoftmaxType(out[0].dtype(), [&](auto out_tag) {
+      DispatchFloat32OrHalf("_masked_softmax", out[0].dtype(), [&](auto out_tag) {
         using Out = decltype(out_tag);
         const MaskedSoftmaxRows<In, Out> rows{in[0].data<In>(),   in[1].data<float>(),
                                               out[0].data<Out>(), size,
@@ -137,9 +138,9 @@ class MaskedSoftmax : public Operator {
                         MaskedSoftmaxBackwardGpu(ctx, in[0], in[1], out_grad[0], in_grad[0], req[0],
                                                  in_grad[1], req[1], mask_rows, p_.scale));
     const int64_t size = LastAxis(in[0].shape());
-    DispatchMaskedSoftmaxType(in[0].dtype(), [&](auto in_tag) {
+    DispatchFloat32OrHalf("_masked_softmax", in[0].dtype(), [&](auto in_tag) {
       using In = decltype(in_tag);
-      DispatchMaskedSoftmaxType(out_grad[0].dtype(), [&](auto out_tag) {
+      DispatchFloat32OrHalf("_masked_softmax", out_grad[0].dtype(), [&](auto out_tag) {
         using Out = decltype(out_tag);
         const MaskedSoftmaxRows<In, Out> forward{
             in[0].data<In>(), in[1].data<float>(), nullptr, size, mask_rows, Scale<In>()};

@@ -1,5 +1,6 @@
 // _masked_softmax on the GPU (Note [GPU kernels]): masked_softmax.h's row bodies, one row per
 // block (Note [Row lanes]). Sums run in float as on the CPU; only their order differs.
+#include "operator/common/exact_math.h"
 #include "operator/common/pointwise_gpu.cuh"
 #include "operator/masked_softmax.h"
 
@@ -28,9 +29,9 @@ void BackwardOf(GpuResources::Impl& g, const MaskedSoftmaxGradRows<In, Out>& row
 void MaskedSoftmaxForwardGpu(const OpContext& ctx, const NDArray& x, const NDArray& mask,
                              const NDArray& y, int64_t mask_rows, double scale) {
   const int64_t size = x.shape()[x.shape().ndim() - 1];
-  DispatchMaskedSoftmaxType(x.dtype(), [&](auto in_tag) {
+  DispatchFloat32OrHalf("_masked_softmax", x.dtype(), [&](auto in_tag) {
     using In = decltype(in_tag);
-    DispatchMaskedSoftmaxType(y.dtype(), [&](auto out_tag) {
+    DispatchFloat32OrHalf("_masked_softmax", y.dtype(), [&](auto out_tag) {
       using Out = decltype(out_tag);
       const MaskedSoftmaxRows<In, Out> rows{static_cast<const In*>(x.raw_data()),
                                             G(mask),
@@ -48,9 +49,9 @@ void MaskedSoftmaxBackwardGpu(const OpContext& ctx, const NDArray& x, const NDAr
                               const NDArray& dmask, GradReq mask_req, int64_t mask_rows,
                               double scale) {
   const int64_t size = x.shape()[x.shape().ndim() - 1];
-  DispatchMaskedSoftmaxType(x.dtype(), [&](auto in_tag) {
+  DispatchFloat32OrHalf("_masked_softmax", x.dtype(), [&](auto in_tag) {
     using In = decltype(in_tag);
-    DispatchMaskedSoftmaxType(dy.dtype(), [&](auto out_tag) {
+    DispatchFloat32OrHalf("_masked_softmax", dy.dtype(), [&](auto out_tag) {
       using Out = decltype(out_tag);
       const MaskedSoftmaxRows<In, Out> forward{
           static_cast<const In*>(x.raw_data()),       G(mask), nullptr, size, mask_rows,

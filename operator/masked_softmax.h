@@ -180,13 +180,4 @@ struct MaskedSoftmaxRowStats {
 // nullopt: the op's shape check and the fusion pass's (symbol/fuse_masked_softmax.cc) both.
 std::optional<int64_t> MaskedSoftmaxMaskRows(const Shape& data, const Shape& mask);
 
-// fn(T{}) for the float types the op takes (the data's and the output's, each).
-template <typename Fn>
-void DispatchMaskedSoftmaxType(DType dtype, const Fn& fn) {
-  if (dtype == DType::kFloat32) return fn(float{});
-  if (dtype == DType::kBFloat16) return fn(bfloat16{});
-  COHORT_CHECK(dtype == DType::kFloat16) << "_masked_softmax: " << dtype << " arrays";
-  fn(float16{});
-}
-
 }  // namespace cohort::op

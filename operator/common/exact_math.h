@@ -44,6 +44,21 @@ void DispatchFloating(const std::string& op, DType dtype, Fn&& fn) {
   }
 }
 
+// Calls fn(T{}) for float32, bfloat16 or float16 `dtype`, else throws naming `op`: the kernels
+// that read and write the half types and compute in float32 registers (BatchNorm's data,
+// _masked_softmax's data and output).
+template <typename Fn>
+void DispatchFloat32OrHalf(const std::string& op, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(float{});
+    case DType::kBFloat16: return fn(bfloat16{});
+    case DType::kFloat16: return fn(float16{});
+    default:
+      COHORT_THROW() << op << ": no kernel for " << dtype
+                     << " arrays (float32, bfloat16 or float16)";
+  }
+}
+
 // The same for the gradients, which the floating types have (the half types computed in float,
 // rounded once per element); integers have none.
 template <typename Fn>

@@ -109,6 +109,14 @@ bool BFloat16ProductsPayHere() {
   return pays;
 }
 
+namespace {
+// Whether products of `dtype` operands are widened to float32 here (Note [Low-precision GEMM]):
+// float16 always, bfloat16 where its products do not pay.
+bool ProductsWidenHere(DType dtype) {
+  return dtype == DType::kFloat16 || !BFloat16ProductsPayHere();
+}
+}  // namespace
+
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
                       float* c, int64_t ldc) {
@@ -120,15 +128,16 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
     }
     return;
   }
-  if (dtype == DType::kFloat16) {
-    WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const float16*>(a), lda,
-                static_cast<const float16*>(b), ldb, beta, c, ldc);
-    return;
-  }
-  COHORT_CHECK(dtype == DType::kBFloat16) << "GemmLowPrecision: " << dtype << " operands";
-  if (!BFloat16ProductsPayHere()) {
-    WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const bfloat16*>(a), lda,
-                static_cast<const bfloat16*>(b), ldb, beta, c, ldc);
+  COHORT_CHECK(dtype == DType::kBFloat16 || dtype == DType::kFloat16)
+      << "GemmLowPrecision: " << dtype << " operands";
+  if (ProductsWidenHere(dtype)) {
+    if (dtype == DType::kFloat16) {
+      WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const float16*>(a), lda,
+                  static_cast<const float16*>(b), ldb, beta, c, ldc);
+    } else {
+      WidenedGemm(transpose_a, transpose_b, m, n, k, static_cast<const bfloat16*>(a), lda,
+                  static_cast<const bfloat16*>(b), ldb, beta, c, ldc);
+    }
     return;
   }
   Matmul* matmul = MatmulFor({transpose_a, transpose_b, beta != 0.0f, m, n, k, lda, ldb, ldc});
@@ -157,8 +166,7 @@ void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m
 LowPrecisionOperand LowPrecisionOperandOf(const OpContext& ctx, const NDArray& a, int slot) {
   COHORT_CHECK(slot >= 4 && slot <= 6) << "LowPrecisionOperandOf: scratch slot " << slot;
   const DType dtype = a.dtype();
-  const bool widens = dtype == DType::kFloat16 || !BFloat16ProductsPayHere();
-  if (!widens) return {dtype, a.raw_data(), nullptr};
+  if (!ProductsWidenHere(dtype)) return {dtype, a.raw_data(), nullptr};
   const int64_t n = a.size();
   float* out = Scratch(static_cast<size_t>(n), slot);
   const char* src = static_cast<const char*>(a.raw_data());
