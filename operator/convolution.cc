@@ -282,7 +282,10 @@ class Convolution : public Operator {
   // pay on the CPU (Note [Low-precision GEMM]'s rule), else in float32 from the bfloat16 inputs
   // widened in its layout reorders: on an Intel Xeon with AVX512-BF16 and no AMX, ResNet-20 in
   // bfloat16 took 1.33x its float32 step in bfloat16 arithmetic; a CPU without AVX-512, which has
-  // no bfloat16 convolution in oneDNN, runs these layers too.
+  // no bfloat16 convolution in oneDNN, runs these layers too. On a GPU, cuDNN rounds the
+  // products to bfloat16 and cudnnAddTensor adds the bias to them (as MXNet's cuDNN layer): two
+  // roundings, within two units in the last place of the float32 layer's (seen on an H100); its
+  // bias gradient is a kernel of ours (cuDNN's has no bfloat16), summed in float32.
   void ForwardBFloat16(const OpContext& ctx, const std::vector<NDArray>& in,
                        const NDArray& out) const {
     const Shape& d = in[0].shape();

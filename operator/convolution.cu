@@ -1,5 +1,6 @@
 // Convolution on cuDNN (Note [GPU kernels]): cross-correlation as the CPU's im2col, groups via
-// the group count, bias added and reduced by cuDNN. Descriptors and algorithms are a cached plan.
+// the group count, bias added and reduced by cuDNN (a bfloat16 layer's bias gradient by a kernel of
+// ours). Descriptors and algorithms are a cached plan.
 // Depthwise layers run their own kernels (Note [Depthwise convolution]).
 #include <algorithm>
 #include <vector>
@@ -137,6 +138,20 @@ ConvPlan& PlanFor(GpuResources::Impl& g, uint64_t op, const Shape& x, const Shap
   });
 }
 
+// A bfloat16 layer's bias gradient: cuDNN's cudnnConvolutionBackwardBias answers
+// CUDNN_STATUS_NOT_SUPPORTED for bfloat16 (cuDNN 9 on an H100), so a block a channel sums dy over
+// the samples and the plane in float32 and rounds once, as the CPU's bfloat16 layer.
+__global__ void BFloat16BiasGradKernel(const bfloat16* dy, bfloat16* db, int64_t batch,
+                                       int64_t channels, int64_t plane, bool add) {
+  const int64_t c = blockIdx.x;
+  float sum = 0;
+  for (int64_t i = threadIdx.x; i < batch * plane; i += blockDim.x) {
+    sum += static_cast<float>(dy[(i / plane * channels + c) * plane + i % plane]);
+  }
+  sum = BlockAllReduce(sum, SumOp{});
+  if (threadIdx.x == 0) db[c] = bfloat16((add ? static_cast<float>(db[c]) : 0.0f) + sum);
+}
+
 // The device data of a float32 or bfloat16 array of a non-depthwise layer.
 void* D(const NDArray& a) {
   COHORT_CHECK(a.ctx().is_gpu() && (a.dtype() == DType::kFloat32 || a.dtype() == DType::kBFloat16))
@@ -261,7 +276,16 @@ void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const Convolution
   }
   if (req.size() > 2 && req[2] != GradReq::kNull) {
     const float beta = BetaOf(req[2]);
-    CUDNN_CHECK(cudnnConvolutionBackwardBias(g.cudnn, &one, p.y, D(dy), &beta, p.bias, D(grad[2])));
+    if (dy.dtype() == DType::kBFloat16) {
+      const Shape& s = dy.shape();
+      BFloat16BiasGradKernel<<<static_cast<unsigned>(s[1]), kCudaThreads, 0, g.stream>>>(
+          static_cast<const bfloat16*>(D(dy)), static_cast<bfloat16*>(D(grad[2])), s[0], s[1],
+          s[2] * s[3], req[2] == GradReq::kAdd);
+      CUDA_CHECK(cudaGetLastError());
+    } else {
+      CUDNN_CHECK(
+          cudnnConvolutionBackwardBias(g.cudnn, &one, p.y, D(dy), &beta, p.bias, D(grad[2])));
+    }
   }
 }
 

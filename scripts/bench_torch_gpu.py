@@ -4,9 +4,10 @@ tanh-maxpool-fc500-tanh-fc10, on 1x28x28) or ResNet-20 (bench_torch_resnet.py's,
 trained with SGD, or the GPT of configs/text_gpt.yaml (bench_torch_gpt.py's: 4 layers, 4 heads,
 d_model 128, windows of 128 bytes) trained with Adam, on cuda:0 from random host batches copied
 to the GPU every step, as Cohort's iterators do, in full float32 (TF32 off), with deterministic
-cuDNN algorithms and without metrics. Prints one JSON line with ms per step, samples/s and, for
-the GPT, tokens/s.
-    bench_torch_gpu.py lenet|resnet20|gpt BATCH STEPS"""
+cuDNN algorithms and without metrics; with PRECISION bfloat16 or float16, under
+torch.autocast('cuda', dtype) (float16 with a GradScaler), as Cohort's `precision`. Prints one
+JSON line with ms per step, samples/s and, for the GPT, tokens/s.
+    bench_torch_gpu.py lenet|resnet20|gpt BATCH STEPS [float32|bfloat16|float16]"""
 import argparse
 import json
 import os
@@ -31,6 +32,8 @@ def lenet():
 
 def main():
     model, batch, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    precision = sys.argv[4] if len(sys.argv) > 4 else "float32"
+    low = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}[precision]
     torch.manual_seed(0)
     # Full float32, as Cohort by default (COHORT_GPU_TF32=0): PyTorch's cuDNN takes TF32 unless told.
     torch.backends.cudnn.allow_tf32 = False
@@ -49,11 +52,17 @@ def main():
         shape = (batch, 1, 28, 28) if model == "lenet" else (batch, 3, 32, 32)
         x, y = torch.randn(*shape), torch.randint(0, 10, (batch,))
 
+    scaler = torch.amp.GradScaler("cuda", enabled=low == torch.float16)
+
     def step():
         opt.zero_grad(set_to_none=True)
-        out = net(x.to(dev))
-        nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.to(dev).reshape(-1)).backward()
-        opt.step()
+        with torch.autocast("cuda", dtype=low or torch.float32, enabled=low is not None):
+            out = net(x.to(dev))
+            loss = nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]).float(),
+                                               y.to(dev).reshape(-1))
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
 
     for _ in range(5):
         step()
@@ -63,7 +72,8 @@ def main():
         step()
     torch.cuda.synchronize()
     ms = (time.perf_counter() - start) / steps * 1e3
-    result = {"model": model, "system": "pytorch-" + torch.__version__, "device": "cuda:0",
+    result = {"model": model, "precision": precision,
+              "system": "pytorch-" + torch.__version__, "device": "cuda:0",
               "ms_per_step": round(ms, 3), "samples_per_sec": round(batch / ms * 1e3)}
     if model == "gpt":
         result["tokens_per_sec"] = round(batch * GPT.seq_len / ms * 1e3)

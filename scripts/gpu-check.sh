@@ -11,7 +11,8 @@
 #               compute-sanitizer (memcheck without the caching pool, racecheck on Cohort's own
 #               kernels), each under a time limit,
 #   - bench:    the all-reduce bandwidth over the machine's GPUs, and LeNet, ResNet-20 and GPT
-#               training on gpu:0 beside PyTorch on the same GPU (JSON lines; GPT samples are
+#               training on gpu:0 beside PyTorch on the same GPU, in float32 and in bfloat16
+#               (Cohort's `precision`, PyTorch's autocast) (JSON lines; GPT samples are
 #               windows of 128 tokens),
 # and ends with a PASSED/FAILED line. Each phase prints its seconds.
 #
@@ -22,7 +23,7 @@
 # script ends, with its PASSED/FAILED line, inside the call.
 # Environment: OUT (the device tool's folder: the log and results are copied there),
 # GPU_CHECK_TESTS (ctest regex, default gpu_tests below: every test with GPU cases, 268),
-# GPU_CHECK_BATCH (128),
+# GPU_CHECK_BATCH (128), GPU_CHECK_PRECISIONS ("float32 bfloat16"; float16 too),
 # GPU_CHECK_STEPS (100), GPU_CHECK_SECONDS.
 set -uo pipefail # not -e: a failing step is counted in status and the others still run
 gpu_tests=${GPU_CHECK_TESTS:-'Gpu|Nccl|FiniteCheck|LowPrecision|Amp|DTypeExecutor|Scalar|LossScaler|MultiPrecision|MaskedSoftmax|BatchNorm'}
@@ -160,13 +161,15 @@ bench() {
       tee -a "$results_dir/allreduce.txt" || fail "all-reduce bench"
   fi
   # Training speed on gpu:0, Cohort beside PyTorch on the same GPU, same batch, same model, each
-  # from host batches, both in full float32 (no TF32), with deterministic cuDNN algorithms
-  # (Cohort's default) and without metrics (PyTorch's loop has none): one JSON line per model,
+  # from host batches, both in full float32 (no TF32) or both in bfloat16 (Cohort's AMP pass,
+  # PyTorch's autocast), with deterministic cuDNN algorithms (Cohort's default) and without
+  # metrics (PyTorch's loop has none): one JSON line per model and precision,
   # cohort_over_pytorch > 1 when Cohort is faster.
   local batch steps=${GPU_CHECK_STEPS:-100} model shape cohort_sps torch_sps torch_line torch_system
   # The GPT's text: the repository's sources (the bytes do not change the speed; dict-gcide is
   # not on the GPU machine).
   git ls-files -z '*.cc' '*.h' '*.cu' '*.md' | xargs -0 cat > build-gpu/text.txt
+  for precision in ${GPU_CHECK_PRECISIONS:-float32 bfloat16}; do
   for model in lenet resnet20 gpt; do
     batch=${GPU_CHECK_BATCH:-128}
     # The second epoch's samples/s (the first pays for cuDNN plans and the caching pool); profiling
@@ -176,33 +179,37 @@ bench() {
       batch=32 # configs/text_gpt.yaml's: windows of 128 tokens, 4096 tokens a step
       timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/text_gpt.yaml \
         --set devices=gpu:0 --set "data.train_files=[$PWD/build-gpu/text.txt]" \
+        --set precision="$precision" \
         --set batch_size=$batch --set epochs=2 --set data.batches_per_epoch="$steps" \
         --set data.val_batches=1 --set 'metrics=[]' --set log_every=0 --set log_level=warn \
-        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model"
+        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model $precision"
     else
       shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
       timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
         --set model.name=$model --set data.shape="$shape" --set devices=gpu:0 \
+        --set precision="$precision" \
         --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
         --set data.val_samples="$batch" --set 'metrics=[]' --set log_every=0 --set log_level=warn \
-        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model"
+        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model $precision"
     fi
     cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" 2>/dev/null |
       sed -n 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/p')
     torch_line=$(env LD_LIBRARY_PATH="$system_ld_path" timeout "$(limit 240)" python3 scripts/bench_torch_gpu.py \
-      "$model" "$batch" "$steps") || fail "PyTorch $model"
+      "$model" "$batch" "$steps" "$precision") || fail "PyTorch $model $precision"
     torch_sps=$(sed -n 's/.*"samples_per_sec": \([0-9.]*\).*/\1/p' <<<"$torch_line")
     torch_system=$(sed -n 's/.*"system": "\([^"]*\)".*/\1/p' <<<"$torch_line")
     python3 -c '
 import json, sys
-model, batch, c, t, system, gpu = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+model, batch, precision, c, t, system, gpu = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 c, t = (float(c) if c else None), (float(t) if t else None)
-print(json.dumps({"bench": "gpu_train", "model": model, "batch": batch, "gpu": gpu, "tf32": False,
+print(json.dumps({"bench": "gpu_train", "model": model, "precision": precision, "batch": batch,
+                  "gpu": gpu, "tf32": False,
                   "deterministic": True, "metrics": None, "cohort_samples_per_sec": c and round(c),
                   "pytorch_samples_per_sec": t and round(t), "pytorch": system,
                   "cohort_over_pytorch": round(c / t, 2) if c and t else None}))' \
-      "$model" "$batch" "${cohort_sps:-}" "${torch_sps:-}" "${torch_system:-}" "$gpu_name" |
-      tee -a "$results"
+      "$model" "$batch" "$precision" "${cohort_sps:-}" "${torch_sps:-}" "${torch_system:-}" \
+      "$gpu_name" | tee -a "$results"
+  done
   done
 }
 

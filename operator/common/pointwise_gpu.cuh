@@ -75,9 +75,11 @@ void ForEachRow(const GpuResources::Impl& g, int64_t outer, int64_t size, int64_
   CUDA_CHECK(cudaGetLastError());
 }
 
-// Sets a float array to 0 on the executor's stream (all-zero bytes are 0.0f).
+// Sets an array of any type to 0 on the executor's stream: all-zero bytes are zero in every
+// dtype (a bfloat16 gradient zeroed before a slice adds into it, say).
 inline void ZeroOnStream(const GpuResources::Impl& g, const NDArray& a) {
-  if (a.size() > 0) CUDA_CHECK(cudaMemsetAsync(G(a), 0, a.nbytes(), g.stream));
+  COHORT_CHECK(a.ctx().is_gpu()) << "ZeroOnStream: an array on " << a.ctx();
+  if (a.size() > 0) CUDA_CHECK(cudaMemsetAsync(a.raw_data(), 0, a.nbytes(), g.stream));
 }
 
 // dst (=|+=) src over n floats for a gradient's grad_req; kNull leaves dst alone. kWrite is a
