@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ndarray/convert.h"
+#include "operator/common/gemm_lowp.h"
 #include "operator/common/kernel_util.h"
 #include "operator/convolution.h"
 #include "operator/dnnl_conv.h"
@@ -160,9 +161,10 @@ class Convolution : public Operator {
   }
   bool BackwardNeedsOutputs() const override { return false; }
   bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
-  // bfloat16 for one group (Note [bfloat16 convolution]).
+  // bfloat16 and float16 for one group (Notes [bfloat16 convolution], [float16 convolution]).
   bool TakesDType(DType dtype) const override {
-    return dtype == DType::kFloat32 || (dtype == DType::kBFloat16 && p_.num_group == 1);
+    return dtype == DType::kFloat32 ||
+           ((dtype == DType::kBFloat16 || dtype == DType::kFloat16) && p_.num_group == 1);
   }
 
   bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
@@ -200,6 +202,9 @@ class Convolution : public Operator {
                                                    p_.no_bias ? nullptr : &in[2], out[0]));
     if (in[0].dtype() == DType::kBFloat16) {
       return ForwardBFloat16(ctx, in, out[0]);
+    }
+    if (in[0].dtype() == DType::kFloat16) {
+      return ForwardFloat16(ctx, in, out[0]);
     }
     const Shape& d = in[0].shape();
     const ConvGeometry g = Geometry(d);
@@ -255,6 +260,9 @@ class Convolution : public Operator {
         ctx, ConvolutionBackwardGpu(ctx, id(), p_, out_grad[0], in[0], in[1], req, in_grad));
     if (in[0].dtype() == DType::kBFloat16) {
       return BackwardBFloat16(ctx, out_grad[0], in, req, in_grad);
+    }
+    if (in[0].dtype() == DType::kFloat16) {
+      return BackwardFloat16(ctx, out_grad[0], in, req, in_grad);
     }
     const Shape& d = in[0].shape();
     const float* x = F(in[0]);
@@ -361,6 +369,71 @@ class Convolution : public Operator {
       WriteGrad(req[2], p_.num_filter, in_grad[2].data<bfloat16>(),
                 [&](int64_t i) { return sums[i]; });
     }
+  }
+
+  // Note [float16 convolution]
+  // A float16 layer (mixed precision's for GPUs, where cuDNN runs it in float16 on the tensor
+  // cores with float32 compute) runs on a CPU as the float32 layer on its inputs widened once
+  // (float16 products that accumulate in float32 pay on no CPU here: Note [Low-precision GEMM]),
+  // its results rounded once to float16 (a kAdd gradient: the old one widened, added in float32,
+  // rounded). So a float16 network gives a CPU the GPU's results within the rounding; a CPU
+  // trains faster in bfloat16. The widened operands lie in the calling thread's scratch slots 4
+  // to 7, apart from the float32 kernels' 0 to 3.
+  static NDArray FloatsAt(float* data, const Shape& shape) {
+    return NDArray::Wrap(data, shape, DType::kFloat32, Context::CPU(), [] {});
+  }
+  static NDArray Widened(const OpContext& ctx, const NDArray& a, int slot) {
+    const LowPrecisionOperand operand = LowPrecisionOperandOf(ctx, a, slot);
+    COHORT_CHECK(operand.widened) << "Convolution: float16 operands are widened";
+    return FloatsAt(const_cast<float*>(operand.widened), a.shape());
+  }
+
+  void ForwardFloat16(const OpContext& ctx, const std::vector<NDArray>& in,
+                      const NDArray& out) const {
+    std::vector<NDArray> wide = {Widened(ctx, in[0], 4), Widened(ctx, in[1], 5)};
+    if (!p_.no_bias) wide.push_back(Widened(ctx, in[2], 6));
+    const NDArray y = FloatsAt(Scratch(static_cast<size_t>(out.size()), 7), out.shape());
+    Forward(ctx, wide, {}, {y}, {});
+    NarrowInto(ctx, GradReq::kWrite, y, out);
+  }
+
+  void BackwardFloat16(const OpContext& ctx, const NDArray& out_grad,
+                       const std::vector<NDArray>& in, const std::vector<GradReq>& req,
+                       const std::vector<NDArray>& in_grad) const {
+    std::vector<NDArray> wide = {Widened(ctx, in[0], 4), Widened(ctx, in[1], 5)};
+    if (!p_.no_bias) wide.push_back(in[2]);  // not read by the gradients
+    const NDArray dy = Widened(ctx, out_grad, 6);
+    // The gradients asked for, written in float32 into one buffer, then rounded into place.
+    int64_t total = 0;
+    for (size_t k = 0; k < in_grad.size(); ++k) {
+      if (req[k] != GradReq::kNull) total += in_grad[k].size();
+    }
+    float* buffer = Scratch(static_cast<size_t>(total), 7);
+    std::vector<NDArray> grads(in_grad.size());
+    std::vector<GradReq> write(in_grad.size(), GradReq::kNull);
+    for (size_t k = 0; k < in_grad.size(); ++k) {
+      if (req[k] == GradReq::kNull) continue;
+      grads[k] = FloatsAt(buffer, in_grad[k].shape());
+      buffer += in_grad[k].size();
+      write[k] = GradReq::kWrite;
+    }
+    Backward(ctx, {dy}, wide, {}, write, grads, {});
+    for (size_t k = 0; k < in_grad.size(); ++k) NarrowInto(ctx, req[k], grads[k], in_grad[k]);
+  }
+
+  // dst (float16) = or += the float32 src, rounded once; kNull leaves it.
+  static void NarrowInto(const OpContext& ctx, GradReq req, const NDArray& src,
+                         const NDArray& dst) {
+    if (req == GradReq::kNull) return;
+    const float* from = F(src);
+    float16* to = dst.data<float16>();
+    constexpr int64_t kMinChunk = 1 << 16;
+    ParallelChunks(
+        dst.size(), ChunksFor(ctx, dst.size() / kMinChunk),
+        [&](int64_t, int64_t begin, int64_t end) {
+          WriteGrad(req, end - begin, to + begin, [&](int64_t i) { return from[begin + i]; });
+        },
+        ctx.arena);
   }
 
   DepthwiseGeometry DepthwiseOf(const Shape& d) const {

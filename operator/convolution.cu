@@ -93,13 +93,15 @@ void ChooseAlgorithms(cudnnHandle_t h, bool deterministic, ConvPlan& p) {
 }
 
 // The plan for data shape x, weight shape w (F, C/groups, kh, kw) and output shape y.
-// bfloat16 layers (Note [bfloat16 convolution]) have every tensor in bfloat16 and compute in
-// float32 on the tensor cores.
+// bfloat16 and float16 layers (Notes [bfloat16 convolution], [float16 convolution]) have every
+// tensor in their type and compute in float32 on the tensor cores.
 std::unique_ptr<GpuPlan> MakePlan(const GpuResources::Impl& g, const Shape& x, const Shape& w,
                                   const Shape& y, const Shape& stride, const Shape& pad,
                                   const Shape& dilate, int64_t num_group, DType dtype) {
-  const bool low = dtype == DType::kBFloat16;
-  const cudnnDataType_t type = low ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+  const bool low = dtype != DType::kFloat32;
+  const cudnnDataType_t type = dtype == DType::kBFloat16  ? CUDNN_DATA_BFLOAT16
+                               : dtype == DType::kFloat16 ? CUDNN_DATA_HALF
+                                                          : CUDNN_DATA_FLOAT;
   auto p = std::make_unique<ConvPlan>();
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
@@ -138,25 +140,36 @@ ConvPlan& PlanFor(GpuResources::Impl& g, uint64_t op, const Shape& x, const Shap
   });
 }
 
-// A bfloat16 layer's bias gradient: cuDNN's cudnnConvolutionBackwardBias answers
+// A bfloat16 or float16 layer's bias gradient: cuDNN's cudnnConvolutionBackwardBias answers
 // CUDNN_STATUS_NOT_SUPPORTED for bfloat16 (cuDNN 9 on an H100), so a block a channel sums dy over
-// the samples and the plane in float32 and rounds once, as the CPU's bfloat16 layer.
-__global__ void BFloat16BiasGradKernel(const bfloat16* dy, bfloat16* db, int64_t batch,
-                                       int64_t channels, int64_t plane, bool add) {
+// the samples and the plane in float32 and rounds once, as the CPU's layers.
+template <typename T>
+__global__ void HalfBiasGradKernel(const T* dy, T* db, int64_t batch, int64_t channels,
+                                   int64_t plane, bool add) {
   const int64_t c = blockIdx.x;
   float sum = 0;
   for (int64_t i = threadIdx.x; i < batch * plane; i += blockDim.x) {
     sum += static_cast<float>(dy[(i / plane * channels + c) * plane + i % plane]);
   }
   sum = BlockAllReduce(sum, SumOp{});
-  if (threadIdx.x == 0) db[c] = bfloat16((add ? static_cast<float>(db[c]) : 0.0f) + sum);
+  if (threadIdx.x == 0) db[c] = T((add ? static_cast<float>(db[c]) : 0.0f) + sum);
 }
 
-// The device data of a float32 or bfloat16 array of a non-depthwise layer.
+template <typename T>
+void HalfBiasGrad(const GpuResources::Impl& g, const NDArray& dy, const NDArray& db, bool add) {
+  const Shape& s = dy.shape();
+  HalfBiasGradKernel<T><<<static_cast<unsigned>(s[1]), kCudaThreads, 0, g.stream>>>(
+      static_cast<const T*>(dy.raw_data()), static_cast<T*>(db.raw_data()), s[0], s[1], s[2] * s[3],
+      add);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// The device data of a float32, bfloat16 or float16 array of a non-depthwise layer.
 void* D(const NDArray& a) {
-  COHORT_CHECK(a.ctx().is_gpu() && (a.dtype() == DType::kFloat32 || a.dtype() == DType::kBFloat16))
-      << "Convolution on a GPU takes float32 or bfloat16 arrays on a GPU, got " << a.dtype()
-      << " on " << a.ctx();
+  COHORT_CHECK(a.ctx().is_gpu() && (a.dtype() == DType::kFloat32 || a.dtype() == DType::kBFloat16 ||
+                                    a.dtype() == DType::kFloat16))
+      << "Convolution on a GPU takes float32, bfloat16 or float16 arrays on a GPU, got "
+      << a.dtype() << " on " << a.ctx();
   return a.raw_data();
 }
 
@@ -243,7 +256,7 @@ void ConvolutionForwardGpu(const OpContext& ctx, uint64_t op, const ConvolutionP
   GpuResources::Impl& g = Gpu(ctx);
   ConvPlan& p = PlanFor(g, op, x.shape(), w.shape(), y.shape(), param.stride, param.pad,
                         param.dilate, param.num_group, x.dtype());
-  const float one = 1, zero = 0;  // float blend factors for float32 and bfloat16 data alike
+  const float one = 1, zero = 0;  // float blend factors for float32 and the half types alike
   void* scratch = g.Workspace(p.fwd_bytes);
   CUDNN_CHECK(cudnnConvolutionForward(g.cudnn, &one, p.x, D(x), p.w, D(w), p.conv, p.fwd, scratch,
                                       p.fwd_bytes, &zero, p.y, D(y)));
@@ -276,12 +289,11 @@ void ConvolutionBackwardGpu(const OpContext& ctx, uint64_t op, const Convolution
   }
   if (req.size() > 2 && req[2] != GradReq::kNull) {
     const float beta = BetaOf(req[2]);
+    const bool add = req[2] == GradReq::kAdd;
     if (dy.dtype() == DType::kBFloat16) {
-      const Shape& s = dy.shape();
-      BFloat16BiasGradKernel<<<static_cast<unsigned>(s[1]), kCudaThreads, 0, g.stream>>>(
-          static_cast<const bfloat16*>(D(dy)), static_cast<bfloat16*>(D(grad[2])), s[0], s[1],
-          s[2] * s[3], req[2] == GradReq::kAdd);
-      CUDA_CHECK(cudaGetLastError());
+      HalfBiasGrad<bfloat16>(g, dy, grad[2], add);
+    } else if (dy.dtype() == DType::kFloat16) {
+      HalfBiasGrad<float16>(g, dy, grad[2], add);
     } else {
       CUDNN_CHECK(
           cudnnConvolutionBackwardBias(g.cudnn, &one, p.y, D(dy), &beta, p.bias, D(grad[2])));

@@ -556,7 +556,8 @@ TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
                                       {{"axis", "1"}, {"begin", "2"}, {"end", "7"}}, "slice");
   const Symbol split =
       Symbol::Create("SliceChannel", {Var("x")}, {{"num_outputs", "3"}, {"axis", "2"}}, "split")[1];
-  // bfloat16 Convolution (Note [bfloat16 convolution]): oneDNN on the CPU, cuDNN on a GPU.
+  // bfloat16 Convolution (Note [bfloat16 convolution]): oneDNN on the CPU, cuDNN on a GPU;
+  // float16 (Note [float16 convolution]): the float32 layer on the widened inputs on the CPU.
   const Symbol conv =
       Symbol::Create("Convolution", {Var("x")},
                      {{"kernel", "(3, 3)"}, {"num_filter", "16"}, {"pad", "(1, 1)"}}, "conv");
@@ -564,10 +565,9 @@ TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
   if (device::Count() > 0) contexts.push_back(Context::GPU(0));
   for (const Context& ctx : contexts) {
     const double conv_ulps = ctx.is_gpu() ? 2 : 1;
-    ExpectLowPrecisionMatchesFloat32(conv, {{"x", {3, 16, 8, 8}}}, DType::kBFloat16, ctx,
-                                     conv_ulps);
-    ExpectLowPrecisionMatchesFloat32(conv, {{"x", {2, 3, 9, 7}}}, DType::kBFloat16, ctx, conv_ulps);
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      ExpectLowPrecisionMatchesFloat32(conv, {{"x", {3, 16, 8, 8}}}, dtype, ctx, conv_ulps);
+      ExpectLowPrecisionMatchesFloat32(conv, {{"x", {2, 3, 9, 7}}}, dtype, ctx, conv_ulps);
       ExpectLowPrecisionMatchesFloat32(slice, {{"x", {4, 9, 5}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(split, {{"x", {4, 5, 12}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(fc, {{"x", {37, 50}}}, dtype, ctx);

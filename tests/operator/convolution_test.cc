@@ -55,9 +55,11 @@ Direct Reference(const ConvCase& p, const std::vector<float>& x, const std::vect
   return r;
 }
 
-// With `bfloat16` the layer runs in bfloat16 (Note [bfloat16 convolution]) against the
-// definition on the same (rounded) values, within bfloat16's rounding of the results.
-void Check(const ConvCase& p, bool bfloat16 = false) {
+// With `type` bfloat16 or float16 the layer runs in that type (Notes [bfloat16 convolution],
+// [float16 convolution]) against the definition on the same (rounded) values, within the type's
+// rounding of the results.
+void Check(const ConvCase& p, DType type = DType::kFloat32) {
+  const bool low = type != DType::kFloat32;
   ThreadArena arena(3);
   for (ThreadArena* threads : {static_cast<ThreadArena*>(nullptr), &arena}) {
     for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
@@ -74,8 +76,7 @@ void Check(const ConvCase& p, bool bfloat16 = false) {
       for (auto& a : conv.in) FillUniform(a, rng);
       NDArray head = NDArray::Zeros(conv.out[0].shape());
       FillUniform(head, rng);
-      const DType type = bfloat16 ? DType::kBFloat16 : DType::kFloat32;
-      if (bfloat16) {
+      if (low) {
         for (auto& a : conv.in) a = a.AsType(type);
         conv.out[0] = NDArray::Zeros(conv.out[0].shape(), type);
         head = head.AsType(type);
@@ -95,12 +96,15 @@ void Check(const ConvCase& p, bool bfloat16 = false) {
       const double add = req == GradReq::kAdd ? 0.25 : 0.0;
       const std::string what = std::to_string(p.c) + "->" + std::to_string(p.f) + " k" + k + " s" +
                                s + " p" + pad + " d" + dil + " " + GradReqName(req) +
-                               (threads ? " 3 threads" : "") + (bfloat16 ? " bfloat16" : "");
+                               (threads ? " 3 threads" : "") + " " + std::string(DTypeName(type));
       auto expect = [&](const NDArray& got, std::vector<double> values, double shift,
                         const std::string& part) {
         for (double& v : values) v += shift;  // kAdd onto the 0.25 the gradients held
-        // bfloat16 keeps 8 significant bits: results within 2^-8 of their size, and a little.
-        const double tolerance = bfloat16 ? 8e-3 : 1e-4;
+        // bfloat16 keeps 8 significant bits, float16 11: results within 2^-8 (2^-11) of their
+        // size, and a little.
+        const double tolerance = type == DType::kBFloat16  ? 8e-3
+                                 : type == DType::kFloat16 ? 1e-3
+                                                           : 1e-4;
         testing::ExpectClose(floats(got), values, tolerance, tolerance, what + " " + part);
       };
       expect(conv.out[0], want.y, 0, "output");
@@ -119,10 +123,21 @@ TEST(Convolution, OneDnnPathMatchesTheDefinition) {
 
 // bfloat16 runs on oneDNN whatever the channels (3 -> 5 too).
 TEST(Convolution, BFloat16MatchesTheDefinitionWithinItsRounding) {
+  const DType bf16 = DType::kBFloat16;
   Check({.n = 5, .c = 16, .h = 7, .w = 6, .f = 32, .k = 3, .stride = 2, .pad = 1, .dilate = 1},
-        true);
-  Check({.n = 5, .c = 3, .h = 7, .w = 6, .f = 5, .k = 3, .stride = 2, .pad = 1, .dilate = 1}, true);
-  Check({.n = 3, .c = 4, .h = 9, .w = 8, .f = 6, .k = 3, .stride = 1, .pad = 2, .dilate = 2}, true);
+        bf16);
+  Check({.n = 5, .c = 3, .h = 7, .w = 6, .f = 5, .k = 3, .stride = 2, .pad = 1, .dilate = 1}, bf16);
+  Check({.n = 3, .c = 4, .h = 9, .w = 8, .f = 6, .k = 3, .stride = 1, .pad = 2, .dilate = 2}, bf16);
+}
+
+// float16 runs the float32 layer (oneDNN or im2col) on the widened inputs.
+TEST(Convolution, Float16MatchesTheDefinitionWithinItsRounding) {
+  const DType f16 = DType::kFloat16;
+  Check({.n = 5, .c = 16, .h = 7, .w = 6, .f = 32, .k = 3, .stride = 2, .pad = 1, .dilate = 1},
+        f16);
+  Check({.n = 5, .c = 3, .h = 7, .w = 6, .f = 5, .k = 3, .stride = 2, .pad = 1, .dilate = 1}, f16);
+  Check({.n = 4, .c = 32, .h = 5, .w = 5, .f = 16, .k = 1, .stride = 1, .pad = 0, .dilate = 1},
+        f16);
 }
 
 TEST(Convolution, Im2ColPathMatchesTheDefinition) {
