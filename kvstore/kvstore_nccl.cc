@@ -47,8 +47,11 @@ class NcclGroup final : public GroupedAllReduce {
   void GroupStart() override { NCCL_CHECK(ncclGroupStart()); }
   void AllReduce(const NDArray& in, const NDArray& out, size_t device_index,
                  StreamOps::Stream stream) override {
-    NCCL_CHECK(ncclAllReduce(in.raw_data(), out.raw_data(), static_cast<size_t>(in.size()),
-                             ncclFloat, ncclSum, comms_[device_index],
+    const ncclDataType_t type = in.dtype() == DType::kBFloat16  ? ncclBfloat16
+                                : in.dtype() == DType::kFloat16 ? ncclHalf
+                                                                : ncclFloat;
+    NCCL_CHECK(ncclAllReduce(in.raw_data(), out.raw_data(), static_cast<size_t>(in.size()), type,
+                             ncclSum, comms_[device_index],
                              static_cast<cudaStream_t>(stream.handle)));
   }
   void GroupEnd() override { NCCL_CHECK(ncclGroupEnd()); }
@@ -84,14 +87,18 @@ class NcclKVStore final : public KVStore {
   void BroadcastArrays(const std::vector<NDArray>& host_arrays) override {
     host_->BroadcastArrays(host_arrays);
   }
-  // Note [Gradient compression]: NCCL sums the GPUs' float32 gradients; not yet in a half type.
+  // Note [Gradient compression]: with bfloat16 or float16 each bucket is cast into a buffer of
+  // that type on every GPU, NCCL sums it there (in that type, as Horovod's fp16 compression
+  // and DDP's bf16 hook), and the sums are cast back into the float32 gradients. Every GPU ends
+  // with the same bits; one GPU alone still pays the rounding, as it is asked for.
   bool SetGradientCompression(DType wire) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wire_ = wire;
+    wire_buffers_.clear();
     if (wire == DType::kFloat32) return false;
-    throw ConfigError("kvstore " + type_ + ": gradient_compression " +
-                          std::string(DTypeName(wire)) +
-                          " is not supported yet (NCCL sums float32); use kvstore mpi between "
-                          "processes, or leave it off",
-                      __FILE__, __LINE__);
+    Log().info("kvstore {}: gradients cross between GPUs as {} (NCCL sums in {})", type_,
+               DTypeName(wire), DTypeName(wire));
+    return true;
   }
   bool SupportsUpdateOnKVStore() const override { return false; }
   void SetOptimizer(std::unique_ptr<Optimizer>) override {
@@ -136,7 +143,7 @@ class NcclKVStore final : public KVStore {
     std::lock_guard<std::mutex> lock(mutex_);  // one bucket at a time on the streams
     CheckKeysDistinct(keys, "PushPull", &key_scratch_);
     NcclGroup group(comms_);
-    EnqueueBucket(*streams_, group, fences_, values, outs);
+    EnqueueBucket(*streams_, group, fences_, values, outs, WireBuffers(values));
     // Note [Collective deadline]: a peer that died or stalled would hold this wait forever;
     // past COHORT_COMM_TIMEOUT the watchdog aborts the communicators and ends the process.
     CollectiveWatchdog::Scope timed(*watchdog_, "NCCL gradient allreduce", 0);
@@ -211,8 +218,28 @@ class NcclKVStore final : public KVStore {
                NCCL_MINOR, processes * local, processes);
   }
 
+  // Note [Gradient compression]: per GPU, a buffer of the wire type for the largest bucket so
+  // far (none uncompressed). It grows only between buckets: each PushPull waits for its own.
+  const std::vector<NDArray>& WireBuffers(const std::vector<std::vector<NDArray>>& values) {
+    if (wire_ == DType::kFloat32) {
+      wire_buffers_.clear();
+      return wire_buffers_;
+    }
+    int64_t total = 0;
+    for (const std::vector<NDArray>& per_device : values) total += per_device[0].size();
+    if (wire_buffers_.empty() || wire_buffers_[0].size() < total) {
+      wire_buffers_.clear();
+      for (int device : devices_) {
+        wire_buffers_.push_back(NDArray::Empty({total}, wire_, Context::GPU(device)));
+      }
+    }
+    return wire_buffers_;
+  }
+
   std::string type_;
   std::unique_ptr<HostKVStore> host_;  // ranks, metric sums and the initial weights
+  DType wire_ = DType::kFloat32;       // gradient_compression's type, under mutex_
+  std::vector<NDArray> wire_buffers_;  // under mutex_
   const std::vector<int> no_keys_;
   std::mutex mutex_;
   std::vector<int> key_scratch_;  // CheckKeysDistinct's, under mutex_

@@ -32,9 +32,14 @@ struct BucketFences {
 // Enqueues one bucket: outs[k][d] = the sum of values[k][d] over the job (outs[k] empty: in
 // place), on the communication streams, after all work enqueued so far on each GPU's default
 // stream and hence on the executors' blocking streams (backward's gradients). Returns at once.
+// With `wire` (per local GPU, a 1-D bfloat16 or float16 array of at least the bucket's elements:
+// Note [Gradient compression]) the values are cast into it before the group, all-reduced there
+// in that type, and cast back into the outputs after it (on the communication streams, whose
+// order is the only fence the casts need).
 void EnqueueBucket(StreamOps& ops, GroupedAllReduce& nccl, const BucketFences& fences,
                    const std::vector<std::vector<NDArray>>& values,
-                   const std::vector<std::vector<NDArray>>& outs);
+                   const std::vector<std::vector<NDArray>>& outs,
+                   const std::vector<NDArray>& wire = {});
 // Blocks the calling thread until the bucket's sums are complete, so that work it enqueues next
 // (the optimizer, the next forward) reads them.
 void WaitForBucket(StreamOps& ops, const BucketFences& fences);

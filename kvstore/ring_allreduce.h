@@ -104,6 +104,9 @@ class RingAllreduce {
 // many values); over MPI messages and TCP the ring narrows a segment into a buffer of its own,
 // passes it as raw words, and widens what came, so there the conversions do not overlap the
 // transfer. Buffers too small for the ring (below COHORT_RING_MIN_KB) cross as float32.
+// Between GPUs (the device and nccl kvstores) each bucket is cast on every GPU into a buffer of
+// the format, NCCL sums it in the format, and the sums are cast back to float32, all on the
+// communication stream (EnqueueBucket, kvstore/nccl_bucket_order.h).
 
 // Note [Hierarchical all-reduce]
 // Across hosts the links are slower than inside one. Horovod's hierarchical all-reduce (NCCL's

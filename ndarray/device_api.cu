@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error_cuda.h"
+#include "base/half.h"
 #include "ndarray/cuda_device_guard.h"
 #include "ndarray/device_api.h"
 #include "ndarray/finite.h"
@@ -32,6 +33,24 @@ void LaunchFill(void* dst, const void* pattern, size_t count) {
   FillKernel<T><<<grid, kThreads>>>(static_cast<T*>(dst), value, count);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+template <typename From, typename To>
+__global__ void CastKernel(const From* src, To* dst, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    dst[i] = To(static_cast<float>(src[i]));
+  }
+}
+
+template <typename From, typename To>
+void LaunchCast(const void* src, void* dst, size_t n, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const size_t blocks = (n + kThreads - 1) / kThreads;
+  const int grid = static_cast<int>(blocks < 4096 ? blocks : 4096);
+  CastKernel<From, To>
+      <<<grid, kThreads, 0, stream>>>(static_cast<const From*>(src), static_cast<To*>(dst), n);
+  CUDA_CHECK(cudaGetLastError());
 }
 
 // Note [Non-finite flags on the GPU]
@@ -126,6 +145,23 @@ void Fill(void* dst, int device, const void* pattern, size_t elem_size, size_t c
     case 8: LaunchFill<uint64_t>(dst, pattern, count); return;
   }
   COHORT_THROW() << "device::Fill: element size " << elem_size << " is not 1, 2, 4 or 8";
+}
+
+void CastAsync(const void* src, DType from, void* dst, DType to, size_t n, int device,
+               void* stream) {
+  if (n == 0) return;
+  DeviceGuard guard(device);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (from == DType::kFloat32 && to == DType::kBFloat16)
+    return LaunchCast<float, bfloat16>(src, dst, n, s);
+  if (from == DType::kFloat32 && to == DType::kFloat16)
+    return LaunchCast<float, float16>(src, dst, n, s);
+  if (from == DType::kBFloat16 && to == DType::kFloat32)
+    return LaunchCast<bfloat16, float>(src, dst, n, s);
+  if (from == DType::kFloat16 && to == DType::kFloat32)
+    return LaunchCast<float16, float>(src, dst, n, s);
+  COHORT_THROW() << "device::CastAsync: " << from << " to " << to
+                 << " (float32 to and from bfloat16 or float16 only)";
 }
 
 void MarkNonFinite(int device, const float* const* arrays, const size_t* sizes, int count,

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "base/context.h"
+#include "base/dtype.h"
 
 namespace cohort::device {
 
@@ -28,6 +29,11 @@ void FreePinned(void* ptr);
 void Copy(void* dst, Context dst_ctx, const void* src, Context src_ctx, size_t bytes);
 // Writes `count` copies of the `elem_size`-byte pattern (1, 2, 4 or 8 bytes) to dst on GPU.
 void Fill(void* dst, int device, const void* pattern, size_t elem_size, size_t count);
+// Enqueues on `stream` (a cudaStream_t of GPU `device`) the conversion of n elements of src to
+// dst, between float32 and bfloat16 or float16, rounding to nearest even (base/half.h's): the
+// nccl kvstore's gradient compression (Note [Gradient compression]).
+void CastAsync(const void* src, DType from, void* dst, DType to, size_t n, int device,
+               void* stream);
 // Sets flags[i] to 1 when arrays[i] (sizes[i] float32 values on GPU `device`) holds a NaN or an
 // infinity, else to 0, once the work queued before on the device's blocking streams is done
 // (it runs on the legacy stream, so work on non-blocking streams, such as NCCL's, must have been

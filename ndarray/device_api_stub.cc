@@ -23,6 +23,9 @@ void* MallocPinned(size_t) { NoCuda("pinned host memory"); }
 void FreePinned(void*) { NoCuda("pinned host memory"); }
 void Copy(void*, Context, const void*, Context, size_t) { NoCuda("a copy to or from a GPU"); }
 void Fill(void*, int, const void*, size_t, size_t) { NoCuda("filling a GPU array"); }
+void CastAsync(const void*, DType, void*, DType, size_t, int, void*) {
+  NoCuda("casting a GPU array");
+}
 void MarkNonFinite(int, const float* const*, const size_t*, int, uint8_t*) {
   NoCuda("checking a GPU array for NaN");
 }

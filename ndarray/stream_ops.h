@@ -51,6 +51,10 @@ class StreamOps {
   virtual void HostWait(Event event) = 0;
   // Enqueues a copy of src into dst (same shape and dtype) on `stream`; a host side is pinned.
   virtual void CopyAsync(const NDArray& dst, const NDArray& src, Stream stream) = 0;
+  // Enqueues dst = src converted between float32 and bfloat16 or float16 (same shape, on the
+  // stream's GPU), rounding to nearest even: gradient compression's casts (Note [Gradient
+  // compression]).
+  virtual void CastAsync(const NDArray& dst, const NDArray& src, Stream stream) = 0;
   // Copies between host arrays now, on the calling thread. Host work that touches buffers the
   // streams also use goes through here, so that the recorder sees it.
   virtual void HostCopy(const NDArray& dst, const NDArray& src) = 0;

@@ -5,6 +5,7 @@
 
 #include "base/error_cuda.h"
 #include "ndarray/cuda_device_guard.h"
+#include "ndarray/device_api.h"
 #include "ndarray/stream_ops.h"
 
 namespace cohort {
@@ -68,6 +69,16 @@ class CudaStreamOps final : public StreamOps {
     CudaDeviceGuard guard(stream.device);
     CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), src.nbytes(), cudaMemcpyDefault,
                                AsCuda(stream)));
+  }
+
+  void CastAsync(const NDArray& dst, const NDArray& src, Stream stream) override {
+    COHORT_CHECK(dst.shape() == src.shape() && dst.ctx() == Context::GPU(stream.device) &&
+                 src.ctx() == dst.ctx())
+        << "CastAsync: " << src.dtype() << " " << src.shape() << " on " << src.ctx() << " into "
+        << dst.dtype() << " " << dst.shape() << " on " << dst.ctx() << " (gpu:" << stream.device
+        << "'s stream)";
+    device::CastAsync(src.raw_data(), src.dtype(), dst.raw_data(), dst.dtype(),
+                      static_cast<size_t>(src.size()), stream.device, stream.handle);
   }
 
   void HostCopy(const NDArray& dst, const NDArray& src) override { src.CopyTo(dst); }

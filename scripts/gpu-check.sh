@@ -11,7 +11,7 @@
 #               compute-sanitizer (memcheck without the caching pool, racecheck on Cohort's own
 #               kernels), each under a time limit,
 #   - bench:    the all-reduce bandwidth over the machine's GPUs, and LeNet, ResNet-20 and GPT
-#               training on gpu:0 beside PyTorch on the same GPU, in float32 and in bfloat16
+#               training on gpu:0 beside PyTorch on the same GPU, in float32, bfloat16 and float16
 #               (Cohort's `precision`, PyTorch's autocast) (JSON lines; GPT samples are
 #               windows of 128 tokens),
 # and ends with a PASSED/FAILED line. Each phase prints its seconds.
@@ -23,7 +23,7 @@
 # script ends, with its PASSED/FAILED line, inside the call.
 # Environment: OUT (the device tool's folder: the log and results are copied there),
 # GPU_CHECK_TESTS (ctest regex, default gpu_tests below: every test with GPU cases, 268),
-# GPU_CHECK_BATCH (128), GPU_CHECK_PRECISIONS ("float32 bfloat16"; float16 too),
+# GPU_CHECK_BATCH (128), GPU_CHECK_PRECISIONS ("float32 bfloat16 float16"),
 # GPU_CHECK_STEPS (100), GPU_CHECK_SECONDS.
 set -uo pipefail # not -e: a failing step is counted in status and the others still run
 gpu_tests=${GPU_CHECK_TESTS:-'Gpu|Nccl|FiniteCheck|LowPrecision|Amp|DTypeExecutor|Scalar|LossScaler|MultiPrecision|MaskedSoftmax|BatchNorm'}
@@ -161,15 +161,15 @@ bench() {
       tee -a "$results_dir/allreduce.txt" || fail "all-reduce bench"
   fi
   # Training speed on gpu:0, Cohort beside PyTorch on the same GPU, same batch, same model, each
-  # from host batches, both in full float32 (no TF32) or both in bfloat16 (Cohort's AMP pass,
-  # PyTorch's autocast), with deterministic cuDNN algorithms (Cohort's default) and without
-  # metrics (PyTorch's loop has none): one JSON line per model and precision,
+  # from host batches, both in full float32 (no TF32) or both in bfloat16 or float16 (Cohort's
+  # AMP pass, PyTorch's autocast and GradScaler), with deterministic cuDNN algorithms (Cohort's
+  # default) and without metrics (PyTorch's loop has none): one JSON line per model and precision,
   # cohort_over_pytorch > 1 when Cohort is faster.
   local batch steps=${GPU_CHECK_STEPS:-100} model shape cohort_sps torch_sps torch_line torch_system
   # The GPT's text: the repository's sources (the bytes do not change the speed; dict-gcide is
   # not on the GPU machine).
   git ls-files -z '*.cc' '*.h' '*.cu' '*.md' | xargs -0 cat > build-gpu/text.txt
-  for precision in ${GPU_CHECK_PRECISIONS:-float32 bfloat16}; do
+  for precision in ${GPU_CHECK_PRECISIONS:-float32 bfloat16 float16}; do
   for model in lenet resnet20 gpt; do
     batch=${GPU_CHECK_BATCH:-128}
     # The second epoch's samples/s (the first pays for cuDNN plans and the caching pool); profiling

@@ -68,6 +68,44 @@ TEST(NcclKVStore, SumsOverEveryGpu) {
   }
 }
 
+// Note [Gradient compression]: with bfloat16 or float16 every GPU ends with the sum of the
+// values rounded to that type, summed there and widened back (over one GPU: each value rounded).
+// Values of 1 + 2^-10 lose their last bits in bfloat16 but not in float16; 2^-12 in either.
+TEST(NcclKVStore, CompressedGradientsCrossInTheHalfType) {
+  const int gpus = device::Count();
+  if (gpus == 0) GTEST_SKIP() << "no GPU visible";
+  for (DType wire : {DType::kBFloat16, DType::kFloat16}) {
+    SCOPED_TRACE(DTypeName(wire));
+    auto kv = KVStore::Create("device");
+    ASSERT_TRUE(kv->SetGradientCompression(wire));
+    const std::vector<int> keys = {0, 1};
+    const std::vector<Shape> shapes = {Shape({5}), Shape({2, 3000})};
+    kv->Init(keys, {NDArray::Zeros(shapes[0]), NDArray::Zeros(shapes[1])});
+    for (const double fraction : {1.0 / 1024, 1.0 / 4096}) {
+      std::vector<std::vector<NDArray>> values(2);
+      for (int k = 0; k < 2; ++k) {
+        for (int d = 0; d < gpus; ++d) {
+          values[k].push_back(
+              NDArray::Full(shapes[k], 1.0 + fraction, DType::kFloat32, Context::GPU(d)));
+        }
+      }
+      kv->PushPull(keys, values, values);
+      // Each GPU's 1 + fraction rounded to the wire type, times the GPUs (exact for a few).
+      const double one = NDArray::Full({1}, 1.0 + fraction).AsType(wire).ToVector<double>()[0];
+      const float want = NDArray::Full({1}, one * gpus).AsType(wire).ToVector<float>()[0];
+      for (int k = 0; k < 2; ++k) {
+        for (int d = 0; d < gpus; ++d) {
+          EXPECT_EQ(values[k][d].ToVector<float>(), std::vector<float>(shapes[k].Size(), want))
+              << "key " << k << " gpu " << d << " fraction " << fraction;
+        }
+      }
+      if (fraction == 1.0 / 1024) {  // the types differ here, so the cast is seen to happen
+        EXPECT_EQ(want == 1.0f * gpus, wire == DType::kBFloat16);
+      }
+    }
+  }
+}
+
 // The trainer's path on GPUs (Note [Overlapped push]): buckets launched from the communication
 // thread as their keys become ready, on NCCL's streams after the fence on the devices' work, and
 // waited for in Finish. One GPU (as the GPU machines lent have) still runs every stream, event

@@ -115,6 +115,12 @@ void StreamRecorder::CopyAsync(const NDArray& dst, const NDArray& src, Stream st
   src.CopyTo(dst);
 }
 
+void StreamRecorder::CastAsync(const NDArray& dst, const NDArray& src, Stream stream) {
+  COHORT_CHECK(dst.shape() == src.shape()) << "StreamRecorder: CastAsync reshapes nothing";
+  OnStream(stream, "cast", {src}, {dst});
+  src.AsType(dst.dtype()).CopyTo(dst);
+}
+
 void StreamRecorder::HostCopy(const NDArray& dst, const NDArray& src) {
   HostWork("copy", {src}, {dst});
   src.CopyTo(dst);
@@ -161,15 +167,18 @@ void StreamRecorder::GroupEnd() {
     for (const auto& [device, calls] : calls_) {
       const std::vector<int> p = StreamPreds(calls[c].stream);
       preds.insert(preds.end(), p.begin(), p.end());
-      COHORT_CHECK(calls[c].in.shape() == first.shape())
-          << "StreamRecorder: all-reduce " << c << " has shape " << calls[c].in.shape()
-          << " on GPU " << device << " and " << first.shape() << " on another";
-      for (size_t i = 0; i < sum.size(); ++i) sum[i] += calls[c].in.data<float>()[i];
+      COHORT_CHECK(calls[c].in.shape() == first.shape() && calls[c].in.dtype() == first.dtype())
+          << "StreamRecorder: all-reduce " << c << " has " << calls[c].in.dtype() << " "
+          << calls[c].in.shape() << " on GPU " << device << " and " << first.dtype() << " "
+          << first.shape() << " on another";
+      const std::vector<float> in = calls[c].in.ToVector<float>();
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += in[i];
     }
+    const NDArray total = NDArray::FromVector<float>(first.shape(), sum).AsType(first.dtype());
     for (const auto& [device, calls] : calls_) {
       const int op = AddOp("allreduce " + std::to_string(c) + " on " + StreamName(calls[c].stream),
                            preds, {calls[c].in}, {calls[c].out});
-      std::copy(sum.begin(), sum.end(), calls[c].out.data<float>());
+      total.CopyTo(calls[c].out);
       streams_.at(reinterpret_cast<uintptr_t>(calls[c].stream.handle)).last = op;
     }
   }

@@ -25,6 +25,7 @@ class StreamRecorder : public StreamOps {
   void Wait(Stream stream, Event event) override;
   void HostWait(Event event) override;
   void CopyAsync(const NDArray& dst, const NDArray& src, Stream stream) override;
+  void CastAsync(const NDArray& dst, const NDArray& src, Stream stream) override;
   void HostCopy(const NDArray& dst, const NDArray& src) override;
 
   // A kernel on `stream` that reads and writes the given arrays; `run` does its work now.
@@ -35,7 +36,8 @@ class StreamRecorder : public StreamOps {
                 const std::vector<NDArray>& writes, const std::function<void()>& run = {});
   // NCCL's grouped calls: the n-th all-reduce on each device makes up collective n, as NCCL
   // matches calls per communicator (GroupEnd throws where their shapes differ); at GroupEnd each
-  // collective sums its inputs into every output, as one operation per device that follows the
+  // collective sums its inputs (widened to float32; the sum rounded to the arrays' type, as NCCL
+  // sums two bfloat16 inputs) into every output, as one operation per device that follows the
   // earlier work of every participating stream and touches only its own device's arrays.
   void GroupStart();
   void AllReduce(const NDArray& in, const NDArray& out, Stream stream);
