@@ -14,12 +14,15 @@
 #               training on gpu:0 beside PyTorch on the same GPU, in float32, bfloat16 and float16
 #               (Cohort's `precision`, PyTorch's autocast) (JSON lines; GPT samples are
 #               windows of 128 tokens),
+#   - profile:  cohort-train --profile of ResNet-20 and the GPT on gpu:0 in float32 and bfloat16
+#               (profile.txt: each op's milliseconds; the ten slowest op types in the log),
 # and ends with a PASSED/FAILED line. Each phase prints its seconds.
 #
-# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench]   (default: build test bench)
-# One device call (10 minutes at most) fits the default; run `build sanitize` in a second call
-# (the build is kept between calls while the machine is warm, else made again: about 2 minutes
-# on 16 cores). Every step stops by GPU_CHECK_SECONDS (default 560) after the start, so the
+# Usage: scripts/gpu-check.sh [build] [test] [sanitize] [bench] [profile]
+#        (default: build test bench)
+# One device call (10 minutes at most) fits the default (about 4 minutes on an H100 machine, the
+# build 2 of them); run `build sanitize profile` in a second call (the build is kept between calls
+# while the machine is warm, else made again). Every step stops by GPU_CHECK_SECONDS (default 560) after the start, so the
 # script ends, with its PASSED/FAILED line, inside the call.
 # Environment: OUT (the device tool's folder: the log and results are copied there),
 # GPU_CHECK_TESTS (ctest regex, default gpu_tests below: every test with GPU cases, 268),
@@ -34,8 +37,8 @@ lib=$root/usr/lib/x86_64-linux-gnu
 phases=("$@")
 ((${#phases[@]})) || phases=(build test bench)
 for phase in "${phases[@]}"; do
-  [[ $phase =~ ^(build|test|sanitize|bench)$ ]] ||
-    { echo "gpu-check: unknown phase '$phase' (build, test, sanitize, bench)" >&2; exit 2; }
+  [[ $phase =~ ^(build|test|sanitize|bench|profile)$ ]] ||
+    { echo "gpu-check: unknown phase '$phase' (build, test, sanitize, bench, profile)" >&2; exit 2; }
 done
 results_dir=${OUT:-build-gpu}
 mkdir -p "$results_dir"
@@ -152,6 +155,55 @@ sanitize() {
   done
 }
 
+# The batch of each model: LeNet and ResNet-20 GPU_CHECK_BATCH (128), the GPT configs/text_gpt.yaml's
+# 32 windows of 128 tokens (4096 tokens a step).
+batch_of() { [[ $1 == gpt ]] && echo 32 || echo "${GPU_CHECK_BATCH:-128}"; }
+
+# cohort_train MODEL PRECISION STEPS EPOCHS [ARGS...]: MODEL (lenet, resnet20 on generated images;
+# gpt on the repository's sources, whose bytes do not change the speed: dict-gcide is not on the
+# GPU machine) trained on gpu:0 without metrics or logs, STEPS batches an epoch.
+cohort_train() {
+  local model=$1 precision=$2 steps=$3 epochs=$4 batch shape
+  shift 4
+  batch=$(batch_of "$model")
+  if [[ $model == gpt ]]; then
+    [[ -f build-gpu/text.txt ]] ||
+      git ls-files -z '*.cc' '*.h' '*.cu' '*.md' | xargs -0 cat > build-gpu/text.txt
+    timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/text_gpt.yaml \
+      --set devices=gpu:0 --set "data.train_files=[$PWD/build-gpu/text.txt]" \
+      --set precision="$precision" --set batch_size="$batch" --set epochs="$epochs" \
+      --set data.batches_per_epoch="$steps" --set data.val_batches=1 --set 'metrics=[]' \
+      --set log_every=0 --set log_level=warn "$@"
+  else
+    shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
+    timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
+      --set model.name="$model" --set data.shape="$shape" --set devices=gpu:0 \
+      --set precision="$precision" --set batch_size="$batch" --set epochs="$epochs" \
+      --set data.num_samples=$((batch * steps)) --set data.val_samples="$batch" \
+      --set 'metrics=[]' --set log_every=0 --set log_level=warn "$@"
+  fi
+}
+
+# Where a step's time goes on the GPU (cohort-train --profile: phases, then each op's forward and
+# backward ms, waiting for the GPU after every op), ResNet-20 and the GPT in float32 and
+# bfloat16, 20 steps each, into profile.txt: the serial reductions (bias gradients, broadcast
+# backward, BatchNorm's block a channel) show there as ops slower than their bytes warrant.
+profile() {
+  local model precision out=$results_dir/profile.txt
+  for model in resnet20 gpt; do
+    for precision in float32 bfloat16; do
+      echo "# gpu-check profile: $model $precision, batch $(batch_of $model), $gpu_name" >>"$out"
+      cohort_train $model $precision 20 1 --profile >>"$out" 2>&1 ||
+        fail "profile $model $precision"
+    done
+  done
+  # The ten slowest op types of each run, for the log.
+  awk -F'\t' '/^# gpu-check profile/ { if (n) dump(); title = $0; n = 0; next }
+       NF >= 5 && $3 ~ /^[0-9.]+$/ { t[$2] += $3 + $4; n = 1 }
+       function dump() { print title; for (k in t) printf "  %-24s %9.3f ms a step\n", k, t[k] | "sort -k2 -rn | head -10"; close("sort -k2 -rn | head -10"); delete t }
+       END { if (n) dump() }' "$out"
+}
+
 bench() {
   # All-reduce bandwidth over the machine's GPUs (nccl-tests style, self-checking); over one GPU
   # there is nothing to move.
@@ -165,33 +217,15 @@ bench() {
   # AMP pass, PyTorch's autocast and GradScaler), with deterministic cuDNN algorithms (Cohort's
   # default) and without metrics (PyTorch's loop has none): one JSON line per model and precision,
   # cohort_over_pytorch > 1 when Cohort is faster.
-  local batch steps=${GPU_CHECK_STEPS:-100} model shape cohort_sps torch_sps torch_line torch_system
-  # The GPT's text: the repository's sources (the bytes do not change the speed; dict-gcide is
-  # not on the GPU machine).
-  git ls-files -z '*.cc' '*.h' '*.cu' '*.md' | xargs -0 cat > build-gpu/text.txt
+  local batch steps=${GPU_CHECK_STEPS:-100} model cohort_sps torch_sps torch_line torch_system
   for precision in ${GPU_CHECK_PRECISIONS:-float32 bfloat16 float16}; do
   for model in lenet resnet20 gpt; do
-    batch=${GPU_CHECK_BATCH:-128}
+    batch=$(batch_of $model)
     # The second epoch's samples/s (the first pays for cuDNN plans and the caching pool); profiling
     # is off, since it waits for the GPU after every op.
     rm -f "build-gpu/$model.jsonl"
-    if [[ $model == gpt ]]; then
-      batch=32 # configs/text_gpt.yaml's: windows of 128 tokens, 4096 tokens a step
-      timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/text_gpt.yaml \
-        --set devices=gpu:0 --set "data.train_files=[$PWD/build-gpu/text.txt]" \
-        --set precision="$precision" \
-        --set batch_size=$batch --set epochs=2 --set data.batches_per_epoch="$steps" \
-        --set data.val_batches=1 --set 'metrics=[]' --set log_every=0 --set log_level=warn \
-        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model $precision"
-    else
-      shape=$([[ $model == lenet ]] && echo '[1,28,28]' || echo '[3,32,32]')
-      timeout "$(limit 240)" build-gpu/apps/cohort-train --config configs/synthetic_resnet20.yaml \
-        --set model.name=$model --set data.shape="$shape" --set devices=gpu:0 \
-        --set precision="$precision" \
-        --set batch_size="$batch" --set epochs=2 --set data.num_samples=$((batch * steps)) \
-        --set data.val_samples="$batch" --set 'metrics=[]' --set log_every=0 --set log_level=warn \
-        --metrics-out "build-gpu/$model.jsonl" || fail "cohort-train $model $precision"
-    fi
+    cohort_train $model "$precision" "$steps" 2 --metrics-out "build-gpu/$model.jsonl" ||
+      fail "cohort-train $model $precision"
     cohort_sps=$(tail -n 1 "build-gpu/$model.jsonl" 2>/dev/null |
       sed -n 's/.*"samples_per_sec":\([0-9.e+]*\).*/\1/p')
     torch_line=$(env LD_LIBRARY_PATH="$system_ld_path" timeout "$(limit 240)" python3 scripts/bench_torch_gpu.py \
@@ -229,6 +263,7 @@ for phase in "${phases[@]}"; do
     test) run_tests ;;
     sanitize) sanitize ;;
     bench) bench ;;
+    profile) profile ;;
   esac
   phase_done "$phase"
 done
