@@ -40,6 +40,13 @@ COHORT_CPU_CLONES void NarrowFloat16(const float* src, int64_t n, float16* dst) 
   for (int64_t i = 0; i < n; ++i) dst[i] = float16(src[i]);
 }
 
+COHORT_CPU_CLONES void AddNarrowedBFloat16(const float* src, int64_t n, uint16_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = BFloat16BitsOf(src[i] + FloatOfBFloat16Bits(dst[i]));
+}
+COHORT_CPU_CLONES void AddNarrowedFloat16(const float* src, int64_t n, float16* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = float16(src[i] + static_cast<float>(dst[i]));
+}
+
 COHORT_CPU_CLONES void AddWidenedBFloat16(const uint16_t* src, int64_t n, float* dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] += FloatOfBFloat16Bits(src[i]);
 }
@@ -96,6 +103,12 @@ void NarrowFromFloat(const float* src, int64_t n, DType dtype, void* dst) {
   if (dtype == DType::kBFloat16) return NarrowBFloat16(src, n, static_cast<uint16_t*>(dst));
   COHORT_CHECK(dtype == DType::kFloat16) << "NarrowFromFloat: " << dtype;
   NarrowFloat16(src, n, static_cast<float16*>(dst));
+}
+
+void AddNarrowed(const float* src, int64_t n, DType dtype, void* dst) {
+  if (dtype == DType::kBFloat16) return AddNarrowedBFloat16(src, n, static_cast<uint16_t*>(dst));
+  COHORT_CHECK(dtype == DType::kFloat16) << "AddNarrowed: " << dtype;
+  AddNarrowedFloat16(src, n, static_cast<float16*>(dst));
 }
 
 }  // namespace cohort

@@ -1,6 +1,8 @@
 // float32 <-> float16/bfloat16 conversion loops, vectorised (amp_cast and the low-precision
 // kernels' widen and narrow steps, Note [Low-precision GEMM]; the ring's narrow wire, Note
-// [Gradient compression]).
+// [Gradient compression]). They are compiled for AVX-512 and AVX2 too (base/cpu_clones.h): a
+// kernel's own loop of T(float) conversions runs at the baseline ISA's width (SSE2), 2-4 times
+// slower (Note [Low-precision write-back]).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,9 @@ namespace cohort {
 void WidenToFloat(DType dtype, const void* src, int64_t n, float* dst);
 // dst[i] = src[i] rounded to `dtype` (float16 or bfloat16; to nearest even, NaN kept).
 void NarrowFromFloat(const float* src, int64_t n, DType dtype, void* dst);
+// dst[i] = (float(dst[i]) + src[i]) rounded to `dtype` (float16 or bfloat16), in one pass: a
+// kAdd gradient written back.
+void AddNarrowed(const float* src, int64_t n, DType dtype, void* dst);
 // dst[i] += float(src[i]) for src of `dtype` (float16 or bfloat16), in one pass.
 void AddWidened(DType dtype, const void* src, int64_t n, float* dst);
 // dst[i] = float((dst[i] + float(src[i])) rounded to `dtype`): the sum, rounded, in one pass.

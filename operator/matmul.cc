@@ -1,6 +1,8 @@
 // dot and batch_dot on the CPU: matmul.h's products with OpenBLAS, the matrices of a batch
 // split over the device's arena (Note [Kernel threads]).
 #include "operator/matmul.h"
+
+#include "ndarray/convert.h"
 #include "operator/common/gemm_lowp.h"
 #include "operator/common/kernel_util.h"
 
@@ -83,8 +85,11 @@ void LowPrecisionGemm(const BatchedGemm& g, int64_t i) {
   float* acc = Scratch(static_cast<size_t>(g.m * g.n));
   GemmLowPrecision(g.dtype, g.ta, g.tb, g.m, g.n, g.k, a, g.ta ? g.m : g.k, b, g.tb ? g.k : g.n,
                    0.0f, acc, g.n);
-  for (int64_t e = 0; e < g.m * g.n; ++e) {
-    c[e] = T(g.beta != 0.0f ? acc[e] + static_cast<float>(c[e]) : acc[e]);
+  // Rounded by convert.h's vectorised loops (Note [Low-precision write-back]).
+  if (g.beta != 0.0f) {
+    AddNarrowed(acc, g.m * g.n, g.dtype, c);
+  } else {
+    NarrowFromFloat(acc, g.m * g.n, g.dtype, c);
   }
 }
 
