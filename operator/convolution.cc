@@ -309,14 +309,17 @@ class Convolution : public Operator {
           float* acc = Scratch(static_cast<size_t>((end - begin) * out_size));
           DnnlConvForward(DnnlShape(d, end - begin, true), x + begin * in_size,
                           in[1].data<bfloat16>(), acc);
-          for (int64_t n = begin; n < end; ++n) {
-            for (int64_t f = 0; f < p_.num_filter; ++f) {
-              const float b = bias ? static_cast<float>(bias[f]) : 0.0f;
-              const float* row = acc + ((n - begin) * p_.num_filter + f) * spatial;
-              bfloat16* yr = y + (n * p_.num_filter + f) * spatial;
-              for (int64_t s = 0; s < spatial; ++s) yr[s] = bfloat16(row[s] + b);
+          if (bias) {
+            for (int64_t n = begin; n < end; ++n) {
+              for (int64_t f = 0; f < p_.num_filter; ++f) {
+                const float b = static_cast<float>(bias[f]);
+                float* row = acc + ((n - begin) * p_.num_filter + f) * spatial;
+                for (int64_t s = 0; s < spatial; ++s) row[s] += b;
+              }
             }
           }
+          // Rounded by convert.h's vectorised loop (Note [Low-precision write-back]).
+          NarrowFromFloat(acc, (end - begin) * out_size, DType::kBFloat16, y + begin * out_size);
         },
         ctx.arena);
   }
@@ -346,15 +349,14 @@ class Convolution : public Operator {
             const int64_t n = (end - begin) * in_size;
             float* acc = Scratch(static_cast<size_t>(n));
             DnnlConvBackwardData(shape, dy + begin * out_size, in[1].data<bfloat16>(), acc, false);
-            WriteGrad(req[0], n, in_grad[0].data<bfloat16>() + begin * in_size,
-                      [&](int64_t i) { return acc[i]; });
+            WriteBack(req[0], acc, n, in_grad[0].data<bfloat16>() + begin * in_size,
+                      DType::kBFloat16);
           }
         },
         ctx.arena);
     if (dw) {
       AddPartials(partials + weights, chunks - 1, weights, partials);
-      WriteGrad(req[1], weights, in_grad[1].data<bfloat16>(),
-                [&](int64_t i) { return partials[i]; });
+      WriteBack(req[1], partials, weights, in_grad[1].data<bfloat16>(), DType::kBFloat16);
     }
     if (!p_.no_bias && req[2] != GradReq::kNull) {
       float* sums = Scratch(static_cast<size_t>(p_.num_filter + spatial), 3);
@@ -425,15 +427,25 @@ class Convolution : public Operator {
   static void NarrowInto(const OpContext& ctx, GradReq req, const NDArray& src,
                          const NDArray& dst) {
     if (req == GradReq::kNull) return;
-    const float* from = F(src);
+    float* from = F(src);
     float16* to = dst.data<float16>();
     constexpr int64_t kMinChunk = 1 << 16;
     ParallelChunks(
         dst.size(), ChunksFor(ctx, dst.size() / kMinChunk),
         [&](int64_t, int64_t begin, int64_t end) {
-          WriteGrad(req, end - begin, to + begin, [&](int64_t i) { return from[begin + i]; });
+          WriteBack(req, from + begin, end - begin, to + begin, DType::kFloat16);
         },
         ctx.arena);
+  }
+
+  // dst (dtype) = or += (kAdd) the n float32 values, each rounded once, by convert.h's
+  // vectorised loops (Note [Low-precision write-back]); kNull leaves it.
+  static void WriteBack(GradReq req, const float* values, int64_t n, void* dst, DType dtype) {
+    if (req == GradReq::kAdd) {
+      AddNarrowed(values, n, dtype, dst);
+    } else if (req == GradReq::kWrite) {
+      NarrowFromFloat(values, n, dtype, dst);
+    }
   }
 
   DepthwiseGeometry DepthwiseOf(const Shape& d) const {
