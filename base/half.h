@@ -9,35 +9,44 @@
 
 namespace cohort {
 
+// Note [Branchless half conversions]
+// The conversions below have no branches (selects instead), so that a kernel's loop over an
+// array vectorises; with branches, each float16 element took a scalar call (elemwise_add of 1M
+// float16 values: 14.4 ms against float32's 0.53 on the Intel Xeon). They follow Fabian
+// Giesen's half_to_float_fast4 and float_to_half_fast3_rtne: integer rebiasing, and float
+// additions of normal numbers for the subnormal halves (exact, and unaffected by flush-to-zero).
+// tests/base/dtype_test.cc checks them against the definitions over every half and a sweep of
+// floats.
+
 // IEEE 754 binary16 bits -> float (exact).
 COHORT_HOST_DEVICE float HalfBitsToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-    const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return BitsFloat(sign | 0x7f800000u | (mantissa << 13));
-  return BitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  constexpr uint32_t kExponent = 0x7c00u << 13;  // the half's exponent bits, moved to a float's
+  const uint32_t bits = (static_cast<uint32_t>(h) & 0x7fffu) << 13;
+  const uint32_t exponent = bits & kExponent;
+  const uint32_t normal = bits + ((127u - 15u) << 23);
+  const uint32_t inf_nan = normal + ((128u - 16u) << 23);  // exponent all ones, mantissa kept
+  // Zero or subnormal: mantissa · 2^-24, as (2^-14 + mantissa · 2^-24) - 2^-14.
+  const uint32_t subnormal = FloatBits(BitsFloat(normal + (1u << 23)) - BitsFloat(113u << 23));
+  const uint32_t magnitude = exponent == kExponent ? inf_nan : (exponent == 0 ? subnormal : normal);
+  return BitsFloat(magnitude | (static_cast<uint32_t>(h) & 0x8000u) << 16);
 }
 
-// float -> IEEE 754 binary16 bits, rounding to nearest even; overflow gives infinity.
+// float -> IEEE 754 binary16 bits, rounding to nearest even; overflow gives infinity, a NaN
+// stays a quiet NaN.
 COHORT_HOST_DEVICE uint16_t FloatToHalfBits(float f) {
   const uint32_t x = FloatBits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // infinity stays infinity; NaN stays a quiet NaN
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  }
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // below 2^-14: subnormal half, in units of 2^-24 (rint: to even)
-    const float scaled = BitsFloat(abs) * 16777216.0f;
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(rintf(scaled)));
-  }
-  uint32_t h = ((abs >> 23) - 112) << 10 | ((abs >> 13) & 0x3ffu);
-  const uint32_t rest = abs & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry moves into the exponent
+  // 2^16 and above (after rounding, past 65504), infinity or NaN.
+  const uint32_t huge = abs > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  // Below 2^-14: adding 0.5 leaves the value in units of 2^-24 at the bottom of the mantissa,
+  // rounded to nearest even by the addition.
+  constexpr uint32_t kHalf = 126u << 23;  // 0.5f
+  const uint32_t subnormal = FloatBits(BitsFloat(abs) + BitsFloat(kHalf)) - kHalf;
+  // Normal: the exponent rebiased, the dropped 13 bits rounded to nearest even (a carry may
+  // reach the exponent, and from 65520 on, infinity).
+  const uint32_t normal = (abs + ((15u - 127u) << 23) + 0xfffu + ((abs >> 13) & 1u)) >> 13;
+  const uint32_t h = abs >= (143u << 23) ? huge : (abs < (113u << 23) ? subnormal : normal);
   return static_cast<uint16_t>(sign | h);
 }
 
@@ -45,10 +54,12 @@ COHORT_HOST_DEVICE float BFloat16BitsToFloat(uint16_t b) {
   return BitsFloat(static_cast<uint32_t>(b) << 16);
 }
 
+// Rounding to nearest even; a NaN stays a quiet NaN (Note [Branchless half conversions]).
 COHORT_HOST_DEVICE uint16_t FloatToBFloat16Bits(float f) {
   const uint32_t x = FloatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const uint32_t nan = (x >> 16) | 0x40u;
+  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
 // 16-bit float storage (MXNet's float16). Arithmetic goes through float.

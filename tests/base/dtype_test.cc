@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace cohort {
 namespace {
@@ -53,6 +56,68 @@ TEST(Half, KnownBitPatterns) {
   EXPECT_TRUE(std::isnan(static_cast<float>(float16(std::nanf("")))));
   EXPECT_EQ(static_cast<float>(float16::FromBits(0x3555)), 0.333251953125f);
   EXPECT_EQ(static_cast<float>(float16::FromBits(0x8001)), -std::ldexp(1.0f, -24));
+}
+
+// Note [Branchless half conversions]: the conversions against their definitions, written
+// with branches: every half, and floats over the whole range in steps of 1021 bit patterns with
+// every pattern around the boundaries (subnormal halves, 2^-14, 65504-65536, infinity, NaN).
+float HalfDefinition(uint16_t h) {
+  const float sign = (h & 0x8000u) ? -1.0f : 1.0f;
+  const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  if (exponent == 31) {
+    return mantissa ? std::bit_cast<float>(0x7f800000u | (h & 0x8000u) << 16 | mantissa << 13)
+                    : sign * std::numeric_limits<float>::infinity();
+  }
+  return sign * std::ldexp(1.0f + mantissa / 1024.0f, exponent - 15);
+}
+uint16_t FloatToHalfDefinition(float f) {
+  const uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  if (std::isnan(f)) return sign | 0x7e00;
+  const double a = std::fabs(static_cast<double>(f));
+  // The nearest half, ties to the even mantissa: halves are exact in double.
+  uint16_t best = 0;
+  double best_error = INFINITY;
+  int lo = 0, hi = 0x7c00;  // binary search over the ordered magnitudes
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (HalfDefinition(static_cast<uint16_t>(mid)) <= a ? lo : hi) = mid;
+  }
+  for (int h : {lo, hi}) {
+    const double v = h == 0x7c00 ? 65536.0 : HalfDefinition(static_cast<uint16_t>(h));  // 65520 up
+    const double error = std::fabs(v - a);
+    if (error < best_error || (error == best_error && (h & 1) == 0)) {
+      best = static_cast<uint16_t>(h);
+      best_error = error;
+    }
+  }
+  return sign | best;
+}
+
+TEST(Half, ConversionsMatchTheirDefinitions) {
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    const float got = static_cast<float>(float16::FromBits(static_cast<uint16_t>(bits)));
+    const float want = HalfDefinition(static_cast<uint16_t>(bits));
+    ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << std::hex << bits;
+  }
+  std::vector<uint32_t> patterns;
+  for (uint64_t x = 0; x <= 0xffffffffu; x += 1021) patterns.push_back(static_cast<uint32_t>(x));
+  for (const uint32_t edge : {0x00000000u, 0x33000000u, 0x387fc000u, 0x38800000u, 0x477fe000u,
+                              0x477ff000u, 0x47800000u, 0x7f800000u, 0x7fc00000u}) {
+    for (uint32_t d = 0; d < 8192; ++d) {
+      patterns.push_back(edge + d);
+      patterns.push_back(edge - d);
+      patterns.push_back((edge + d) | 0x80000000u);
+    }
+  }
+  for (const uint32_t x : patterns) {
+    const float f = std::bit_cast<float>(x);
+    if (std::isinf(f) || std::fabs(f) >= 65520.0f) {
+      ASSERT_EQ(float16(f).bits, (std::signbit(f) ? 0xfc00 : 0x7c00)) << std::hex << x;
+    } else {
+      ASSERT_EQ(float16(f).bits, FloatToHalfDefinition(f)) << std::hex << x;
+    }
+  }
 }
 
 TEST(Half, EveryHalfRoundTripsThroughFloat) {
