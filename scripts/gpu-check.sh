@@ -25,7 +25,7 @@
 # while the machine is warm, else made again). Every step stops by GPU_CHECK_SECONDS (default 560) after the start, so the
 # script ends, with its PASSED/FAILED line, inside the call.
 # Environment: OUT (the device tool's folder: the log and results are copied there),
-# GPU_CHECK_TESTS (ctest regex, default gpu_tests below: every test with GPU cases, 268),
+# GPU_CHECK_TESTS (ctest regex, default gpu_tests below: every test with GPU cases, 270),
 # GPU_CHECK_BATCH (128), GPU_CHECK_PRECISIONS ("float32 bfloat16 float16"),
 # GPU_CHECK_STEPS (100), GPU_CHECK_SECONDS.
 set -uo pipefail # not -e: a failing step is counted in status and the others still run
