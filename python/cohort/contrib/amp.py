@@ -1,6 +1,6 @@
 """Mixed precision, MXNet 1.x's mx.contrib.amp over Cohort's graph pass (Note [AMP pass],
 symbol/amp_convert.h): convert_symbol inserts amp_cast nodes so that the target ops
-(FullyConnected: the ops Cohort has float16/bfloat16 kernels for) compute in the target type
+(FullyConnected, Convolution, dot, batch_dot: list_fp16_ops) compute in the target type
 with their products summed in float32, and everything else stays float32; parameters stay
 float32 (their low-precision copies are made in the graph, so the optimizer keeps float32
 master weights)."""
