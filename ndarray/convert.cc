@@ -98,9 +98,10 @@ void NarrowFromFloat(const float* src, int64_t n, DType dtype, void* dst) {
   NarrowFloat16(src, n, static_cast<float16*>(dst));
 }
 
-void AddNarrowed(const float* src, int64_t n, DType dtype, void* dst) {
+void StoreNarrowed(const float* src, int64_t n, DType dtype, void* dst, bool add) {
+  if (!add) return NarrowFromFloat(src, n, dtype, dst);
   if (dtype == DType::kBFloat16) return AddNarrowedBFloat16(src, n, static_cast<uint16_t*>(dst));
-  COHORT_CHECK(dtype == DType::kFloat16) << "AddNarrowed: " << dtype;
+  COHORT_CHECK(dtype == DType::kFloat16) << "StoreNarrowed: " << dtype;
   AddNarrowedFloat16(src, n, static_cast<float16*>(dst));
 }
 

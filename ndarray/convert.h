@@ -15,9 +15,10 @@ namespace cohort {
 void WidenToFloat(DType dtype, const void* src, int64_t n, float* dst);
 // dst[i] = src[i] rounded to `dtype` (float16 or bfloat16; to nearest even, NaN kept).
 void NarrowFromFloat(const float* src, int64_t n, DType dtype, void* dst);
-// dst[i] = (float(dst[i]) + src[i]) rounded to `dtype` (float16 or bfloat16), in one pass: a
-// kAdd gradient written back.
-void AddNarrowed(const float* src, int64_t n, DType dtype, void* dst);
+// dst[i] = src[i], or with `add` (float(dst[i]) + src[i]), rounded once to `dtype` (float16 or
+// bfloat16), in one pass: a low-precision op's float32 results written back, a kAdd gradient
+// onto the old one (Note [Low-precision write-back]).
+void StoreNarrowed(const float* src, int64_t n, DType dtype, void* dst, bool add);
 // dst[i] += float(src[i]) for src of `dtype` (float16 or bfloat16), in one pass.
 void AddWidened(DType dtype, const void* src, int64_t n, float* dst);
 // dst[i] = float((dst[i] + float(src[i])) rounded to `dtype`): the sum, rounded, in one pass.

@@ -349,14 +349,15 @@ class Convolution : public Operator {
             const int64_t n = (end - begin) * in_size;
             float* acc = Scratch(static_cast<size_t>(n));
             DnnlConvBackwardData(shape, dy + begin * out_size, in[1].data<bfloat16>(), acc, false);
-            WriteBack(req[0], acc, n, in_grad[0].data<bfloat16>() + begin * in_size,
-                      DType::kBFloat16);
+            StoreNarrowed(acc, n, DType::kBFloat16, in_grad[0].data<bfloat16>() + begin * in_size,
+                          req[0] == GradReq::kAdd);
           }
         },
         ctx.arena);
     if (dw) {
       AddPartials(partials + weights, chunks - 1, weights, partials);
-      WriteBack(req[1], partials, weights, in_grad[1].data<bfloat16>(), DType::kBFloat16);
+      StoreNarrowed(partials, weights, DType::kBFloat16, in_grad[1].data<bfloat16>(),
+                    req[1] == GradReq::kAdd);
     }
     if (!p_.no_bias && req[2] != GradReq::kNull) {
       float* sums = Scratch(static_cast<size_t>(p_.num_filter + spatial), 3);
@@ -427,25 +428,16 @@ class Convolution : public Operator {
   static void NarrowInto(const OpContext& ctx, GradReq req, const NDArray& src,
                          const NDArray& dst) {
     if (req == GradReq::kNull) return;
-    float* from = F(src);
+    const float* from = F(src);
     float16* to = dst.data<float16>();
     constexpr int64_t kMinChunk = 1 << 16;
     ParallelChunks(
         dst.size(), ChunksFor(ctx, dst.size() / kMinChunk),
         [&](int64_t, int64_t begin, int64_t end) {
-          WriteBack(req, from + begin, end - begin, to + begin, DType::kFloat16);
+          StoreNarrowed(from + begin, end - begin, DType::kFloat16, to + begin,
+                        req == GradReq::kAdd);
         },
         ctx.arena);
-  }
-
-  // dst (dtype) = or += (kAdd) the n float32 values, each rounded once, by convert.h's
-  // vectorised loops (Note [Low-precision write-back]); kNull leaves it.
-  static void WriteBack(GradReq req, const float* values, int64_t n, void* dst, DType dtype) {
-    if (req == GradReq::kAdd) {
-      AddNarrowed(values, n, dtype, dst);
-    } else if (req == GradReq::kWrite) {
-      NarrowFromFloat(values, n, dtype, dst);
-    }
   }
 
   DepthwiseGeometry DepthwiseOf(const Shape& d) const {

@@ -86,11 +86,7 @@ void LowPrecisionGemm(const BatchedGemm& g, int64_t i) {
   GemmLowPrecision(g.dtype, g.ta, g.tb, g.m, g.n, g.k, a, g.ta ? g.m : g.k, b, g.tb ? g.k : g.n,
                    0.0f, acc, g.n);
   // Rounded by convert.h's vectorised loops (Note [Low-precision write-back]).
-  if (g.beta != 0.0f) {
-    AddNarrowed(acc, g.m * g.n, g.dtype, c);
-  } else {
-    NarrowFromFloat(acc, g.m * g.n, g.dtype, c);
-  }
+  StoreNarrowed(acc, g.m * g.n, g.dtype, c, g.beta != 0.0f);
 }
 
 void RunGemm(const OpContext& ctx, const BatchedGemm& g) {
