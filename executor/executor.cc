@@ -13,6 +13,7 @@
 #include "executor/graph_plan.h"
 #include "executor/place_devices.h"
 #include "operator/common/gpu_resources.h"
+#include "symbol/fuse_layer_norm_cast.h"
 #include "symbol/fuse_masked_softmax.h"
 
 namespace cohort {
@@ -301,7 +302,7 @@ void Executor::Build(const Executor* shared_exec) {
     bound.aux_ctx.push_back(a.ctx());
   }
   optimized_symbol_ = EliminateCommonExprOn() ? symbol_.EliminateCommonExpr() : symbol_;
-  if (FuseOpsOn()) {  // Note [Masked softmax fusion]
+  if (FuseOpsOn()) {  // Notes [Masked softmax fusion] and [LayerNorm cast fusion]
     std::map<std::string, Shape> shapes;
     std::set<std::string> with_grad;
     const std::vector<std::string> arg_names = symbol_.ListArguments();
@@ -312,6 +313,7 @@ void Executor::Build(const Executor* shared_exec) {
     }
     for (size_t i = 0; i < aux_.size(); ++i) shapes[aux_names[i]] = aux_[i].shape();
     optimized_symbol_ = FuseMaskedSoftmax(optimized_symbol_, shapes, with_grad);
+    optimized_symbol_ = FuseLayerNormCast(optimized_symbol_);
   }
   Placement placement;
   if (!group2ctx_.empty()) {

@@ -15,8 +15,10 @@ struct LayerNormParam {
   int axis = -1;
   float eps = 1e-5f;
   bool output_mean_var = false;
+  DType out_dtype = DType::kFloat32;  // _layer_norm's (Note [LayerNorm cast fusion])
 
-  static LayerNormParam Parse(const Attrs& attrs);
+  // LayerNorm's attributes, or with `fused` _layer_norm's (LayerNorm's and out_dtype).
+  static LayerNormParam Parse(const Attrs& attrs, bool fused = false);
 };
 
 // The index of the row that starts at `base` in the (outer, 1, inner) mean and std arrays.
@@ -25,9 +27,12 @@ COHORT_HOST_DEVICE int64_t LayerNormRowOf(int64_t base, int64_t size, int64_t in
 }
 
 // y = (x - mean) / std · gamma + beta with std = √(var + eps); saves mean and std. y may be x.
-struct LayerNormRows {
+// T is y's type: float, or float16/bfloat16 for _layer_norm (each value rounded once).
+template <typename T>
+struct LayerNormRowsOf {
   const float *x, *gamma, *beta;
-  float *y, *mean, *std;
+  T* y;
+  float *mean, *std;
   int64_t size, stride;  // stride = inner
   float eps;
 
@@ -53,17 +58,22 @@ struct LayerNormRows {
       mean[row] = m;
       std[row] = sd;
     }
-    float* yr = y + base;
+    T* yr = y + base;
     COHORT_INDEPENDENT
     for (int64_t c = lanes.first(); c < size; c += lanes.step()) {
-      yr[c * s] = (xr[c * s] - m) / sd * gamma[c] + beta[c];
+      yr[c * s] = T((xr[c * s] - m) / sd * gamma[c] + beta[c]);
     }
   }
 };
+using LayerNormRows = LayerNormRowsOf<float>;
 
 // dx (=|+=) (g·gamma - mean(g·gamma) - x̂ · mean(g·gamma·x̂)) / std per row, x̂ = (x - mean) / std.
-struct LayerNormGradRows {
-  const float *x, *dy, *gamma, *mean, *std;
+// T is dy's type (y's).
+template <typename T>
+struct LayerNormGradRowsOf {
+  const float* x;
+  const T* dy;
+  const float *gamma, *mean, *std;
   float* dx;
   int64_t size, stride;
   GradReq req;
@@ -80,17 +90,19 @@ struct LayerNormGradRows {
     const int64_t row = LayerNormRowOf(base, size, stride);
     const float m = mean[row], s = std[row];
     const float n = static_cast<float>(size);
-    const float a = lanes.Sum(size, [&](int64_t c) { return dy[base + c * step] * gamma[c]; }) / n;
+    const float a = lanes.Sum(size, [&](int64_t c) { return G(base + c * step) * gamma[c]; }) / n;
     const float b = lanes.Sum(size, [&](int64_t c) {
       const int64_t k = base + c * step;
-      return dy[k] * gamma[c] * ((x[k] - m) / s);
+      return G(k) * gamma[c] * ((x[k] - m) / s);
     }) / n;
     WriteRowGrad(lanes, size, base, step, req, dx, [&](int64_t c, int64_t k) {
       const float xhat = (x[k] - m) / s;
-      return (dy[k] * gamma[c] - a - xhat * b) / s;
+      return (G(k) * gamma[c] - a - xhat * b) / s;
     });
   }
+  COHORT_HOST_DEVICE float G(int64_t k) const { return static_cast<float>(dy[k]); }
 };
+using LayerNormGradRows = LayerNormGradRowsOf<float>;
 
 // Note [Column sums in chunks]
 // gamma's and beta's gradients are sums over every row at one position along the axis, and the
@@ -106,9 +118,13 @@ COHORT_HOST_DEVICE int64_t LayerNormRowChunk(int64_t rows) {
   return spread > kMinRows ? spread : kMinRows;
 }
 
-// gamma's and beta's gradients at position c along the axis: Σ over rows of g·x̂ and of g.
-struct LayerNormParamGrads {
-  const float *x, *dy, *mean, *std;
+// gamma's and beta's gradients at position c along the axis: Σ over rows of g·x̂ and of g; T is
+// dy's type.
+template <typename T>
+struct LayerNormParamGradsOf {
+  const float* x;
+  const T* dy;
+  const float *mean, *std;
   float *dgamma, *dbeta;  // either may be null (not wanted)
   GradReq req_gamma, req_beta;
   int64_t outer, size, inner;
@@ -125,8 +141,9 @@ struct LayerNormParamGrads {
     float sum_gx = 0, sum_g = 0;
     for (int64_t r = k * chunk; r < r1; ++r) {
       const int64_t i = RowBase(r, size, inner) + c * inner;
-      sum_gx += dy[i] * ((x[i] - mean[r]) / std[r]);
-      sum_g += dy[i];
+      const float g = static_cast<float>(dy[i]);
+      sum_gx += g * ((x[i] - mean[r]) / std[r]);
+      sum_g += g;
     }
     *gx = sum_gx;
     *g = sum_g;
@@ -142,13 +159,14 @@ struct LayerNormParamGrads {
            SumInOrder(partial_g + c, chunks(), size));
   }
 };
+using LayerNormParamGrads = LayerNormParamGradsOf<float>;
 
 // The same sums for positions [c0, c1), chunk by chunk with the rows of each in order (reads
 // follow memory when the axis is last): the order of Note [Column sums in chunks]. sum_* and
 // chunk_* hold c1 - c0 floats of scratch each.
 // `Stride` is p.inner's type: UnitStride when the axis is last, so the inner loop vectorizes.
-template <typename Stride>
-COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGrads& p, Stride inner,
+template <typename T, typename Stride>
+COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGradsOf<T>& p, Stride inner,
                                                int64_t c0, int64_t c1, float* __restrict__ sum_gx,
                                                float* __restrict__ sum_g,
                                                float* __restrict__ chunk_gx,
@@ -161,11 +179,12 @@ COHORT_HOST_DEVICE void LayerNormParamGradRows(const LayerNormParamGrads& p, Str
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t base = RowBase(r, p.size, p.inner);
       const float m = p.mean[r], s = p.std[r];
-      const float* dy = p.dy + base + c0 * inner;
+      const T* dy = p.dy + base + c0 * inner;
       const float* x = p.x + base + c0 * inner;
       for (int64_t c = 0; c < n; ++c) {
-        chunk_gx[c] += dy[c * inner] * ((x[c * inner] - m) / s);
-        chunk_g[c] += dy[c * inner];
+        const float g = static_cast<float>(dy[c * inner]);
+        chunk_gx[c] += g * ((x[c * inner] - m) / s);
+        chunk_g[c] += g;
       }
     }
     for (int64_t c = 0; c < n; ++c) {

@@ -1,0 +1,126 @@
+// LayerNorm and the cast of its output as one op (Note [LayerNorm cast fusion]): which LayerNorms
+// binding fuses, and outputs and gradients equal bit for bit with COHORT_FUSE_OPS on and off
+// under the bfloat16 and float16 AMP passes, on the CPU and on a GPU when one is visible.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "executor/executor.h"
+#include "ndarray/device_api.h"
+#include "symbol/amp_convert.h"
+#include "symbol/symbol.h"
+
+namespace cohort {
+namespace {
+
+const Shape kX{6, 5, 16};  // batch, time, d_model
+
+// LayerNorm over d_model, then a FullyConnected of it (a transformer block's first half); with
+// `residual` the normalized values are also added to the layer's output, a second reader.
+Symbol Block(bool residual) {
+  const Symbol x = Symbol::Variable("x");
+  const Symbol ln = Symbol::Create("LayerNorm", {x}, {{"axis", "-1"}}, "ln");
+  const Symbol fc =
+      Symbol::Create("FullyConnected", {ln}, {{"num_hidden", "16"}, {"flatten", "False"}}, "fc");
+  return residual ? Symbol::Create("elemwise_add", std::vector<Symbol>{fc, ln}, {}, "residual")
+                  : fc;
+}
+
+Symbol Amp(const Symbol& net, DType dtype) {
+  return ConvertToMixedPrecision(
+      net, AmpOptions{.target = dtype, .target_ops = {}, .float32_ops = {}, .excluded_names = {}});
+}
+
+std::vector<float> Values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 4.0f - 2.0f;
+  }
+  return v;
+}
+
+size_t Count(const Symbol& s, const std::string& op) {
+  size_t n = 0;
+  for (const auto& node : s.TopoOrder()) n += node->op == op;
+  return n;
+}
+
+struct Result {
+  std::vector<std::vector<float>> values;  // the output, then every argument's gradient
+  size_t fused = 0, layer_norms = 0;
+};
+
+Result Train(const Symbol& net, const Context& ctx, bool fuse, GradReq req) {
+  setenv("COHORT_FUSE_OPS", fuse ? "1" : "0", 1);
+  auto exec = Executor::SimpleBind(net, ctx, {{"x", kX}}, req);
+  unsetenv("COHORT_FUSE_OPS");
+  uint32_t seed = 1;
+  const std::vector<std::string> args = net.ListArguments();
+  for (const std::string& name : args) {
+    const NDArray& arg = exec->arg_dict().at(name);
+    NDArray::FromVector<float>(arg.shape(), Values(static_cast<size_t>(arg.size()), seed++))
+        .CopyTo(arg);
+    if (req == GradReq::kAdd) {
+      const NDArray& grad = exec->grad_dict().at(name);
+      NDArray::FromVector<float>(grad.shape(), Values(static_cast<size_t>(grad.size()), seed++))
+          .CopyTo(grad);
+    }
+  }
+  exec->Forward(true);
+  const Shape out = exec->outputs()[0].shape();
+  exec->Backward(
+      {NDArray::FromVector<float>(out, Values(static_cast<size_t>(out.Size()), 99)).CopyTo(ctx)});
+  Result r;
+  r.values.push_back(exec->outputs()[0].CopyTo(Context::CPU()).ToVector<float>());
+  for (const std::string& name : args) {
+    r.values.push_back(exec->grad_dict().at(name).CopyTo(Context::CPU()).ToVector<float>());
+  }
+  r.fused = Count(exec->optimized_symbol(), "_layer_norm");
+  r.layer_norms = Count(exec->optimized_symbol(), "LayerNorm");
+  return r;
+}
+
+std::vector<Context> Contexts() {
+  std::vector<Context> contexts = {Context::CPU()};
+  if (device::Count() > 0) contexts.push_back(Context::GPU(0));
+  return contexts;
+}
+
+TEST(LayerNormCastFusion, FusedEqualsUnfusedBitForBit) {
+  for (const Context& ctx : Contexts()) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      const Symbol net = Amp(Block(false), dtype);
+      // The LayerNorm's output, the weight, the bias and the output.
+      ASSERT_EQ(Count(net, "amp_cast"), 4u);
+      for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
+        SCOPED_TRACE(testing::Message()
+                     << ctx << " " << dtype << (req == GradReq::kAdd ? " add" : " write"));
+        const Result fused = Train(net, ctx, true, req);
+        const Result plain = Train(net, ctx, false, req);
+        EXPECT_EQ(fused.fused, 1u);
+        EXPECT_EQ(fused.layer_norms, 0u);
+        EXPECT_EQ(plain.fused, 0u);
+        EXPECT_EQ(plain.layer_norms, 1u);
+        EXPECT_EQ(fused.values, plain.values);
+        // Not vacuous: the gradients are there and the bfloat16 path differs from float32's.
+        const Result float32 = Train(Block(false), ctx, true, req);
+        EXPECT_EQ(float32.fused, 0u);
+        EXPECT_NE(fused.values[0], float32.values[0]);
+      }
+    }
+  }
+  if (Contexts().size() == 1) GTEST_SKIP() << "no GPU visible (CPU cases passed)";
+}
+
+TEST(LayerNormCastFusion, ALayerNormReadElsewhereStaysAsWritten) {
+  // The normalized values also feed the residual add: the float32 output is needed.
+  const Result r = Train(Amp(Block(true), DType::kBFloat16), Context::CPU(), true, GradReq::kWrite);
+  EXPECT_EQ(r.fused, 0u);
+  EXPECT_EQ(r.layer_norms, 1u);
+  // float32 graphs have no cast to fold.
+  EXPECT_EQ(Train(Block(false), Context::CPU(), true, GradReq::kWrite).fused, 0u);
+}
+
+}  // namespace
+}  // namespace cohort
