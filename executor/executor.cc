@@ -15,6 +15,7 @@
 #include "operator/common/gpu_resources.h"
 #include "symbol/fuse_layer_norm_cast.h"
 #include "symbol/fuse_masked_softmax.h"
+#include "symbol/fuse_widening_add.h"
 
 namespace cohort {
 
@@ -302,7 +303,8 @@ void Executor::Build(const Executor* shared_exec) {
     bound.aux_ctx.push_back(a.ctx());
   }
   optimized_symbol_ = EliminateCommonExprOn() ? symbol_.EliminateCommonExpr() : symbol_;
-  if (FuseOpsOn()) {  // Notes [Masked softmax fusion] and [LayerNorm cast fusion]
+  if (FuseOpsOn()) {  // Notes [Masked softmax fusion], [LayerNorm cast fusion], [Widening add
+                      // fusion]
     std::map<std::string, Shape> shapes;
     std::set<std::string> with_grad;
     const std::vector<std::string> arg_names = symbol_.ListArguments();
@@ -314,6 +316,10 @@ void Executor::Build(const Executor* shared_exec) {
     for (size_t i = 0; i < aux_.size(); ++i) shapes[aux_names[i]] = aux_[i].shape();
     optimized_symbol_ = FuseMaskedSoftmax(optimized_symbol_, shapes, with_grad);
     optimized_symbol_ = FuseLayerNormCast(optimized_symbol_);
+    std::map<std::string, DType> dtypes;
+    for (size_t i = 0; i < args_.size(); ++i) dtypes[arg_names[i]] = args_[i].dtype();
+    for (size_t i = 0; i < aux_.size(); ++i) dtypes[aux_names[i]] = aux_[i].dtype();
+    optimized_symbol_ = FuseWideningAdd(optimized_symbol_, dtypes);
   }
   Placement placement;
   if (!group2ctx_.empty()) {

@@ -1,6 +1,8 @@
 // Cast on the CPU: cast.h's conversion over the elements, split over the arena's threads.
 #include "operator/cast.h"
 
+#include <algorithm>
+
 #include "ndarray/convert.h"
 #include "operator/common/kernel_util.h"
 
@@ -196,6 +198,73 @@ class AmpMultiCast : public Operator {
   bool cast_narrow_ = false;
 };
 
+// Note [Widening add fusion]
+// Under mixed precision a transformer's residual adds read a float32 stream and a layer's
+// bfloat16 output, which the AMP pass widens by an amp_cast of its own (MXNet's widest-type
+// rule): a pass that writes the float32 copy the add reads back, and in backward one that
+// narrows the add's float32 gradient. Binding (Executor, unless COHORT_FUSE_OPS=0) replaces an
+// elemwise_add whose inputs include amp_casts to float32 of float16/bfloat16 arrays, each read
+// by the add alone and no graph output, with one _widening_add of the casts' inputs (named as
+// the add): out = float(a) + float(b) in float32, each input's gradient the output gradient
+// converted to its type as the cast's backward does (written or added). The values are the same
+// bit for bit (a widening is exact and a float32 sum does not depend on the order of its two
+// terms).
+class WideningAdd : public Operator {
+ public:
+  explicit WideningAdd(const Attrs& attrs) { ParamReader("_widening_add", attrs).Finish(); }
+
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+  bool InferShape(std::vector<Shape>& in, std::vector<Shape>& out,
+                  std::vector<Shape>&) const override {
+    return InferSameShape(in, out, type());
+  }
+  bool InferType(TypeSlots& in, TypeSlots& out, TypeSlots&) const override {
+    AssignType(out[0], DType::kFloat32, type(), "output");
+    return in[0].has_value() && in[1].has_value();
+  }
+  bool TakesDType(DType dtype) const override { return IsAmpFloat(dtype); }
+  bool BackwardNeedsInputs() const override { return false; }
+  bool BackwardNeedsOutputs() const override { return false; }
+  bool HasGpuKernel() const override { return COHORT_GPU_KERNELS; }
+
+  void Forward(const OpContext& ctx, const std::vector<NDArray>& in, const std::vector<GradReq>&,
+               const std::vector<NDArray>& out, const std::vector<NDArray>&) const override {
+    COHORT_GPU_DISPATCH(ctx, WideningAddGpu(ctx, in[0], in[1], out[0]));
+    const NDArray& a = in[0].dtype() == DType::kFloat32 ? in[1] : in[0];  // widened first
+    const NDArray& b = in[0].dtype() == DType::kFloat32 ? in[0] : in[1];
+    float* y = out[0].data<float>();
+    const int64_t n = out[0].size();
+    ParallelChunks(
+        n, ChunksFor(ctx, n / (1 << 14)),
+        [&](int64_t, int64_t begin, int64_t end) {
+          if (a.dtype() == DType::kFloat32) {  // both float32
+            std::copy(a.data<float>() + begin, a.data<float>() + end, y + begin);
+          } else {
+            WidenToFloat(a.dtype(), static_cast<const char*>(a.raw_data()) + begin * 2, end - begin,
+                         y + begin);
+          }
+          if (b.dtype() == DType::kFloat32) {
+            const float* x = b.data<float>();
+            for (int64_t i = begin; i < end; ++i) y[i] += x[i];
+          } else {
+            AddWidened(b.dtype(), static_cast<const char*>(b.raw_data()) + begin * 2, end - begin,
+                       y + begin);
+          }
+        },
+        ctx.arena);
+  }
+  void Backward(const OpContext& ctx, const std::vector<NDArray>& out_grad,
+                const std::vector<NDArray>&, const std::vector<NDArray>&,
+                const std::vector<GradReq>& req, const std::vector<NDArray>& in_grad,
+                const std::vector<NDArray>&) const override {
+    for (int i = 0; i < 2; ++i) {
+      if (req[i] != GradReq::kNull) {
+        CastOnContext(ctx, out_grad[0], in_grad[i], req[i] == GradReq::kAdd);
+      }
+    }
+  }
+};
+
 }  // namespace
 
 namespace {
@@ -226,6 +295,13 @@ std::vector<OpSpec> Specs() {
        {{"num_outputs", "int", kRequired,
          "Number of input/output pairs to be casted to the widest type."},
         {"cast_narrow", "boolean", "False", "Whether to cast to the narrowest type"}}},
+      {"_widening_add",
+       "lhs + rhs in float32, each a float32, float16 or bfloat16 array widened as it is read: "
+       "the executor's fusion of elemwise_add and the amp_casts of its inputs (Note [Widening "
+       "add fusion]).",
+       {"lhs", "rhs"},
+       "",
+       {}},
   };
 }
 
@@ -237,6 +313,7 @@ void RegisterCast(OpRegistry& r) {
   r.Alias("cast", "Cast");
   r.Register("amp_cast", [](const Attrs& a) { return std::make_unique<AmpCast>(a); });
   r.Register("amp_multicast", [](const Attrs& a) { return std::make_unique<AmpMultiCast>(a); });
+  r.Register("_widening_add", [](const Attrs& a) { return std::make_unique<WideningAdd>(a); });
 }
 
 }  // namespace cohort::op

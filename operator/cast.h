@@ -28,5 +28,8 @@ COHORT_HOST_DEVICE To CastElement(From x, To y, bool add) {
 
 // cast.cu (Note [GPU kernels]): dst (=|+=) src converted, over src.size() elements.
 void CastGpu(const OpContext& ctx, const NDArray& src, const NDArray& dst, bool add);
+// cast.cu: out (float32) = float(a) + float(b) for a and b of float32, float16 or bfloat16
+// (_widening_add, Note [Widening add fusion]).
+void WideningAddGpu(const OpContext& ctx, const NDArray& a, const NDArray& b, const NDArray& out);
 
 }  // namespace cohort::op

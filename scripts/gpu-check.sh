@@ -29,7 +29,7 @@
 # GPU_CHECK_BATCH (128), GPU_CHECK_PRECISIONS ("float32 bfloat16 float16"),
 # GPU_CHECK_STEPS (100), GPU_CHECK_SECONDS.
 set -uo pipefail # not -e: a failing step is counted in status and the others still run
-gpu_tests=${GPU_CHECK_TESTS:-'Gpu|Nccl|FiniteCheck|LowPrecision|Amp|DTypeExecutor|Scalar|LossScaler|MultiPrecision|MaskedSoftmax|BatchNorm|LayerNormCast'}
+gpu_tests=${GPU_CHECK_TESTS:-'Gpu|Nccl|FiniteCheck|LowPrecision|Amp|DTypeExecutor|Scalar|LossScaler|MultiPrecision|MaskedSoftmax|BatchNorm|Fusion'}
 cd "$(dirname "$0")/.."
 top=$PWD
 root=/tmp/cohort-gpu-deps # unpacked outside the carried tree (which may not pass 64 MiB)

@@ -361,9 +361,9 @@ std::optional<DType> Symbol::DTypeHint(const SymbolNode& variable) {
   return dtype;
 }
 
-Symbol::Types Symbol::InferType(const std::map<std::string, DType>& known) const {
+Symbol::NodeTypes Symbol::InferNodeTypes(const std::map<std::string, DType>& known) const {
   const auto order = TopoOrder();
-  std::unordered_map<const SymbolNode*, op::TypeSlots> types;  // per node, per output
+  NodeTypes types;  // per node, per output
   std::set<std::string> used;
   for (const auto& node : order) {
     types[node.get()].resize(node->num_outputs());
@@ -408,6 +408,11 @@ Symbol::Types Symbol::InferType(const std::map<std::string, DType>& known) const
       for (size_t i = 0; i < out.size(); ++i) changed |= !before_out[i] && out[i];
     }
   }
+  return types;
+}
+
+Symbol::Types Symbol::InferType(const std::map<std::string, DType>& known) const {
+  NodeTypes types = InferNodeTypes(known);
   Types result;
   result.complete = true;
   for (const auto& [node, is_aux] : Variables()) {

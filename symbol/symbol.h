@@ -101,6 +101,9 @@ class Symbol {
   // Element types from any subset of argument types and "__dtype__" attributes (Note [Operator
   // dtypes]), as InferShape: a conflict throws naming the node; so does an unknown name.
   Types InferType(const std::map<std::string, DType>& known) const;
+  // What InferType works out for every node's outputs (unknown ones nullopt).
+  using NodeTypes = std::unordered_map<const SymbolNode*, op::TypeSlots>;
+  NodeTypes InferNodeTypes(const std::map<std::string, DType>& known) const;
   // The type a variable's "__dtype__" attribute gives (MXNet's type flag), if it has one; a
   // malformed one is an error naming the variable.
   static std::optional<DType> DTypeHint(const SymbolNode& variable);

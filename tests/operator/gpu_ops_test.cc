@@ -395,6 +395,8 @@ const GpuCase kCases[] = {
      nullptr,
      1e-3,
      1e-4},
+    // Note [Widening add fusion]'s op; its low-precision inputs in WideningAddFusion.
+    {"WideningAdd", "_widening_add", {}, {S({4, 6}), S({4, 6})}},
     {"Dot", "dot", {}, {S({3, 4}), S({4, 5})}, nullptr, 1e-4, 1e-5},
     {"DotTransposed",
      "dot",

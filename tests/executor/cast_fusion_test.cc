@@ -1,6 +1,7 @@
-// LayerNorm and the cast of its output as one op (Note [LayerNorm cast fusion]): which LayerNorms
-// binding fuses, and outputs and gradients equal bit for bit with COHORT_FUSE_OPS on and off
-// under the bfloat16 and float16 AMP passes, on the CPU and on a GPU when one is visible.
+// Mixed precision's casts folded into their neighbours (Notes [LayerNorm cast fusion] and
+// [Widening add fusion]): which nodes binding fuses, and outputs and gradients equal bit for bit
+// with COHORT_FUSE_OPS on and off under the bfloat16 and float16 AMP passes, on the CPU and on a
+// GPU when one is visible.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -26,6 +27,16 @@ Symbol Block(bool residual) {
                   : fc;
 }
 
+// A FullyConnected added to its input (a residual connection): under AMP the layer's output is
+// widened for the add. With `tapped` the widened output is also a graph output.
+Symbol Residual(bool tapped) {
+  const Symbol x = Symbol::Variable("x");
+  const Symbol fc =
+      Symbol::Create("FullyConnected", {x}, {{"num_hidden", "16"}, {"flatten", "False"}}, "fc");
+  const Symbol sum = Symbol::Create("elemwise_add", std::vector<Symbol>{x, fc}, {}, "residual");
+  return tapped ? Symbol::Group({sum, fc}) : sum;
+}
+
 Symbol Amp(const Symbol& net, DType dtype) {
   return ConvertToMixedPrecision(
       net, AmpOptions{.target = dtype, .target_ops = {}, .float32_ops = {}, .excluded_names = {}});
@@ -48,7 +59,7 @@ size_t Count(const Symbol& s, const std::string& op) {
 
 struct Result {
   std::vector<std::vector<float>> values;  // the output, then every argument's gradient
-  size_t fused = 0, layer_norms = 0;
+  size_t fused = 0, layer_norms = 0, widening_adds = 0, casts = 0;
 };
 
 Result Train(const Symbol& net, const Context& ctx, bool fuse, GradReq req) {
@@ -78,6 +89,8 @@ Result Train(const Symbol& net, const Context& ctx, bool fuse, GradReq req) {
   }
   r.fused = Count(exec->optimized_symbol(), "_layer_norm");
   r.layer_norms = Count(exec->optimized_symbol(), "LayerNorm");
+  r.widening_adds = Count(exec->optimized_symbol(), "_widening_add");
+  r.casts = Count(exec->optimized_symbol(), "amp_cast");
   return r;
 }
 
@@ -120,6 +133,40 @@ TEST(LayerNormCastFusion, ALayerNormReadElsewhereStaysAsWritten) {
   EXPECT_EQ(r.layer_norms, 1u);
   // float32 graphs have no cast to fold.
   EXPECT_EQ(Train(Block(false), Context::CPU(), true, GradReq::kWrite).fused, 0u);
+}
+
+TEST(WideningAddFusion, FusedEqualsUnfusedBitForBit) {
+  for (const Context& ctx : Contexts()) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      const Symbol net = Amp(Residual(false), dtype);
+      // x and the weight and bias narrowed for the layer, its output widened for the add.
+      ASSERT_EQ(Count(net, "amp_cast"), 4u);
+      for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
+        SCOPED_TRACE(testing::Message()
+                     << ctx << " " << dtype << (req == GradReq::kAdd ? " add" : " write"));
+        const Result fused = Train(net, ctx, true, req);
+        const Result plain = Train(net, ctx, false, req);
+        EXPECT_EQ(fused.widening_adds, 1u);
+        EXPECT_EQ(fused.casts, 3u);  // the widening cast is gone
+        EXPECT_EQ(plain.widening_adds, 0u);
+        EXPECT_EQ(fused.values, plain.values);
+        const Result float32 = Train(Residual(false), ctx, true, req);
+        EXPECT_EQ(float32.widening_adds, 0u);
+        EXPECT_NE(fused.values[0], float32.values[0]);
+      }
+    }
+  }
+  if (Contexts().size() == 1) GTEST_SKIP() << "no GPU visible (CPU cases passed)";
+}
+
+TEST(WideningAddFusion, AWideningReadElsewhereStaysAsWritten) {
+  // The widened layer output is also a graph output: the cast stays, and so does the add.
+  setenv("COHORT_FUSE_OPS", "1", 1);
+  auto exec = Executor::SimpleBind(Amp(Residual(true), DType::kBFloat16), Context::CPU(),
+                                   {{"x", kX}}, GradReq::kWrite);
+  unsetenv("COHORT_FUSE_OPS");
+  EXPECT_EQ(Count(exec->optimized_symbol(), "_widening_add"), 0u);
+  EXPECT_EQ(Count(exec->optimized_symbol(), "amp_cast"), 4u);
 }
 
 }  // namespace
