@@ -236,19 +236,23 @@ class WideningAdd : public Operator {
     const int64_t n = out[0].size();
     ParallelChunks(
         n, ChunksFor(ctx, n / (1 << 14)),
-        [&](int64_t, int64_t begin, int64_t end) {
-          if (a.dtype() == DType::kFloat32) {  // both float32
-            std::copy(a.data<float>() + begin, a.data<float>() + end, y + begin);
-          } else {
-            WidenToFloat(a.dtype(), static_cast<const char*>(a.raw_data()) + begin * 2, end - begin,
-                         y + begin);
-          }
-          if (b.dtype() == DType::kFloat32) {
-            const float* x = b.data<float>();
-            for (int64_t i = begin; i < end; ++i) y[i] += x[i];
-          } else {
-            AddWidened(b.dtype(), static_cast<const char*>(b.raw_data()) + begin * 2, end - begin,
-                       y + begin);
+        [&](int64_t, int64_t chunk_begin, int64_t chunk_end) {
+          constexpr int64_t kTile = 4096;  // y's tile stays in L1 between its two passes
+          for (int64_t begin = chunk_begin; begin < chunk_end; begin += kTile) {
+            const int64_t end = std::min(chunk_end, begin + kTile);
+            if (a.dtype() == DType::kFloat32) {  // both float32
+              std::copy(a.data<float>() + begin, a.data<float>() + end, y + begin);
+            } else {
+              WidenToFloat(a.dtype(), static_cast<const char*>(a.raw_data()) + begin * 2,
+                           end - begin, y + begin);
+            }
+            if (b.dtype() == DType::kFloat32) {
+              const float* x = b.data<float>();
+              for (int64_t i = begin; i < end; ++i) y[i] += x[i];
+            } else {
+              AddWidened(b.dtype(), static_cast<const char*>(b.raw_data()) + begin * 2,
+                         end - begin, y + begin);
+            }
           }
         },
         ctx.arena);
