@@ -26,7 +26,8 @@ COHORT_HOST_DEVICE int64_t LayerNormRowOf(int64_t base, int64_t size, int64_t in
   return base / (size * inner) * inner + base % inner;
 }
 
-// y = (x - mean) / std · gamma + beta with std = √(var + eps); saves mean and std. y may be x.
+// y = (x - mean) / std · gamma + beta with std = √(var + eps); saves mean and std. A float32 y may
+// be x.
 // T is y's type: float, or float16/bfloat16 for _layer_norm (each value rounded once).
 template <typename T>
 struct LayerNormRowsOf {
@@ -90,17 +91,18 @@ struct LayerNormGradRowsOf {
     const int64_t row = LayerNormRowOf(base, size, stride);
     const float m = mean[row], s = std[row];
     const float n = static_cast<float>(size);
-    const float a = lanes.Sum(size, [&](int64_t c) { return G(base + c * step) * gamma[c]; }) / n;
+    const float a = lanes.Sum(size, [&](int64_t c) { return Dy(base + c * step) * gamma[c]; }) / n;
     const float b = lanes.Sum(size, [&](int64_t c) {
       const int64_t k = base + c * step;
-      return G(k) * gamma[c] * ((x[k] - m) / s);
+      return Dy(k) * gamma[c] * ((x[k] - m) / s);
     }) / n;
     WriteRowGrad(lanes, size, base, step, req, dx, [&](int64_t c, int64_t k) {
       const float xhat = (x[k] - m) / s;
-      return (G(k) * gamma[c] - a - xhat * b) / s;
+      return (Dy(k) * gamma[c] - a - xhat * b) / s;
     });
   }
-  COHORT_HOST_DEVICE float G(int64_t k) const { return static_cast<float>(dy[k]); }
+  // The output gradient at k, widened.
+  COHORT_HOST_DEVICE float Dy(int64_t k) const { return static_cast<float>(dy[k]); }
 };
 using LayerNormGradRows = LayerNormGradRowsOf<float>;
 
