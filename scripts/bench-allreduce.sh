@@ -10,7 +10,8 @@
 # ratios compressed / uncompressed (Note [Gradient compression]).
 # MPI_CONTROL=1 also runs the MPI peer a second time in each round and adds mpi_self_ratio_min,
 # the worst round of raw MPI against itself: the noise floor under which ratio_min says nothing
-# about the kvstore (on a loaded host, Note [Waiting in the shared-memory ring]).
+# about the kvstore (on a loaded host, Note [Waiting in the shared-memory ring]), and
+# ratio_min_over_mpi_self, the kvstore's worst round measured against that floor.
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
 # unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier. With
 # NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
@@ -95,7 +96,10 @@ awk -v np="$np" -v reps="$reps" -v control="${MPI_CONTROL:-0}" '
     if (n == 0) return
     printf "{\"ranks\":%d,\"bytes\":%d,\"rounds\":%d,\"kvstore_busbw_gbs\":%.3f,\"mpi_busbw_gbs\":%.3f,\"ratio_median\":%.2f,\"ratio_min\":%.2f",
            np, bytes, n, median(kv, n), median(raw, n), median(ratio, n), lowest
-    if (control == 1) printf ",\"mpi_self_ratio_min\":%.2f", lowest_self
+    if (control == 1) {
+      printf ",\"mpi_self_ratio_min\":%.2f,\"ratio_min_over_mpi_self\":%.2f", lowest_self,
+             lowest / lowest_self
+    }
     printf "}\n"
     n = 0
   }
