@@ -34,17 +34,15 @@ class Fuser {
  public:
   Fuser(const Symbol& symbol, const std::map<std::string, Shape>& shapes,
         const std::set<std::string>& with_grad)
-      : symbol_(symbol), order_(symbol.TopoOrder()) {
+      : symbol_(symbol), order_(symbol.TopoOrder()), uses_(symbol, order_) {
     for (const auto& node : order_) {
       bool grad = node->is_variable() && with_grad.count(node->name);
       for (const NodeEntry& in : node->inputs) {
-        ++readers_[Key(in)];
         reader_[Key(in)] = node.get();
         grad |= takes_grad_.count(in.node.get()) != 0;
       }
       if (grad) takes_grad_.insert(node.get());
     }
-    for (const NodeEntry& out : symbol.outputs()) outputs_.insert(Key(out));
     shapes_ = symbol.InferNodeShapes(shapes);
   }
 
@@ -56,39 +54,24 @@ class Fuser {
       if (last) chains.emplace(last, chain);
     }
     if (chains.empty()) return symbol_;
-    std::unordered_map<const SymbolNode*, std::shared_ptr<SymbolNode>> now;  // old -> new
-    auto moved = [&](const NodeEntry& e) { return NodeEntry{now.at(e.node.get()), e.index}; };
-    for (const auto& node : order_) {
-      if (auto it = chains.find(node.get()); it != chains.end()) {
-        const Chain& c = it->second;
-        auto fused = std::make_shared<SymbolNode>();
-        fused->op = "_masked_softmax";
-        fused->name = c.name;
-        fused->attrs = c.attrs;
-        fused->impl = op::OpRegistry::Get().Create(fused->op, c.attrs);
-        fused->inputs = {moved(c.data), moved(c.mask)};
-        now[node.get()] = std::move(fused);
-        continue;
-      }
-      std::vector<NodeEntry> inputs;
-      bool changed = false;
-      for (const NodeEntry& in : node->inputs) {
-        inputs.push_back(moved(in));
-        changed |= inputs.back().node != in.node;
-      }
-      now[node.get()] = changed ? WithInputs(*node, std::move(inputs)) : node;
-    }
-    std::vector<NodeEntry> outputs;
-    for (const NodeEntry& out : symbol_.outputs()) outputs.push_back(moved(out));
-    return Symbol::FromEntries(std::move(outputs));
+    return RebuildGraph(
+        symbol_, order_,
+        [&](const SymbolNode& node, const MovedEntry& moved) -> std::shared_ptr<SymbolNode> {
+          const auto it = chains.find(&node);
+          if (it == chains.end()) return nullptr;
+          const Chain& c = it->second;
+          auto fused = std::make_shared<SymbolNode>();
+          fused->op = "_masked_softmax";
+          fused->name = c.name;
+          fused->attrs = c.attrs;
+          fused->impl = op::OpRegistry::Get().Create(fused->op, c.attrs);
+          fused->inputs = {moved(c.data), moved(c.mask)};
+          return fused;
+        });
   }
 
  private:
-  // Whether exactly one op reads the entry and it is no graph output.
-  bool Inner(const NodeEntry& e) const {
-    const auto it = readers_.find(Key(e));
-    return it != readers_.end() && it->second == 1 && !outputs_.count(Key(e));
-  }
+  bool Inner(const NodeEntry& e) const { return uses_.Inner(e); }
   const Shape& ShapeOf(const NodeEntry& e) const { return shapes_.at(e.node.get())[e.index]; }
 
   // The chain ending at `softmax` (its last node and the chain), or a null node.
@@ -139,9 +122,8 @@ class Fuser {
 
   const Symbol& symbol_;
   std::vector<std::shared_ptr<SymbolNode>> order_;
-  std::map<EntryKey, int> readers_;
+  EntryUses uses_;
   std::map<EntryKey, const SymbolNode*> reader_;  // the last op to read the entry
-  std::set<EntryKey> outputs_;
   std::unordered_set<const SymbolNode*> takes_grad_;
   Symbol::NodeShapes shapes_;
 };
