@@ -88,6 +88,21 @@ struct bfloat16 {
   }
 };
 
+// float(T(f)): f rounded to T and widened back. For bfloat16 in 32-bit steps (the bits
+// FloatToBFloat16Bits keeps, the rest cleared), so that a loop of it vectorises at a float
+// loop's full width: through 16-bit lanes GCC took half of it (AVX2's, for vpblendvb).
+template <typename T>
+COHORT_HOST_DEVICE float RoundedThrough(float f) {
+  return static_cast<float>(T(f));
+}
+template <>
+COHORT_HOST_DEVICE float RoundedThrough<bfloat16>(float f) {
+  const uint32_t x = FloatBits(f);
+  const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u;
+  const uint32_t nan = (x & 0xffff0000u) | 0x400000u;
+  return BitsFloat((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
 // The type a kernel computes an element of T in: float for the half types, T otherwise.
 template <typename T>
 struct ComputeTypeOf {

@@ -2,7 +2,9 @@
 // a kernel before and after a change. One JSON object per line:
 //   {"bench":"op","op":"softmax","forward_ms":...,"backward_ms":...}
 // Usage: op_bench --op NAME [--attr KEY=VALUE]... --shape INPUT=D0,D1,... [--iters N]
-//                 [--dtype float32|float16|bfloat16]
+//                 [--dtype float32|float16|bfloat16] [--type INPUT=DTYPE]... [--no-grad INPUT]...
+//   --type gives one input another dtype than --dtype's; --no-grad takes no gradient of an input
+//   (as a fused graph binds _masked_softmax's mask).
 //   e.g. op_bench --op softmax --attr axis=-1 --shape data=64,128,128
 // Inputs are uniform in [-1, 1); COHORT_NUM_THREADS sets the threads.
 #include <algorithm>
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, Shape>> shapes;
   int iters = 20;
   DType dtype = DType::kFloat32;  // of the inputs (and by inference, of what they feed)
+  std::map<std::string, DType> types;
+  std::map<std::string, GradReq> reqs;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     const size_t eq = value.find('=');
@@ -46,6 +50,10 @@ int main(int argc, char** argv) {
       op = value;
     } else if (key == "--dtype") {
       dtype = ParseDType(value);
+    } else if (key == "--type" && eq != std::string::npos) {
+      types[value.substr(0, eq)] = ParseDType(value.substr(eq + 1));
+    } else if (key == "--no-grad") {
+      reqs[value] = GradReq::kNull;
     } else if (key == "--iters") {
       iters = std::atoi(value.c_str());
     } else if (key == "--attr" && eq != std::string::npos) {
@@ -69,10 +77,9 @@ int main(int argc, char** argv) {
   for (const auto& [name, shape] : shapes) inputs.emplace(name, Symbol::Variable(name));
   const Symbol net = Symbol::Create(op, inputs, attrs, "op");
   std::map<std::string, Shape> bind_shapes(shapes.begin(), shapes.end());
-  std::map<std::string, DType> types;
-  for (const auto& [name, shape] : shapes) types[name] = dtype;
+  for (const auto& [name, shape] : shapes) types.emplace(name, dtype);  // --type's kept
   auto exec =
-      Executor::SimpleBind(net, Context::CPU(), bind_shapes, GradReq::kWrite, {}, nullptr, types);
+      Executor::SimpleBind(net, Context::CPU(), bind_shapes, GradReq::kWrite, reqs, nullptr, types);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
   for (const auto& [name, a] : exec->arg_dict()) {

@@ -43,7 +43,7 @@ struct MaskedSoftmaxRows {
   }
   // The masked logit of column c of the row at xr, whose mask row is m.
   COHORT_HOST_DEVICE float Logit(const float* m, const In* xr, int64_t c) const {
-    return static_cast<float>(In(static_cast<float>(xr[c]) * scale)) + m[c];
+    return RoundedThrough<In>(static_cast<float>(xr[c]) * scale) + m[c];
   }
 
   // The GPU's row: the exponentials computed again in each pass instead of kept.
@@ -70,6 +70,10 @@ struct MaskedSoftmaxRows {
     const float* m = MaskRow(base);
     COHORT_INDEPENDENT
     for (int64_t c = 0; c < size; ++c) p[c] = Logit(m, xr, c);
+    SoftmaxInPlace(p);
+  }
+  // The probabilities of a row whose masked logits p holds, in place.
+  COHORT_HOST_DEVICE void SoftmaxInPlace(float* p) const {
     const float max = MaxOf(size, [&](int64_t c) { return p[c]; });
     COHORT_INDEPENDENT
     for (int64_t c = 0; c < size; ++c) p[c] = FastExp((p[c] - max) * 1.0f);
@@ -92,10 +96,14 @@ struct MaskedSoftmaxGradRows {
   In* dx;
   GradReq req;
 
-  // dx (=|+=) In(float(In(dz)) · scale) for dz = p · (dy - d), as softmax's backward.
+  // float(In(dz)) · In(scale) for dz = p · (dy - d), as softmax's backward: the data's gradient
+  // before the last rounding.
+  COHORT_HOST_DEVICE float Gradient(float p, float dy_c, float d) const {
+    return RoundedThrough<In>(p * (dy_c - d) * 1.0f) * forward.scale;
+  }
+  // dx (=|+=) In(Gradient(...)).
   COHORT_HOST_DEVICE void Write(In* dxr, int64_t c, float p, float dy_c, float d) const {
-    const float dz = p * (dy_c - d) * 1.0f;
-    const float g = static_cast<float>(In(dz)) * forward.scale;
+    const float g = Gradient(p, dy_c, d);
     dxr[c] = In(req == GradReq::kAdd ? static_cast<float>(dxr[c]) + g : g);
   }
 

@@ -138,6 +138,24 @@ TEST(BFloat16, RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(static_cast<float>(bfloat16(std::nanf("")))));
 }
 
+// RoundedThrough's 32-bit bfloat16 steps give float(bfloat16(f)) for every float: ties, the
+// largest finite values (which round to infinity), infinities, NaNs of either sign, denormals.
+TEST(BFloat16, RoundedThroughIsTheRoundTrip) {
+  for (uint64_t x = 0; x <= 0xffffffffu; x += 257) {
+    for (const uint32_t bits : {static_cast<uint32_t>(x), static_cast<uint32_t>(x) | 0x8000u,
+                                (static_cast<uint32_t>(x) & ~0xffffu) | 0x7fffu}) {
+      const float f = std::bit_cast<float>(bits);
+      ASSERT_EQ(std::bit_cast<uint32_t>(RoundedThrough<bfloat16>(f)),
+                std::bit_cast<uint32_t>(static_cast<float>(bfloat16(f))))
+          << std::hex << bits;
+    }
+  }
+  EXPECT_EQ(RoundedThrough<bfloat16>(std::bit_cast<float>(0x7f7fffffu)), INFINITY);
+  EXPECT_TRUE(std::isnan(RoundedThrough<bfloat16>(std::bit_cast<float>(0x7fffffffu))));
+  EXPECT_TRUE(std::isnan(RoundedThrough<bfloat16>(std::bit_cast<float>(0xff800001u))));
+  EXPECT_EQ(RoundedThrough<float16>(1.0f + 0x1p-11f), 1.0f);  // the generic path: a tie to even
+}
+
 TEST(ConvertValue, FollowsNumpyAstype) {
   EXPECT_EQ(ConvertValue<int32_t>(-2.7), -2);
   EXPECT_EQ(ConvertValue<bool>(0.5f), true);

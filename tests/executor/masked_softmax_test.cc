@@ -1,6 +1,6 @@
 // The attention softmax fusion (Note [Masked softmax fusion]): which chains binding fuses, and
 // outputs and gradients equal bit for bit with COHORT_FUSE_OPS on and off, in float32 and under
-// the bfloat16 AMP pass (Note [Masked softmax values]).
+// the bfloat16 and float16 AMP passes (Note [Masked softmax values]).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +19,9 @@ Symbol Op(const std::string& op, const std::vector<Symbol>& in, const op::Attrs&
   return Symbol::Create(op, in, attrs, name);
 }
 
-constexpr int64_t kBatch = 6, kTime = 5, kDim = 4;
+// 288 rows of 48: several of the CPU's blocks of rows and a partial one (Note [Masked softmax
+// blocks]).
+constexpr int64_t kBatch = 6, kTime = 48, kDim = 4;
 
 // Attention weights of q and k over `mask`, applied to v: the GPT's chain.
 Symbol Attention(const Symbol& mask, const op::Attrs& softmax_attrs = {{"axis", "-1"}}) {
@@ -94,21 +96,29 @@ Result Train(const Symbol& net, const Shape& mask_shape, bool fuse, GradReq req,
   return r;
 }
 
-TEST(MaskedSoftmaxFusion, FusedEqualsUnfusedBitForBitInFloat32AndBFloat16) {
+TEST(MaskedSoftmaxFusion, FusedEqualsUnfusedBitForBitInFloat32AndTheHalfTypes) {
   const Symbol mask = Symbol::Variable("mask");
   const Symbol float32 = Attention(mask);
   const Symbol bfloat16 = ConvertToMixedPrecision(
       float32,
       AmpOptions{
           .target = DType::kBFloat16, .target_ops = {}, .float32_ops = {}, .excluded_names = {}});
+  const Symbol float16 = ConvertToMixedPrecision(
+      float32,
+      AmpOptions{
+          .target = DType::kFloat16, .target_ops = {}, .float32_ops = {}, .excluded_names = {}});
   // The AMP pass's chain has a cast on either side of the add and the softmax.
   ASSERT_EQ(Count(bfloat16, "amp_cast"), 6u);  // q, k, the scores, the weights, v, the output
-  for (const Symbol* net : {&float32, &bfloat16}) {
+  ASSERT_EQ(Count(float16, "amp_cast"), 6u);
+  for (const Symbol* net : {&float32, &bfloat16, &float16}) {
     for (const Shape& mask_shape :
          {Shape{kTime, kTime}, Shape{1, 1, kTime}, Shape{kBatch, kTime, kTime}}) {
       for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
-        SCOPED_TRACE(testing::Message() << (net == &float32 ? "float32" : "bfloat16") << " mask "
-                                        << mask_shape << (req == GradReq::kAdd ? " add" : ""));
+        SCOPED_TRACE(testing::Message()
+                     << (net == &float32    ? "float32"
+                         : net == &bfloat16 ? "bfloat16"
+                                            : "float16")
+                     << " mask " << mask_shape << (req == GradReq::kAdd ? " add" : ""));
         const Result fused = Train(*net, mask_shape, true, req);
         const Result plain = Train(*net, mask_shape, false, req);
         EXPECT_EQ(fused.fused, 1u);
