@@ -109,13 +109,9 @@ bool BFloat16ProductsPayHere() {
   return pays;
 }
 
-namespace {
-// Whether products of `dtype` operands are widened to float32 here (Note [Low-precision GEMM]):
-// float16 always, bfloat16 where its products do not pay.
 bool ProductsWidenHere(DType dtype) {
   return dtype == DType::kFloat16 || !BFloat16ProductsPayHere();
 }
-}  // namespace
 
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,

@@ -32,7 +32,8 @@ struct OpContext;
 // chunk's call widened all of a shared operand again, so the op widens each once for all of them
 // (LowPrecisionOperandOf): bfloat16 op_bench FullyConnected 4096x128 -> 512 on the Xeon, forward
 // 5.7-5.8 -> 5.5 ms, backward 10.0-10.3 -> 9.4 ms; the GPT's bfloat16 step (2 devices) 14,049-
-// 16,909 -> 17,288-18,182 tokens/s in alternating runs.
+// 16,909 -> 17,288-18,182 tokens/s in alternating runs. (FullyConnected now widens its data and
+// output gradient a block of rows at a time instead: Note [Low-precision row blocks].)
 // The callers write C back in the operands' dtype, in the same pass over it.
 // Whether bfloat16 products run on oneDNN's bfloat16 matmul (else widened): the rule above, from
 // the CPU's vendor and features.
@@ -40,12 +41,15 @@ bool BFloat16MatmulPays(bool amd, bool avx512_bf16, bool amx_bf16);
 // The rule for this CPU (Convolution's bfloat16 layers follow it too, Note [bfloat16
 // convolution]).
 bool BFloat16ProductsPayHere();
+// Whether products of `dtype` operands (float16 or bfloat16) are widened to float32 here:
+// float16 always, bfloat16 where its products do not pay.
+bool ProductsWidenHere(DType dtype);
 
 void GemmLowPrecision(DType dtype, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                       int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, float beta,
                       float* c, int64_t ldc);
 
-// An operand that an op's chunks share (FullyConnected's weight, data and output gradient):
+// An operand that an op's chunks share (FullyConnected's weight, Convolution's operands):
 // where GemmLowPrecision would widen it in every chunk's call (float16; bfloat16 where its
 // products do not pay), LowPrecisionOperandOf widens all of it once, in parallel, into the
 // calling thread's scratch `slot` (4 to 6), and the chunks multiply those floats.

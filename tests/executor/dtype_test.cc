@@ -571,6 +571,8 @@ TEST(DTypeExecutor, LowPrecisionOpsMatchFloat32) {
       ExpectLowPrecisionMatchesFloat32(slice, {{"x", {4, 9, 5}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(split, {{"x", {4, 5, 12}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(fc, {{"x", {37, 50}}}, dtype, ctx);
+      // Rows in several blocks and a partial one (Note [Low-precision row blocks]).
+      ExpectLowPrecisionMatchesFloat32(fc, {{"x", {700, 300}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(bd, {{"a", {6, 17, 8}}, {"b", {6, 19, 8}}}, dtype, ctx);
       ExpectLowPrecisionMatchesFloat32(dot, {{"p", {30, 7}}, {"q", {30, 9}}}, dtype, ctx);
       for (const Symbol& act : activations) {
