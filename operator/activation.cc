@@ -152,10 +152,15 @@ void BackwardLowPrecision(const OpContext& ctx, const ActivationParam& p, GradRe
           const int64_t m = std::min(kTile, e - t);
           const DType type = out.dtype();
           WidenToFloat(type, dy + t, m, fdy);
-          if (x) WidenToFloat(type, x + t, m, fx);
-          WidenToFloat(type, y + t, m, fy);
+          // A derivative reads the input or the output, never both (ActivationDerivative): the
+          // one it does not read is not widened (fx passed for it).
+          if (x) {
+            WidenToFloat(type, x + t, m, fx);
+          } else {
+            WidenToFloat(type, y + t, m, fy);
+          }
           if (req == GradReq::kAdd) WidenToFloat(type, dx + t, m, fdx);
-          ActivationBackward(p.act_type, req, m, fdy, x ? fx : nullptr, fy, fdx, p.slope);
+          ActivationBackward(p.act_type, req, m, fdy, x ? fx : nullptr, x ? fx : fy, fdx, p.slope);
           NarrowFromFloat(fdx, m, type, dx + t);
         }
       },
