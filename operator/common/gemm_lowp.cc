@@ -76,6 +76,10 @@ Matmul* MatmulFor(const MatmulKey& key) {
 template <typename T>
 float* Widened(const T* x, int64_t ld, int64_t rows, int64_t cols, int slot) {
   float* out = Scratch(static_cast<size_t>(rows * cols), slot);
+  if (ld == cols) {  // dense: one call, not one a row (batch_dot's rows are a head's 32 values)
+    WidenToFloat(DTypeOf<T>::value, x, rows * cols, out);
+    return out;
+  }
   for (int64_t i = 0; i < rows; ++i) {
     WidenToFloat(DTypeOf<T>::value, x + i * ld, cols, out + i * cols);
   }
