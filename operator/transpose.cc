@@ -1,5 +1,8 @@
 // transpose on the CPU: transpose.h's index map, a row (the last merged output axis) at a time.
 #include "operator/transpose.h"
+
+#include <cstring>
+
 #include "operator/common/kernel_util.h"
 
 namespace cohort::op {
@@ -72,7 +75,13 @@ void TransposeRows(const OpContext& ctx, const TransposeLayout& l, bool backward
       [&](int64_t, int64_t first, int64_t last) {
         for (int64_t r = first; r < last; ++r) {
           const int64_t i = r * row, base = TransposeSource(l, i);
-          if (!backward) {
+          if (s == 1 && req != GradReq::kAdd) {  // the last axis stays: rows move whole
+            if (backward) {
+              std::memcpy(dst + base, src + i, static_cast<size_t>(row) * sizeof(T));
+            } else {
+              std::memcpy(dst + i, src + base, static_cast<size_t>(row) * sizeof(T));
+            }
+          } else if (!backward) {
             for (int64_t k = 0; k < row; ++k) dst[i + k] = src[base + k * s];
           } else if (req == GradReq::kAdd) {
             for (int64_t k = 0; k < row; ++k) {

@@ -462,6 +462,31 @@ TEST(DTypeExecutor, TransposeMovesAnyType) {
   half->Backward({NDArray::FromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6}).AsType(DType::kBFloat16)});
   EXPECT_EQ(half->grad_dict().at("x").AsType(DType::kFloat32).ToVector<float>(),
             (std::vector<float>{2, 4, 6, 3, 5, 7}));
+  // The last axis kept (rows moved whole), forward and a written gradient.
+  Symbol rows = Symbol::Create("transpose", {Var("x")}, {{"axes", "(1, 0, 2)"}});
+  auto moved = Executor::SimpleBind(rows, Context::CPU(), {{"x", {2, 3, 4}}}, GradReq::kWrite, {},
+                                    nullptr, {{"x", DType::kBFloat16}});
+  std::vector<float> x(24), y(24), dy(24);
+  for (int i = 0; i < 24; ++i) x[i] = static_cast<float>(i), dy[i] = static_cast<float>(100 + i);
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 2; ++b) {
+      for (int c = 0; c < 4; ++c) y[(a * 2 + b) * 4 + c] = x[(b * 3 + a) * 4 + c];
+    }
+  }
+  NDArray::FromVector<float>({2, 3, 4}, x)
+      .AsType(DType::kBFloat16)
+      .CopyTo(moved->arg_dict().at("x"));
+  moved->Forward(true);
+  EXPECT_EQ(moved->outputs()[0].AsType(DType::kFloat32).ToVector<float>(), y);
+  // dy laid out as y, so dx is dy moved back: dx[b][a][c] = dy[a][b][c].
+  moved->Backward({NDArray::FromVector<float>({3, 2, 4}, dy).AsType(DType::kBFloat16)});
+  std::vector<float> dx(24);
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 2; ++b) {
+      for (int c = 0; c < 4; ++c) dx[(b * 3 + a) * 4 + c] = dy[(a * 2 + b) * 4 + c];
+    }
+  }
+  EXPECT_EQ(moved->grad_dict().at("x").AsType(DType::kFloat32).ToVector<float>(), dx);
 }
 
 // slice_axis's gradient in bfloat16 with grad_req add: added in float, rounded once.
