@@ -66,8 +66,8 @@ T Store(float value, const T* old, bool add) {
 // op_bench on one core of the Intel Xeon (bfloat16, medians of 5 alternating runs, before ->
 // after, forward and backward ms; float32 beside): 4096x512 -> 128 4.86 -> 4.13, 8.74 -> 7.71
 // (float32 3.93, 7.2); 4096x128 -> 384 3.58 -> 3.13, 6.64 -> 6.13 (3.4, 6.95); 4096x128 -> 512
-// 4.63 -> 4.27, 8.63 -> 8.31 (4.2-4.8, 8.3-9.4). Blocks of 128K floats were as fast as 64K and
-// faster than 32K.
+// 4.63 -> 4.27, 8.63 -> 8.31 (4.2-4.8, 8.3-9.4). Blocks of 128K floats were at least as fast as
+// 64K and 32K in noisier runs of the first two shapes.
 constexpr int64_t kBlockFloats = int64_t{1} << 17;
 
 int64_t RowsPerBlock(int64_t widest) {
