@@ -67,11 +67,15 @@ T Store(float value, const T* old, bool add) {
 // after, forward and backward ms; float32 beside): 4096x512 -> 128 4.86 -> 4.13, 8.74 -> 7.71
 // (float32 3.93, 7.2); 4096x128 -> 384 3.58 -> 3.13, 6.64 -> 6.13 (3.4, 6.95); 4096x128 -> 512
 // 4.63 -> 4.27, 8.63 -> 8.31 (4.2-4.8, 8.3-9.4). Blocks of 128K floats were at least as fast as
-// 64K and 32K in noisier runs of the first two shapes.
+// 64K and 32K in noisier runs of the first two shapes. A block is at least 256 rows: the GEMM
+// packs the weight again in each call, and a wide layer's blocks of 128K floats were too few rows
+// to pay for it (4096x512 -> 2048: 64-row blocks forward 75-94 ms, 256-row 62-79, 512-row
+// 62-67, all 4096 rows at once 64-80; 3 alternating runs).
 constexpr int64_t kBlockFloats = int64_t{1} << 17;
+constexpr int64_t kMinBlockRows = 256;
 
 int64_t RowsPerBlock(int64_t widest) {
-  return std::max<int64_t>(8, kBlockFloats / std::max<int64_t>(widest, 1));
+  return std::max<int64_t>(kMinBlockRows, kBlockFloats / std::max<int64_t>(widest, 1));
 }
 
 // The n values from `a` widened into the thread's scratch `slot`.
