@@ -211,6 +211,41 @@ TEST(MaskedSoftmaxFusion, TheMaskGradientIsTheChains) {
   }
 }
 
+// float32 data with a bfloat16 output (the softmax's cast folded in): the op on the CPU's blocks
+// (Note [Masked softmax blocks]) against the chain bound unfused, bit for bit, written and added.
+TEST(MaskedSoftmaxFusion, Float32DataWithAHalfOutputIsTheChains) {
+  const Symbol x = Symbol::Variable("x"), mask = Symbol::Variable("mask");
+  const Symbol op = Op("_masked_softmax", {x, mask}, {{"scale", "0.5"}, {"out_dtype", "bfloat16"}});
+  const Symbol chain = Op(
+      "amp_cast",
+      {Op("softmax", {Op("broadcast_add", {Op("_mul_scalar", {x}, {{"scalar", "0.5"}}), mask})})},
+      {{"dtype", "bfloat16"}});
+  const Shape shape{kBatch, kTime, kTime}, mask_shape{kTime, kTime};
+  for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
+    std::vector<std::vector<float>> results[2];
+    for (int f = 0; f < 2; ++f) {
+      setenv("COHORT_FUSE_OPS", "0", 1);
+      auto exec =
+          Executor::SimpleBind(f ? op : chain, Context::CPU(), {{"x", shape}, {"mask", mask_shape}},
+                               req, {{"mask", GradReq::kNull}});
+      unsetenv("COHORT_FUSE_OPS");
+      ASSERT_EQ(Count(exec->optimized_symbol(), "_masked_softmax"), static_cast<size_t>(f));
+      NDArray::FromVector<float>(shape, Values(static_cast<size_t>(shape.Size()), 1))
+          .CopyTo(exec->arg_dict().at("x"));
+      CausalMask(mask_shape).CopyTo(exec->arg_dict().at("mask"));
+      exec->grad_dict().at("x").Fill(0.25);
+      exec->Forward(true);
+      ASSERT_EQ(exec->outputs()[0].dtype(), DType::kBFloat16);
+      exec->Backward(
+          {NDArray::FromVector<float>(shape, Values(static_cast<size_t>(shape.Size()), 3))
+               .AsType(DType::kBFloat16)});
+      results[f].push_back(exec->outputs()[0].AsType(DType::kFloat32).ToVector<float>());
+      results[f].push_back(exec->grad_dict().at("x").ToVector<float>());
+    }
+    EXPECT_EQ(results[1], results[0]) << (req == GradReq::kAdd ? "add" : "write");
+  }
+}
+
 // A masked-out position weighs exactly 0, fused or not, and neither the weights nor the data's
 // gradient hold a denormal: FastExp gives 0 below e^-87.3, where it gave e^-87.3 and the 1/Σ
 // scaling made that denormal (every later multiplication with it a microcode assist).
