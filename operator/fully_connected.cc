@@ -91,6 +91,24 @@ LowPrecisionOperand Unwidened(const T* a) {
   return {DTypeOf<T>::value, a, nullptr};
 }
 
+// fn(first_row, rows_in_block, operand) over the blocks of rows of `a` (rows x cols), each
+// widened into scratch slot 2 where products widen (blocks of RowsPerBlock(widest)), else one
+// block a chunk of the array itself; the chunks run in parallel.
+template <typename T, typename Fn>
+void ForEachRowBlock(const OpContext& ctx, bool blocks, int64_t rows, int64_t cols, int64_t widest,
+                     const T* a, const Fn& fn) {
+  ParallelChunks(
+      rows, ChunksFor(ctx, rows),
+      [&](int64_t, int64_t begin, int64_t end) {
+        const int64_t block = blocks ? RowsPerBlock(widest) : end - begin;
+        for (int64_t r0 = begin; r0 < end; r0 += block) {
+          const int64_t m = std::min(block, end - r0);
+          fn(r0, m, blocks ? WidenedBlock(a + r0 * cols, m * cols, 2) : Unwidened(a + r0 * cols));
+        }
+      },
+      ctx.arena);
+}
+
 // The float16/bfloat16 layer: each block's products summed in a float32 scratch, bias added and
 // the result written in T in the same pass.
 template <typename T>
@@ -101,23 +119,15 @@ void ForwardLowPrecision(const OpContext& ctx, const NDArray& xa, const NDArray&
   const T* x = xa.data<T>();
   const T* b = ba ? ba->data<T>() : nullptr;
   T* y = ya.data<T>();
-  ParallelChunks(
-      rows, ChunksFor(ctx, rows),
-      [&](int64_t, int64_t begin, int64_t end) {
-        const int64_t block = blocks ? RowsPerBlock(std::max(k, h)) : end - begin;
-        for (int64_t r0 = begin; r0 < end; r0 += block) {
-          const int64_t m = std::min(block, end - r0);
-          const LowPrecisionOperand xb =
-              blocks ? WidenedBlock(x + r0 * k, m * k, 2) : Unwidened(x + r0 * k);
-          float* acc = Scratch(static_cast<size_t>(m * h));
-          GemmLowPrecision(false, true, m, h, k, xb, k, w, k, 0.0f, acc, h);
-          if (b) {
-            for (int64_t r = 0; r < m; ++r) AddWidened(xa.dtype(), b, h, acc + r * h);
-          }
-          StoreNarrowed(acc, m * h, xa.dtype(), y + r0 * h, false);
-        }
-      },
-      ctx.arena);
+  ForEachRowBlock(ctx, blocks, rows, k, std::max(k, h), x,
+                  [&](int64_t r0, int64_t m, const LowPrecisionOperand& xb) {
+                    float* acc = Scratch(static_cast<size_t>(m * h));
+                    GemmLowPrecision(false, true, m, h, k, xb, k, w, k, 0.0f, acc, h);
+                    if (b) {
+                      for (int64_t r = 0; r < m; ++r) AddWidened(xa.dtype(), b, h, acc + r * h);
+                    }
+                    StoreNarrowed(acc, m * h, xa.dtype(), y + r0 * h, false);
+                  });
 }
 
 template <typename T>
@@ -132,20 +142,12 @@ void BackwardLowPrecision(const OpContext& ctx, const NDArray& dya, const NDArra
     const LowPrecisionOperand w = LowPrecisionOperandOf(ctx, wa, 5);
     T* dx = grad[0].data<T>();
     const bool add = req[0] == GradReq::kAdd;
-    ParallelChunks(
-        rows, ChunksFor(ctx, rows),
-        [&](int64_t, int64_t begin, int64_t end) {
-          const int64_t block = blocks ? RowsPerBlock(std::max(k, h)) : end - begin;
-          for (int64_t r0 = begin; r0 < end; r0 += block) {
-            const int64_t m = std::min(block, end - r0);
-            const LowPrecisionOperand dyb =
-                blocks ? WidenedBlock(dy + r0 * h, m * h, 2) : Unwidened(dy + r0 * h);
-            float* acc = Scratch(static_cast<size_t>(m * k));
-            GemmLowPrecision(false, false, m, k, h, dyb, h, w, k, 0.0f, acc, k);
-            StoreNarrowed(acc, m * k, dtype, dx + r0 * k, add);
-          }
-        },
-        ctx.arena);
+    ForEachRowBlock(ctx, blocks, rows, h, std::max(k, h), dy,
+                    [&](int64_t r0, int64_t m, const LowPrecisionOperand& dyb) {
+                      float* acc = Scratch(static_cast<size_t>(m * k));
+                      GemmLowPrecision(false, false, m, k, h, dyb, h, w, k, 0.0f, acc, k);
+                      StoreNarrowed(acc, m * k, dtype, dx + r0 * k, add);
+                    });
   }
   if (req[1] != GradReq::kNull) {  // dW = dyᵀ · data, by chunks of hidden units
     T* dw = grad[1].data<T>();
