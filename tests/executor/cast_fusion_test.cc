@@ -12,6 +12,7 @@
 #include "ndarray/device_api.h"
 #include "symbol/amp_convert.h"
 #include "symbol/symbol.h"
+#include "tests/executor/fusion_test_util.h"
 
 namespace cohort {
 namespace {
@@ -44,20 +45,9 @@ Symbol Amp(const Symbol& net, DType dtype) {
       net, AmpOptions{.target = dtype, .target_ops = {}, .float32_ops = {}, .excluded_names = {}});
 }
 
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 4.0f - 2.0f;
-  }
-  return v;
-}
+std::vector<float> Values(size_t n, uint32_t seed) { return testing::LcgValues(n, seed, 2.0f); }
 
-size_t Count(const Symbol& s, const std::string& op) {
-  size_t n = 0;
-  for (const auto& node : s.TopoOrder()) n += node->op == op;
-  return n;
-}
+using testing::CountOps;
 
 using OpCounts = std::map<std::string, size_t>;
 
@@ -110,9 +100,9 @@ void ExpectFusedEqualsUnfused(const Symbol& float32_net, const std::string& fuse
   for (const Context& ctx : Contexts()) {
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
       const Symbol net = Amp(float32_net, dtype);
-      ASSERT_EQ(Count(net, "amp_cast"), 4u);
+      ASSERT_EQ(CountOps(net, "amp_cast"), 4u);
       for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
-        SCOPED_TRACE(testing::Message()
+        SCOPED_TRACE(::testing::Message()
                      << ctx << " " << dtype << (req == GradReq::kAdd ? " add" : " write"));
         Result fused = Train(net, ctx, true, req);
         Result plain = Train(net, ctx, false, req);
@@ -157,8 +147,8 @@ TEST(WideningAddFusion, AWideningReadElsewhereStaysAsWritten) {
   auto exec = Executor::SimpleBind(Amp(Residual(true), DType::kBFloat16), Context::CPU(),
                                    {{"x", kX}}, GradReq::kWrite);
   unsetenv("COHORT_FUSE_OPS");
-  EXPECT_EQ(Count(exec->optimized_symbol(), "_widening_add"), 0u);
-  EXPECT_EQ(Count(exec->optimized_symbol(), "amp_cast"), 4u);
+  EXPECT_EQ(CountOps(exec->optimized_symbol(), "_widening_add"), 0u);
+  EXPECT_EQ(CountOps(exec->optimized_symbol(), "amp_cast"), 4u);
 }
 
 }  // namespace

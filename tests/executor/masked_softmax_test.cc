@@ -10,6 +10,7 @@
 #include "executor/executor.h"
 #include "symbol/amp_convert.h"
 #include "symbol/symbol.h"
+#include "tests/executor/fusion_test_util.h"
 
 namespace cohort {
 namespace {
@@ -45,20 +46,9 @@ NDArray CausalMask(const Shape& shape) {
   return NDArray::FromVector<float>(shape, m);
 }
 
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 6.0f - 3.0f;
-  }
-  return v;
-}
+std::vector<float> Values(size_t n, uint32_t seed) { return testing::LcgValues(n, seed, 3.0f); }
 
-size_t Count(const Symbol& s, const std::string& op) {
-  size_t n = 0;
-  for (const auto& node : s.TopoOrder()) n += node->op == op;
-  return n;
-}
+using testing::CountOps;
 
 struct Result {
   std::vector<std::vector<float>> values;  // the output, then the gradients of q, k, v
@@ -91,8 +81,8 @@ Result Train(const Symbol& net, const Shape& mask_shape, bool fuse, GradReq req,
   for (const char* name : {"q", "k", "v"}) {
     r.values.push_back(exec->grad_dict().at(name).ToVector<float>());
   }
-  r.fused = Count(exec->optimized_symbol(), "_masked_softmax");
-  r.softmaxes = Count(exec->optimized_symbol(), "softmax");
+  r.fused = CountOps(exec->optimized_symbol(), "_masked_softmax");
+  r.softmaxes = CountOps(exec->optimized_symbol(), "softmax");
   return r;
 }
 
@@ -108,13 +98,13 @@ TEST(MaskedSoftmaxFusion, FusedEqualsUnfusedBitForBitInFloat32AndTheHalfTypes) {
       AmpOptions{
           .target = DType::kFloat16, .target_ops = {}, .float32_ops = {}, .excluded_names = {}});
   // The AMP pass's chain has a cast on either side of the add and the softmax.
-  ASSERT_EQ(Count(bfloat16, "amp_cast"), 6u);  // q, k, the scores, the weights, v, the output
-  ASSERT_EQ(Count(float16, "amp_cast"), 6u);
+  ASSERT_EQ(CountOps(bfloat16, "amp_cast"), 6u);  // q, k, the scores, the weights, v, the output
+  ASSERT_EQ(CountOps(float16, "amp_cast"), 6u);
   for (const Symbol* net : {&float32, &bfloat16, &float16}) {
     for (const Shape& mask_shape :
          {Shape{kTime, kTime}, Shape{1, 1, kTime}, Shape{kBatch, kTime, kTime}}) {
       for (GradReq req : {GradReq::kWrite, GradReq::kAdd}) {
-        SCOPED_TRACE(testing::Message()
+        SCOPED_TRACE(::testing::Message()
                      << (net == &float32    ? "float32"
                          : net == &bfloat16 ? "bfloat16"
                                             : "float16")
@@ -162,7 +152,7 @@ TEST(MaskedSoftmaxFusion, ChainsThatDoNotFitStayAsWritten) {
                                    {{"q", qk}, {"k", qk}, {"v", qk}, {"mask", square}},
                                    GradReq::kWrite, {{"mask", GradReq::kNull}});
   unsetenv("COHORT_FUSE_OPS");
-  EXPECT_EQ(Count(exec->optimized_symbol(), "_masked_softmax"), 0u);
+  EXPECT_EQ(CountOps(exec->optimized_symbol(), "_masked_softmax"), 0u);
   setenv("COHORT_FUSE_OPS", "2", 1);
   EXPECT_THROW(Executor::SimpleBind(net, Context::CPU(),
                                     {{"q", qk}, {"k", qk}, {"v", qk}, {"mask", square}}),
@@ -189,7 +179,7 @@ TEST(MaskedSoftmaxFusion, TheMaskGradientIsTheChains) {
       auto exec = Executor::SimpleBind(f ? fused : chain, Context::CPU(),
                                        {{"x", shape}, {"mask", mask_shape}}, req);
       // The chain stays unfused: its mask takes a gradient.
-      ASSERT_EQ(Count(exec->optimized_symbol(), "_masked_softmax"), static_cast<size_t>(f));
+      ASSERT_EQ(CountOps(exec->optimized_symbol(), "_masked_softmax"), static_cast<size_t>(f));
       NDArray::FromVector<float>(shape, Values(static_cast<size_t>(shape.Size()), 1))
           .CopyTo(exec->arg_dict().at("x"));
       NDArray::FromVector<float>(mask_shape, Values(static_cast<size_t>(mask_shape.Size()), 2))
@@ -229,7 +219,7 @@ TEST(MaskedSoftmaxFusion, Float32DataWithAHalfOutputIsTheChains) {
           Executor::SimpleBind(f ? op : chain, Context::CPU(), {{"x", shape}, {"mask", mask_shape}},
                                req, {{"mask", GradReq::kNull}});
       unsetenv("COHORT_FUSE_OPS");
-      ASSERT_EQ(Count(exec->optimized_symbol(), "_masked_softmax"), static_cast<size_t>(f));
+      ASSERT_EQ(CountOps(exec->optimized_symbol(), "_masked_softmax"), static_cast<size_t>(f));
       NDArray::FromVector<float>(shape, Values(static_cast<size_t>(shape.Size()), 1))
           .CopyTo(exec->arg_dict().at("x"));
       CausalMask(mask_shape).CopyTo(exec->arg_dict().at("mask"));
