@@ -55,6 +55,37 @@ run gpt-dropout 1e-5 "$src/configs/text_gpt.yaml" --set model.n_layer=1 --set mo
   --set model.n_head=2 --set model.seq_len=32 --set model.dropout=0.2 --set batch_size=16 \
   --set data.batches_per_epoch=4 --set data.val_batches=1 \
   --set 'optimizer={name: sgd, lr: 0.5, momentum: 0.9}'
+# Mixed precision (Note [AMP pass]): four devices compute the same bfloat16 layers on the same
+# samples at every layout, so they agree as float32 does (one step of the GPT: later steps round
+# the weights' bfloat16 copies apart, 2.6e-3 after 8). One device holding all four devices'
+# samples rounds its weight gradients to bfloat16 once where four devices round four partial
+# sums (as PyTorch's autocast and MXNet's AMP do): within that rounding, 1.5e-4 (MLP) and 6e-4
+# (GPT) after one step, where a device computing on the wrong samples is 1e-2 and more apart.
+gpt_small=(--set model.n_layer=1 --set model.d_model=32 --set model.n_head=2 --set model.seq_len=32
+           --set model.dropout=0.2 --set batch_size=16 --set data.val_batches=1
+           --set 'optimizer={name: sgd, lr: 0.5, momentum: 0.9}')
+run mlp-bf16 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=512 \
+  --set precision=bfloat16
+run gpt-bf16 1e-5 "$src/configs/text_gpt.yaml" "${gpt_small[@]}" --set data.batches_per_epoch=1 \
+  --set precision=bfloat16
+# run_one_device NAME TOL CONFIG SETTINGS...: trains on cpu:0 alone, compares with NAME's 1x4.
+run_one_device() {
+  local name=$1 tol=$2 config=$3
+  shift 3
+  timeout 120 "$train" --config "$config" --set log_level=warn --set epochs=1 \
+    --set checkpoint.period=1 "$@" --set devices=cpu:0 --set kvstore=local \
+    --set checkpoint.prefix="$tmp/$name-1x1" > "$tmp/$name-1x1.log" 2>&1 ||
+    { echo "FAIL: $name 1x1 did not train"; tail -3 "$tmp/$name-1x1.log"; fail=1; return; }
+  check "$name: one device equals 1x4 within $tol" \
+    '"$params" diff "$tmp/$name-1x4-0001.params" "$tmp/$name-1x1-0001.params" --tol $tol > "$tmp/diff" 2>&1' ||
+    sort -t$'\t' -k2 -g "$tmp/diff" | tail -3
+}
+run mlp-bf16-step 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=128 \
+  --set precision=bfloat16
+run_one_device mlp-bf16-step 1e-3 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=128 \
+  --set precision=bfloat16
+run_one_device gpt-bf16 3e-3 "$src/configs/text_gpt.yaml" "${gpt_small[@]}" \
+  --set data.batches_per_epoch=1 --set precision=bfloat16
 # --metrics-every's lines sum every worker's metric (a collective at those steps): 2 processes
 # report what one process reports over the same global batches.
 common=(--config "$src/configs/synthetic_mlp.yaml" --set log_level=warn --set epochs=1
