@@ -12,6 +12,10 @@
 # the worst round of raw MPI against itself: the noise floor under which ratio_min says nothing
 # about the kvstore (on a loaded host, Note [Waiting in the shared-memory ring]), and
 # ratio_min_over_mpi_self, the kvstore's worst round measured against that floor.
+# PAIRED=1 times the two in the same processes, one reduction of each in turn at every iteration
+# (mpi_allreduce_peer's "paired" mode), where otherwise each round launches one then the other:
+# on a loaded host the scheduler places a launch's ranks for its whole life, well or badly, so
+# separate launches compare placements as much as reductions (KVSTORE_ARGS do not apply).
 # Both run with one device per worker, Open MPI's shared-memory transport (vader) between ranks
 # unless OMPI_MCA_btl says otherwise, and time each reduction alone after a barrier. With
 # NETNS_HOSTS=1 each rank runs on a host of its own made of a network namespace
@@ -42,10 +46,20 @@ else
 fi
 [[ -n ${MPIRUN_ARGS:-} ]] && read -ra extra <<< "$MPIRUN_ARGS" && mpi+=("${extra[@]}")
 read -ra kv_args <<< "${KVSTORE_ARGS:-}"
+if [[ ${PAIRED:-0} == 1 && -n ${KVSTORE_ARGS:-} ]]; then
+  echo "bench-allreduce.sh: PAIRED=1 runs the kvstore in place with one device: no KVSTORE_ARGS" >&2
+  exit 2
+fi
 for ((r = 0; r < reps; ++r)); do
-  "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw$r"
-  "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
-    --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" > "$tmp/kv$r"
+  if [[ ${PAIRED:-0} == 1 ]]; then
+    "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" paired > "$tmp/both$r"
+    awk -v raw="$tmp/raw$r" -v kv="$tmp/kv$r" '/^# kvstore/ { k = 1 } { print > (k ? kv : raw) }' \
+      "$tmp/both$r"
+  else
+    "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/raw$r"
+    "${mpi[@]}" build/apps/cohort-allreduce-bench --kvstore mpi --devices cpu:0 \
+      --min-bytes "$min" --max-bytes "$max" --iters "$iters" "${kv_args[@]}" > "$tmp/kv$r"
+  fi
   if [[ ${MPI_CONTROL:-0} == 1 ]]; then
     "${mpi[@]}" build/bench/mpi_allreduce_peer "$min" "$max" "$iters" > "$tmp/again$r"
   else

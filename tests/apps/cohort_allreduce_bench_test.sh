@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # cohort-allreduce-bench: one correct row per size for the local kvstore and, under mpirun, for
 # the mpi kvstore; the bus bandwidth formula; exit code 2 for bad arguments and for ranks whose
-# kvstore settings differ.
-#   cohort_allreduce_bench_test.sh BENCH MPIEXEC
+# kvstore settings differ; bench/mpi_allreduce_peer's paired mode (MPI_Allreduce and the mpi
+# kvstore in turn in the same processes, scripts/bench-allreduce.sh's PAIRED=1): both tables,
+# every sum right.
+#   cohort_allreduce_bench_test.sh BENCH MPIEXEC PEER
 set -u
-bin=$1 mpiexec=$2
+bin=$1 mpiexec=$2 peer=$3
 fail=0
 check() {  # check NAME ROWS OUTPUT: ROWS data rows, none wrong, busbw = algbw * 2(n-1)/n
   local name=$1 rows=$2 out=$3 n=$4
@@ -54,6 +56,17 @@ if "$mpiexec" --version >/dev/null 2>&1; then
     echo "ok: COHORT_RING_MIN_KB 8192 on one rank and unset on the other agree over MPI messages"
   else
     echo "FAIL: COHORT_RING_MIN_KB 8192 and unset -> exit $code: $err"; fail=1
+  fi
+  out=$(timeout 30 "$mpiexec" -np 2 --allow-run-as-root --oversubscribe --bind-to none \
+    "$peer" 65536 1048576 3 paired 2>/dev/null)
+  code=$?
+  mpi_rows=$(awk '/^# kvstore/ { exit } !/^#/ && $7 == 0' <<<"$out" | wc -l)
+  kv_rows=$(awk '/^# kvstore/ { k = 1 } k && !/^#/ && $7 == 0' <<<"$out" | wc -l)
+  if [[ $code -eq 0 && $mpi_rows -eq 5 && $kv_rows -eq 5 ]]; then
+    echo "ok: paired MPI_Allreduce and kvstore, 5 right rows each"
+  else
+    echo "FAIL: paired peer: exit $code, $mpi_rows MPI and $kv_rows kvstore rows right (want 5, 5)"
+    echo "$out"; fail=1
   fi
 else  # scripts/gpu-check.sh builds without an mpirun (MPIEXEC_EXECUTABLE=/bin/false)
   echo "skip: mpi part, no usable mpiexec ($mpiexec)"
