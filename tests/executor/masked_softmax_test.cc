@@ -256,7 +256,9 @@ TEST(MaskedSoftmaxFusion, MaskedPositionsWeighZeroAndNothingIsDenormal) {
     for (size_t i = 0; i < weights.size(); ++i) {
       const int64_t row = static_cast<int64_t>(i) / kTime % kTime,
                     col = static_cast<int64_t>(i) % kTime;
-      if (col > row) EXPECT_EQ(weights[i], 0.0f) << i;
+      if (col > row) {
+        EXPECT_EQ(weights[i], 0.0f) << i;
+      }
       EXPECT_NE(std::fpclassify(weights[i]), FP_SUBNORMAL) << i;
     }
     for (float g : exec->grad_dict().at("x").ToVector<float>()) {
