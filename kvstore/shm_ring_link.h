@@ -57,6 +57,14 @@ std::unique_ptr<RingLink> ConnectShmRing(MPI_Comm comm, int64_t chunk_bytes, std
 // or misses it), and at other sizes 0.62 to 0.97. Quiet medians unchanged (1.7-1.8x MPI at
 // 64 KB, 0.85-1.05x from 512 KB to 16 MB, 1.8-2.5x at 32-64 MB). Training is not slowed: GPT of
 // configs/text_gpt.yaml on 2 ranks, 25.6, 22.7, 27.8 -> 26.4, 26.6, 27.9 thousand tokens/s.
+// What is left at 8 MB is the scheduler's, not the ring's: timed in the same processes, a
+// reduction of each in turn (mpi_allreduce_peer's paired mode), both lose a whole slice in about
+// a third of their 8 MB reductions beside the busy loop (MPI 37%, the kvstore 35% of 240; the
+// others 1.24 and 1.33 ms, the slow ones about 5.3 ms), so a median of 20 lands on either side
+// from one round to the next, for both alike. Paired, medians of 50 (scripts/bench-allreduce.sh's
+// defaults since): the kvstore's worst round of 5 at least 0.87x MPI's at every size from 64 KB
+// to 64 MB in three runs (0.91, 1.03 and 1.05 at 8 MB); medians of 20, two runs: 0.59 and 0.26
+// at 8 MB, at least 0.86 elsewhere.
 
 // How many CPUs the ranks of `comm` may run on together: a collective.
 int CpusOfRanks(MPI_Comm comm);
