@@ -105,8 +105,7 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(
   for (const DataDesc& d : data_shapes) data_axes_.push_back(d.BatchAxis());
   for (const NodeEntry& e : symbol.outputs()) {
     auto layout = e.node->attrs.find("__layout__");
-    output_axes_.push_back(
-        layout == e.node->attrs.end() ? 0 : DataDesc{.layout = layout->second}.BatchAxis());
+    output_axes_.push_back(layout == e.node->attrs.end() ? 0 : BatchAxisOf(layout->second));
   }
   batch_size_ = data_shapes[0].shape[data_axes_[0]];
   slices_ = SplitBatch(batch_size_,

@@ -90,8 +90,9 @@ NDArray ReadCsvFile(const std::string& path, const Shape& sample_shape, std::vec
     case DType::kInt32: return ReadCsvAs<int32_t>(path, sample_shape, lines);
     case DType::kInt64: return ReadCsvAs<int64_t>(path, sample_shape, lines);
     default:
-      COHORT_THROW() << "'" << path << "': CSV values are read as float32, int32 or int64, not "
-                     << DTypeName(dtype);
+      throw Error("'" + path + "': CSV values are read as float32, int32 or int64, not " +
+                      std::string(DTypeName(dtype)),
+                  __FILE__, __LINE__);
   }
 }
 

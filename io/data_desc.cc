@@ -3,10 +3,12 @@
 
 namespace cohort {
 
-int DataDesc::BatchAxis() const {
+int BatchAxisOf(const std::string& layout) {
   const auto n = layout.find('N');
   return n == std::string::npos ? 0 : static_cast<int>(n);
 }
+
+int DataDesc::BatchAxis() const { return BatchAxisOf(layout); }
 
 std::string DefaultLayout(int ndim) {
   switch (ndim) {

@@ -24,6 +24,8 @@ struct DataDesc {
   friend bool operator==(const DataDesc&, const DataDesc&) = default;
 };
 
+// The axis of 'N' in `layout` (0 when there is none).
+int BatchAxisOf(const std::string& layout);
 // The layout of an array of `ndim` axes with the batch first: "N", "NC", "NCW", "NCHW", "NCDHW".
 std::string DefaultLayout(int ndim);
 
