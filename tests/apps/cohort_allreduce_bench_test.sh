@@ -2,7 +2,7 @@
 # cohort-allreduce-bench: one correct row per size for the local kvstore and, under mpirun, for
 # the mpi kvstore; the bus bandwidth formula; exit code 2 for bad arguments and for ranks whose
 # kvstore settings differ; bench/mpi_allreduce_peer's paired mode (MPI_Allreduce and the mpi
-# kvstore in turn in the same processes, scripts/bench-allreduce.sh's PAIRED=1): both tables,
+# kvstore in turn in the same processes, scripts/bench-allreduce.sh's rounds): both tables,
 # every sum right.
 #   cohort_allreduce_bench_test.sh BENCH MPIEXEC PEER
 set -u
