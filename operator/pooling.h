@@ -25,7 +25,7 @@ struct PoolWindow {
 };
 
 struct PoolingParam {
-  Shape kernel;
+  Shape kernel = {};
   PoolType pool_type = PoolType::kMax;
   bool global_pool = false;
   PoolingConvention pooling_convention = PoolingConvention::kValid;

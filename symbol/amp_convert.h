@@ -13,11 +13,11 @@ struct AmpOptions {
   DType target = DType::kBFloat16;  // bfloat16 or float16
   // Ops that run in the target type; empty: those Cohort has low-precision kernels for
   // (DefaultAmpTargetOps: FullyConnected, Convolution, batch_dot, dot).
-  std::set<std::string> target_ops;
+  std::set<std::string> target_ops = {};
   // Ops kept in float32 whatever their kernels take; empty: DefaultAmpFloat32Ops.
-  std::set<std::string> float32_ops;
+  std::set<std::string> float32_ops = {};
   // Nodes left in float32 by name (MXNet's excluded_sym_names).
-  std::set<std::string> excluded_names;
+  std::set<std::string> excluded_names = {};
 };
 
 std::set<std::string> DefaultAmpTargetOps();
