@@ -11,6 +11,14 @@ train=$1 params=$2 mpiexec=$3 src=$4
 source "$(dirname "$0")/lib.sh"
 mpi_command "$mpiexec"
 
+# equals_1x4 NAME LAYOUT TOL: NAME's LAYOUT checkpoint is its 1x4 one within TOL.
+equals_1x4() {
+  local name=$1 layout=$2 tol=$3
+  check "$name: $layout equals 1x4 within $tol" \
+    '"$params" diff "$tmp/$name-1x4-0001.params" "$tmp/$name-$layout-0001.params" --tol $tol > "$tmp/diff" 2>&1' ||
+    sort -t$'\t' -k2 -g "$tmp/diff" | tail -3
+}
+
 # run NAME TOL CONFIG SETTINGS...: trains 1x4, 2x2 and 4x1 and compares their checkpoints.
 run() {
   local name=$1 tol=$2 config=$3
@@ -25,9 +33,7 @@ run() {
     timeout 120 "${mpi[@]}" -np "$ranks" "$train" "${common[@]}" --set devices=$devices \
       --set kvstore=mpi --set checkpoint.prefix="$tmp/$name-$layout" > "$tmp/$name-$layout.log" 2>&1 ||
       { echo "FAIL: $name $layout did not train"; tail -3 "$tmp/$name-$layout.log"; fail=1; continue; }
-    check "$name: $layout equals 1x4 within $tol" \
-      '"$params" diff "$tmp/$name-1x4-0001.params" "$tmp/$name-$layout-0001.params" --tol $tol > "$tmp/diff" 2>&1' ||
-      sort -t$'\t' -k2 -g "$tmp/diff" | tail -3
+    equals_1x4 "$name" "$layout" "$tol"
   done
 }
 
@@ -51,19 +57,16 @@ run resnet20 1e-5 "$src/configs/synthetic_resnet20.yaml" --set data.num_samples=
 # to a shift of every score) and Adam scales what rounding leaves there to steps of about its
 # lr, whatever the topology's summation order made of it (1e-5 apart after 4 steps at 3e-3,
 # where every other parameter agrees within 2e-7).
-run gpt-dropout 1e-5 "$src/configs/text_gpt.yaml" --set model.n_layer=1 --set model.d_model=32 \
-  --set model.n_head=2 --set model.seq_len=32 --set model.dropout=0.2 --set batch_size=16 \
-  --set data.batches_per_epoch=4 --set data.val_batches=1 \
-  --set 'optimizer={name: sgd, lr: 0.5, momentum: 0.9}'
+gpt_small=(--set model.n_layer=1 --set model.d_model=32 --set model.n_head=2 --set model.seq_len=32
+           --set model.dropout=0.2 --set batch_size=16 --set data.val_batches=1
+           --set 'optimizer={name: sgd, lr: 0.5, momentum: 0.9}')
+run gpt-dropout 1e-5 "$src/configs/text_gpt.yaml" "${gpt_small[@]}" --set data.batches_per_epoch=4
 # Mixed precision (Note [AMP pass]): four devices compute the same bfloat16 layers on the same
 # samples at every layout, so they agree as float32 does (one step of the GPT: later steps round
 # the weights' bfloat16 copies apart, 2.6e-3 after 8). One device holding all four devices'
 # samples rounds its weight gradients to bfloat16 once where four devices round four partial
 # sums (as PyTorch's autocast and MXNet's AMP do): within that rounding, 1.5e-4 (MLP) and 6e-4
 # (GPT) after one step, where a device computing on the wrong samples is 1e-2 and more apart.
-gpt_small=(--set model.n_layer=1 --set model.d_model=32 --set model.n_head=2 --set model.seq_len=32
-           --set model.dropout=0.2 --set batch_size=16 --set data.val_batches=1
-           --set 'optimizer={name: sgd, lr: 0.5, momentum: 0.9}')
 run mlp-bf16 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=512 \
   --set precision=bfloat16
 run gpt-bf16 1e-5 "$src/configs/text_gpt.yaml" "${gpt_small[@]}" --set data.batches_per_epoch=1 \
@@ -76,9 +79,7 @@ run_one_device() {
     --set checkpoint.period=1 "$@" --set devices=cpu:0 --set kvstore=local \
     --set checkpoint.prefix="$tmp/$name-1x1" > "$tmp/$name-1x1.log" 2>&1 ||
     { echo "FAIL: $name 1x1 did not train"; tail -3 "$tmp/$name-1x1.log"; fail=1; return; }
-  check "$name: one device equals 1x4 within $tol" \
-    '"$params" diff "$tmp/$name-1x4-0001.params" "$tmp/$name-1x1-0001.params" --tol $tol > "$tmp/diff" 2>&1' ||
-    sort -t$'\t' -k2 -g "$tmp/diff" | tail -3
+  equals_1x4 "$name" 1x1 "$tol"
 }
 run mlp-bf16-step 1e-5 "$src/configs/synthetic_mlp.yaml" --set data.num_samples=128 \
   --set precision=bfloat16
